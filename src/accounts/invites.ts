@@ -1,0 +1,50 @@
+import type { Transaction } from 'kysely';
+import type { Database } from '../db/schema.ts';
+import type { Executor } from '../db/account-scope.ts';
+import { newId } from '../db/ids.ts';
+import { randomSecret } from '../auth/secrets.ts';
+import { invalid, notFound } from '../errors.ts';
+
+export const INVITE_LIFETIME_DAYS = 7;
+
+export interface InviteView {
+  id: string;
+  code: string;
+  createdAt: string;
+  expiresAt: string;
+  usedAt: string | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export async function createInvite(db: Executor, createdBy: string, expiresAt?: Date): Promise<InviteView> {
+  const now = Date.now();
+  const expires = expiresAt ? expiresAt.getTime() : now + INVITE_LIFETIME_DAYS * 24 * 3600 * 1000;
+  if (expires <= now) throw invalid('expiresAt: must be in the future');
+  const row = { id: newId(), code: randomSecret(12), createdBy, createdAt: now, expiresAt: expires, usedAt: null, usedBy: null };
+  await db.insertInto('invites').values(row).execute();
+  return { id: row.id, code: row.code, createdAt: iso(now)!, expiresAt: iso(expires)!, usedAt: null };
+}
+
+export async function listInvites(db: Executor): Promise<InviteView[]> {
+  const rows = await db.selectFrom('invites').selectAll().orderBy('createdAt', 'desc').orderBy('id', 'desc').execute();
+  return rows.map((r) => ({ id: r.id, code: r.code, createdAt: iso(r.createdAt)!, expiresAt: iso(r.expiresAt)!, usedAt: iso(r.usedAt) }));
+}
+
+export async function deleteInvite(db: Executor, id: string): Promise<void> {
+  const result = await db.deleteFrom('invites').where('id', '=', id).executeTakeFirst();
+  if (Number(result.numDeletedRows) === 0) throw notFound('Invite not found');
+}
+
+/** Marks the invite used by `userId`, atomically: two registrations cannot share one code. */
+export async function consumeInvite(trx: Transaction<Database>, code: string, userId: string): Promise<void> {
+  const now = Date.now();
+  const result = await trx
+    .updateTable('invites')
+    .set({ usedAt: now, usedBy: userId })
+    .where('code', '=', code)
+    .where('usedAt', 'is', null)
+    .where('expiresAt', '>', now)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) !== 1) throw invalid('inviteCode: the invite code is unknown, used or expired');
+}

@@ -1,0 +1,78 @@
+import type { Db } from '../db/database.ts';
+import { newId } from '../db/ids.ts';
+import { parsePermissions } from '../auth/roles.ts';
+import type { Permission, PermissionSet } from '../auth/permissions.ts';
+import { assertCanGrant } from './users.ts';
+import { conflict, invalid, notFound } from '../errors.ts';
+
+export interface RoleView {
+  id: string;
+  name: string;
+  systemKey: string | null;
+  builtin: boolean;
+  permissions: Permission[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+type RoleRow = { id: string; name: string; systemKey: string | null; permissions: string; createdAt: number; updatedAt: number };
+
+function toView(row: RoleRow): RoleView {
+  return {
+    id: row.id,
+    name: row.name,
+    systemKey: row.systemKey,
+    builtin: row.systemKey !== null,
+    permissions: parsePermissions(row.permissions),
+    createdAt: new Date(row.createdAt).toISOString(),
+    updatedAt: new Date(row.updatedAt).toISOString(),
+  };
+}
+
+export async function listRoles(db: Db): Promise<RoleView[]> {
+  const rows = await db.selectFrom('roles').selectAll().execute();
+  // Built-in roles first, then by name.
+  return rows.map(toView).sort((a, b) => Number(b.builtin) - Number(a.builtin) || a.name.localeCompare(b.name));
+}
+
+async function assertNameFree(db: Db, name: string, exceptId?: string): Promise<void> {
+  let query = db.selectFrom('roles').select('id').where('name', '=', name);
+  if (exceptId) query = query.where('id', '!=', exceptId);
+  if (await query.executeTakeFirst()) throw conflict('A role with this name already exists');
+}
+
+export async function createRole(db: Db, actor: PermissionSet, input: { name: string; permissions: Permission[] }): Promise<RoleView> {
+  assertCanGrant(actor, input.permissions);
+  const name = input.name.trim();
+  await assertNameFree(db, name);
+  const now = Date.now();
+  const row = { id: newId(), name, systemKey: null, permissions: JSON.stringify([...new Set(input.permissions)].sort()), createdAt: now, updatedAt: now };
+  await db.insertInto('roles').values(row).execute();
+  return toView(row);
+}
+
+export async function updateRole(db: Db, actor: PermissionSet, id: string, changes: { name?: string | undefined; permissions?: Permission[] | undefined }): Promise<RoleView> {
+  const row = await db.selectFrom('roles').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw notFound('Role not found');
+  const set: Partial<RoleRow> = { updatedAt: Date.now() };
+  if (changes.name !== undefined) {
+    set.name = changes.name.trim();
+    await assertNameFree(db, set.name, id);
+  }
+  if (changes.permissions !== undefined) {
+    const before = new Set(parsePermissions(row.permissions));
+    const after = new Set(changes.permissions);
+    const touched = [...after].filter((p) => !before.has(p)).concat([...before].filter((p) => !after.has(p)));
+    assertCanGrant(actor, touched);
+    set.permissions = JSON.stringify([...after].sort());
+  }
+  await db.updateTable('roles').set(set).where('id', '=', id).execute();
+  return toView({ ...row, ...set });
+}
+
+export async function deleteRole(db: Db, id: string): Promise<void> {
+  const row = await db.selectFrom('roles').select(['id', 'systemKey']).where('id', '=', id).executeTakeFirst();
+  if (!row) throw notFound('Role not found');
+  if (row.systemKey !== null) throw invalid('Built-in roles cannot be deleted');
+  await db.deleteFrom('roles').where('id', '=', id).execute();
+}

@@ -1,0 +1,234 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../db/schema.ts';
+import type { Db, Dialect } from '../db/database.ts';
+import type { Executor } from '../db/account-scope.ts';
+import { newId, randomLowerAlnum } from '../db/ids.ts';
+import { hashPassword } from '../auth/passwords.ts';
+import { loadAccess, parsePermissions, roleIdBySystemKey, type RoleSummary } from '../auth/roles.ts';
+import { hasPermission, type PermissionSet } from '../auth/permissions.ts';
+import { readSettings } from '../settings/instance-settings.ts';
+import { consumeInvite } from './invites.ts';
+import { conflict, forbidden, invalid, notFound } from '../errors.ts';
+
+export interface UserRow {
+  id: string;
+  email: string;
+  name: string;
+  urlId: string;
+  emailVerified: number;
+  quotaBytes: number | null;
+  createdAt: number;
+}
+
+const userColumns = ['id', 'email', 'name', 'urlId', 'emailVerified', 'quotaBytes', 'createdAt'] as const;
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export async function findUserById(db: Executor, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').select(userColumns).where('id', '=', id).executeTakeFirst();
+}
+
+export async function findUserForLogin(db: Executor, email: string) {
+  return db.selectFrom('users').select([...userColumns, 'passwordHash']).where('email', '=', normalizeEmail(email)).executeTakeFirst();
+}
+
+/** The signed-in account as `/api/auth/me` shows it. */
+export function selfView(user: UserRow, access: { permissions: PermissionSet; roles: RoleSummary[] }) {
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    urlId: user.urlId,
+    emailVerified: user.emailVerified === 1,
+    permissions: [...access.permissions].sort(),
+    roles: access.roles,
+  };
+}
+
+export async function describeSelf(db: Executor, user: UserRow) {
+  return selfView(user, await loadAccess(db, user.id));
+}
+
+// Two concurrent registrations on an empty instance must not both become Administrator; SQLite
+// already runs one write transaction at a time.
+async function serializeAccountCreation(trx: Transaction<Database>, dialect: Dialect): Promise<void> {
+  if (dialect === 'postgres') await sql`lock table ${sql.table('users')} in share row exclusive mode`.execute(trx);
+}
+
+interface NewAccount {
+  email: string;
+  password: string;
+  name?: string | undefined;
+  emailVerified: boolean;
+  roleIds: string[];
+}
+
+async function insertAccount(trx: Transaction<Database>, account: NewAccount, passwordHash: string): Promise<UserRow> {
+  const email = normalizeEmail(account.email);
+  const existing = await trx.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
+  if (existing) throw conflict('An account with this email already exists');
+  const now = Date.now();
+  const row: UserRow = {
+    id: newId(),
+    email,
+    name: account.name?.trim() || email.split('@')[0]!,
+    urlId: randomLowerAlnum(8),
+    emailVerified: account.emailVerified ? 1 : 0,
+    quotaBytes: null,
+    createdAt: now,
+  };
+  await trx.insertInto('users').values({ ...row, passwordHash, updatedAt: now }).execute();
+  const roleIds = [...new Set(account.roleIds)];
+  if (roleIds.length > 0) await trx.insertInto('userRoles').values(roleIds.map((roleId) => ({ userId: row.id, roleId }))).execute();
+  return row;
+}
+
+/**
+ * Self-service registration. The very first account becomes the Administrator; after that the
+ * instance must be open, or the caller must bring an unused invite.
+ */
+export async function register(db: Db, dialect: Dialect, input: { email: string; password: string; name?: string | undefined; inviteCode?: string | undefined }): Promise<UserRow> {
+  const passwordHash = await hashPassword(input.password);
+  return db.transaction().execute(async (trx) => {
+    await serializeAccountCreation(trx, dialect);
+    const { count } = await trx.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+    if (Number(count) === 0) {
+      const adminRoleId = await roleIdBySystemKey(trx, 'administrator');
+      return insertAccount(trx, { ...input, emailVerified: true, roleIds: [adminRoleId] }, passwordHash);
+    }
+    const settings = await readSettings(trx);
+    if (input.inviteCode !== undefined) {
+      const user = await insertAccount(trx, { ...input, emailVerified: false, roleIds: [] }, passwordHash);
+      await consumeInvite(trx, input.inviteCode, user.id);
+      return user;
+    }
+    if (settings.registration !== 'open') {
+      throw forbidden(settings.registration === 'invite' ? 'Registration requires an invite code' : 'Registration is closed on this instance');
+    }
+    return insertAccount(trx, { ...input, emailVerified: false, roleIds: [] }, passwordHash);
+  });
+}
+
+/** Nobody may hand out a permission they do not hold themselves. */
+export function assertCanGrant(actor: PermissionSet, granted: Iterable<string>): void {
+  for (const permission of granted) {
+    if (!hasPermission(actor, permission as never)) throw forbidden(`You cannot grant the permission ${permission}, which you do not have`);
+  }
+}
+
+async function permissionsOfRoles(db: Executor, roleIds: string[]): Promise<string[]> {
+  if (roleIds.length === 0) return [];
+  const unique = [...new Set(roleIds)];
+  const rows = await db.selectFrom('roles').select(['id', 'permissions']).where('id', 'in', unique).execute();
+  if (rows.length !== unique.length) {
+    const known = new Set(rows.map((r) => r.id));
+    throw invalid(`roleIds: unknown role ${unique.find((id) => !known.has(id))}`);
+  }
+  return rows.flatMap((r) => parsePermissions(r.permissions));
+}
+
+export interface AdminUserView {
+  id: string;
+  email: string;
+  name: string;
+  urlId: string;
+  emailVerified: boolean;
+  quotaBytes: number | null;
+  roles: RoleSummary[];
+  roleIds: string[];
+  createdAt: string;
+}
+
+export async function listUsers(db: Executor): Promise<AdminUserView[]> {
+  const users = await db.selectFrom('users').select(userColumns).orderBy('createdAt', 'asc').orderBy('id').execute();
+  const assignments = await db
+    .selectFrom('userRoles')
+    .innerJoin('roles', 'roles.id', 'userRoles.roleId')
+    .select(['userRoles.userId', 'roles.id', 'roles.name', 'roles.systemKey'])
+    .orderBy('roles.name')
+    .execute();
+  return users.map((u) => toAdminView(u, assignments.filter((a) => a.userId === u.id)));
+}
+
+export async function getUserForAdmin(db: Executor, id: string): Promise<AdminUserView> {
+  const user = await findUserById(db, id);
+  if (!user) throw notFound('User not found');
+  const roles = await db
+    .selectFrom('userRoles')
+    .innerJoin('roles', 'roles.id', 'userRoles.roleId')
+    .select(['roles.id', 'roles.name', 'roles.systemKey'])
+    .where('userRoles.userId', '=', id)
+    .orderBy('roles.name')
+    .execute();
+  return toAdminView(user, roles);
+}
+
+function toAdminView(user: UserRow, roles: RoleSummary[]): AdminUserView {
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    urlId: user.urlId,
+    emailVerified: user.emailVerified === 1,
+    quotaBytes: user.quotaBytes,
+    roles: roles.map(({ id, name, systemKey }) => ({ id, name, systemKey })),
+    roleIds: roles.map((r) => r.id),
+    createdAt: new Date(user.createdAt).toISOString(),
+  };
+}
+
+export async function createUserAsAdmin(
+  db: Db,
+  dialect: Dialect,
+  actor: PermissionSet,
+  input: { email: string; password: string; name?: string | undefined; roleIds?: string[] | undefined; emailVerified?: boolean | undefined },
+): Promise<AdminUserView> {
+  const roleIds = input.roleIds ?? [];
+  assertCanGrant(actor, await permissionsOfRoles(db, roleIds));
+  const passwordHash = await hashPassword(input.password);
+  const user = await db.transaction().execute(async (trx) => {
+    await serializeAccountCreation(trx, dialect);
+    // An administrator creating the account vouches for the address.
+    return insertAccount(trx, { ...input, emailVerified: input.emailVerified ?? true, roleIds }, passwordHash);
+  });
+  return getUserForAdmin(db, user.id);
+}
+
+export async function updateUserAsAdmin(
+  db: Db,
+  actor: PermissionSet,
+  id: string,
+  changes: { name?: string | undefined; roleIds?: string[] | undefined; emailVerified?: boolean | undefined; quotaBytes?: number | null | undefined },
+): Promise<AdminUserView> {
+  const user = await findUserById(db, id);
+  if (!user) throw notFound('User not found');
+  if (changes.roleIds !== undefined) {
+    const current = await db.selectFrom('userRoles').select('roleId').where('userId', '=', id).execute();
+    const currentIds = new Set(current.map((r) => r.roleId));
+    // Only what changes hands needs the actor's own permissions, in both directions.
+    const touched = [...changes.roleIds.filter((r) => !currentIds.has(r)), ...[...currentIds].filter((r) => !changes.roleIds!.includes(r))];
+    assertCanGrant(actor, await permissionsOfRoles(db, touched));
+  }
+  await db.transaction().execute(async (trx) => {
+    const set: Partial<{ name: string; emailVerified: number; quotaBytes: number | null; updatedAt: number }> = { updatedAt: Date.now() };
+    if (changes.name !== undefined) set.name = changes.name.trim();
+    if (changes.emailVerified !== undefined) set.emailVerified = changes.emailVerified ? 1 : 0;
+    if (changes.quotaBytes !== undefined) set.quotaBytes = changes.quotaBytes;
+    await trx.updateTable('users').set(set).where('id', '=', id).execute();
+    if (changes.roleIds !== undefined) {
+      await trx.deleteFrom('userRoles').where('userId', '=', id).execute();
+      const roleIds = [...new Set(changes.roleIds)];
+      if (roleIds.length > 0) await trx.insertInto('userRoles').values(roleIds.map((roleId) => ({ userId: id, roleId }))).execute();
+    }
+  });
+  return getUserForAdmin(db, id);
+}
+
+export async function deleteUserAsAdmin(db: Db, actorId: string, id: string): Promise<void> {
+  if (actorId === id) throw invalid('You cannot delete your own account from the administration');
+  const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+  if (Number(result.numDeletedRows) === 0) throw notFound('User not found');
+}
+

@@ -1,0 +1,33 @@
+/** The permission vocabulary (contract §2), grouped as the administration screen shows it. */
+export const permissionGroups = {
+  files: ['files.read', 'files.upload', 'files.update', 'files.delete', 'files.share'],
+  organisation: ['folders.manage', 'tags.manage', 'uploadProfiles.manage'],
+  links: ['links.read', 'links.create', 'links.delete'],
+  account: ['tokens.manage', 'webhooks.manage', 'profile.update'],
+  instance: ['quotas.bypass', 'audit.read', 'users.manage', 'roles.manage', 'settings.manage', 'administrator'],
+} as const;
+
+export type Permission = (typeof permissionGroups)[keyof typeof permissionGroups][number];
+
+export const allPermissions: readonly Permission[] = Object.values(permissionGroups).flat();
+
+export function isPermission(value: string): value is Permission {
+  return (allPermissions as readonly string[]).includes(value);
+}
+
+/** The built-in roles. Both can be edited; neither can be deleted. */
+export const builtinRoles = [
+  {
+    systemKey: 'everyone',
+    name: 'Everyone',
+    permissions: [...permissionGroups.files, ...permissionGroups.organisation, ...permissionGroups.links, ...permissionGroups.account] as Permission[],
+  },
+  { systemKey: 'administrator', name: 'Administrator', permissions: ['administrator'] as Permission[] },
+] as const;
+
+export type PermissionSet = ReadonlySet<Permission>;
+
+/** `administrator` satisfies every permission check. */
+export function hasPermission(permissions: PermissionSet, needed: Permission): boolean {
+  return permissions.has('administrator') || permissions.has(needed);
+}

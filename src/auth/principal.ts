@@ -1,0 +1,16 @@
+import type { PermissionSet } from './permissions.ts';
+import type { RoleSummary } from './roles.ts';
+import type { Scope } from './route-policy.ts';
+import type { UserRow } from '../accounts/users.ts';
+
+/** Who is making a request, and with what authority. */
+export interface Principal {
+  via: 'session' | 'token' | 'legacy';
+  user: UserRow;
+  permissions: PermissionSet;
+  roles: RoleSummary[];
+  sessionId?: string;
+  tokenId?: string;
+  /** Only for named tokens. */
+  scopes?: ReadonlySet<Scope>;
+}

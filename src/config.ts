@@ -1,0 +1,114 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Configuration comes from the environment only (a .env file is merged into it by the entry point).
+ * Every variable is validated here so that a bad value stops start-up with one clear line.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  storage: 'local' | 's3';
+  s3: {
+    endpoint?: string;
+    region: string;
+    bucket: string;
+    accessKeyId?: string;
+    secretAccessKey?: string;
+    forcePathStyle: boolean;
+  } | null;
+  maxUploadSize: number;
+  defaultQuota: number;
+  trustProxy: boolean;
+  webhookAllowPrivate: boolean;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const booleanText = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
+const byteCount = z.string().regex(/^\d+$/, 'must be a whole number of bytes').transform(Number).pipe(z.number().int().min(0).max(Number.MAX_SAFE_INTEGER));
+const port = z.string().regex(/^\d+$/, 'must be a port number').transform(Number).pipe(z.number().int().min(0).max(65535));
+const httpOrigin = z.string().refine((v) => {
+  try {
+    const u = new URL(v);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && (u.pathname === '/' || u.pathname === '') && !v.endsWith('/') && !u.search && !u.hash;
+  } catch {
+    return false;
+  }
+}, 'must be an http(s) origin such as https://files.example.com, without a trailing slash or path');
+
+const variables = {
+  PORT: port.optional(),
+  HOST: z.string().min(1).optional(),
+  BASE_URL: httpOrigin.optional(),
+  DATA_DIR: z.string().min(1).optional(),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must start with postgres:// (leave it unset for the embedded SQLite database)').optional(),
+  STORAGE: z.enum(['local', 's3'], { message: 'must be local or s3' }).optional(),
+  S3_ENDPOINT: z.url({ message: 'must be a URL' }).optional(),
+  S3_REGION: z.string().min(1).optional(),
+  S3_BUCKET: z.string().min(1).optional(),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  S3_FORCE_PATH_STYLE: booleanText.optional(),
+  MAX_UPLOAD_SIZE: byteCount.optional(),
+  DEFAULT_QUOTA: byteCount.optional(),
+  TRUST_PROXY: booleanText.optional(),
+  WEBHOOK_ALLOW_PRIVATE: booleanText.optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+} satisfies Record<string, z.ZodType>;
+
+type Parsed = { [K in keyof typeof variables]: z.output<(typeof variables)[K]> };
+
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const parsed: Partial<Parsed> = {};
+  for (const [name, schema] of Object.entries(variables)) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    const result = schema.safeParse(raw);
+    if (!result.success) {
+      const reason = result.error.issues[0]?.message ?? 'is invalid';
+      throw new ConfigError(`${name}=${JSON.stringify(raw)} ${reason.startsWith('must') ? reason : `is invalid: ${reason}`}`);
+    }
+    (parsed as Record<string, unknown>)[name] = result.data;
+  }
+
+  const listenPort = parsed.PORT ?? 3000;
+  const storage = parsed.STORAGE ?? 'local';
+  if (storage === 's3' && !parsed.S3_BUCKET) {
+    throw new ConfigError('S3_BUCKET must be set when STORAGE=s3');
+  }
+
+  return {
+    port: listenPort,
+    host: parsed.HOST ?? '0.0.0.0',
+    baseUrl: parsed.BASE_URL ?? `http://localhost:${listenPort}`,
+    dataDir: path.resolve(parsed.DATA_DIR ?? './data'),
+    databaseUrl: parsed.DATABASE_URL ?? null,
+    storage,
+    s3:
+      storage === 's3'
+        ? {
+            endpoint: parsed.S3_ENDPOINT,
+            region: parsed.S3_REGION ?? 'us-east-1',
+            bucket: parsed.S3_BUCKET!,
+            accessKeyId: parsed.S3_ACCESS_KEY_ID,
+            secretAccessKey: parsed.S3_SECRET_ACCESS_KEY,
+            forcePathStyle: parsed.S3_FORCE_PATH_STYLE ?? Boolean(parsed.S3_ENDPOINT),
+          }
+        : null,
+    maxUploadSize: parsed.MAX_UPLOAD_SIZE ?? 1073741824,
+    defaultQuota: parsed.DEFAULT_QUOTA ?? 0,
+    trustProxy: parsed.TRUST_PROXY ?? false,
+    webhookAllowPrivate: parsed.WEBHOOK_ALLOW_PRIVATE ?? false,
+    logLevel: parsed.LOG_LEVEL ?? 'info',
+  };
+}

@@ -1,0 +1,13 @@
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { Db, Dialect } from './db/database.ts';
+import type { Storage } from './storage/storage.ts';
+
+/** What the running instance is made of; handed to routes and background work. */
+export interface AppContext {
+  config: Config;
+  db: Db;
+  dialect: Dialect;
+  storage: Storage;
+  log: Logger;
+}

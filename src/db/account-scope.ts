@@ -1,0 +1,40 @@
+import type { DeleteQueryBuilder, DeleteResult, Insertable, InsertQueryBuilder, InsertResult, Kysely, SelectQueryBuilder, Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
+import type { Database } from './schema.ts';
+
+export type Executor = Kysely<Database> | Transaction<Database>;
+
+/** Tables whose rows belong to one account through a `userId` column. */
+export type AccountOwnedTable = {
+  [K in keyof Database]: Database[K] extends { userId: string } ? K : never;
+}[keyof Database];
+
+/**
+ * The one way account-owned rows are read and written: every query built here is already limited to
+ * the account, so a handler cannot forget the condition or pass another account's ID through.
+ */
+export function forAccount(db: Executor, userId: string) {
+  // Kysely cannot type a column reference built from a generic table name; the public signatures
+  // below restore precise types.
+  const anyDb = db as Kysely<any>;
+  return {
+    userId,
+    selectFrom<T extends AccountOwnedTable>(table: T): SelectQueryBuilder<Database, T, {}> {
+      return anyDb.selectFrom(table as string).where(`${table}.userId` as string, '=', userId) as any;
+    },
+    updateTable<T extends AccountOwnedTable>(table: T): UpdateQueryBuilder<Database, T, T, UpdateResult> {
+      return anyDb.updateTable(table as string).where(`${table}.userId` as string, '=', userId) as any;
+    },
+    deleteFrom<T extends AccountOwnedTable>(table: T): DeleteQueryBuilder<Database, T, DeleteResult> {
+      return anyDb.deleteFrom(table as string).where(`${table}.userId` as string, '=', userId) as any;
+    },
+    insertInto<T extends AccountOwnedTable>(
+      table: T,
+      values: Omit<Insertable<Database[T]>, 'userId'> | Omit<Insertable<Database[T]>, 'userId'>[],
+    ): InsertQueryBuilder<Database, T, InsertResult> {
+      const rows = (Array.isArray(values) ? values : [values]).map((v) => ({ ...v, userId }));
+      return anyDb.insertInto(table as string).values(rows) as any;
+    },
+  };
+}
+
+export type AccountScope = ReturnType<typeof forAccount>;

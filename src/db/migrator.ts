@@ -1,0 +1,15 @@
+import { Migrator, type Migration } from 'kysely';
+import type { Db } from './database.ts';
+import * as accounts from './migrations/0001-accounts.ts';
+
+// Listed explicitly rather than read from the directory: the order is part of the schema's history.
+const migrations: Record<string, Migration> = {
+  '0001-accounts': accounts,
+};
+
+export async function migrate(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,35 @@
+/**
+ * Errors the domain raises for the caller's mistakes. They name a kind, not an HTTP status, so the
+ * domain stays independent of the transport; the HTTP layer maps kinds to statuses in one place.
+ */
+export type ErrorKind =
+  | 'invalid'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'too_large'
+  | 'rate_limited';
+
+export class AppError extends Error {
+  readonly kind: ErrorKind;
+  /** Seconds, for rate_limited. */
+  readonly retryAfter: number | undefined;
+
+  constructor(kind: ErrorKind, message: string, retryAfter?: number) {
+    super(message);
+    this.name = 'AppError';
+    this.kind = kind;
+    this.retryAfter = retryAfter;
+  }
+}
+
+export const PERMISSION_DENIED = 'You do not have permission to perform this action.';
+
+export const invalid = (message: string) => new AppError('invalid', message);
+export const forbidden = (message: string = PERMISSION_DENIED) => new AppError('forbidden', message);
+export const notFound = (message: string) => new AppError('not_found', message);
+export const conflict = (message: string) => new AppError('conflict', message);
+export const tooLarge = (message: string) => new AppError('too_large', message);
+export const rateLimited = (message: string, retryAfter: number) => new AppError('rate_limited', message, retryAfter);
+export const unauthorized = () => new AppError('unauthorized', 'Unauthorized');

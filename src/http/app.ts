@@ -1,0 +1,104 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { AppContext } from '../context.ts';
+import { authorize } from '../auth/authorize.ts';
+import { policyFor } from '../auth/route-policy.ts';
+import { SESSION_COOKIE } from '../auth/sessions.ts';
+import type { Principal } from '../auth/principal.ts';
+import { handleError, sendError } from './error-responses.ts';
+import { healthRoutes } from './routes/health.ts';
+import { authRoutes } from './routes/auth.ts';
+import { userRoutes } from './routes/users.ts';
+import { roleRoutes } from './routes/roles.ts';
+import { settingsRoutes } from './routes/settings.ts';
+import { inviteRoutes } from './routes/invites.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
+
+/** A route plugin: registers its routes on the app with the shared context. */
+export type RouteModule = (app: App, ctx: AppContext) => void;
+
+const routeModules: RouteModule[] = [healthRoutes, authRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes];
+
+/** The principal of a route whose policy requires one. */
+export function principalOf(request: { principal: Principal | null }): Principal {
+  if (!request.principal) throw new Error('principalOf() used on a route without authentication');
+  return request.principal;
+}
+
+export async function buildApp(ctx: AppContext): Promise<App> {
+  const app = Fastify({
+    loggerInstance: ctx.log,
+    trustProxy: ctx.config.trustProxy,
+    bodyLimit: 1024 * 1024,
+    // Routes are matched case-sensitively and without a trailing-slash alias, like the contract writes them.
+    routerOptions: { ignoreTrailingSlash: false },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.decorateRequest('principal', null);
+
+  // An empty JSON body (as some clients send on POST without data) means "no body", not an error.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+
+  await app.register(cookie);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Hoard', version: '1.0.0', description: 'Self-hosted file host: uploads, share links, short URLs and scoped API tokens.' },
+      servers: [{ url: ctx.config.baseUrl }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE } } },
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (method === 'HEAD' || method === 'OPTIONS') continue;
+      if (!policyFor(method, route.url)) throw new Error(`Route ${method} ${route.url} has no row in the route policy table`);
+    }
+  });
+
+  const expectedOrigin = new URL(ctx.config.baseUrl).origin;
+  app.addHook('onRequest', async (request) => {
+    const url = request.routeOptions.url;
+    const policy = url ? policyFor(request.method, url) : undefined;
+    if (!policy) return;
+    request.principal = await authorize(
+      ctx.db,
+      policy,
+      {
+        authorization: request.headers.authorization,
+        sessionCookie: request.cookies[SESSION_COOKIE],
+        method: request.method,
+        origin: request.headers.origin,
+      },
+      expectedOrigin,
+    );
+  });
+
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, 404, `No route ${request.method} ${request.url.split('?')[0]}`));
+
+  for (const register of routeModules) register(app, ctx);
+  return app;
+}

@@ -1,0 +1,51 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { AppError, type ErrorKind } from '../errors.ts';
+import { policyFor, type ErrorShape } from '../auth/route-policy.ts';
+
+const statusOf: Record<ErrorKind, number> = {
+  invalid: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  rate_limited: 429,
+};
+
+export function errorShapeOf(request: FastifyRequest): ErrorShape {
+  const url = request.routeOptions.url;
+  return (url && policyFor(request.method, url)?.errors) || 'ApiError';
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, status: number, message: string): FastifyReply {
+  const body = errorShapeOf(request) === 'ApiError' ? { success: false, error: message } : { error: message };
+  return reply.code(status).type('application/json; charset=utf-8').send(body);
+}
+
+/** Names the field and says what is wrong with it, e.g. `body.email: must be an email address`. */
+function describeValidation(error: FastifyError): string {
+  const first = error.validation?.[0] as { keyword?: string; instancePath?: string; message?: string; params?: { keys?: string[] } } | undefined;
+  const where = error.validationContext ?? 'request';
+  const field = first?.instancePath && first.instancePath !== '/' ? `${where}.${first.instancePath.slice(1).replaceAll('/', '.')}` : where;
+  if (first?.keyword === 'unrecognized_keys' && first.params?.keys?.length) {
+    return `${field}: unknown field ${first.params.keys.map((k) => `"${k}"`).join(', ')}`;
+  }
+  return `${field}: ${first?.message ?? 'invalid value'}`;
+}
+
+export function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof AppError) {
+    if (error.kind === 'rate_limited' && error.retryAfter !== undefined) reply.header('Retry-After', String(error.retryAfter));
+    return sendError(request, reply, statusOf[error.kind], error.message);
+  }
+  const fastifyError = error as FastifyError;
+  if (hasZodFastifySchemaValidationErrors(fastifyError)) return sendError(request, reply, 400, describeValidation(fastifyError));
+  if (fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
+    return sendError(request, reply, 400, 'The request body is not valid JSON');
+  }
+  const status = fastifyError.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) return sendError(request, reply, status, fastifyError.message);
+  request.log.error({ err: error }, 'request failed');
+  return sendError(request, reply, 500, 'The operation could not be completed.');
+}

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RouteModule } from '../app.ts';
+import { principalOf } from '../app.ts';
+import type { AppContext } from '../../context.ts';
+import { describeSelf, register, selfView, type UserRow } from '../../accounts/users.ts';
+import { login } from '../../auth/login.ts';
+import { MIN_PASSWORD_LENGTH } from '../../auth/passwords.ts';
+import { createSession, deleteSession, SESSION_COOKIE } from '../../auth/sessions.ts';
+
+export const emailSchema = z.email({ message: 'must be an email address' }).max(254);
+export const passwordSchema = z.string().min(MIN_PASSWORD_LENGTH, { message: `must be at least ${MIN_PASSWORD_LENGTH} characters` }).max(1024);
+export const displayNameSchema = z.string().trim().min(1).max(100);
+
+const registerBody = z.strictObject({
+  email: emailSchema,
+  password: passwordSchema,
+  name: displayNameSchema.optional(),
+  inviteCode: z.string().min(1).max(200).optional(),
+});
+const loginBody = z.strictObject({ email: z.string().min(1).max(254), password: z.string().min(1).max(1024) });
+
+async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: UserRow) {
+  const { secret, expiresAt } = await createSession(ctx.db, user.id, { ip: request.ip, userAgent: request.headers['user-agent'] ?? null });
+  reply.setCookie(SESSION_COOKIE, secret, {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: ctx.config.baseUrl.startsWith('https:'),
+    path: '/',
+    expires: new Date(expiresAt),
+  });
+  return { user: await describeSelf(ctx.db, user) };
+}
+
+export const authRoutes: RouteModule = (app, ctx) => {
+  const tags = ['auth'];
+  app.post('/api/auth/register', { schema: { tags, summary: 'Create an account; the first one becomes Administrator', body: registerBody } }, async (request, reply) => {
+    const user = await register(ctx.db, ctx.dialect, request.body);
+    const data = await startSession(ctx, request, reply, user);
+    return reply.code(201).send({ success: true, data });
+  });
+
+  app.post('/api/auth/login', { schema: { tags, summary: 'Sign in with email and password', body: loginBody } }, async (request, reply) => {
+    const user = await login(ctx.db, { ...request.body, ip: request.ip });
+    return { success: true, data: await startSession(ctx, request, reply, user) };
+  });
+
+  app.post('/api/auth/logout', { schema: { tags, summary: 'End this browser session' } }, async (request, reply) => {
+    const principal = principalOf(request);
+    if (principal.sessionId) await deleteSession(ctx.db, principal.sessionId);
+    reply.clearCookie(SESSION_COOKIE, { path: '/' });
+    return reply.code(204).send();
+  });
+
+  app.get('/api/auth/me', { schema: { tags, summary: 'The signed-in account' } }, async (request) => {
+    const principal = principalOf(request);
+    return { success: true, data: { user: selfView(principal.user, principal) } };
+  });
+};

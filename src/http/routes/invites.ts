@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import type { RouteModule } from '../app.ts';
+import { principalOf } from '../app.ts';
+import { idParams, isoDateTime } from '../schemas.ts';
+import { createInvite, deleteInvite, listInvites } from '../../accounts/invites.ts';
+
+export const inviteRoutes: RouteModule = (app, ctx) => {
+  const tags = ['administration'];
+  app.get('/api/invites', { schema: { tags, summary: 'Invites, newest first' } }, async () => ({ success: true, data: { invites: await listInvites(ctx.db) } }));
+
+  app.post(
+    '/api/invites',
+    { schema: { tags, summary: 'Create a single-use invite code (valid 7 days unless expiresAt is given)', body: z.strictObject({ expiresAt: isoDateTime.optional() }).nullish() } },
+    async (request, reply) => {
+      const expiresAt = request.body?.expiresAt ? new Date(request.body.expiresAt) : undefined;
+      const invite = await createInvite(ctx.db, principalOf(request).user.id, expiresAt);
+      return reply.code(201).send({ success: true, data: invite });
+    },
+  );
+
+  app.delete('/api/invites/:id', { schema: { tags, summary: 'Withdraw an invite', params: idParams } }, async (request, reply) => {
+    await deleteInvite(ctx.db, request.params.id);
+    return reply.code(204).send();
+  });
+};

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import type { RouteModule } from '../app.ts';
+import { principalOf } from '../app.ts';
+import { idParams } from '../schemas.ts';
+import { allPermissions, type Permission } from '../../auth/permissions.ts';
+import { createRole, deleteRole, listRoles, updateRole } from '../../accounts/roles-admin.ts';
+
+const permissionList = z.array(z.enum(allPermissions as [Permission, ...Permission[]], { message: `must be one of ${allPermissions.join(', ')}` })).max(allPermissions.length * 2);
+const roleName = z.string().trim().min(1).max(64);
+
+export const roleRoutes: RouteModule = (app, ctx) => {
+  const tags = ['administration'];
+  app.get('/api/roles', { schema: { tags, summary: 'All roles, built-in first' } }, async () => ({
+    success: true,
+    data: { roles: await listRoles(ctx.db), permissions: allPermissions },
+  }));
+
+  app.post('/api/roles', { schema: { tags, summary: 'Create a role', body: z.strictObject({ name: roleName, permissions: permissionList }) } }, async (request, reply) => {
+    const role = await createRole(ctx.db, principalOf(request).permissions, request.body);
+    return reply.code(201).send({ success: true, data: { role } });
+  });
+
+  app.patch(
+    '/api/roles/:id',
+    { schema: { tags, summary: 'Rename a role or change its permissions', params: idParams, body: z.strictObject({ name: roleName.optional(), permissions: permissionList.optional() }) } },
+    async (request) => {
+      const role = await updateRole(ctx.db, principalOf(request).permissions, request.params.id, request.body);
+      return { success: true, data: { role } };
+    },
+  );
+
+  app.delete('/api/roles/:id', { schema: { tags, summary: 'Delete a custom role', params: idParams } }, async (request, reply) => {
+    await deleteRole(ctx.db, request.params.id);
+    return reply.code(204).send();
+  });
+};

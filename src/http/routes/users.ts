@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import type { RouteModule } from '../app.ts';
+import { principalOf } from '../app.ts';
+import { idParams } from '../schemas.ts';
+import { displayNameSchema, emailSchema, passwordSchema } from './auth.ts';
+import { createUserAsAdmin, deleteUserAsAdmin, listUsers, updateUserAsAdmin } from '../../accounts/users.ts';
+
+const roleIds = z.array(z.string().min(1).max(128)).max(100);
+const createBody = z.strictObject({
+  email: emailSchema,
+  password: passwordSchema,
+  name: displayNameSchema.optional(),
+  roleIds: roleIds.optional(),
+  emailVerified: z.boolean().optional(),
+});
+const updateBody = z.strictObject({
+  name: displayNameSchema.optional(),
+  roleIds: roleIds.optional(),
+  emailVerified: z.boolean().optional(),
+  quotaBytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional(),
+});
+
+export const userRoutes: RouteModule = (app, ctx) => {
+  const tags = ['administration'];
+  app.get('/api/users', { schema: { tags, summary: 'All accounts' } }, async () => ({ success: true, data: { users: await listUsers(ctx.db) } }));
+
+  app.post('/api/users', { schema: { tags, summary: 'Create an account', body: createBody } }, async (request, reply) => {
+    const user = await createUserAsAdmin(ctx.db, ctx.dialect, principalOf(request).permissions, request.body);
+    return reply.code(201).send({ success: true, data: { user } });
+  });
+
+  app.patch('/api/users/:id', { schema: { tags, summary: 'Change an account: name, roles, verification, quota', params: idParams, body: updateBody } }, async (request) => {
+    const user = await updateUserAsAdmin(ctx.db, principalOf(request).permissions, request.params.id, request.body);
+    return { success: true, data: { user } };
+  });
+
+  app.delete('/api/users/:id', { schema: { tags, summary: 'Delete an account and everything it owns', params: idParams } }, async (request, reply) => {
+    await deleteUserAsAdmin(ctx.db, principalOf(request).user.id, request.params.id);
+    return reply.code(204).send();
+  });
+};

@@ -1,0 +1,53 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { AppContext } from './context.ts';
+import { openDatabase } from './db/database.ts';
+import { migrate } from './db/migrator.ts';
+import { ensureBuiltinRoles } from './auth/roles.ts';
+import { ensureSettings, initialSettings } from './settings/instance-settings.ts';
+import { createStorage } from './storage/create-storage.ts';
+import { buildApp, type App } from './http/app.ts';
+
+export interface RunningServer {
+  app: App;
+  ctx: AppContext;
+  /** The address actually listened on (useful with PORT=0). */
+  url: string;
+  close(): Promise<void>;
+}
+
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    // Credentials must never reach a log line.
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' },
+  });
+}
+
+/** Opens the database (migrating it), the storage and the HTTP server. */
+export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+  fs.mkdirSync(path.join(config.dataDir, 'tmp'), { recursive: true });
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const applied = await migrate(database.db);
+  if (applied.length > 0) log.info({ migrations: applied }, 'database migrated');
+  await ensureBuiltinRoles(database.db);
+  await ensureSettings(database.db, initialSettings(config));
+
+  const storage = createStorage({ kind: config.storage, dataDir: config.dataDir, ...(config.s3 ? { s3: config.s3 } : {}) });
+  const ctx: AppContext = { config, db: database.db, dialect: database.dialect, storage, log };
+  const app = await buildApp(ctx);
+  const address = await app.listen({ port: config.port, host: config.host });
+
+  return {
+    app,
+    ctx,
+    url: address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1'),
+    async close() {
+      await app.close();
+      await storage.close();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import type { Db } from '../db/database.ts';
+import type { Executor } from '../db/account-scope.ts';
+
+export const instanceSettingsSchema = z.strictObject({
+  registration: z.enum(['open', 'closed', 'invite']),
+  requireEmailVerification: z.boolean(),
+  maxUploadSizeBytes: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  defaultQuotaBytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+});
+
+export type InstanceSettings = z.infer<typeof instanceSettingsSchema>;
+type Key = keyof InstanceSettings;
+const keys = Object.keys(instanceSettingsSchema.shape) as Key[];
+
+/**
+ * Registration starts closed: the first account (the Administrator) can always register, and
+ * everyone after that needs an open instance or an invite, so a fresh public instance is not an
+ * open file host by accident.
+ */
+export function initialSettings(env: { maxUploadSize: number; defaultQuota: number }): InstanceSettings {
+  return {
+    registration: 'closed',
+    requireEmailVerification: false,
+    maxUploadSizeBytes: env.maxUploadSize,
+    defaultQuotaBytes: env.defaultQuota,
+  };
+}
+
+/** Writes the initial values of settings that have never been set; later changes are kept. */
+export async function ensureSettings(db: Db, initial: InstanceSettings): Promise<void> {
+  for (const key of keys) {
+    await db
+      .insertInto('settings')
+      .values({ key, value: JSON.stringify(initial[key]) })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
+  }
+}
+
+export async function readSettings(db: Executor): Promise<InstanceSettings> {
+  const rows = await db.selectFrom('settings').select(['key', 'value']).where('key', 'in', keys).execute();
+  const values = Object.fromEntries(rows.map((r) => [r.key, JSON.parse(r.value) as unknown]));
+  return instanceSettingsSchema.parse(values);
+}
+
+export async function updateSettings(db: Db, changes: Partial<InstanceSettings>): Promise<InstanceSettings> {
+  await db.transaction().execute(async (trx) => {
+    for (const key of keys) {
+      if (changes[key] === undefined) continue;
+      await trx.updateTable('settings').set({ value: JSON.stringify(changes[key]) }).where('key', '=', key).execute();
+    }
+  });
+  return readSettings(db);
+}

@@ -1,0 +1,269 @@
+import { createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { ByteCounter, StorageLimitError, StorageNotFoundError, StoragePartError } from './storage.ts';
+import type { ByteRange, PartInfo, PutOptions, Storage, StoredObject } from './storage.ts';
+
+export interface S3StorageOptions {
+  endpoint?: string;
+  region: string;
+  bucket: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  forcePathStyle: boolean;
+  /** Where parts of unknown length are spooled before upload; defaults to the OS temp dir. */
+  tmpDir?: string;
+}
+
+/**
+ * ETags are returned bare (no surrounding quotes), the same as LocalStorage, and accepted quoted
+ * or bare, since browsers uploading to a presigned URL see the quoted HTTP header form.
+ */
+export class S3Storage implements Storage {
+  readonly kind = 's3';
+  readonly target: string;
+  readonly #client: S3Client;
+  readonly #bucket: string;
+  readonly #tmpDir: string;
+
+  constructor(options: S3StorageOptions) {
+    const { endpoint, region, bucket, accessKeyId, secretAccessKey, forcePathStyle } = options;
+    this.#client = new S3Client({
+      endpoint,
+      region,
+      forcePathStyle,
+      credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
+      // The default (WHEN_SUPPORTED) adds CRC32 checksums: presigned part URLs would then demand a
+      // checksum the browser cannot know, and S3-compatible servers such as s3rver reject or
+      // mis-store the aws-chunked bodies that carry trailing checksums.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+    this.#bucket = bucket;
+    this.#tmpDir = options.tmpDir ?? tmpdir();
+    this.target = `s3:${endpoint?.replace(/\/+$/, '') ?? `aws:${region}`}/${bucket}`;
+  }
+
+  async put(key: string, body: Readable, options: PutOptions = {}): Promise<{ size: number }> {
+    const counter = new ByteCounter({ maxBytes: options.maxBytes });
+    // Errors from the source (client abort) reach Upload through the counter.
+    body.on('error', (err) => counter.destroy(err)).pipe(counter);
+    const upload = new Upload({
+      client: this.#client,
+      params: { Bucket: this.#bucket, Key: key, Body: counter, ContentType: options.contentType },
+    });
+    try {
+      // A failing body makes Upload abort its multipart upload and done() waits for that, whereas
+      // upload.abort() would settle done() at once and leave the cleanup racing.
+      await upload.done();
+    } catch (err) {
+      body.destroy();
+      throw counter.errored ?? err;
+    }
+    return { size: counter.bytes };
+  }
+
+  async get(key: string, range?: ByteRange): Promise<StoredObject> {
+    // S3 ignores a malformed Range and sends the whole object, so reject it here instead.
+    if (range && !isWellFormed(range)) {
+      throw new RangeError(`Invalid range ${range.start}-${range.end}`);
+    }
+    try {
+      const res = await this.#client.send(
+        new GetObjectCommand({
+          Bucket: this.#bucket,
+          Key: key,
+          Range: range ? `bytes=${range.start}-${range.end}` : undefined,
+        }),
+      );
+      const total = /\/(\d+)$/.exec(res.ContentRange ?? '')?.[1];
+      const size = total !== undefined ? Number(total) : res.ContentLength;
+      if (!(res.Body instanceof Readable) || size === undefined) {
+        throw new Error(`Unexpected GetObject response for ${key}`);
+      }
+      return { stream: res.Body, size };
+    } catch (err) {
+      if (isNotFound(err)) throw new StorageNotFoundError(key);
+      if (errorName(err) === 'InvalidRange') {
+        throw new RangeError(`Range ${range?.start}-${range?.end} is not satisfiable`, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  async stat(key: string): Promise<{ size: number } | null> {
+    try {
+      const res = await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: key }));
+      return { size: res.ContentLength ?? 0 };
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key }));
+  }
+
+  async createMultipart(key: string, contentType?: string): Promise<{ uploadId: string }> {
+    const res = await this.#client.send(
+      new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: key, ContentType: contentType }),
+    );
+    if (!res.UploadId) throw new Error(`CreateMultipartUpload returned no UploadId for ${key}`);
+    return { uploadId: res.UploadId };
+  }
+
+  async presignPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number): Promise<string> {
+    const command = new UploadPartCommand({
+      Bucket: this.#bucket,
+      Key: key,
+      UploadId: uploadId,
+      PartNumber: partNumber,
+    });
+    return getSignedUrl(this.#client, command, { expiresIn: expiresInSeconds });
+  }
+
+  async uploadPart(
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    body: Readable,
+    options: { maxBytes?: number; contentLength?: number } = {},
+  ): Promise<{ etag: string; size: number }> {
+    const { maxBytes, contentLength } = options;
+    if (maxBytes !== undefined && contentLength !== undefined && contentLength > maxBytes) {
+      body.destroy();
+      throw new StorageLimitError(maxBytes);
+    }
+    if (contentLength === undefined) return this.#uploadSpooledPart(key, uploadId, partNumber, body, maxBytes);
+
+    const counter = new ByteCounter({ maxBytes, expectedBytes: contentLength });
+    // The HTTP handler does not notice a failing body by itself; abort the request so the
+    // server is not left waiting for bytes that will never come.
+    const abort = new AbortController();
+    counter.on('error', (err) => abort.abort(err));
+    body.on('error', (err) => counter.destroy(err)).pipe(counter);
+    try {
+      const res = await this.#client.send(
+        new UploadPartCommand({
+          Bucket: this.#bucket,
+          Key: key,
+          UploadId: uploadId,
+          PartNumber: partNumber,
+          Body: counter,
+          ContentLength: contentLength,
+        }),
+        { abortSignal: abort.signal },
+      );
+      return { etag: requireEtag(res.ETag), size: counter.bytes };
+    } catch (err) {
+      body.destroy();
+      throw counter.errored ?? err;
+    }
+  }
+
+  async completeMultipart(key: string, uploadId: string, parts: PartInfo[]): Promise<{ size: number }> {
+    if (parts.length === 0) throw new StoragePartError('A multipart upload needs at least one part');
+    try {
+      await this.#client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.#bucket,
+          Key: key,
+          UploadId: uploadId,
+          MultipartUpload: {
+            Parts: parts.map((part) => ({ PartNumber: part.partNumber, ETag: `"${bareEtag(part.etag)}"` })),
+          },
+        }),
+      );
+    } catch (err) {
+      if (['InvalidPart', 'InvalidPartOrder', 'EntityTooSmall'].includes(errorName(err) ?? '')) {
+        throw new StoragePartError(`Cannot complete upload ${uploadId}: ${(err as Error).message}`, { cause: err });
+      }
+      throw err;
+    }
+    const stored = await this.stat(key);
+    if (!stored) throw new Error(`Completed multipart upload ${uploadId} but ${key} is missing`);
+    return stored;
+  }
+
+  async abortMultipart(key: string, uploadId: string): Promise<void> {
+    try {
+      await this.#client.send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId: uploadId }));
+    } catch (err) {
+      if (errorName(err) !== 'NoSuchUpload') throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#client.destroy();
+  }
+
+  /** UploadPart needs a Content-Length up front, so a body of unknown length goes to disk first. */
+  async #uploadSpooledPart(
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    body: Readable,
+    maxBytes: number | undefined,
+  ): Promise<{ etag: string; size: number }> {
+    await mkdir(this.#tmpDir, { recursive: true });
+    const dir = await mkdtemp(join(this.#tmpDir, 'part-'));
+    try {
+      const file = join(dir, 'part');
+      const counter = new ByteCounter({ maxBytes });
+      const handle = await open(file, 'wx');
+      await pipeline(body, counter, handle.createWriteStream());
+      const res = await this.#client.send(
+        new UploadPartCommand({
+          Bucket: this.#bucket,
+          Key: key,
+          UploadId: uploadId,
+          PartNumber: partNumber,
+          Body: createReadStream(file),
+          ContentLength: counter.bytes,
+        }),
+      );
+      return { etag: requireEtag(res.ETag), size: counter.bytes };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+function isWellFormed({ start, end }: ByteRange): boolean {
+  return Number.isInteger(start) && Number.isInteger(end) && start >= 0 && end >= start;
+}
+
+function bareEtag(etag: string): string {
+  return etag.replaceAll('"', '');
+}
+
+function requireEtag(etag: string | undefined): string {
+  if (!etag) throw new Error('UploadPart response has no ETag');
+  return bareEtag(etag);
+}
+
+function errorName(err: unknown): string | undefined {
+  return err instanceof Error ? err.name : undefined;
+}
+
+/** GetObject reports NoSuchKey; HEAD responses have no body, so HeadObject only says NotFound. */
+function isNotFound(err: unknown): boolean {
+  const name = errorName(err);
+  return name === 'NoSuchKey' || name === 'NotFound';
+}

@@ -1,0 +1,125 @@
+import { Transform } from 'node:stream';
+import type { Readable, TransformCallback } from 'node:stream';
+
+/** An inclusive byte range, as HTTP Range requests express it. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export interface StoredObject {
+  stream: Readable;
+  /** Total size of the object, not of the range. */
+  size: number;
+}
+
+export interface PutOptions {
+  contentType?: string;
+  /**
+   * Stop reading and fail with StorageLimitError once more than this many bytes arrive.
+   * Nothing is left behind when that happens.
+   */
+  maxBytes?: number;
+}
+
+export interface PartInfo {
+  partNumber: number;
+  etag: string;
+}
+
+/**
+ * Where bytes live. Every method is keyed by an opaque storage key chosen by the caller
+ * (for example `files/<userId>/<fileId>`).
+ */
+export interface Storage {
+  readonly kind: 'local' | 's3';
+  /**
+   * Identifies the physical place objects go to (provenance). Two processes configured for the
+   * same bucket or directory report the same target; a session started against another target
+   * must not be continued here.
+   */
+  readonly target: string;
+
+  /** Writes the whole stream; the object becomes visible only once every byte is durable. */
+  put(key: string, body: Readable, options?: PutOptions): Promise<{ size: number }>;
+  /** Throws StorageNotFoundError when the key does not exist. */
+  get(key: string, range?: ByteRange): Promise<StoredObject>;
+  stat(key: string): Promise<{ size: number } | null>;
+  /** Deleting a missing key is not an error. */
+  delete(key: string): Promise<void>;
+
+  createMultipart(key: string, contentType?: string): Promise<{ uploadId: string }>;
+  /** A URL a client can PUT one part to without credentials, or null when the provider has none. */
+  presignPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number): Promise<string | null>;
+  uploadPart(
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    body: Readable,
+    options?: { maxBytes?: number; contentLength?: number },
+  ): Promise<{ etag: string; size: number }>;
+  /** Parts must be sorted by partNumber and unique. */
+  completeMultipart(key: string, uploadId: string, parts: PartInfo[]): Promise<{ size: number }>;
+  abortMultipart(key: string, uploadId: string): Promise<void>;
+
+  close(): Promise<void>;
+}
+
+export class StorageNotFoundError extends Error {
+  constructor(key: string) {
+    super(`No stored object at ${key}`);
+    this.name = 'StorageNotFoundError';
+  }
+}
+
+export class StorageLimitError extends Error {
+  readonly limit: number;
+  constructor(limit: number) {
+    super(`More than ${limit} bytes`);
+    this.name = 'StorageLimitError';
+    this.limit = limit;
+  }
+}
+
+/** A multipart upload cannot be completed as asked: a part is missing or its ETag is stale. */
+export class StoragePartError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StoragePartError';
+  }
+}
+
+/**
+ * Counts bytes flowing through and fails mid-stream, so an oversized or truncated body is
+ * rejected while it arrives instead of after it has been stored.
+ */
+export class ByteCounter extends Transform {
+  bytes = 0;
+  readonly #maxBytes: number | undefined;
+  readonly #expectedBytes: number | undefined;
+
+  constructor(limits: { maxBytes?: number; expectedBytes?: number } = {}) {
+    super();
+    this.#maxBytes = limits.maxBytes;
+    this.#expectedBytes = limits.expectedBytes;
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.#maxBytes !== undefined && this.bytes > this.#maxBytes) {
+      callback(new StorageLimitError(this.#maxBytes));
+    } else if (this.#expectedBytes !== undefined && this.bytes > this.#expectedBytes) {
+      callback(new Error(`Body is longer than the declared ${this.#expectedBytes} bytes`));
+    } else {
+      callback(null, chunk);
+    }
+  }
+
+  override _flush(callback: TransformCallback): void {
+    if (this.#expectedBytes !== undefined && this.bytes !== this.#expectedBytes) {
+      callback(new Error(`Body has ${this.bytes} bytes, not the declared ${this.#expectedBytes}`));
+    } else {
+      callback();
+    }
+  }
+}

@@ -1,0 +1,191 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { Client, signUp, uniqueEmail } from '../support/client.ts';
+
+let server: TestServer;
+let admin: Awaited<ReturnType<typeof signUp>>;
+
+beforeAll(async () => {
+  server = await startTestServer({ MAX_UPLOAD_SIZE: '5000000', DEFAULT_QUOTA: '7000000' });
+  admin = await signUp(server.baseUrl);
+});
+afterAll(() => server.close());
+
+async function signIn(email: string, password: string): Promise<Client> {
+  const client = new Client(server.baseUrl);
+  const response = await client.post('/api/auth/login', { email, password });
+  expect(response.status).toBe(200);
+  return client;
+}
+
+async function createMember(roleIds: string[] = []) {
+  const email = uniqueEmail('member');
+  const created = await admin.post('/api/users', { email, password: 'member password', roleIds });
+  expect(created.status).toBe(201);
+  return { id: created.body.data.user.id as string, client: await signIn(email, 'member password'), email };
+}
+
+async function roleBySystemKey(key: string) {
+  const roles = await admin.get('/api/roles');
+  return roles.body.data.roles.find((r: { systemKey: string | null }) => r.systemKey === key);
+}
+
+describe('settings', () => {
+  it('start from the environment and can be changed', async () => {
+    const initial = await admin.get('/api/settings');
+    expect(initial.status).toBe(200);
+    expect(initial.body).toEqual({
+      success: true,
+      data: { registration: 'closed', requireEmailVerification: false, maxUploadSizeBytes: 5000000, defaultQuotaBytes: 7000000 },
+    });
+    const changed = await admin.patch('/api/settings', { requireEmailVerification: true, maxUploadSizeBytes: 1234, defaultQuotaBytes: 0 });
+    expect(changed.status).toBe(200);
+    expect(changed.body.data).toMatchObject({ registration: 'closed', requireEmailVerification: true, maxUploadSizeBytes: 1234, defaultQuotaBytes: 0 });
+    expect((await admin.get('/api/settings')).body.data.maxUploadSizeBytes).toBe(1234);
+    await admin.patch('/api/settings', { requireEmailVerification: false });
+  });
+
+  it('reject invalid values naming the field', async () => {
+    for (const [body, field] of [
+      [{ registration: 'sometimes' }, 'body.registration'],
+      [{ maxUploadSizeBytes: -5 }, 'body.maxUploadSizeBytes'],
+      [{ defaultQuotaBytes: 'lots' }, 'body.defaultQuotaBytes'],
+      [{ theme: 'dark' }, 'body'],
+    ] as const) {
+      const response = await admin.patch('/api/settings', body);
+      expect(response.status).toBe(400);
+      expect(response.body.error.startsWith(`${field}:`)).toBe(true);
+    }
+  });
+
+  it('need settings.manage', async () => {
+    const member = await createMember();
+    expect((await member.client.get('/api/settings')).body).toEqual({ success: false, error: 'You do not have permission to perform this action.' });
+    expect((await member.client.patch('/api/settings', { registration: 'open' })).status).toBe(403);
+  });
+});
+
+describe('users', () => {
+  it('are listed, created, changed and deleted by an administrator', async () => {
+    const email = uniqueEmail('new');
+    const created = await admin.post('/api/users', { email, password: 'a good password', name: 'New Person', emailVerified: false });
+    expect(created.status).toBe(201);
+    const user = created.body.data.user;
+    expect(user).toMatchObject({ email, name: 'New Person', emailVerified: false, quotaBytes: null, roleIds: [] });
+    expect(user).not.toHaveProperty('passwordHash');
+
+    const list = await admin.get('/api/users');
+    expect(list.body.data.users.map((u: { email: string }) => u.email)).toContain(email);
+    expect(JSON.stringify(list.body)).not.toMatch(/argon2|passwordHash/);
+
+    const adminRole = await roleBySystemKey('administrator');
+    const patched = await admin.patch(`/api/users/${user.id}`, { name: 'Renamed', emailVerified: true, quotaBytes: 1000, roleIds: [adminRole.id] });
+    expect(patched.status).toBe(200);
+    expect(patched.body.data.user).toMatchObject({ name: 'Renamed', emailVerified: true, quotaBytes: 1000, roleIds: [adminRole.id] });
+
+    const cleared = await admin.patch(`/api/users/${user.id}`, { quotaBytes: null, roleIds: [] });
+    expect(cleared.body.data.user).toMatchObject({ quotaBytes: null, roleIds: [] });
+
+    expect((await admin.delete(`/api/users/${user.id}`)).status).toBe(204);
+    expect((await admin.delete(`/api/users/${user.id}`)).status).toBe(404);
+    expect((await admin.patch(`/api/users/${user.id}`, { name: 'x' })).status).toBe(404);
+  });
+
+  it('refuses duplicates, unknown roles and deleting oneself', async () => {
+    expect((await admin.post('/api/users', { email: admin.email, password: 'a good password' })).status).toBe(409);
+    const unknownRole = await admin.post('/api/users', { email: uniqueEmail(), password: 'a good password', roleIds: ['nosuchrole'] });
+    expect(unknownRole.status).toBe(400);
+    expect(unknownRole.body.error).toMatch(/roleIds/);
+    expect((await admin.delete(`/api/users/${admin.userId}`)).status).toBe(400);
+  });
+
+  it('deleting an account ends its sessions', async () => {
+    const member = await createMember();
+    expect((await member.client.get('/api/auth/me')).status).toBe(200);
+    expect((await admin.delete(`/api/users/${member.id}`)).status).toBe(204);
+    expect((await member.client.get('/api/auth/me')).status).toBe(401);
+  });
+});
+
+describe('roles', () => {
+  it('has the two built-in roles with the contract permissions', async () => {
+    const everyone = await roleBySystemKey('everyone');
+    expect(everyone.name).toBe('Everyone');
+    expect([...everyone.permissions].sort()).toEqual(
+      ['files.read', 'files.upload', 'files.update', 'files.delete', 'files.share', 'folders.manage', 'tags.manage', 'uploadProfiles.manage', 'links.read', 'links.create', 'links.delete', 'tokens.manage', 'webhooks.manage', 'profile.update'].sort(),
+    );
+    const administrator = await roleBySystemKey('administrator');
+    expect(administrator).toMatchObject({ name: 'Administrator', permissions: ['administrator'] });
+  });
+
+  it('are created, assigned, and take effect on the next request', async () => {
+    const member = await createMember();
+    expect((await member.client.get('/api/users')).status).toBe(403);
+
+    const created = await admin.post('/api/roles', { name: 'Moderators', permissions: ['users.manage'] });
+    expect(created.status).toBe(201);
+    const role = created.body.data.role;
+    expect(role).toMatchObject({ name: 'Moderators', permissions: ['users.manage'], systemKey: null });
+
+    await admin.patch(`/api/users/${member.id}`, { roleIds: [role.id] });
+    expect((await member.client.get('/api/users')).status).toBe(200);
+
+    await admin.patch(`/api/roles/${role.id}`, { permissions: ['audit.read'] });
+    expect((await member.client.get('/api/users')).status).toBe(403);
+
+    await admin.patch(`/api/roles/${role.id}`, { name: 'Helpers', permissions: ['users.manage'] });
+    expect((await member.client.get('/api/users')).status).toBe(200);
+    expect((await admin.delete(`/api/roles/${role.id}`)).status).toBe(204);
+    expect((await member.client.get('/api/users')).status).toBe(403);
+    expect((await admin.delete(`/api/roles/${role.id}`)).status).toBe(404);
+  });
+
+  it('applies an edit of the Everyone role to every account at once', async () => {
+    const member = await createMember();
+    const everyone = await roleBySystemKey('everyone');
+    const before = (await member.client.get('/api/auth/me')).body.data.user.permissions;
+    expect(before).toContain('links.create');
+    await admin.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions.filter((p: string) => p !== 'links.create') });
+    expect((await member.client.get('/api/auth/me')).body.data.user.permissions).not.toContain('links.create');
+    await admin.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions });
+    expect((await member.client.get('/api/auth/me')).body.data.user.permissions).toContain('links.create');
+  });
+
+  it('protects built-in roles from deletion and validates permissions', async () => {
+    const everyone = await roleBySystemKey('everyone');
+    const administrator = await roleBySystemKey('administrator');
+    expect((await admin.delete(`/api/roles/${everyone.id}`)).status).toBe(400);
+    expect((await admin.delete(`/api/roles/${administrator.id}`)).status).toBe(400);
+    const bad = await admin.post('/api/roles', { name: 'Bad', permissions: ['files.fly'] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatch(/^body\.permissions\.0: /);
+    expect((await admin.post('/api/roles', { name: 'Everyone', permissions: [] })).status).toBe(409);
+  });
+
+  it('never lets an account grant a permission it does not hold', async () => {
+    const managers = (await admin.post('/api/roles', { name: 'User managers', permissions: ['users.manage', 'roles.manage'] })).body.data.role;
+    const manager = await createMember([managers.id]);
+    const escalate = await manager.client.post('/api/roles', { name: 'Sneaky', permissions: ['administrator'] });
+    expect(escalate.status).toBe(403);
+    const administrator = await roleBySystemKey('administrator');
+    const selfPromote = await manager.client.patch(`/api/users/${manager.id}`, { roleIds: [managers.id, administrator.id] });
+    expect(selfPromote.status).toBe(403);
+    const fine = await manager.client.post('/api/roles', { name: 'Readers', permissions: ['users.manage'] });
+    expect(fine.status).toBe(201);
+  });
+});
+
+describe('invites', () => {
+  it('are created, listed and withdrawn with users.manage', async () => {
+    const created = await admin.post('/api/invites', { expiresAt: new Date(Date.now() + 3600_000).toISOString() });
+    expect(created.status).toBe(201);
+    const list = await admin.get('/api/invites');
+    expect(list.body.data.invites.map((i: { code: string }) => i.code)).toContain(created.body.data.code);
+    expect((await admin.delete(`/api/invites/${created.body.data.id}`)).status).toBe(204);
+    const withdrawn = await new Client(server.baseUrl).post('/api/auth/register', { email: uniqueEmail(), password: 'long enough pw', inviteCode: created.body.data.code });
+    expect(withdrawn.status).toBe(400);
+    expect((await admin.post('/api/invites', { expiresAt: '2001-01-01T00:00:00Z' })).status).toBe(400);
+    const member = await createMember();
+    expect((await member.client.post('/api/invites')).status).toBe(403);
+  });
+});

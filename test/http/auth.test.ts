@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { Client, signUp, uniqueEmail } from '../support/client.ts';
+
+let server: TestServer;
+let admin: Awaited<ReturnType<typeof signUp>>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  admin = await signUp(server.baseUrl, 'admin@example.test');
+});
+afterAll(() => server.close());
+
+const setRegistration = (registration: string) => admin.patch('/api/settings', { registration });
+
+describe('registration', () => {
+  it('made the first account an Administrator with a session cookie', async () => {
+    const me = await admin.get('/api/auth/me');
+    expect(me.status).toBe(200);
+    expect(me.body.success).toBe(true);
+    const user = me.body.data.user;
+    expect(Object.keys(user).sort()).toEqual(['email', 'emailVerified', 'id', 'name', 'permissions', 'roles', 'urlId']);
+    expect(user.email).toBe('admin@example.test');
+    expect(user.permissions).toContain('administrator');
+    expect(user.roles.map((r: { systemKey: string }) => r.systemKey).sort()).toEqual(['administrator', 'everyone']);
+    expect(user.urlId).toMatch(/^[a-z0-9]+$/);
+  });
+
+  it('sets an HttpOnly, SameSite=Lax session cookie', async () => {
+    const response = await new Client(server.baseUrl).post('/api/auth/login', { email: admin.email, password: admin.password });
+    const cookie = response.headers.getSetCookie().find((c) => c.startsWith('hoard_session='))!;
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Lax/i);
+    expect(cookie).not.toMatch(/Secure/i);
+  });
+
+  it('is closed after the first account unless opened or invited', async () => {
+    const closed = await new Client(server.baseUrl).post('/api/auth/register', { email: uniqueEmail(), password: 'long enough pw' });
+    expect(closed.status).toBe(403);
+    expect(closed.body).toEqual({ success: false, error: expect.stringMatching(/closed/i) });
+
+    expect((await setRegistration('invite')).status).toBe(200);
+    const withoutInvite = await new Client(server.baseUrl).post('/api/auth/register', { email: uniqueEmail(), password: 'long enough pw' });
+    expect(withoutInvite.status).toBe(403);
+
+    const invite = await admin.post('/api/invites');
+    expect(invite.status).toBe(201);
+    const code = invite.body.data.code;
+    expect(code).toEqual(expect.any(String));
+    const invited = await new Client(server.baseUrl).post('/api/auth/register', { email: uniqueEmail(), password: 'long enough pw', inviteCode: code });
+    expect(invited.status).toBe(201);
+    expect(invited.body.data.user.permissions).not.toContain('administrator');
+    expect(invited.body.data.user.emailVerified).toBe(false);
+
+    const reused = await new Client(server.baseUrl).post('/api/auth/register', { email: uniqueEmail(), password: 'long enough pw', inviteCode: code });
+    expect(reused.status).toBe(400);
+    expect(reused.body.error).toMatch(/inviteCode/);
+
+    expect((await setRegistration('open')).status).toBe(200);
+    const open = await new Client(server.baseUrl).post('/api/auth/register', { email: uniqueEmail(), password: 'long enough pw', name: 'Open Sesame' });
+    expect(open.status).toBe(201);
+    expect(open.body.data.user.name).toBe('Open Sesame');
+    await setRegistration('closed');
+  });
+
+  it('rejects bad input with 400 naming the field', async () => {
+    await setRegistration('open');
+    const client = new Client(server.baseUrl);
+    const cases: Array<[unknown, RegExp]> = [
+      [{ email: 'not-an-email', password: 'long enough pw' }, /^body\.email: /],
+      [{ email: uniqueEmail(), password: 'short' }, /^body\.password: must be at least 8 characters/],
+      [{ email: uniqueEmail(), password: 'long enough pw', role: 'admin' }, /^body: unknown field "role"/],
+      [{ password: 'long enough pw' }, /^body\.email: /],
+    ];
+    for (const [body, message] of cases) {
+      const response = await client.post('/api/auth/register', body);
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.body.success).toBe(false);
+      expect(response.body.error).toMatch(message);
+    }
+    const malformed = await client.request('POST', '/api/auth/register', { body: '{"email":', headers: { 'content-type': 'application/json' } });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body).toEqual({ success: false, error: 'The request body is not valid JSON' });
+    await setRegistration('closed');
+  });
+
+  it('refuses a second account with the same email, case-insensitively', async () => {
+    await setRegistration('open');
+    const response = await new Client(server.baseUrl).post('/api/auth/register', { email: 'ADMIN@example.test', password: 'long enough pw' });
+    expect(response.status).toBe(409);
+    await setRegistration('closed');
+  });
+});
+
+describe('sign-in and sessions', () => {
+  it('logs in, logs out, and the old cookie stops working', async () => {
+    const client = new Client(server.baseUrl);
+    const login = await client.post('/api/auth/login', { email: admin.email.toUpperCase(), password: admin.password });
+    expect(login.status).toBe(200);
+    expect(login.body.data.user.email).toBe(admin.email);
+    const cookie = client.cookies.get('hoard_session')!;
+    expect((await client.get('/api/auth/me')).status).toBe(200);
+
+    const logout = await client.post('/api/auth/logout');
+    expect(logout.status).toBe(204);
+    expect(client.cookies.has('hoard_session')).toBe(false);
+
+    const replay = new Client(server.baseUrl);
+    replay.cookies.set('hoard_session', cookie);
+    const me = await replay.get('/api/auth/me');
+    expect(me.status).toBe(401);
+    expect(me.body).toEqual({ success: false, error: 'Unauthorized' });
+  });
+
+  it('answers wrong credentials with 401 without saying which part was wrong', async () => {
+    const wrongPassword = await new Client(server.baseUrl).post('/api/auth/login', { email: admin.email, password: 'wrong password' });
+    const unknownUser = await new Client(server.baseUrl).post('/api/auth/login', { email: uniqueEmail(), password: 'wrong password' });
+    expect(wrongPassword.status).toBe(401);
+    expect(unknownUser.status).toBe(401);
+    expect(wrongPassword.body).toEqual(unknownUser.body);
+  });
+
+  it('rate-limits failed sign-ins per account with 429 and Retry-After', async () => {
+    await setRegistration('open');
+    const victim = await signUp(server.baseUrl);
+    await setRegistration('closed');
+    const attacker = new Client(server.baseUrl);
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) statuses.push((await attacker.post('/api/auth/login', { email: victim.email, password: `guess ${i}` })).status);
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+    expect(statuses[10]).toBe(429);
+    const blocked = await attacker.post('/api/auth/login', { email: victim.email, password: victim.password });
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Number(blocked.headers.get('retry-after'))).toBeLessThanOrEqual(900);
+    // Other accounts are unaffected by one account's lock-out.
+    expect((await new Client(server.baseUrl).post('/api/auth/login', { email: admin.email, password: admin.password })).status).toBe(200);
+  });
+
+  it('rate-limits failed sign-ins per client IP across accounts', async () => {
+    const sprayer = new Client(server.baseUrl);
+    let last = 0;
+    for (let i = 0; i < 40 && last !== 429; i++) last = (await sprayer.post('/api/auth/login', { email: uniqueEmail('spray'), password: 'nope nope' })).status;
+    expect(last).toBe(429);
+  });
+
+  it('requires a session on session routes and refuses bearer credentials', async () => {
+    const anonymous = await new Client(server.baseUrl).get('/api/auth/me');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body).toEqual({ success: false, error: 'Unauthorized' });
+    // A bearer header wins over the cookie, and no bearer credential opens a session route.
+    const withBearer = await admin.get('/api/auth/me', { token: 'svc_whatever' });
+    expect(withBearer.status).toBe(401);
+    expect(withBearer.body).toEqual(anonymous.body);
+  });
+});
+
+describe('Origin check on cookie-authenticated state changes', () => {
+  it('refuses a missing or foreign Origin with 403 and accepts the instance origin', async () => {
+    const missing = await admin.patch('/api/settings', { registration: 'closed' }, { origin: null });
+    expect(missing.status).toBe(403);
+    const foreign = await admin.patch('/api/settings', { registration: 'closed' }, { origin: 'https://evil.example' });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body.success).toBe(false);
+    const same = await admin.patch('/api/settings', { registration: 'closed' });
+    expect(same.status).toBe(200);
+    // Reads need no Origin.
+    expect((await admin.get('/api/settings', { origin: null })).status).toBe(200);
+  });
+});

@@ -1,0 +1,48 @@
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { Client } from '../support/client.ts';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.close());
+
+function cli(...args: string[]) {
+  return spawnSync(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, ...server.env }, encoding: 'utf8', timeout: 30_000 });
+}
+
+describe('command-line tool', () => {
+  it('migrate reports an up-to-date database', () => {
+    const result = cli('migrate');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/up to date/);
+  });
+
+  it('user create makes an account that can sign in, with --admin an Administrator', async () => {
+    const result = cli('user', 'create', '--email', 'Ops@Example.test', '--password', 'operator password', '--admin');
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/Created ops@example\.test/);
+    const client = new Client(server.baseUrl);
+    const login = await client.post('/api/auth/login', { email: 'ops@example.test', password: 'operator password' });
+    expect(login.status).toBe(200);
+    expect(login.body.data.user.permissions).toContain('administrator');
+
+    const plain = cli('user', 'create', '--email', 'plain@example.test', '--password', 'plain password');
+    expect(plain.status).toBe(0);
+    const member = new Client(server.baseUrl);
+    await member.post('/api/auth/login', { email: 'plain@example.test', password: 'plain password' });
+    expect((await member.get('/api/auth/me')).body.data.user.permissions).not.toContain('administrator');
+  });
+
+  it('explains mistakes in one line and exits non-zero', () => {
+    const duplicate = cli('user', 'create', '--email', 'ops@example.test', '--password', 'operator password');
+    expect(duplicate.status).toBe(1);
+    expect(duplicate.stderr.trim()).toBe('hoard: An account with this email already exists');
+    const missing = cli('user', 'create', '--email', 'x@example.test');
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/needs --email and --password/);
+    expect(cli('frobnicate').status).toBe(2);
+  });
+});

@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { Client } from '../support/client.ts';
+import { routePolicies } from '../../src/auth/route-policy.ts';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.close());
+
+describe('platform routes', () => {
+  it('GET /api/health answers without authentication', async () => {
+    const response = await new Client(server.baseUrl).get('/api/health');
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ status: 'ok' });
+  });
+
+  it('serves an OpenAPI 3.1 description of every registered /api route', async () => {
+    const response = await new Client(server.baseUrl).get('/api/openapi.json');
+    expect(response.status).toBe(200);
+    const doc = response.body;
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+    const registered = routePolicies.filter((p) => p.path !== '/api/openapi.json' && server.app.hasRoute({ method: p.method, url: p.path }));
+    expect(registered.length).toBeGreaterThan(15);
+    for (const policy of registered) {
+      const openApiPath = policy.path.replace(/:(\w+)/g, '{$1}');
+      expect(doc.paths[openApiPath]?.[policy.method.toLowerCase()], `${policy.method} ${policy.path}`).toBeDefined();
+    }
+    // Request schemas come from the same zod schemas that validate.
+    const register = doc.paths['/api/auth/register'].post.requestBody.content['application/json'].schema;
+    expect(register.required).toEqual(expect.arrayContaining(['email', 'password']));
+    expect(register.additionalProperties).toBe(false);
+  });
+
+  it('answers unknown /api routes with a JSON 404', async () => {
+    const response = await new Client(server.baseUrl).get('/api/no/such/route');
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toMatch(/application\/json/);
+    expect(response.body.error).toMatch(/No route GET \/api\/no\/such\/route/);
+  });
+
+  it('never leaks a stack trace', async () => {
+    const client = new Client(server.baseUrl);
+    const responses = await Promise.all([
+      client.request('POST', '/api/auth/login', { body: 'x'.repeat(2 * 1024 * 1024), headers: { 'content-type': 'application/json' } }),
+      client.request('POST', '/api/auth/login', { body: '<xml/>', headers: { 'content-type': 'application/xml' } }),
+      client.request('POST', '/api/auth/login', { body: '[1,2', headers: { 'content-type': 'application/json' } }),
+      client.request('POST', '/api/auth/login', { json: { email: 5, password: null } }),
+      client.request('PATCH', '/api/users/%E0%A4%A', {}),
+    ]);
+    for (const response of responses) {
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(response.status).toBeLessThan(500);
+      expect(response.text).not.toMatch(/\bat \S+ \(|node_modules|\.ts:\d+/);
+    }
+    expect(responses.map((r) => r.status)).toEqual([413, 415, 400, 400, expect.any(Number)]);
+  });
+});

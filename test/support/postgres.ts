@@ -1,0 +1,82 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * A throwaway PostgreSQL cluster made with the machine's own initdb/pg_ctl. PostgreSQL refuses to
+ * run as root, so as root the cluster belongs to the `postgres` user. When the server binaries are
+ * missing, the Debian package is installed.
+ */
+export interface PostgresCluster {
+  /** Connection URL of the `postgres` database, as the superuser. */
+  url: string;
+  stop(): void;
+}
+
+function findBinDir(): string | null {
+  const fromPath = spawnSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' }).stdout.trim();
+  if (fromPath) return path.dirname(fs.realpathSync(fromPath));
+  const root = '/usr/lib/postgresql';
+  if (!fs.existsSync(root)) return null;
+  const versions = fs.readdirSync(root).filter((v) => fs.existsSync(path.join(root, v, 'bin', 'initdb')));
+  versions.sort((a, b) => Number(b) - Number(a));
+  return versions[0] ? path.join(root, versions[0], 'bin') : null;
+}
+
+function ensureInstalled(): string {
+  let binDir = findBinDir();
+  if (binDir) return binDir;
+  if (process.getuid?.() !== 0) throw new Error('PostgreSQL is not installed and installing it needs root: apt-get install postgresql');
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
+  execFileSync('apt-get', ['install', '-y', '-qq', 'postgresql'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  binDir = findBinDir();
+  if (!binDir) throw new Error('PostgreSQL was installed but initdb was not found');
+  return binDir;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startPostgres(): Promise<PostgresCluster> {
+  const binDir = ensureInstalled();
+  const asRoot = process.getuid?.() === 0;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-pg-'));
+  const dataDir = path.join(dir, 'data');
+  const socketDir = path.join(dir, 'sock');
+  fs.mkdirSync(socketDir);
+  if (asRoot) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
+
+  const run = (command: string, args: string[]) => {
+    const file = path.join(binDir, command);
+    const [cmd, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, args];
+    const result = spawnSync(cmd, argv, { encoding: 'utf8', cwd: dir });
+    if (result.status !== 0) throw new Error(`${command} failed: ${result.stderr || result.stdout}`);
+  };
+
+  const port = await freePort();
+  run('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C.UTF-8', '--no-sync']);
+  // fsync off and a small shared buffer: this cluster holds test data only and must start fast.
+  const options = `-p ${port} -k ${socketDir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
+  run('pg_ctl', ['-D', dataDir, '-o', options, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', 'start']);
+
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop() {
+      try {
+        run('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+// @ts-expect-error s3rver ships no type declarations
+import S3rverModule from 's3rver';
+
+interface KoaContext {
+  method: string;
+  path: string;
+  query: Record<string, string | string[] | undefined>;
+  status: number;
+  type: string;
+  body: unknown;
+}
+type Middleware = (ctx: KoaContext, next: () => Promise<void>) => Promise<void>;
+
+interface S3rverInstance {
+  middleware: Middleware[];
+  store: { getResourcePath(bucket: string, key: string | undefined, resource: string): string };
+  run(): Promise<{ port: number }>;
+  close(): Promise<void>;
+}
+const S3rver = S3rverModule as new (options: Record<string, unknown>) => S3rverInstance;
+
+export interface S3rverHandle {
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** Multipart uploads neither completed nor aborted; on real S3 these would keep costing money. */
+  pendingUploadIds(): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+export async function startS3rver(): Promise<S3rverHandle> {
+  const directory = await mkdtemp(join(tmpdir(), 'hoard-s3rver-'));
+  const bucket = 'hoard-test';
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket }],
+  });
+  // Koa composes middleware when the server starts listening, so this runs before s3rver's router.
+  server.middleware.unshift(abortMultipartUpload(server));
+  const { port } = await server.run();
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    bucket,
+    region: 'us-east-1',
+    // s3rver's built-in account.
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+    async pendingUploadIds() {
+      return readdir(server.store.getResourcePath(bucket, undefined, 'uploads')).catch(() => []);
+    },
+    async stop() {
+      await server.close();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * s3rver 3.7.1 routes no AbortMultipartUpload (DELETE ?uploadId answers 405 MethodNotAllowed),
+ * which both S3Storage.abortMultipart and lib-storage's cleanup after a failed put rely on.
+ * This fills the gap the way S3 behaves: the upload's parts go away, an unknown id is NoSuchUpload.
+ */
+function abortMultipartUpload(server: S3rverInstance): Middleware {
+  return async (ctx, next) => {
+    const uploadId = ctx.query['uploadId'];
+    const bucket = ctx.path.split('/')[1];
+    if (ctx.method !== 'DELETE' || typeof uploadId !== 'string' || !bucket) return next();
+    const dir = /^[0-9a-f]+$/.test(uploadId)
+      ? join(server.store.getResourcePath(bucket, undefined, 'uploads'), uploadId)
+      : undefined;
+    if (!dir || !(await stat(dir).catch(() => null))) {
+      ctx.status = 404;
+      ctx.type = 'application/xml';
+      ctx.body =
+        '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code>' +
+        '<Message>The specified upload does not exist.</Message></Error>';
+      return;
+    }
+    await rm(dir, { recursive: true, force: true });
+    ctx.status = 204;
+  };
+}

@@ -1,0 +1,68 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger, startServer, type RunningServer } from '../../src/server.ts';
+import { randomLowerAlnum } from '../../src/db/ids.ts';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const dialectUnderTest: 'sqlite' | 'postgres' = inject('postgresUrl') ? 'postgres' : 'sqlite';
+
+/** A fresh, empty database for one test server: a new database in the cluster, or a new SQLite file. */
+async function freshDatabaseUrl(): Promise<string | undefined> {
+  const adminUrl = inject('postgresUrl');
+  if (!adminUrl) return undefined;
+  const name = `hoard_${randomLowerAlnum(12)}`;
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`create database ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export interface TestServer extends RunningServer {
+  baseUrl: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  env: Record<string, string>;
+}
+
+/**
+ * A real server listening on a loopback port, configured through the same environment variables as
+ * production. Pass `databaseUrl`/`dataDir` to share them with another server (several processes).
+ */
+export async function startTestServer(env: Record<string, string> = {}, shared?: { databaseUrl?: string | undefined; dataDir?: string }): Promise<TestServer> {
+  const port = await freePort();
+  const dataDir = shared?.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-test-'));
+  const databaseUrl = shared ? shared.databaseUrl : await freshDatabaseUrl();
+  const fullEnv: Record<string, string> = {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://127.0.0.1:${port}`,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.HOARD_TEST_LOG ?? 'silent',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    ...env,
+  };
+  const config = loadConfig(fullEnv);
+  const server = await startServer(config, createLogger(config.logLevel));
+  return { ...server, baseUrl: config.baseUrl, dataDir, databaseUrl, env: fullEnv };
+}

@@ -1,0 +1,77 @@
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+describe('loadConfig', () => {
+  it('uses the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      baseUrl: 'http://localhost:3000',
+      databaseUrl: null,
+      storage: 'local',
+      s3: null,
+      maxUploadSize: 1073741824,
+      defaultQuota: 0,
+      trustProxy: false,
+      webhookAllowPrivate: false,
+      logLevel: 'info',
+    });
+    expect(config.dataDir).toMatch(/\/data$/);
+  });
+
+  it('derives BASE_URL from PORT and reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      DATABASE_URL: 'postgresql://u:p@db/hoard',
+      STORAGE: 's3',
+      S3_ENDPOINT: 'http://127.0.0.1:9000',
+      S3_BUCKET: 'files',
+      S3_FORCE_PATH_STYLE: 'true',
+      MAX_UPLOAD_SIZE: '1000',
+      DEFAULT_QUOTA: '5000',
+      TRUST_PROXY: 'true',
+      WEBHOOK_ALLOW_PRIVATE: '1',
+      LOG_LEVEL: 'warn',
+    });
+    expect(config.baseUrl).toBe('http://localhost:8080');
+    expect(config.s3).toMatchObject({ endpoint: 'http://127.0.0.1:9000', bucket: 'files', forcePathStyle: true, region: 'us-east-1' });
+    expect(config).toMatchObject({ maxUploadSize: 1000, defaultQuota: 5000, trustProxy: true, webhookAllowPrivate: true, logLevel: 'warn' });
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['STORAGE', 'ftp'],
+    ['BASE_URL', 'http://example.com/'],
+    ['BASE_URL', 'example.com'],
+    ['MAX_UPLOAD_SIZE', '-1'],
+    ['DEFAULT_QUOTA', '1.5'],
+    ['TRUST_PROXY', 'maybe'],
+    ['LOG_LEVEL', 'loud'],
+  ])('rejects %s=%s naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}=`));
+  });
+
+  it('requires a bucket for S3 storage', () => {
+    expect(() => loadConfig({ STORAGE: 's3' })).toThrow(/S3_BUCKET/);
+  });
+});
+
+describe('start-up with a bad configuration', () => {
+  it.each([
+    ['PORT', 'abc'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['STORAGE', 'ftp'],
+  ])('%s=%s exits with one line naming the variable', (name, value) => {
+    const result = spawnSync(process.execPath, ['src/main.ts'], { env: { PATH: process.env.PATH, [name]: value }, encoding: 'utf8', timeout: 20_000 });
+    expect(result.status).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`${name}=`);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});

@@ -1,0 +1,364 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { LocalStorage } from '../../src/storage/local.ts';
+import { S3Storage } from '../../src/storage/s3.ts';
+import { StorageLimitError, StorageNotFoundError, StoragePartError } from '../../src/storage/storage.ts';
+import type { Storage } from '../../src/storage/storage.ts';
+import { startS3rver } from '../support/s3rver.ts';
+import type { S3rverHandle } from '../support/s3rver.ts';
+
+const MiB = 1024 * 1024;
+
+interface Backend {
+  storage: Storage;
+  /** Temp files, or multipart uploads, that are neither finished nor cleaned up. */
+  leftovers(): Promise<string[]>;
+}
+
+/** Streams the buffer in small chunks, so nothing in the storage layer sees it whole. */
+function streamOf(data: Buffer, chunkSize = 64 * 1024): Readable {
+  return Readable.from(
+    (function* () {
+      for (let offset = 0; offset < data.length; offset += chunkSize) yield data.subarray(offset, offset + chunkSize);
+    })(),
+  );
+}
+
+/** A source that never ends unless the consumer stops reading. */
+function endlessStream(): Readable {
+  const chunk = randomBytes(64 * 1024);
+  return Readable.from(
+    (function* () {
+      for (;;) yield chunk;
+    })(),
+  );
+}
+
+/** Sends some bytes and then fails, like a client that disconnects mid-upload. */
+function failingStream(bytesBeforeFailure: number): Readable {
+  return Readable.from(
+    (async function* () {
+      yield* streamOf(randomBytes(bytesBeforeFailure));
+      throw new Error('client went away');
+    })(),
+  );
+}
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function sha256(data: Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+let keyCounter = 0;
+function freshKey(): string {
+  keyCounter += 1;
+  return `files/user-${keyCounter}/${randomBytes(6).toString('hex')}`;
+}
+
+function storageContract(name: string, setup: () => Backend) {
+  describe(`${name} storage contract`, { timeout: 60_000 }, () => {
+    let backend: Backend;
+    let storage: Storage;
+    beforeEach(() => {
+      backend = setup();
+      storage = backend.storage;
+    });
+
+    it('round-trips a multi-MiB stream', async () => {
+      const key = freshKey();
+      const data = randomBytes(7 * MiB + 123);
+      expect(await storage.put(key, streamOf(data), { contentType: 'application/octet-stream' })).toEqual({
+        size: data.length,
+      });
+      const stored = await storage.get(key);
+      expect(stored.size).toBe(data.length);
+      expect(sha256(await readAll(stored.stream))).toBe(sha256(data));
+    });
+
+    it('serves inclusive byte ranges and reports the total size', async () => {
+      const key = freshKey();
+      const data = randomBytes(MiB + 17);
+      await storage.put(key, streamOf(data));
+      const cases = [
+        { start: 0, end: 99 },
+        { start: 500_000, end: 600_123 },
+        { start: data.length - 10, end: data.length - 1 },
+      ];
+      for (const range of cases) {
+        const stored = await storage.get(key, range);
+        expect(stored.size).toBe(data.length);
+        expect((await readAll(stored.stream)).equals(data.subarray(range.start, range.end + 1))).toBe(true);
+      }
+      await expect(storage.get(key, { start: data.length, end: data.length + 5 })).rejects.toBeInstanceOf(RangeError);
+    });
+
+    it('stats existing and missing keys', async () => {
+      const key = freshKey();
+      await storage.put(key, streamOf(Buffer.from('hello')));
+      expect(await storage.stat(key)).toEqual({ size: 5 });
+      expect(await storage.stat(freshKey())).toBeNull();
+    });
+
+    it('deletes, and a deleted key is not found', async () => {
+      const key = freshKey();
+      await storage.put(key, streamOf(Buffer.from('bye')));
+      await storage.delete(key);
+      await expect(storage.get(key)).rejects.toBeInstanceOf(StorageNotFoundError);
+      expect(await storage.stat(key)).toBeNull();
+      await storage.delete(key);
+    });
+
+    it('stops an over-limit body while streaming and leaves nothing behind', async () => {
+      const key = freshKey();
+      // An endless source only terminates if the limit is enforced as bytes arrive.
+      await expect(storage.put(key, endlessStream(), { maxBytes: 6 * MiB })).rejects.toBeInstanceOf(StorageLimitError);
+      expect(await storage.stat(key)).toBeNull();
+      await expect(storage.put(key, streamOf(randomBytes(1025)), { maxBytes: 1024 })).rejects.toBeInstanceOf(
+        StorageLimitError,
+      );
+      expect(await storage.stat(key)).toBeNull();
+      expect(await backend.leftovers()).toEqual([]);
+    });
+
+    it('accepts a body of exactly maxBytes', async () => {
+      const key = freshKey();
+      expect(await storage.put(key, streamOf(randomBytes(1024)), { maxBytes: 1024 })).toEqual({ size: 1024 });
+    });
+
+    it('leaves nothing behind when the source fails, and keeps an existing object', async () => {
+      const key = freshKey();
+      await expect(storage.put(key, failingStream(6 * MiB))).rejects.toThrow('client went away');
+      expect(await storage.stat(key)).toBeNull();
+
+      const previous = randomBytes(1000);
+      await storage.put(key, streamOf(previous));
+      await expect(storage.put(key, failingStream(MiB))).rejects.toThrow('client went away');
+      expect(sha256(await readAll((await storage.get(key)).stream))).toBe(sha256(previous));
+      expect(await backend.leftovers()).toEqual([]);
+    });
+
+    it('assembles a multipart upload in part order', async () => {
+      const key = freshKey();
+      const parts = [randomBytes(5 * MiB), randomBytes(5 * MiB), randomBytes(1024)];
+      const { uploadId } = await storage.createMultipart(key, 'application/octet-stream');
+      // Upload out of order, with and without a declared length, to exercise both paths.
+      const third = await storage.uploadPart(key, uploadId, 3, streamOf(parts[2]!), { contentLength: 1024 });
+      const first = await storage.uploadPart(key, uploadId, 1, streamOf(parts[0]!), { maxBytes: 64 * MiB });
+      const second = await storage.uploadPart(key, uploadId, 2, streamOf(parts[1]!), { contentLength: 5 * MiB });
+      for (const [part, data] of [[first, parts[0]!], [second, parts[1]!], [third, parts[2]!]] as const) {
+        expect(part.size).toBe(data.length);
+        // ETags are bare hex MD5s, whichever backend produced them.
+        expect(part.etag).toBe(createHash('md5').update(data).digest('hex'));
+      }
+      const result = await storage.completeMultipart(key, uploadId, [
+        { partNumber: 1, etag: first.etag },
+        { partNumber: 2, etag: second.etag },
+        { partNumber: 3, etag: third.etag },
+      ]);
+      const whole = Buffer.concat(parts);
+      expect(result).toEqual({ size: whole.length });
+      const stored = await storage.get(key);
+      expect(stored.size).toBe(whole.length);
+      expect(sha256(await readAll(stored.stream))).toBe(sha256(whole));
+      expect(await backend.leftovers()).toEqual([]);
+    });
+
+    it('replaces a part that is sent again', async () => {
+      const key = freshKey();
+      const stale = randomBytes(5 * MiB);
+      const fresh = randomBytes(5 * MiB);
+      const tail = randomBytes(10);
+      const { uploadId } = await storage.createMultipart(key);
+      await storage.uploadPart(key, uploadId, 1, streamOf(stale));
+      const first = await storage.uploadPart(key, uploadId, 1, streamOf(fresh));
+      const second = await storage.uploadPart(key, uploadId, 2, streamOf(tail));
+      await storage.completeMultipart(key, uploadId, [
+        { partNumber: 1, etag: `"${first.etag}"` },
+        { partNumber: 2, etag: second.etag },
+      ]);
+      expect(sha256(await readAll((await storage.get(key)).stream))).toBe(sha256(Buffer.concat([fresh, tail])));
+      expect(await backend.leftovers()).toEqual([]);
+    });
+
+    it('enforces part limits and declared lengths', async () => {
+      const key = freshKey();
+      const { uploadId } = await storage.createMultipart(key);
+      await expect(
+        storage.uploadPart(key, uploadId, 1, streamOf(randomBytes(10)), { contentLength: 2048, maxBytes: 1024 }),
+      ).rejects.toBeInstanceOf(StorageLimitError);
+      await expect(
+        storage.uploadPart(key, uploadId, 1, endlessStream(), { maxBytes: MiB }),
+      ).rejects.toBeInstanceOf(StorageLimitError);
+      await expect(
+        storage.uploadPart(key, uploadId, 1, streamOf(randomBytes(100)), { contentLength: 200 }),
+      ).rejects.toThrow(/declared/);
+      await expect(
+        storage.uploadPart(key, uploadId, 1, streamOf(randomBytes(300)), { contentLength: 200 }),
+      ).rejects.toThrow(/declared/);
+      await storage.abortMultipart(key, uploadId);
+      expect(await backend.leftovers()).toEqual([]);
+    });
+
+    it('aborts a multipart upload', async () => {
+      const key = freshKey();
+      const { uploadId } = await storage.createMultipart(key);
+      const part = await storage.uploadPart(key, uploadId, 1, streamOf(randomBytes(1000)));
+      await storage.abortMultipart(key, uploadId);
+      await expect(storage.completeMultipart(key, uploadId, [{ partNumber: 1, ...part }])).rejects.toThrow();
+      expect(await storage.stat(key)).toBeNull();
+      // Aborting twice, or an upload that never existed, is not an error.
+      await storage.abortMultipart(key, uploadId);
+      expect(await backend.leftovers()).toEqual([]);
+    });
+  });
+}
+
+// Local storage ------------------------------------------------------------------------------
+
+let localDirs: string[] = [];
+afterEach(async () => {
+  await Promise.all(localDirs.map((dir) => rm(dir, { recursive: true, force: true })));
+  localDirs = [];
+});
+
+function localBackend(): Backend & { storage: LocalStorage; dir: string } {
+  // LocalStorage creates its directories on demand, so a fresh unique path is all it needs.
+  const dir = join(tmpdir(), `hoard-local-${randomBytes(8).toString('hex')}`);
+  localDirs.push(dir);
+  const tmpDir = join(dir, 'tmp');
+  return {
+    dir,
+    storage: new LocalStorage({ root: join(dir, 'files'), tmpDir }),
+    async leftovers() {
+      // Every contract test ends with its uploads completed or aborted, so nothing may remain.
+      const entries = await readdir(tmpDir, { recursive: true }).catch(() => []);
+      return entries.filter((entry) => entry !== 'multipart');
+    },
+  };
+}
+
+storageContract('local', localBackend);
+
+describe('local storage specifics', () => {
+  it('reports its target as the absolute root', () => {
+    const backend = localBackend();
+    expect(backend.storage.target).toBe(`local:${join(backend.dir, 'files')}`);
+  });
+
+  it('rejects keys that could escape the root', async () => {
+    const { storage } = localBackend();
+    const bad = ['../outside', 'files/../../outside', '/etc/passwd', 'files/a\0b', '', 'files//a', './files/a', 'a/'];
+    for (const key of bad) {
+      await expect(storage.put(key, streamOf(Buffer.from('x'))), key).rejects.toThrow(/Invalid storage key/);
+      await expect(storage.get(key), key).rejects.toThrow(/Invalid storage key/);
+      await expect(storage.createMultipart(key), key).rejects.toThrow(/Invalid storage key/);
+    }
+    await expect(storage.abortMultipart('files/a', '../../files')).rejects.toThrow(/Invalid upload id/);
+  });
+
+  it('treats a key below an existing file as missing', async () => {
+    const { storage } = localBackend();
+    await storage.put('files/a', streamOf(Buffer.from('x')));
+    expect(await storage.stat('files/a/b')).toBeNull();
+    await expect(storage.get('files/a/b')).rejects.toBeInstanceOf(StorageNotFoundError);
+    await expect(storage.get('files')).rejects.toBeInstanceOf(StorageNotFoundError);
+  });
+
+  it('refuses to complete with a stale ETag, a missing part or unsorted parts', async () => {
+    const { storage } = localBackend();
+    const key = 'files/multi';
+    const { uploadId } = await storage.createMultipart(key);
+    const stale = await storage.uploadPart(key, uploadId, 1, streamOf(Buffer.from('old')));
+    const current = await storage.uploadPart(key, uploadId, 1, streamOf(Buffer.from('new')));
+    const second = await storage.uploadPart(key, uploadId, 2, streamOf(Buffer.from('two')));
+    await expect(storage.completeMultipart(key, uploadId, [{ partNumber: 1, etag: stale.etag }])).rejects.toThrow(
+      StoragePartError,
+    );
+    await expect(storage.completeMultipart(key, uploadId, [{ partNumber: 3, etag: current.etag }])).rejects.toThrow(
+      /never uploaded/,
+    );
+    await expect(
+      storage.completeMultipart(key, uploadId, [
+        { partNumber: 2, etag: second.etag },
+        { partNumber: 1, etag: current.etag },
+      ]),
+    ).rejects.toBeInstanceOf(StoragePartError);
+    await expect(storage.completeMultipart('files/other', uploadId, [{ partNumber: 1, ...current }])).rejects.toThrow(
+      /another key/,
+    );
+    // Failed attempts leave the upload intact for a corrected retry.
+    await storage.completeMultipart(key, uploadId, [
+      { partNumber: 1, etag: current.etag },
+      { partNumber: 2, etag: second.etag },
+    ]);
+    expect((await readAll((await storage.get(key)).stream)).toString()).toBe('newtwo');
+  });
+
+  it('returns no presigned URL', async () => {
+    const { storage } = localBackend();
+    const { uploadId } = await storage.createMultipart('files/x');
+    expect(await storage.presignPart('files/x', uploadId, 1, 60)).toBeNull();
+  });
+});
+
+// S3 storage (against s3rver) -----------------------------------------------------------------
+
+let s3rver: S3rverHandle;
+const s3Storages: S3Storage[] = [];
+beforeAll(async () => {
+  s3rver = await startS3rver();
+});
+afterAll(async () => {
+  await Promise.all(s3Storages.map((storage) => storage.close()));
+  await s3rver.stop();
+});
+
+function s3Backend(): Backend & { storage: S3Storage } {
+  const storage = new S3Storage({
+    endpoint: s3rver.endpoint,
+    region: s3rver.region,
+    bucket: s3rver.bucket,
+    accessKeyId: s3rver.accessKeyId,
+    secretAccessKey: s3rver.secretAccessKey,
+    forcePathStyle: true,
+  });
+  s3Storages.push(storage);
+  return { storage, leftovers: () => s3rver.pendingUploadIds() };
+}
+
+storageContract('s3', s3Backend);
+
+describe('s3 storage specifics', { timeout: 60_000 }, () => {
+  it('reports its target as endpoint and bucket', () => {
+    expect(s3Backend().storage.target).toBe(`s3:${s3rver.endpoint}/${s3rver.bucket}`);
+  });
+
+  it('accepts a part PUT to a presigned URL without credentials', async () => {
+    const { storage } = s3Backend();
+    const key = freshKey();
+    const { uploadId } = await storage.createMultipart(key);
+    const url = await storage.presignPart(key, uploadId, 1, 300);
+    expect(url).toBeTypeOf('string');
+    expect(url).not.toMatch(/x-amz-checksum|x-amz-sdk-checksum/i);
+
+    const data = randomBytes(MiB + 5);
+    const response = await fetch(url!, { method: 'PUT', body: data });
+    expect(response.status).toBe(200);
+    const etag = response.headers.get('etag');
+    expect(etag).toBeTruthy();
+
+    expect(await storage.completeMultipart(key, uploadId, [{ partNumber: 1, etag: etag! }])).toEqual({
+      size: data.length,
+    });
+    expect(sha256(await readAll((await storage.get(key)).stream))).toBe(sha256(data));
+  });
+});

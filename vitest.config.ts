@@ -1,0 +1,18 @@
+import { defineConfig } from 'vitest/config';
+
+// HTTP tests run twice: once on the embedded SQLite database and once on a throwaway PostgreSQL
+// cluster that the postgres project's global setup starts.
+const http = ['test/http/**/*.test.ts'];
+
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { test: { name: 'sqlite', include: http } },
+      { test: { name: 'postgres', include: http, globalSetup: ['test/support/postgres-global-setup.ts'] } },
+    ],
+  },
+});
