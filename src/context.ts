@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Db, Dialect } from './db/database.ts';
 import type { Storage } from './storage/storage.ts';
+import type { AuditLog } from './audit/audit-log.ts';
 
 /** What the running instance is made of; handed to routes and background work. */
 export interface AppContext {
@@ -10,4 +11,5 @@ export interface AppContext {
   dialect: Dialect;
   storage: Storage;
   log: Logger;
+  audit: AuditLog;
 }

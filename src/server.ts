@@ -9,6 +9,7 @@ import { ensureBuiltinRoles } from './auth/roles.ts';
 import { ensureSettings, initialSettings } from './settings/instance-settings.ts';
 import { createStorage } from './storage/create-storage.ts';
 import { buildApp, type App } from './http/app.ts';
+import { AuditLog } from './audit/audit-log.ts';
 
 export interface RunningServer {
   app: App;
@@ -36,7 +37,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   await ensureSettings(database.db, initialSettings(config));
 
   const storage = createStorage({ kind: config.storage, dataDir: config.dataDir, ...(config.s3 ? { s3: config.s3 } : {}) });
-  const ctx: AppContext = { config, db: database.db, dialect: database.dialect, storage, log };
+  const ctx: AppContext = { config, db: database.db, dialect: database.dialect, storage, log, audit: new AuditLog(database.db, log) };
   const app = await buildApp(ctx);
   const address = await app.listen({ port: config.port, host: config.host });
 
@@ -46,6 +47,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     url: address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1'),
     async close() {
       await app.close();
+      await ctx.audit.close();
       await storage.close();
       await database.close();
     },

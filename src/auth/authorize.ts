@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.ts';
-import { findUserById } from '../accounts/users.ts';
+import type { UserRow } from '../accounts/users.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { AppError, forbidden, unauthorized } from '../errors.ts';
 import { hasPermission } from './permissions.ts';
@@ -7,57 +7,100 @@ import { loadAccess } from './roles.ts';
 import type { Principal } from './principal.ts';
 import type { RoutePolicy } from './route-policy.ts';
 import { findSession } from './sessions.ts';
+import { sha256Hex } from './secrets.ts';
+import { parseScopes, SECRET_PREFIX, tokenStatus } from '../tokens/named-tokens.ts';
 
 export interface Credentials {
   /** The raw Authorization header, if any. */
   authorization: string | undefined;
   sessionCookie: string | undefined;
-  method: string;
-  origin: string | undefined;
 }
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-const bearer = /^bearer +(\S+) *$/i;
+// The scheme word is case-insensitive (RFC 9110); the secret is taken exactly as sent.
+const bearer = /^bearer[ ]+([^\s]+)[ ]*$/i;
+// lastUsedAt is best effort: written at most this often per token.
+const LAST_USED_RESOLUTION_MS = 60 * 1000;
+
+const userColumns = ['users.id', 'users.email', 'users.name', 'users.urlId', 'users.emailVerified', 'users.quotaBytes', 'users.createdAt'] as const;
 
 /**
- * The single authentication and authorization step: every request passes here with its route's
- * policy. Resolves to the principal (null on public routes) or throws the error to answer with.
+ * Step one of the single authorization point: who is calling, judged against the route's policy.
+ * Anything wrong with a credential (unknown, expired, revoked, a scope or route it does not cover,
+ * an unverified account) is the same generic 401, so the cause is never revealed.
  */
-export async function authorize(db: Db, policy: RoutePolicy, credentials: Credentials, expectedOrigin: string): Promise<Principal | null> {
+export async function authenticate(db: Db, policy: RoutePolicy, credentials: Credentials): Promise<Principal | null> {
   const { access } = policy;
   if (access.kind === 'public') return null;
 
   // A request that carries an Authorization header is judged by it alone; cookies add nothing.
   if (credentials.authorization !== undefined) {
-    // Named tokens and the legacy credential arrive with the token-management issue; until then no
-    // bearer credential is valid anywhere.
-    throw unauthorized();
+    const secret = bearer.exec(credentials.authorization)?.[1];
+    if (!secret) throw unauthorized();
+    let principal: Principal | null;
+    if (secret.startsWith(SECRET_PREFIX)) {
+      if (access.kind !== 'api') throw unauthorized();
+      principal = await namedTokenPrincipal(db, secret);
+      if (!principal || !principal.token!.scopes.has(access.scope)) throw unauthorized();
+    } else {
+      if (access.kind !== 'api' && access.kind !== 'sessionOrLegacy') throw unauthorized();
+      principal = await legacyPrincipal(db, secret);
+      if (!principal) throw unauthorized();
+    }
+    if (principal.user.emailVerified !== 1 && (await readSettings(db)).requireEmailVerification) throw unauthorized();
+    return principal;
   }
 
   if (!credentials.sessionCookie) throw unauthorized();
   const session = await findSession(db, credentials.sessionCookie);
   if (!session) throw unauthorized();
-  if (STATE_CHANGING.has(credentials.method) && credentials.origin !== expectedOrigin) {
-    throw new AppError('forbidden', 'Cross-origin request refused: the Origin header must match this instance');
-  }
-  const principal = await loadPrincipal(db, 'session', session.userId);
-  if (!principal) throw unauthorized();
-  principal.sessionId = session.id;
-
-  const needed = 'permission' in access ? access.permission : undefined;
-  if (needed && !hasPermission(principal.permissions, needed)) throw forbidden();
-  return principal;
+  const user = await db.selectFrom('users').select(userColumns).where('id', '=', session.userId).executeTakeFirst();
+  if (!user) throw unauthorized();
+  return { ...(await withAccess(db, 'session', user)), sessionId: session.id };
 }
 
-async function loadPrincipal(db: Db, via: Principal['via'], userId: string): Promise<Principal | null> {
-  const user = await findUserById(db, userId);
-  if (!user) return null;
-  const { permissions, roles } = await loadAccess(db, userId);
+/** Step two: may this principal do this, now. Throws 403 when not. */
+export function checkAccess(policy: RoutePolicy, principal: Principal | null, request: { method: string; origin: string | undefined }, expectedOrigin: string): void {
+  if (!principal) return;
+  // Browsers attach cookies to cross-site requests; the Origin header is how a state change proves
+  // it came from this instance's own pages.
+  if (principal.via === 'session' && STATE_CHANGING.has(request.method) && request.origin !== expectedOrigin) {
+    throw new AppError('forbidden', 'Cross-origin request refused: the Origin header must match this instance');
+  }
+  const needed = 'permission' in policy.access ? policy.access.permission : undefined;
+  if (needed && !hasPermission(principal.permissions, needed)) throw forbidden();
+}
+
+async function withAccess(db: Db, via: Principal['via'], user: UserRow): Promise<Principal> {
+  const { permissions, roles } = await loadAccess(db, user.id);
   return { via, user, permissions, roles };
 }
 
-/** Tokens and the legacy credential stop working for unverified accounts when the instance requires it. */
-export async function mustVerifyEmail(db: Db, principal: Principal): Promise<boolean> {
-  if (principal.user.emailVerified === 1) return false;
-  return (await readSettings(db)).requireEmailVerification;
+async function namedTokenPrincipal(db: Db, secret: string): Promise<Principal | null> {
+  const row = await db
+    .selectFrom('apiTokens')
+    .innerJoin('users', 'users.id', 'apiTokens.userId')
+    .select([...userColumns, 'apiTokens.id as tokenId', 'apiTokens.scopes', 'apiTokens.profileId', 'apiTokens.expiresAt', 'apiTokens.revokedAt', 'apiTokens.lastUsedAt'])
+    .where('apiTokens.secretHash', '=', sha256Hex(secret))
+    .executeTakeFirst();
+  const now = Date.now();
+  if (!row || tokenStatus(row, now) !== 'active') return null;
+  if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
+    // Not awaited: recording use must not slow down or fail the request.
+    void db
+      .updateTable('apiTokens')
+      .set({ lastUsedAt: now })
+      .where('id', '=', row.tokenId)
+      .execute()
+      .catch(() => undefined);
+  }
+  const { tokenId, scopes, profileId, expiresAt: _e, revokedAt: _r, lastUsedAt: _l, ...user } = row;
+  const principal = await withAccess(db, 'token', user);
+  return { ...principal, token: { id: tokenId, scopes: new Set(parseScopes(scopes)), profileId } };
+}
+
+async function legacyPrincipal(db: Db, secret: string): Promise<Principal | null> {
+  // Looked up by hash: the database comparison then leaks nothing about the secret's characters.
+  const user = await db.selectFrom('users').select(userColumns).where('uploadTokenHash', '=', sha256Hex(secret)).executeTakeFirst();
+  return user ? withAccess(db, 'legacy', user) : null;
 }

@@ -3,6 +3,13 @@ import type { RoleSummary } from './roles.ts';
 import type { Scope } from './route-policy.ts';
 import type { UserRow } from '../accounts/users.ts';
 
+export interface TokenGrant {
+  id: string;
+  scopes: ReadonlySet<Scope>;
+  /** The bound upload profile; it may since have been deleted. */
+  profileId: string | null;
+}
+
 /** Who is making a request, and with what authority. */
 export interface Principal {
   via: 'session' | 'token' | 'legacy';
@@ -10,7 +17,6 @@ export interface Principal {
   permissions: PermissionSet;
   roles: RoleSummary[];
   sessionId?: string;
-  tokenId?: string;
   /** Only for named tokens. */
-  scopes?: ReadonlySet<Scope>;
+  token?: TokenGrant;
 }

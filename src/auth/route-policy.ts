@@ -62,6 +62,17 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'POST', path: '/api/invites', access: session('users.manage'), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/invites/:id', access: session('users.manage'), errors: 'ApiError' },
 
+  // Named tokens and the legacy upload credential (contract §3).
+  { method: 'POST', path: '/api/tokens', access: session('tokens.manage'), errors: 'ApiError' },
+  { method: 'GET', path: '/api/tokens', access: session('tokens.manage'), errors: 'ApiError' },
+  { method: 'POST', path: '/api/tokens/:id/rotate', access: session('tokens.manage'), errors: 'ApiError' },
+  { method: 'DELETE', path: '/api/tokens/:id', access: session('tokens.manage'), errors: 'ApiError' },
+  { method: 'GET', path: '/api/profile/upload-token', access: session('tokens.manage'), errors: 'ApiError' },
+  { method: 'POST', path: '/api/profile/upload-token', access: session('tokens.manage'), errors: 'ApiError' },
+  { method: 'GET', path: '/api/profile/sharex', access: session('tokens.manage'), errors: 'ApiError' },
+  { method: 'GET', path: '/api/profile/flameshot', access: session('tokens.manage'), errors: 'ApiError' },
+  { method: 'GET', path: '/api/profile/bash', access: session('tokens.manage'), errors: 'ApiError' },
+
   // The named-token API (spec, Endpoints).
   { method: 'GET', path: '/api/files', access: api('files:read', 'files.read'), errors: 'ApiError' },
   { method: 'POST', path: '/api/files', access: api('files:upload', 'files.upload'), errors: 'Error' },

@@ -1,10 +1,12 @@
 import { Migrator, type Migration } from 'kysely';
 import type { Db } from './database.ts';
 import * as accounts from './migrations/0001-accounts.ts';
+import * as tokens from './migrations/0002-tokens.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 const migrations: Record<string, Migration> = {
   '0001-accounts': accounts,
+  '0002-tokens': tokens,
 };
 
 export async function migrate(db: Db): Promise<string[]> {

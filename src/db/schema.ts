@@ -13,6 +13,8 @@ export interface UsersTable {
   urlId: string;
   emailVerified: number;
   quotaBytes: number | null;
+  uploadToken: string | null;
+  uploadTokenHash: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -65,6 +67,43 @@ export interface RateLimitsTable {
   count: number;
 }
 
+export interface UploadProfilesTable {
+  id: string;
+  userId: string;
+  name: string;
+  /** JSON object of upload options. */
+  options: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface ApiTokensTable {
+  id: string;
+  userId: string;
+  name: string;
+  /** JSON array of scopes. */
+  scopes: string;
+  profileId: string | null;
+  /** SHA-256 (hex) of the secret; the secret itself is never stored. */
+  secretHash: string;
+  expiresAt: number | null;
+  revokedAt: number | null;
+  lastUsedAt: number | null;
+  createdAt: number;
+}
+
+export interface AuditEventsTable {
+  id: string;
+  userId: string;
+  tokenId: string | null;
+  credential: 'token' | 'legacy';
+  operation: string;
+  route: string;
+  status: number;
+  ip: string | null;
+  createdAt: number;
+}
+
 export interface Database {
   users: UsersTable;
   roles: RolesTable;
@@ -73,6 +112,9 @@ export interface Database {
   settings: SettingsTable;
   invites: InvitesTable;
   rateLimits: RateLimitsTable;
+  uploadProfiles: UploadProfilesTable;
+  apiTokens: ApiTokensTable;
+  auditEvents: AuditEventsTable;
 }
 
 export type { Generated };

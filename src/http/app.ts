@@ -3,7 +3,7 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.ts';
-import { authorize } from '../auth/authorize.ts';
+import { authenticate, checkAccess } from '../auth/authorize.ts';
 import { policyFor } from '../auth/route-policy.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -14,6 +14,8 @@ import { userRoutes } from './routes/users.ts';
 import { roleRoutes } from './routes/roles.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { inviteRoutes } from './routes/invites.ts';
+import { tokenRoutes } from './routes/tokens.ts';
+import { legacyCredentialRoutes } from './routes/legacy-credential.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,7 +28,7 @@ export type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
 /** A route plugin: registers its routes on the app with the shared context. */
 export type RouteModule = (app: App, ctx: AppContext) => void;
 
-const routeModules: RouteModule[] = [healthRoutes, authRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes];
+const routeModules: RouteModule[] = [healthRoutes, authRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes];
 
 /** The principal of a route whose policy requires one. */
 export function principalOf(request: { principal: Principal | null }): Principal {
@@ -83,17 +85,26 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     const url = request.routeOptions.url;
     const policy = url ? policyFor(request.method, url) : undefined;
     if (!policy) return;
-    request.principal = await authorize(
-      ctx.db,
-      policy,
-      {
-        authorization: request.headers.authorization,
-        sessionCookie: request.cookies[SESSION_COOKIE],
-        method: request.method,
-        origin: request.headers.origin,
-      },
-      expectedOrigin,
-    );
+    const principal = await authenticate(ctx.db, policy, { authorization: request.headers.authorization, sessionCookie: request.cookies[SESSION_COOKIE] });
+    // Set before the permission check so that a refused token request is audited too.
+    request.principal = principal;
+    checkAccess(policy, principal, { method: request.method, origin: request.headers.origin }, expectedOrigin);
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const principal = request.principal;
+    if (!principal || principal.via === 'session') return;
+    const url = request.routeOptions.url ?? request.url;
+    const policy = policyFor(request.method, url);
+    ctx.audit.record({
+      userId: principal.user.id,
+      tokenId: principal.token?.id ?? null,
+      credential: principal.via,
+      operation: policy && 'permission' in policy.access && policy.access.permission ? policy.access.permission : `${request.method} ${url}`,
+      route: `${request.method} ${url}`,
+      status: reply.statusCode,
+      ip: request.ip,
+    });
   });
 
   app.setErrorHandler(handleError);

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import type { RouteModule } from '../app.ts';
+import { principalOf } from '../app.ts';
+import { idParams, isoDateTime } from '../schemas.ts';
+import { scopes } from '../../auth/route-policy.ts';
+import { createToken, listTokens, revokeToken, rotateToken, tokenLimits } from '../../tokens/named-tokens.ts';
+
+const createBody = z.strictObject({
+  name: z.string().min(1).max(tokenLimits.nameLength, { message: `must be 1 to ${tokenLimits.nameLength} characters` }),
+  scopes: z.array(z.enum(scopes, { message: `must be one of ${scopes.join(', ')}` })).min(1, { message: 'at least one scope is required' }).max(scopes.length * 2),
+  expiresAt: isoDateTime.nullable().optional(),
+  profileId: z.string().min(1).max(128).nullable().optional(),
+});
+
+export const tokenRoutes: RouteModule = (app, ctx) => {
+  const tags = ['tokens'];
+  app.post('/api/tokens', { schema: { tags, summary: 'Create a named API token; the secret is shown only in this response', body: createBody } }, async (request, reply) => {
+    const { expiresAt, ...rest } = request.body;
+    const created = await createToken(ctx.db, ctx.dialect, principalOf(request).user.id, { ...rest, expiresAt: expiresAt ? new Date(expiresAt) : null });
+    return reply.code(201).send({ success: true, data: created });
+  });
+
+  app.get('/api/tokens', { schema: { tags, summary: 'The latest 100 token records, newest first' } }, async (request) => ({
+    success: true,
+    data: await listTokens(ctx.db, principalOf(request).user.id),
+  }));
+
+  app.post('/api/tokens/:id/rotate', { schema: { tags, summary: 'Replace a token with a new secret; the old one is revoked', params: idParams } }, async (request, reply) => {
+    const rotated = await rotateToken(ctx.db, ctx.dialect, principalOf(request).user.id, request.params.id);
+    return reply.code(201).send({ success: true, data: rotated });
+  });
+
+  app.delete('/api/tokens/:id', { schema: { tags, summary: 'Revoke a token; it stays listed', params: idParams } }, async (request, reply) => {
+    await revokeToken(ctx.db, principalOf(request).user.id, request.params.id);
+    return reply.code(204).send();
+  });
+};

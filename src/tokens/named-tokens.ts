@@ -1,0 +1,175 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../db/schema.ts';
+import type { Db, Dialect } from '../db/database.ts';
+import { forAccount, type AccountScope } from '../db/account-scope.ts';
+import { newId } from '../db/ids.ts';
+import { randomSecret, sha256Hex } from '../auth/secrets.ts';
+import { scopes as allScopes, type Scope } from '../auth/route-policy.ts';
+import { conflict, invalid, notFound } from '../errors.ts';
+
+export const tokenLimits = {
+  activePerAccount: 50,
+  listed: 100,
+  nameLength: 80,
+} as const;
+
+export const SECRET_PREFIX = 'svc_';
+
+export type TokenStatus = 'active' | 'expired' | 'revoked';
+
+export interface TokenRow {
+  id: string;
+  userId: string;
+  name: string;
+  scopes: string;
+  profileId: string | null;
+  expiresAt: number | null;
+  revokedAt: number | null;
+  lastUsedAt: number | null;
+  createdAt: number;
+}
+
+export interface TokenView {
+  id: string;
+  name: string;
+  scopes: Scope[];
+  profileId: string | null;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+  createdAt: string;
+  status: TokenStatus;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export function tokenStatus(row: Pick<TokenRow, 'expiresAt' | 'revokedAt'>, now = Date.now()): TokenStatus {
+  if (row.revokedAt !== null) return 'revoked';
+  if (row.expiresAt !== null && row.expiresAt <= now) return 'expired';
+  return 'active';
+}
+
+export function parseScopes(json: string): Scope[] {
+  const parsed: unknown = JSON.parse(json);
+  return Array.isArray(parsed) ? parsed.filter((s): s is Scope => (allScopes as readonly string[]).includes(s)) : [];
+}
+
+export function toTokenView(row: TokenRow, now = Date.now()): TokenView {
+  return {
+    id: row.id,
+    name: row.name,
+    scopes: parseScopes(row.scopes),
+    profileId: row.profileId,
+    expiresAt: iso(row.expiresAt),
+    revokedAt: iso(row.revokedAt),
+    lastUsedAt: iso(row.lastUsedAt),
+    createdAt: iso(row.createdAt)!,
+    status: tokenStatus(row, now),
+  };
+}
+
+const tokenColumns = ['id', 'userId', 'name', 'scopes', 'profileId', 'expiresAt', 'revokedAt', 'lastUsedAt', 'createdAt'] as const;
+
+export interface NewToken {
+  name: string;
+  scopes: Scope[];
+  expiresAt?: Date | null | undefined;
+  profileId?: string | null | undefined;
+}
+
+async function validate(account: AccountScope, input: NewToken, now: number): Promise<void> {
+  const name = input.name.trim();
+  if (name.length < 1 || input.name.length > tokenLimits.nameLength) throw invalid(`name: must be 1 to ${tokenLimits.nameLength} characters`);
+  if (input.scopes.length === 0) throw invalid('scopes: at least one scope is required');
+  if (new Set(input.scopes).size !== input.scopes.length) throw invalid('scopes: a scope is listed twice');
+  if (input.expiresAt && input.expiresAt.getTime() <= now) throw invalid('expiresAt: must be in the future');
+  if (input.profileId) {
+    if (!input.scopes.includes('files:upload')) throw invalid('profileId: only a token with the files:upload scope can be bound to an upload profile');
+    const profile = await account.selectFrom('uploadProfiles').select('id').where('id', '=', input.profileId).executeTakeFirst();
+    if (!profile) throw invalid('profileId: no upload profile with this ID belongs to your account');
+  }
+}
+
+// Serialises token creation per account so two concurrent creations at 49 active tokens cannot both
+// pass the count. SQLite already runs one write transaction at a time.
+async function lockAccount(trx: Transaction<Database>, dialect: Dialect, userId: string) {
+  if (dialect === 'postgres') await sql`select 1 from ${sql.table('users')} where ${sql.ref('id')} = ${userId} for update`.execute(trx);
+}
+
+async function insertToken(account: AccountScope, input: NewToken, now: number): Promise<{ row: TokenRow; secret: string }> {
+  const secret = SECRET_PREFIX + randomSecret(32);
+  const row: TokenRow = {
+    id: newId(),
+    userId: account.userId,
+    name: input.name,
+    scopes: JSON.stringify(input.scopes),
+    profileId: input.profileId ?? null,
+    expiresAt: input.expiresAt ? input.expiresAt.getTime() : null,
+    revokedAt: null,
+    lastUsedAt: null,
+    createdAt: now,
+  };
+  const { userId: _owner, ...values } = row;
+  await account.insertInto('apiTokens', { ...values, secretHash: sha256Hex(secret) }).execute();
+  return { row, secret };
+}
+
+async function countActive(account: AccountScope, now: number): Promise<number> {
+  const { count } = await account
+    .selectFrom('apiTokens')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('revokedAt', 'is', null)
+    .where((eb) => eb.or([eb('expiresAt', 'is', null), eb('expiresAt', '>', now)]))
+    .executeTakeFirstOrThrow();
+  return Number(count);
+}
+
+/** Creates a token; the secret is returned this once and only its hash is kept. */
+export async function createToken(db: Db, dialect: Dialect, userId: string, input: NewToken): Promise<{ token: TokenView; secret: string }> {
+  const now = Date.now();
+  await validate(forAccount(db, userId), input, now);
+  return db.transaction().execute(async (trx) => {
+    await lockAccount(trx, dialect, userId);
+    const account = forAccount(trx, userId);
+    if ((await countActive(account, now)) >= tokenLimits.activePerAccount) {
+      throw conflict(`An account can have at most ${tokenLimits.activePerAccount} active tokens; revoke one first`);
+    }
+    const { row, secret } = await insertToken(account, input, now);
+    return { token: toTokenView(row, now), secret };
+  });
+}
+
+export async function listTokens(db: Db, userId: string): Promise<{ tokens: TokenView[]; activeCount: number; limit: number }> {
+  const now = Date.now();
+  const account = forAccount(db, userId);
+  const rows = await account.selectFrom('apiTokens').select(tokenColumns).orderBy('createdAt', 'desc').orderBy('id', 'desc').limit(tokenLimits.listed).execute();
+  return { tokens: rows.map((r) => toTokenView(r, now)), activeCount: await countActive(account, now), limit: tokenLimits.activePerAccount };
+}
+
+/** A new secret for the same name, scopes, profile and expiry; the old token is revoked in the same step. */
+export async function rotateToken(db: Db, dialect: Dialect, userId: string, id: string): Promise<{ token: TokenView; secret: string }> {
+  const now = Date.now();
+  return db.transaction().execute(async (trx) => {
+    await lockAccount(trx, dialect, userId);
+    const account = forAccount(trx, userId);
+    const old = await account.selectFrom('apiTokens').select(tokenColumns).where('id', '=', id).executeTakeFirst();
+    if (!old) throw notFound('Token not found');
+    const status = tokenStatus(old, now);
+    if (status !== 'active') throw conflict(`This token is ${status}; only an active token can be rotated`);
+    await account.updateTable('apiTokens').set({ revokedAt: now }).where('id', '=', id).execute();
+    const { row, secret } = await insertToken(
+      account,
+      { name: old.name, scopes: parseScopes(old.scopes), profileId: old.profileId, expiresAt: old.expiresAt === null ? null : new Date(old.expiresAt) },
+      now,
+    );
+    return { token: toTokenView(row, now), secret };
+  });
+}
+
+/** Revoking twice is harmless; the first revocation time is kept. */
+export async function revokeToken(db: Db, userId: string, id: string): Promise<void> {
+  const account = forAccount(db, userId);
+  const existing = await account.selectFrom('apiTokens').select(['id', 'revokedAt']).where('id', '=', id).executeTakeFirst();
+  if (!existing) throw notFound('Token not found');
+  if (existing.revokedAt === null) await account.updateTable('apiTokens').set({ revokedAt: Date.now() }).where('id', '=', id).execute();
+}

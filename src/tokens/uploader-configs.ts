@@ -1,0 +1,80 @@
+/**
+ * Uploader configurations for the legacy account credential. Each embeds the credential, so
+ * regenerating it invalidates every configuration generated before.
+ */
+
+export function sharexConfig(baseUrl: string, uploadToken: string, instanceName: string) {
+  return {
+    Version: '16.1.0',
+    Name: `Hoard (${instanceName})`,
+    DestinationType: 'ImageUploader, TextUploader, FileUploader',
+    RequestMethod: 'POST',
+    RequestURL: `${baseUrl}/api/files`,
+    Headers: { Authorization: `Bearer ${uploadToken}` },
+    Body: 'MultipartFormData',
+    FileFormName: 'file',
+    URL: '{json:data.url}',
+    ThumbnailURL: '{json:data.rawUrl}',
+    ErrorMessage: '{json:error}',
+  };
+}
+
+const shellQuote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
+
+/** Extracts data.url from the JSON answer without needing jq on the machine. */
+const extractUrl = `sed -n 's/.*"url":"\\([^"]*\\)".*/\\1/p'`;
+
+export function bashScript(baseUrl: string, uploadToken: string): string {
+  return `#!/usr/bin/env bash
+# Hoard uploader: uploads each file given and prints its link.
+# Usage: hoard-upload.sh FILE [FILE...]
+set -euo pipefail
+HOARD_URL=${shellQuote(baseUrl)}
+HOARD_TOKEN=${shellQuote(uploadToken)}
+
+if [ "$#" -eq 0 ]; then
+  echo "usage: $0 FILE [FILE...]" >&2
+  exit 2
+fi
+
+status=0
+for file in "$@"; do
+  if [ ! -f "$file" ]; then
+    echo "$file: not a file" >&2
+    status=1
+    continue
+  fi
+  response=$(curl -sS -w '\\n%{http_code}' -H "Authorization: Bearer $HOARD_TOKEN" -F "file=@$file" "$HOARD_URL/api/files") || { status=1; continue; }
+  code=\${response##*$'\\n'}
+  body=\${response%$'\\n'*}
+  if [ "$code" != "200" ]; then
+    echo "$file: upload failed ($code): $body" >&2
+    status=1
+    continue
+  fi
+  printf '%s\\n' "$body" | ${extractUrl}
+done
+exit $status
+`;
+}
+
+export function flameshotScript(baseUrl: string, uploadToken: string): string {
+  return `#!/usr/bin/env bash
+# Hoard + Flameshot: take a screenshot, upload it, copy the link to the clipboard.
+set -euo pipefail
+HOARD_URL=${shellQuote(baseUrl)}
+HOARD_TOKEN=${shellQuote(uploadToken)}
+
+shot=$(mktemp --suffix=.png)
+trap 'rm -f "$shot"' EXIT
+flameshot gui --raw > "$shot"
+[ -s "$shot" ] || exit 0
+body=$(curl -sSf -H "Authorization: Bearer $HOARD_TOKEN" -F "file=@$shot;type=image/png;filename=screenshot.png" "$HOARD_URL/api/files")
+url=$(printf '%s\\n' "$body" | ${extractUrl})
+if command -v wl-copy >/dev/null 2>&1; then printf '%s' "$url" | wl-copy
+elif command -v xclip >/dev/null 2>&1; then printf '%s' "$url" | xclip -selection clipboard
+fi
+command -v notify-send >/dev/null 2>&1 && notify-send "Hoard" "$url" || true
+printf '%s\\n' "$url"
+`;
+}
