@@ -10,9 +10,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
-      { test: { name: 'sqlite', include: http } },
-      { test: { name: 'postgres', include: http, globalSetup: ['test/support/postgres-global-setup.ts'] } },
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { extends: true, test: { name: 'sqlite', include: http } },
+      { extends: true, test: { name: 'postgres', include: http, globalSetup: ['test/support/postgres-global-setup.ts'] } },
     ],
   },
 });

@@ -14,7 +14,17 @@ export function randomLowerAlnum(length: number): string {
   return out;
 }
 
-/** Record IDs: 20 characters of [a-z0-9], about 103 bits. */
+let lastMs = 0;
+let sequence = 0;
+
+/**
+ * Record IDs: 20 characters of [a-z0-9] that sort by creation time: 9 characters of the millisecond
+ * timestamp, 2 of a per-process sequence within that millisecond, 9 random (about 46 bits). Lists
+ * ordered by (createdAt, id) therefore keep creation order even within one millisecond.
+ */
 export function newId(): string {
-  return randomLowerAlnum(20);
+  const now = Date.now();
+  sequence = now === lastMs ? (sequence + 1) % 1296 : 0;
+  lastMs = now;
+  return now.toString(36).padStart(9, '0') + sequence.toString(36).padStart(2, '0') + randomLowerAlnum(9);
 }

@@ -1,0 +1,248 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { Client, signUp, uniqueEmail } from '../support/client.ts';
+import { sha256Hex } from '../../src/auth/secrets.ts';
+
+let server: TestServer;
+let owner: Awaited<ReturnType<typeof signUp>>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  owner = await signUp(server.baseUrl);
+  await owner.patch('/api/settings', { registration: 'open' });
+});
+afterAll(() => server.close());
+
+const create = (client: Client, body: Record<string, unknown>) => client.post('/api/tokens', body);
+
+describe('creating named tokens', () => {
+  it('returns the secret once and stores only its SHA-256', async () => {
+    const response = await create(owner, { name: 'backup script', scopes: ['files:read', 'files:upload'] });
+    expect(response.status).toBe(201);
+    const { token, secret } = response.body.data;
+    expect(secret).toMatch(/^svc_[A-Za-z0-9_-]{43,}$/);
+    expect(Buffer.from(secret.slice(4), 'base64url').length).toBeGreaterThanOrEqual(32);
+    expect(Object.keys(token).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'profileId', 'revokedAt', 'scopes', 'status']);
+    expect(token).toMatchObject({ name: 'backup script', scopes: ['files:read', 'files:upload'], profileId: null, expiresAt: null, revokedAt: null, lastUsedAt: null, status: 'active' });
+
+    const row = await server.ctx.db.selectFrom('apiTokens').selectAll().where('id', '=', token.id).executeTakeFirstOrThrow();
+    expect(row.secretHash).toBe(sha256Hex(secret));
+    expect(JSON.stringify(row)).not.toContain(secret.slice(4));
+
+    const list = await owner.get('/api/tokens');
+    expect(list.text).not.toContain(secret.slice(4));
+  });
+
+  it.each([
+    [{ name: '', scopes: ['files:read'] }, /^body\.name: /],
+    [{ name: 'x'.repeat(81), scopes: ['files:read'] }, /^body\.name: /],
+    [{ name: 'ok', scopes: [] }, /^body\.scopes: /],
+    [{ name: 'ok', scopes: ['files:read', 'files:read'] }, /^scopes: a scope is listed twice/],
+    [{ name: 'ok', scopes: ['files:delete'] }, /^body\.scopes\.0: /],
+    [{ name: 'ok', scopes: 'files:read' }, /^body\.scopes: /],
+    [{ name: 'ok', scopes: ['files:read'], expiresAt: '2020-01-01T00:00:00Z' }, /^expiresAt: must be in the future/],
+    [{ name: 'ok', scopes: ['files:read'], expiresAt: 'tomorrow' }, /^body\.expiresAt: /],
+    [{ name: 'ok', scopes: ['files:read'], admin: true }, /^body: unknown field "admin"/],
+  ])('rejects %j with 400', async (body, message) => {
+    const response = await create(owner, body);
+    expect(response.status).toBe(400);
+    expect(response.body.success).toBe(false);
+    expect(response.body.error).toMatch(message);
+  });
+
+  it('accepts 80-character names, a future expiry and null fields', async () => {
+    const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
+    const response = await create(owner, { name: 'n'.repeat(80), scopes: ['urls:read'], expiresAt, profileId: null });
+    expect(response.status).toBe(201);
+    expect(response.body.data.token.expiresAt).toBe(expiresAt);
+  });
+
+  it('binds a profile only with files:upload and only a profile of the same account', async () => {
+    const other = await signUp(server.baseUrl);
+    const now = Date.now();
+    await server.ctx.db.insertInto('uploadProfiles').values([
+      { id: 'ownprofile', userId: owner.userId, name: 'Mine', options: '{}', createdAt: now, updatedAt: now },
+      { id: 'foreignprofile', userId: other.userId, name: 'Theirs', options: '{}', createdAt: now, updatedAt: now },
+    ]).execute();
+    const bound = await create(owner, { name: 'bound', scopes: ['files:upload'], profileId: 'ownprofile' });
+    expect(bound.status).toBe(201);
+    expect(bound.body.data.token.profileId).toBe('ownprofile');
+    const withoutUpload = await create(owner, { name: 'bound', scopes: ['files:read'], profileId: 'ownprofile' });
+    expect(withoutUpload.status).toBe(400);
+    expect(withoutUpload.body.error).toMatch(/^profileId: .*files:upload/);
+    const foreign = await create(owner, { name: 'bound', scopes: ['files:upload'], profileId: 'foreignprofile' });
+    expect(foreign.status).toBe(400);
+    const missing = await create(owner, { name: 'bound', scopes: ['files:upload'], profileId: 'nosuchprofile' });
+    expect(missing.status).toBe(400);
+  });
+});
+
+describe('the 50-active-token limit', () => {
+  it('refuses the 51st active token with 409; revoked and expired ones do not count', async () => {
+    const user = await signUp(server.baseUrl);
+    const ids: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      const response = await create(user, { name: `t${i}`, scopes: ['files:read'] });
+      expect(response.status).toBe(201);
+      ids.push(response.body.data.token.id);
+    }
+    const over = await create(user, { name: 'one too many', scopes: ['files:read'] });
+    expect(over.status).toBe(409);
+    expect(over.body.error).toMatch(/50/);
+
+    expect((await user.delete(`/api/tokens/${ids[0]}`)).status).toBe(204);
+    expect((await create(user, { name: 'replacement', scopes: ['files:read'] })).status).toBe(201);
+    expect((await create(user, { name: 'again too many', scopes: ['files:read'] })).status).toBe(409);
+
+    // Expiry happens with time; move one token's expiry into the past as time would.
+    await server.ctx.db.updateTable('apiTokens').set({ expiresAt: Date.now() - 1000 }).where('id', '=', ids[1]!).execute();
+    const list = await user.get('/api/tokens');
+    expect(list.body.data.activeCount).toBe(49);
+    expect(list.body.data.limit).toBe(50);
+    expect(list.body.data.tokens.find((t: { id: string }) => t.id === ids[1]).status).toBe('expired');
+    expect(list.body.data.tokens.find((t: { id: string }) => t.id === ids[0]).status).toBe('revoked');
+    expect((await create(user, { name: 'after expiry', scopes: ['files:read'] })).status).toBe(201);
+  });
+
+  it('is race-free: two concurrent creations at 49 active tokens cannot both succeed', async () => {
+    for (let round = 0; round < 3; round++) {
+      const user = await signUp(server.baseUrl);
+      for (let i = 0; i < 49; i++) expect((await create(user, { name: `t${i}`, scopes: ['urls:read'] })).status).toBe(201);
+      const results = await Promise.all(Array.from({ length: 4 }, (_, i) => create(user, { name: `racer${i}`, scopes: ['urls:read'] })));
+      expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
+      expect((await user.get('/api/tokens')).body.data.activeCount).toBe(50);
+    }
+  });
+});
+
+describe('listing, rotating and revoking', () => {
+  it('lists the latest 100 records newest first, revoked and expired included', async () => {
+    const user = await signUp(server.baseUrl);
+    const created: string[] = [];
+    for (let i = 0; i < 105; i++) {
+      const response = await create(user, { name: `t${i}`, scopes: ['urls:read'] });
+      expect(response.status).toBe(201);
+      created.push(response.body.data.token.id);
+      // Keep under the active limit while making more than 100 records.
+      if (i < 60) expect((await user.delete(`/api/tokens/${response.body.data.token.id}`)).status).toBe(204);
+    }
+    const list = await user.get('/api/tokens');
+    expect(list.status).toBe(200);
+    expect(list.body.data.tokens.map((t: { id: string }) => t.id)).toEqual(created.slice(5).reverse());
+    expect(list.body.data.activeCount).toBe(45);
+    expect(list.body.data.tokens.filter((t: { status: string }) => t.status === 'revoked')).toHaveLength(55);
+  });
+
+  it('rotates: a new secret with the same settings, and the old token revoked', async () => {
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    const original = (await create(owner, { name: 'rotating', scopes: ['urls:read', 'urls:write'], expiresAt })).body.data;
+    const rotated = await owner.post(`/api/tokens/${original.token.id}/rotate`);
+    expect(rotated.status).toBe(201);
+    const { token, secret } = rotated.body.data;
+    expect(secret).not.toBe(original.secret);
+    expect(token).toMatchObject({ name: 'rotating', scopes: ['urls:read', 'urls:write'], expiresAt, profileId: null, status: 'active' });
+    expect(token.id).not.toBe(original.token.id);
+    const list = (await owner.get('/api/tokens')).body.data.tokens;
+    expect(list.find((t: { id: string }) => t.id === original.token.id).status).toBe('revoked');
+    expect((await owner.post(`/api/tokens/${original.token.id}/rotate`)).status).toBe(409);
+  });
+
+  it('revokes idempotently and keeps the record', async () => {
+    const { token } = (await create(owner, { name: 'short-lived', scopes: ['urls:read'] })).body.data;
+    expect((await owner.delete(`/api/tokens/${token.id}`)).status).toBe(204);
+    const first = (await owner.get('/api/tokens')).body.data.tokens.find((t: { id: string }) => t.id === token.id);
+    expect(first.revokedAt).not.toBeNull();
+    expect((await owner.delete(`/api/tokens/${token.id}`)).status).toBe(204);
+    const second = (await owner.get('/api/tokens')).body.data.tokens.find((t: { id: string }) => t.id === token.id);
+    expect(second.revokedAt).toBe(first.revokedAt);
+  });
+
+  it('never touches another account’s tokens', async () => {
+    const other = await signUp(server.baseUrl);
+    const { token } = (await create(other, { name: 'theirs', scopes: ['urls:read'] })).body.data;
+    expect((await owner.delete(`/api/tokens/${token.id}`)).status).toBe(404);
+    expect((await owner.post(`/api/tokens/${token.id}/rotate`)).status).toBe(404);
+    expect((await owner.get('/api/tokens')).body.data.tokens.map((t: { id: string }) => t.id)).not.toContain(token.id);
+    expect((await other.get('/api/tokens')).body.data.tokens[0].status).toBe('active');
+  });
+});
+
+describe('who may manage tokens', () => {
+  it('needs a browser session: named tokens and the legacy credential get the generic 401', async () => {
+    const { secret } = (await create(owner, { name: 'all scopes', scopes: ['files:read', 'files:upload', 'urls:read', 'urls:write'] })).body.data;
+    const legacy = (await owner.get('/api/profile/upload-token')).body.data.uploadToken;
+    const script = new Client(server.baseUrl);
+    for (const credential of [secret, legacy]) {
+      for (const [method, path] of [
+        ['GET', '/api/tokens'],
+        ['POST', '/api/tokens'],
+        ['POST', '/api/tokens/x/rotate'],
+        ['DELETE', '/api/tokens/x'],
+        ['GET', '/api/profile/upload-token'],
+        ['POST', '/api/profile/upload-token'],
+        ['GET', '/api/auth/me'],
+        ['GET', '/api/users'],
+        ['GET', '/api/settings'],
+      ] as const) {
+        const response = await script.request(method, path, { token: credential, json: method === 'POST' ? { name: 'x', scopes: ['files:read'] } : undefined });
+        expect(response.status, `${method} ${path}`).toBe(401);
+        expect(response.body).toEqual({ success: false, error: 'Unauthorized' });
+      }
+    }
+  });
+
+  it('needs tokens.manage; losing it does not disable existing tokens', async () => {
+    const member = await signUp(server.baseUrl, uniqueEmail('member'));
+    const { token } = (await create(member, { name: 'kept', scopes: ['urls:read'] })).body.data;
+    const roles = (await owner.get('/api/roles')).body.data.roles;
+    const everyone = roles.find((r: { systemKey: string }) => r.systemKey === 'everyone');
+    await owner.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions.filter((p: string) => p !== 'tokens.manage') });
+    try {
+      for (const [method, path] of [
+        ['GET', '/api/tokens'],
+        ['POST', '/api/tokens'],
+        ['DELETE', `/api/tokens/${token.id}`],
+        ['POST', `/api/tokens/${token.id}/rotate`],
+      ] as const) {
+        const response = await member.request(method, path, method === 'POST' && path === '/api/tokens' ? { json: { name: 'x', scopes: ['files:read'] } } : {});
+        expect(response.status, `${method} ${path}`).toBe(403);
+        expect(response.body).toEqual({ success: false, error: 'You do not have permission to perform this action.' });
+      }
+      const stored = await server.ctx.db.selectFrom('apiTokens').select('revokedAt').where('id', '=', token.id).executeTakeFirstOrThrow();
+      expect(stored.revokedAt).toBeNull();
+    } finally {
+      await owner.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions });
+    }
+  });
+});
+
+describe('legacy upload credential', () => {
+  it('is created once, shown again, and regenerating it replaces it', async () => {
+    const first = await owner.get('/api/profile/upload-token');
+    expect(first.status).toBe(200);
+    const value = first.body.data.uploadToken;
+    expect(value).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect((await owner.get('/api/profile/upload-token')).body.data.uploadToken).toBe(value);
+    const regenerated = await owner.post('/api/profile/upload-token');
+    expect(regenerated.status).toBe(200);
+    expect(regenerated.body.data.uploadToken).not.toBe(value);
+    expect((await owner.get('/api/profile/upload-token')).body.data.uploadToken).toBe(regenerated.body.data.uploadToken);
+  });
+
+  it('is embedded in the ShareX, Flameshot and bash configurations', async () => {
+    const token = (await owner.get('/api/profile/upload-token')).body.data.uploadToken;
+    const sharex = await owner.get('/api/profile/sharex');
+    expect(sharex.status).toBe(200);
+    expect(sharex.headers.get('content-disposition')).toMatch(/attachment; filename=".*\.sxcu"/);
+    const config = JSON.parse(sharex.text);
+    expect(config).toMatchObject({ RequestMethod: 'POST', RequestURL: `${server.baseUrl}/api/files`, Body: 'MultipartFormData', FileFormName: 'file', URL: '{json:data.url}' });
+    expect(config.Headers.Authorization).toBe(`Bearer ${token}`);
+    for (const path of ['/api/profile/flameshot', '/api/profile/bash']) {
+      const script = await owner.get(path);
+      expect(script.status).toBe(200);
+      expect(script.text.startsWith('#!/usr/bin/env bash')).toBe(true);
+      expect(script.text).toContain(token);
+      expect(script.text).toContain(server.baseUrl);
+    }
+  });
+});
