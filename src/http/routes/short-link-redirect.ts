@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import type { RouteModule } from '../app.ts';
+import { resolveShortCode } from '../../links/short-links.ts';
+
+const notFoundPage = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>Link not found</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 32rem; margin: 4rem auto; padding: 0 1rem; color: #222">
+<h1>Link not found</h1>
+<p>This short link does not exist or has been deleted.</p>
+</body>
+</html>
+`;
+
+/** The public address of a short link, `{base_url}/u/<shortCode>` (contract §6). */
+export const shortLinkRedirectRoutes: RouteModule = (app, ctx) => {
+  app.get(
+    '/u/:shortCode',
+    {
+      schema: {
+        tags: ['short links'],
+        summary: 'Public redirect: 302 to the target URL, counting one click; an HTML 404 page when unknown',
+        params: z.object({ shortCode: z.string() }),
+      },
+    },
+    async (request, reply) => {
+      // HEAD (link checkers, unfurlers) resolves the link without counting a click.
+      const target = await resolveShortCode(ctx.db, request.params.shortCode, { count: request.method !== 'HEAD' });
+      reply.header('Cache-Control', 'no-store');
+      if (target === undefined) return reply.code(404).type('text/html; charset=utf-8').send(notFoundPage);
+      return reply.code(302).header('Location', target).send();
+    },
+  );
+};

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import type { RouteModule } from '../app.ts';
+import { principalOf } from '../app.ts';
+import { idParams } from '../schemas.ts';
+import { createShortLink, deleteShortLink, listShortLinks } from '../../links/short-links.ts';
+
+const createBody = z.strictObject({
+  url: z.string({ error: 'required: the http:// or https:// URL to shorten, as a string' }),
+});
+
+/** The short-link routes of the named-token API (spec, GET/POST/DELETE /api/urls). */
+export const urlRoutes: RouteModule = (app, ctx) => {
+  const tags = ['short links'];
+  app.get('/api/urls', { schema: { tags, summary: "The account's short links, newest first" } }, async (request) => ({
+    success: true,
+    data: { urls: await listShortLinks(ctx.db, principalOf(request).user.id) },
+  }));
+
+  app.post(
+    '/api/urls',
+    { schema: { tags, summary: 'Create a short link with a new random six-character code', body: createBody } },
+    async (request) => ({
+      success: true,
+      data: await createShortLink(ctx.db, principalOf(request).user.id, request.body.url),
+    }),
+  );
+
+  app.delete(
+    '/api/urls/:id',
+    { schema: { tags, summary: 'Delete one of your short links (by record ID, not short code)', params: idParams } },
+    async (request, reply) => {
+      await deleteShortLink(ctx.db, principalOf(request).user.id, request.params.id);
+      return reply.code(204).send();
+    },
+  );
+};
