@@ -1,0 +1,129 @@
+import type { Db, Dialect } from '../db/database.ts';
+import { forAccount, type Executor } from '../db/account-scope.ts';
+import { lockAccountRow } from '../db/locks.ts';
+import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from '../auth/passwords.ts';
+import { blockedFor, clearHits, countHit } from '../auth/throttle.ts';
+import { loginLimits } from '../auth/login.ts';
+import { readSettings } from '../settings/instance-settings.ts';
+import { parseStoredOptions, type ProfileOptions } from '../uploads/upload-options.ts';
+import { checkProfileOptions, findOwnedProfile } from '../organisation/profiles.ts';
+import { nameSchema, parseField } from '../organisation/common.ts';
+import { forbidden, invalid, notFound, rateLimited } from '../errors.ts';
+
+export const accountNameSchema = nameSchema(100);
+
+/** The signed-in account's own settings, as `GET /api/account` returns them. */
+export interface AccountView {
+  id: string;
+  email: string;
+  name: string;
+  urlId: string;
+  defaultProfileId: string | null;
+  uploadDefaults: ProfileOptions;
+  /** Bytes currently charged against the quota. */
+  usedBytes: number;
+  /** The quota that applies to the account in bytes; null means unlimited. */
+  quotaBytes: number | null;
+}
+
+/**
+ * The quota that applies to an account: its own quota when an administrator set one, else the
+ * instance default. 0 means "no quota" in both places (as `DEFAULT_QUOTA=0` does). Accounts exempt
+ * from the default quota (`quotas.bypass`, Administrators) are still held to a quota set on them.
+ */
+export function effectiveQuotaBytes(userQuotaBytes: number | null, defaultQuotaBytes: number, exemptFromDefault: boolean): number | null {
+  if (userQuotaBytes !== null) return userQuotaBytes > 0 ? Number(userQuotaBytes) : null;
+  if (exemptFromDefault) return null;
+  return defaultQuotaBytes > 0 ? defaultQuotaBytes : null;
+}
+
+export async function getAccountSettings(db: Executor, userId: string, options: { exemptFromDefaultQuota: boolean }): Promise<AccountView> {
+  // The account row itself, not an account-owned table.
+  const row = await db
+    .selectFrom('users')
+    .select(['id', 'email', 'name', 'urlId', 'defaultProfileId', 'uploadDefaults', 'usedBytes', 'quotaBytes'])
+    .where('id', '=', userId)
+    .executeTakeFirst();
+  if (!row) throw notFound('Account not found');
+  const { defaultQuotaBytes } = await readSettings(db);
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    urlId: row.urlId,
+    defaultProfileId: row.defaultProfileId,
+    uploadDefaults: parseStoredOptions(row.uploadDefaults),
+    usedBytes: Number(row.usedBytes),
+    quotaBytes: effectiveQuotaBytes(row.quotaBytes, defaultQuotaBytes, options.exemptFromDefaultQuota),
+  };
+}
+
+export interface AccountChanges {
+  name?: string | undefined;
+  defaultProfileId?: string | null | undefined;
+  /** Replaces the stored defaults as a whole. */
+  uploadDefaults?: unknown;
+  currentPassword?: string | undefined;
+  newPassword?: string | undefined;
+}
+
+export interface Actor {
+  userId: string;
+  /** The browser session making the change: it survives a password change, the others end. */
+  sessionId: string | undefined;
+  exemptFromDefaultQuota: boolean;
+}
+
+// Wrong current passwords are counted like failed sign-ins, so a stolen session cannot be used to
+// guess the password at leisure.
+const passwordKey = (userId: string) => `password-change:${userId}`;
+
+async function checkCurrentPassword(db: Db, userId: string, currentPassword: string): Promise<void> {
+  const wait = await blockedFor(db, passwordKey(userId), loginLimits.perAccount, loginLimits.windowMs);
+  if (wait !== null) throw rateLimited('Too many wrong passwords; try again later', wait);
+  const row = await db.selectFrom('users').select('passwordHash').where('id', '=', userId).executeTakeFirst();
+  if (!(await verifyPassword(row?.passwordHash ?? null, currentPassword))) {
+    await countHit(db, passwordKey(userId), loginLimits.windowMs);
+    throw forbidden('currentPassword: the current password is not correct');
+  }
+  await clearHits(db, passwordKey(userId));
+}
+
+/**
+ * Changes the account's own settings. A new password needs the current one; setting it ends every
+ * other browser session of the account (named tokens and the legacy credential are not affected,
+ * spec Authentication 10).
+ */
+export async function updateAccountSettings(db: Db, dialect: Dialect, actor: Actor, changes: AccountChanges): Promise<AccountView> {
+  const { userId } = actor;
+  const name = changes.name === undefined ? undefined : parseField(accountNameSchema, changes.name, 'name');
+
+  let passwordHash: string | undefined;
+  if (changes.newPassword !== undefined || changes.currentPassword !== undefined) {
+    if (changes.newPassword === undefined) throw invalid('newPassword: required when currentPassword is given');
+    if (changes.currentPassword === undefined) throw invalid('currentPassword: required to change the password');
+    if (changes.newPassword.length < MIN_PASSWORD_LENGTH) throw invalid(`newPassword: must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    await checkCurrentPassword(db, userId, changes.currentPassword);
+    // Hashing is slow; it happens before the transaction so no lock is held meanwhile.
+    passwordHash = await hashPassword(changes.newPassword);
+  }
+
+  await db.transaction().execute(async (trx) => {
+    // Serialised with profile and tag deletion, which rewrite the fields checked here.
+    await lockAccountRow(trx, dialect, userId);
+    const set: { name?: string; defaultProfileId?: string | null; uploadDefaults?: string; passwordHash?: string; updatedAt: number } = { updatedAt: Date.now() };
+    if (name !== undefined) set.name = name;
+    if (changes.defaultProfileId !== undefined) {
+      if (changes.defaultProfileId !== null && !(await findOwnedProfile(trx, userId, changes.defaultProfileId))) throw notFound('Upload profile not found');
+      set.defaultProfileId = changes.defaultProfileId;
+    }
+    if (changes.uploadDefaults !== undefined) set.uploadDefaults = JSON.stringify(await checkProfileOptions(trx, userId, changes.uploadDefaults, 'uploadDefaults'));
+    if (passwordHash !== undefined) set.passwordHash = passwordHash;
+    await trx.updateTable('users').set(set).where('id', '=', userId).execute();
+    if (passwordHash !== undefined) {
+      const others = forAccount(trx, userId).deleteFrom('sessions');
+      await (actor.sessionId === undefined ? others : others.where('id', '!=', actor.sessionId)).execute();
+    }
+  });
+  return getAccountSettings(db, userId, { exemptFromDefaultQuota: actor.exemptFromDefaultQuota });
+}

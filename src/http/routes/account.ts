@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import type { RouteModule } from '../app.ts';
+import { principalOf } from '../app.ts';
+import { passwordSchema } from './auth.ts';
+import { hasPermission } from '../../auth/permissions.ts';
+import type { Principal } from '../../auth/principal.ts';
+import { profileOptionsSchema } from '../../uploads/upload-options.ts';
+import { accountNameSchema, getAccountSettings, updateAccountSettings } from '../../accounts/account-settings.ts';
+
+const updateBody = z.strictObject({
+  name: accountNameSchema.optional(),
+  defaultProfileId: z.string().min(1).max(128).nullable().optional(),
+  uploadDefaults: profileOptionsSchema.optional(),
+  currentPassword: z.string().min(1).max(1024).optional(),
+  newPassword: passwordSchema.optional(),
+});
+
+const exemptFromDefaultQuota = (principal: Principal) => hasPermission(principal.permissions, 'quotas.bypass');
+
+/** The signed-in account's own settings. Browser session only. */
+export const accountRoutes: RouteModule = (app, ctx) => {
+  const tags = ['account'];
+  app.get('/api/account', { schema: { tags, summary: 'Your account: name, upload defaults, default profile, storage used and quota' } }, async (request) => {
+    const principal = principalOf(request);
+    return { success: true, data: { account: await getAccountSettings(ctx.db, principal.user.id, { exemptFromDefaultQuota: exemptFromDefaultQuota(principal) }) } };
+  });
+
+  app.patch(
+    '/api/account',
+    { schema: { tags, summary: 'Change your name, upload defaults, default profile or password (a new password ends your other sessions)', body: updateBody } },
+    async (request) => {
+      const principal = principalOf(request);
+      const account = await updateAccountSettings(
+        ctx.db,
+        ctx.dialect,
+        { userId: principal.user.id, sessionId: principal.sessionId, exemptFromDefaultQuota: exemptFromDefaultQuota(principal) },
+        request.body,
+      );
+      return { success: true, data: { account } };
+    },
+  );
+};

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import type { RouteModule } from '../app.ts';
+import { principalOf } from '../app.ts';
+import { idParams } from '../schemas.ts';
+import { profileOptionsSchema } from '../../uploads/upload-options.ts';
+import { createProfile, deleteProfile, listProfiles, profileNameSchema, updateProfile } from '../../organisation/profiles.ts';
+
+const createBody = z.strictObject({
+  name: profileNameSchema,
+  options: profileOptionsSchema.optional(),
+});
+const updateBody = z.strictObject({
+  name: profileNameSchema.optional(),
+  options: profileOptionsSchema.optional(),
+});
+
+/** Upload profiles: saved sets of upload options (contract §3). Browser session only. */
+export const uploadProfileRoutes: RouteModule = (app, ctx) => {
+  const tags = ['upload profiles'];
+  app.get('/api/upload-profiles', { schema: { tags, summary: "The account's upload profiles, sorted by name" } }, async (request) => ({
+    success: true,
+    data: { profiles: await listProfiles(ctx.db, principalOf(request).user.id) },
+  }));
+
+  app.post('/api/upload-profiles', { schema: { tags, summary: 'Create an upload profile', body: createBody } }, async (request, reply) => {
+    const profile = await createProfile(ctx.db, ctx.dialect, principalOf(request).user.id, { name: request.body.name, options: request.body.options ?? {} });
+    return reply.code(201).send({ success: true, data: { profile } });
+  });
+
+  app.patch(
+    '/api/upload-profiles/:id',
+    { schema: { tags, summary: 'Rename a profile and/or replace its options', params: idParams, body: updateBody } },
+    async (request) => ({
+      success: true,
+      data: { profile: await updateProfile(ctx.db, ctx.dialect, principalOf(request).user.id, request.params.id, request.body) },
+    }),
+  );
+
+  app.delete(
+    '/api/upload-profiles/:id',
+    { schema: { tags, summary: 'Delete a profile; tokens bound to it stay bound, and it stops being the default', params: idParams } },
+    async (request, reply) => {
+      await deleteProfile(ctx.db, ctx.dialect, principalOf(request).user.id, request.params.id);
+      return reply.code(204).send();
+    },
+  );
+};
