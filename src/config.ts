@@ -24,7 +24,13 @@ export interface Config {
   defaultQuota: number;
   trustProxy: boolean;
   webhookAllowPrivate: boolean;
+  /** Key material for secrets stored encrypted (webhook signing secrets); null: DATA_DIR/secret.key. */
+  secretKey: string | null;
+  /** Testing only: replaces the webhook retry back-off schedule (milliseconds between attempts). */
+  webhookRetryDelaysMs: number[] | null;
   logLevel: string;
+  /** Upload starts per minute per client IP; 0 switches the limit off (benchmarks only). */
+  uploadRateLimit: number;
 }
 
 export class ConfigError extends Error {
@@ -63,6 +69,13 @@ const variables = {
   DEFAULT_QUOTA: byteCount.optional(),
   TRUST_PROXY: booleanText.optional(),
   WEBHOOK_ALLOW_PRIVATE: booleanText.optional(),
+  SECRET_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -base64 48)').optional(),
+  WEBHOOK_RETRY_DELAYS_MS: z
+    .string()
+    .regex(/^\d+(,\d+){0,19}$/, 'must be 1 to 20 comma-separated whole numbers of milliseconds')
+    .transform((v) => v.split(',').map(Number))
+    .optional(),
+  UPLOAD_RATE_LIMIT: z.string().regex(/^\d+$/, 'must be a whole number of requests per minute').transform(Number).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
 } satisfies Record<string, z.ZodType>;
 
@@ -76,7 +89,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     const result = schema.safeParse(raw);
     if (!result.success) {
       const reason = result.error.issues[0]?.message ?? 'is invalid';
-      throw new ConfigError(`${name}=${JSON.stringify(raw)} ${reason.startsWith('must') ? reason : `is invalid: ${reason}`}`);
+      // A secret's value is never echoed, not even a wrong one.
+      const shown = name === 'SECRET_KEY' ? '(hidden)' : JSON.stringify(raw);
+      throw new ConfigError(`${name}=${shown} ${reason.startsWith('must') ? reason : `is invalid: ${reason}`}`);
     }
     (parsed as Record<string, unknown>)[name] = result.data;
   }
@@ -109,6 +124,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     defaultQuota: parsed.DEFAULT_QUOTA ?? 0,
     trustProxy: parsed.TRUST_PROXY ?? false,
     webhookAllowPrivate: parsed.WEBHOOK_ALLOW_PRIVATE ?? false,
+    secretKey: parsed.SECRET_KEY ?? null,
+    webhookRetryDelaysMs: parsed.WEBHOOK_RETRY_DELAYS_MS ?? null,
     logLevel: parsed.LOG_LEVEL ?? 'info',
+    uploadRateLimit: parsed.UPLOAD_RATE_LIMIT ?? 30,
   };
 }

@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import type { Db, Dialect } from './db/database.ts';
 import type { Storage } from './storage/storage.ts';
 import type { AuditLog } from './audit/audit-log.ts';
+import type { SecretBox } from './webhooks/secret-box.ts';
 
 /** What the running instance is made of; handed to routes and background work. */
 export interface AppContext {
@@ -12,4 +13,8 @@ export interface AppContext {
   storage: Storage;
   log: Logger;
   audit: AuditLog;
+  /** Encrypts secrets kept at rest (webhook signing secrets). */
+  secretBox: SecretBox;
+  /** The background job runner: wake() after committing an enqueueJob() (src/jobs/queue.ts). */
+  jobs: { wake(): void };
 }

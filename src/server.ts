@@ -10,10 +10,17 @@ import { ensureSettings, initialSettings } from './settings/instance-settings.ts
 import { createStorage } from './storage/create-storage.ts';
 import { buildApp, type App } from './http/app.ts';
 import { AuditLog } from './audit/audit-log.ts';
+import { JobRunner } from './jobs/queue.ts';
+import { loadSecretBox } from './webhooks/secret-box.ts';
+import { webhookJobHandlers } from './webhooks/delivery-job.ts';
+import { FILE_EXPIRY_JOB, fileExpiryHandler } from './files/expiry.ts';
+import { STORAGE_CLEANUP_JOB, storageCleanupHandler } from './files/storage-cleanup.ts';
 
 export interface RunningServer {
   app: App;
   ctx: AppContext;
+  /** The background job runner (tests call jobs.runDueJobs()). */
+  jobs: JobRunner;
   /** The address actually listened on (useful with PORT=0). */
   url: string;
   close(): Promise<void>;
@@ -37,16 +44,26 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   await ensureSettings(database.db, initialSettings(config));
 
   const storage = createStorage({ kind: config.storage, dataDir: config.dataDir, ...(config.s3 ? { s3: config.s3 } : {}) });
-  const ctx: AppContext = { config, db: database.db, dialect: database.dialect, storage, log, audit: new AuditLog(database.db, log) };
+  const secretBox = loadSecretBox(config);
+  const ctx: AppContext = { config, db: database.db, dialect: database.dialect, storage, log, audit: new AuditLog(database.db, log), secretBox, jobs: { wake: () => jobs.wake() } };
+  // Every background job type and its handler.
+  const jobs = new JobRunner(ctx, {
+    [FILE_EXPIRY_JOB]: fileExpiryHandler(ctx),
+    [STORAGE_CLEANUP_JOB]: storageCleanupHandler(ctx),
+    ...webhookJobHandlers({ db: ctx.db, log, secretBox, allowPrivate: config.webhookAllowPrivate, retryDelaysMs: config.webhookRetryDelaysMs }),
+  });
   const app = await buildApp(ctx);
   const address = await app.listen({ port: config.port, host: config.host });
+  jobs.start();
 
   return {
     app,
     ctx,
+    jobs,
     url: address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1'),
     async close() {
       await app.close();
+      await jobs.stop();
       await ctx.audit.close();
       await storage.close();
       await database.close();

@@ -32,6 +32,7 @@ const userColumns = ['users.id', 'users.email', 'users.name', 'users.urlId', 'us
 export async function authenticate(db: Db, policy: RoutePolicy, credentials: Credentials): Promise<Principal | null> {
   const { access } = policy;
   if (access.kind === 'public') return null;
+  if (access.kind === 'publicWithSession') return credentials.sessionCookie ? sessionPrincipal(db, credentials.sessionCookie) : null;
 
   // A request that carries an Authorization header is judged by it alone; cookies add nothing.
   if (credentials.authorization !== undefined) {
@@ -51,11 +52,16 @@ export async function authenticate(db: Db, policy: RoutePolicy, credentials: Cre
     return principal;
   }
 
-  if (!credentials.sessionCookie) throw unauthorized();
-  const session = await findSession(db, credentials.sessionCookie);
-  if (!session) throw unauthorized();
+  const principal = credentials.sessionCookie ? await sessionPrincipal(db, credentials.sessionCookie) : null;
+  if (!principal) throw unauthorized();
+  return principal;
+}
+
+async function sessionPrincipal(db: Db, cookie: string): Promise<Principal | null> {
+  const session = await findSession(db, cookie);
+  if (!session) return null;
   const user = await db.selectFrom('users').select(userColumns).where('id', '=', session.userId).executeTakeFirst();
-  if (!user) throw unauthorized();
+  if (!user) return null;
   return { ...(await withAccess(db, 'session', user)), sessionId: session.id };
 }
 

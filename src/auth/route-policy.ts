@@ -7,6 +7,8 @@ export type Scope = (typeof scopes)[number];
 /**
  * Who may call a route:
  * - `public`: anyone; no credential is read.
+ * - `publicWithSession`: anyone, and a browser session (if any) is recognised, e.g. so an owner sees
+ *   their own private file. Bearer credentials are ignored: tokens never open file bytes.
  * - `session`: a browser session only; named tokens and the legacy credential get the generic 401.
  * - `api`: the named-token routes of the specification: a named token holding `scope`, the legacy
  *   credential (no scope allowlist), or a browser session; all need `permission` currently.
@@ -14,6 +16,7 @@ export type Scope = (typeof scopes)[number];
  */
 export type Access =
   | { kind: 'public' }
+  | { kind: 'publicWithSession' }
   | { kind: 'session'; permission?: Permission }
   | { kind: 'api'; scope: Scope; permission: Permission }
   | { kind: 'sessionOrLegacy'; permission: Permission };
@@ -27,9 +30,17 @@ export interface RoutePolicy {
   path: string;
   access: Access;
   errors: ErrorShape;
+  /**
+   * How a body that is not valid JSON is answered: a 400 unless the route documents otherwise
+   * (`server-error`: the 500 the specification gives for `POST /api/urls`).
+   */
+  malformedJson?: 'server-error';
+  /** Counts toward the per-IP upload-start rate limit (spec, Limits). */
+  uploadStart?: true;
 }
 
 const publicRoute = { kind: 'public' } as const;
+const publicWithSession = { kind: 'publicWithSession' } as const;
 const session = (permission?: Permission): Access => (permission ? { kind: 'session', permission } : { kind: 'session' });
 const api = (scope: Scope, permission: Permission): Access => ({ kind: 'api', scope, permission });
 
@@ -73,20 +84,57 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'GET', path: '/api/profile/flameshot', access: session('tokens.manage'), errors: 'ApiError' },
   { method: 'GET', path: '/api/profile/bash', access: session('tokens.manage'), errors: 'ApiError' },
 
+  // Webhooks (contract §3; spec, Events: browser session only).
+  { method: 'POST', path: '/api/webhooks', access: session('webhooks.manage'), errors: 'ApiError' },
+  { method: 'GET', path: '/api/webhooks', access: session('webhooks.manage'), errors: 'ApiError' },
+  { method: 'PATCH', path: '/api/webhooks/:id', access: session('webhooks.manage'), errors: 'ApiError' },
+  { method: 'DELETE', path: '/api/webhooks/:id', access: session('webhooks.manage'), errors: 'ApiError' },
+  { method: 'POST', path: '/api/webhooks/:id/test', access: session('webhooks.manage'), errors: 'ApiError' },
+  { method: 'GET', path: '/api/webhooks/:id/deliveries', access: session('webhooks.manage'), errors: 'ApiError' },
+
   // The named-token API (spec, Endpoints).
   { method: 'GET', path: '/api/files', access: api('files:read', 'files.read'), errors: 'ApiError' },
-  { method: 'POST', path: '/api/files', access: api('files:upload', 'files.upload'), errors: 'Error' },
+  { method: 'POST', path: '/api/files', access: api('files:upload', 'files.upload'), errors: 'Error', uploadStart: true },
   { method: 'GET', path: '/api/files/types', access: api('files:read', 'files.read'), errors: 'ApiError' },
   { method: 'GET', path: '/api/files/timeline', access: api('files:read', 'files.read'), errors: 'Error' },
-  { method: 'POST', path: '/api/files/chunks', access: api('files:upload', 'files.upload'), errors: 'Error' },
+  { method: 'POST', path: '/api/files/chunks', access: api('files:upload', 'files.upload'), errors: 'Error', uploadStart: true },
   { method: 'GET', path: '/api/files/chunks', access: api('files:upload', 'files.upload'), errors: 'Error' },
   { method: 'PUT', path: '/api/files/chunks', access: api('files:upload', 'files.upload'), errors: 'Error' },
   { method: 'GET', path: '/api/files/chunks/:uploadId/part/:partNumber', access: api('files:upload', 'files.upload'), errors: 'Error' },
   { method: 'PUT', path: '/api/files/chunks/:uploadId/part/:partNumber', access: api('files:upload', 'files.upload'), errors: 'Error' },
   { method: 'POST', path: '/api/files/chunks/:uploadId/complete', access: api('files:upload', 'files.upload'), errors: 'Error' },
   { method: 'GET', path: '/api/urls', access: api('urls:read', 'links.read'), errors: 'ApiError' },
-  { method: 'POST', path: '/api/urls', access: api('urls:write', 'links.create'), errors: 'ApiError' },
+  { method: 'POST', path: '/api/urls', access: api('urls:write', 'links.create'), errors: 'ApiError', malformedJson: 'server-error' },
   { method: 'DELETE', path: '/api/urls/:id', access: api('urls:write', 'links.delete'), errors: 'ApiError' },
+
+  // Organisation and account settings (contract §3), browser session only, except the tag listing
+  // for uploaders, which the legacy credential may read too.
+  { method: 'GET', path: '/api/upload-profiles', access: session('uploadProfiles.manage'), errors: 'ApiError' },
+  { method: 'POST', path: '/api/upload-profiles', access: session('uploadProfiles.manage'), errors: 'ApiError' },
+  { method: 'PATCH', path: '/api/upload-profiles/:id', access: session('uploadProfiles.manage'), errors: 'ApiError' },
+  { method: 'DELETE', path: '/api/upload-profiles/:id', access: session('uploadProfiles.manage'), errors: 'ApiError' },
+  { method: 'GET', path: '/api/folders', access: session('folders.manage'), errors: 'ApiError' },
+  { method: 'POST', path: '/api/folders', access: session('folders.manage'), errors: 'ApiError' },
+  { method: 'PATCH', path: '/api/folders/:id', access: session('folders.manage'), errors: 'ApiError' },
+  { method: 'DELETE', path: '/api/folders/:id', access: session('folders.manage'), errors: 'ApiError' },
+  { method: 'GET', path: '/api/tags', access: session('tags.manage'), errors: 'ApiError' },
+  { method: 'POST', path: '/api/tags', access: session('tags.manage'), errors: 'ApiError' },
+  { method: 'PATCH', path: '/api/tags/:id', access: session('tags.manage'), errors: 'ApiError' },
+  { method: 'DELETE', path: '/api/tags/:id', access: session('tags.manage'), errors: 'ApiError' },
+  { method: 'GET', path: '/api/files/tags', access: { kind: 'sessionOrLegacy', permission: 'files.read' }, errors: 'ApiError' },
+  { method: 'GET', path: '/api/account', access: session(), errors: 'ApiError' },
+  { method: 'PATCH', path: '/api/account', access: session('profile.update'), errors: 'ApiError' },
+
+  // Files (contract §3 "Files", §6).
+  { method: 'PATCH', path: '/api/files/:id', access: session('files.update'), errors: 'ApiError' },
+  { method: 'DELETE', path: '/api/files/:id', access: session('files.delete'), errors: 'ApiError' },
+  { method: 'GET', path: '/api/files/:id/download', access: publicWithSession, errors: 'Error' },
+  { method: 'POST', path: '/api/files/:id/unlock', access: publicRoute, errors: 'Error' },
+  { method: 'GET', path: '/api/files/:urlId/:name', access: publicWithSession, errors: 'Error' },
+  { method: 'GET', path: '/:urlId/:name', access: publicWithSession, errors: 'Error' },
+
+  // Public short-link redirect (contract §6); it answers HTML, so the error shape only covers a 500.
+  { method: 'GET', path: '/u/:shortCode', access: publicRoute, errors: 'Error' },
 ];
 
 const byRoute = new Map(routePolicies.map((p) => [`${p.method} ${p.path}`, p]));

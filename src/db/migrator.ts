@@ -2,11 +2,17 @@ import { Migrator, type Migration } from 'kysely';
 import type { Db } from './database.ts';
 import * as accounts from './migrations/0001-accounts.ts';
 import * as tokens from './migrations/0002-tokens.ts';
+import * as files from './migrations/0003-files.ts';
+import * as links from './migrations/0004-links.ts';
+import * as jobsWebhooks from './migrations/0005-jobs-webhooks.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 const migrations: Record<string, Migration> = {
   '0001-accounts': accounts,
   '0002-tokens': tokens,
+  '0003-files': files,
+  '0004-links': links,
+  '0005-jobs-webhooks': jobsWebhooks,
 };
 
 export async function migrate(db: Db): Promise<string[]> {

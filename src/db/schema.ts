@@ -15,6 +15,9 @@ export interface UsersTable {
   quotaBytes: number | null;
   uploadToken: string | null;
   uploadTokenHash: string | null;
+  usedBytes: Generated<number>;
+  defaultProfileId: string | null;
+  uploadDefaults: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -104,6 +107,109 @@ export interface AuditEventsTable {
   createdAt: number;
 }
 
+export interface ShortLinksTable {
+  id: string;
+  userId: string;
+  /** Six characters of [A-Za-z0-9_], unique by constraint. */
+  shortCode: string;
+  targetUrl: string;
+  clicks: Generated<number>;
+  createdAt: number;
+}
+
+export interface JobsTable {
+  id: string;
+  type: string;
+  /** JSON value handed to the job's handler. */
+  payload: string;
+  runAt: number;
+  /** Claims so far; the running attempt's number while leased. */
+  attempts: Generated<number>;
+  leasedUntil: number | null;
+  /** Lease token of the runner holding the job (unique per claim). */
+  leasedBy: string | null;
+  lastError: string | null;
+  createdAt: number;
+  /** Unique when set: enqueueing the same key again replaces the waiting job. */
+  dedupeKey: string | null;
+}
+
+export interface WebhooksTable {
+  id: string;
+  userId: string;
+  name: string;
+  url: string;
+  /** AES-256-GCM ciphertext of the `whsec_` signing secret. */
+  secretEncrypted: string;
+  enabled: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhookId: string;
+  userId: string;
+  eventId: string;
+  eventType: string;
+  test: number;
+  /** The exact JSON body sent on every attempt. */
+  body: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: number;
+  deliveredAt: number | null;
+}
+
+export interface FoldersTable {
+  id: string;
+  userId: string;
+  name: string;
+  parentId: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface TagsTable {
+  id: string;
+  userId: string;
+  name: string;
+  createdAt: number;
+}
+
+export type Visibility = 'PUBLIC' | 'PRIVATE';
+export type ExpiryAction = 'DELETE' | 'SET_PRIVATE';
+
+export interface FilesTable {
+  id: string;
+  userId: string;
+  name: string;
+  originalName: string;
+  storageKey: string;
+  mimeType: string;
+  size: number;
+  sha256: string;
+  visibility: Visibility;
+  passwordHash: string | null;
+  expiresAt: number | null;
+  expiryAction: ExpiryAction | null;
+  folderId: string | null;
+  shareStyle: string;
+  views: Generated<number>;
+  downloads: Generated<number>;
+  ocrText: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface FileTagsTable {
+  fileId: string;
+  tagId: string;
+  excluded: Generated<number>;
+}
+
 export interface Database {
   users: UsersTable;
   roles: RolesTable;
@@ -115,6 +221,14 @@ export interface Database {
   uploadProfiles: UploadProfilesTable;
   apiTokens: ApiTokensTable;
   auditEvents: AuditEventsTable;
+  folders: FoldersTable;
+  tags: TagsTable;
+  files: FilesTable;
+  fileTags: FileTagsTable;
+  jobs: JobsTable;
+  webhooks: WebhooksTable;
+  webhookDeliveries: WebhookDeliveriesTable;
+  shortLinks: ShortLinksTable;
 }
 
 export type { Generated };

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
+import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.ts';
@@ -8,6 +9,12 @@ import { policyFor } from '../auth/route-policy.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
 import type { Principal } from '../auth/principal.ts';
 import { handleError, sendError } from './error-responses.ts';
+import { UploadStartLimit, UPLOAD_START_RETRY_AFTER_SECONDS } from '../uploads/upload-start-limit.ts';
+import { fileUploadRoutes } from './routes/file-upload.ts';
+import { fileServingRoutes } from './routes/file-serving.ts';
+import { sharePageRoutes } from './routes/share-page.ts';
+import { fileManagementRoutes } from './routes/file-management.ts';
+import { renderNotFoundPage } from '../files/share-page.ts';
 import { healthRoutes } from './routes/health.ts';
 import { authRoutes } from './routes/auth.ts';
 import { userRoutes } from './routes/users.ts';
@@ -16,6 +23,13 @@ import { settingsRoutes } from './routes/settings.ts';
 import { inviteRoutes } from './routes/invites.ts';
 import { tokenRoutes } from './routes/tokens.ts';
 import { legacyCredentialRoutes } from './routes/legacy-credential.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
+import { urlRoutes } from './routes/urls.ts';
+import { shortLinkRedirectRoutes } from './routes/short-link-redirect.ts';
+import { uploadProfileRoutes } from './routes/upload-profiles.ts';
+import { folderRoutes } from './routes/folders.ts';
+import { tagRoutes } from './routes/tags.ts';
+import { accountRoutes } from './routes/account.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,7 +42,7 @@ export type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
 /** A route plugin: registers its routes on the app with the shared context. */
 export type RouteModule = (app: App, ctx: AppContext) => void;
 
-const routeModules: RouteModule[] = [healthRoutes, authRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes];
+const routeModules: RouteModule[] = [healthRoutes, authRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, fileManagementRoutes, sharePageRoutes];
 
 /** The principal of a route whose policy requires one. */
 export function principalOf(request: { principal: Principal | null }): Principal {
@@ -56,12 +70,16 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     if (text.trim() === '') return done(null, undefined);
     try {
       done(null, JSON.parse(text));
-    } catch (error) {
-      done(error as Error, undefined);
+    } catch {
+      // Marked like Fastify's own parser error, so only a body that fails to parse is answered as such.
+      done(Object.assign(new Error('The request body is not valid JSON'), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 }), undefined);
     }
   });
 
   await app.register(cookie);
+  // The file size is enforced by the upload code while streaming to storage, against the instance
+  // setting and the quota; busboy only bounds the form's shape.
+  await app.register(multipart, { limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 2, fields: 30, fieldSize: 64 * 1024, parts: 40 } });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -77,6 +95,17 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     for (const method of methods) {
       if (method === 'HEAD' || method === 'OPTIONS') continue;
       if (!policyFor(method, route.url)) throw new Error(`Route ${method} ${route.url} has no row in the route policy table`);
+    }
+  });
+
+  // Counted before authentication (spec, Limits), so it is its own hook, registered first.
+  const uploadStarts = new UploadStartLimit(ctx.config.uploadRateLimit);
+  app.addHook('onRequest', async (request, reply) => {
+    const url = request.routeOptions.url;
+    if (!url || !policyFor(request.method, url)?.uploadStart) return;
+    if (!uploadStarts.allow(request.ip)) {
+      reply.header('Retry-After', String(UPLOAD_START_RETRY_AFTER_SECONDS));
+      return sendError(request, reply, 429, 'Too many requests');
     }
   });
 
@@ -108,7 +137,11 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   });
 
   app.setErrorHandler(handleError);
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, 404, `No route ${request.method} ${request.url.split('?')[0]}`));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!;
+    if (path.startsWith('/api/')) return sendError(request, reply, 404, `No route ${request.method} ${path}`);
+    return reply.code(404).type('text/html; charset=utf-8').send(renderNotFoundPage());
+  });
 
   for (const register of routeModules) register(app, ctx);
   return app;

@@ -13,6 +13,8 @@ const statusOf: Record<ErrorKind, number> = {
   rate_limited: 429,
 };
 
+const SERVER_ERROR = 'The operation could not be completed.';
+
 export function errorShapeOf(request: FastifyRequest): ErrorShape {
   const url = request.routeOptions.url;
   return (url && policyFor(request.method, url)?.errors) || 'ApiError';
@@ -41,11 +43,20 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   }
   const fastifyError = error as FastifyError;
   if (hasZodFastifySchemaValidationErrors(fastifyError)) return sendError(request, reply, 400, describeValidation(fastifyError));
-  if (fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
+  if (fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    // A route may document another answer (the specification's 500 on POST /api/urls).
+    const url = request.routeOptions.url;
+    if (url && policyFor(request.method, url)?.malformedJson === 'server-error') {
+      request.log.info('malformed JSON body answered with the documented 500');
+      return sendError(request, reply, 500, SERVER_ERROR);
+    }
     return sendError(request, reply, 400, 'The request body is not valid JSON');
+  }
+  if (fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return sendError(request, reply, 400, `Unsupported Content-Type: ${request.headers['content-type'] ?? 'none'}`);
   }
   const status = fastifyError.statusCode;
   if (status !== undefined && status >= 400 && status < 500) return sendError(request, reply, status, fastifyError.message);
   request.log.error({ err: error }, 'request failed');
-  return sendError(request, reply, 500, 'The operation could not be completed.');
+  return sendError(request, reply, 500, SERVER_ERROR);
 }

@@ -1,5 +1,4 @@
-import { sql, type Transaction } from 'kysely';
-import type { Database } from '../db/schema.ts';
+import { lockAccountRow } from '../db/locks.ts';
 import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type AccountScope } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
@@ -90,12 +89,6 @@ async function validate(account: AccountScope, input: NewToken, now: number): Pr
   }
 }
 
-// Serialises token creation per account so two concurrent creations at 49 active tokens cannot both
-// pass the count. SQLite already runs one write transaction at a time.
-async function lockAccount(trx: Transaction<Database>, dialect: Dialect, userId: string) {
-  if (dialect === 'postgres') await sql`select 1 from ${sql.table('users')} where ${sql.ref('id')} = ${userId} for update`.execute(trx);
-}
-
 async function insertToken(account: AccountScope, input: NewToken, now: number): Promise<{ row: TokenRow; secret: string }> {
   const secret = SECRET_PREFIX + randomSecret(32);
   const row: TokenRow = {
@@ -129,7 +122,7 @@ export async function createToken(db: Db, dialect: Dialect, userId: string, inpu
   const now = Date.now();
   await validate(forAccount(db, userId), input, now);
   return db.transaction().execute(async (trx) => {
-    await lockAccount(trx, dialect, userId);
+    await lockAccountRow(trx, dialect, userId);
     const account = forAccount(trx, userId);
     if ((await countActive(account, now)) >= tokenLimits.activePerAccount) {
       throw conflict(`An account can have at most ${tokenLimits.activePerAccount} active tokens; revoke one first`);
@@ -150,7 +143,7 @@ export async function listTokens(db: Db, userId: string): Promise<{ tokens: Toke
 export async function rotateToken(db: Db, dialect: Dialect, userId: string, id: string): Promise<{ token: TokenView; secret: string }> {
   const now = Date.now();
   return db.transaction().execute(async (trx) => {
-    await lockAccount(trx, dialect, userId);
+    await lockAccountRow(trx, dialect, userId);
     const account = forAccount(trx, userId);
     const old = await account.selectFrom('apiTokens').select(tokenColumns).where('id', '=', id).executeTakeFirst();
     if (!old) throw notFound('Token not found');

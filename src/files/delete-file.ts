@@ -1,0 +1,30 @@
+import type { AppContext } from '../context.ts';
+import { forAccount } from '../db/account-scope.ts';
+import { lockAccountRow } from '../db/locks.ts';
+import { scheduleStorageDelete } from './storage-cleanup.ts';
+
+/**
+ * Removes a file: record, tags and quota charge in one transaction, then its bytes. If the bytes
+ * cannot be removed now, a durable job keeps trying, so nothing is left behind.
+ * Returns false when the account has no such file.
+ */
+export async function deleteFileRecord(ctx: AppContext, userId: string, fileId: string): Promise<boolean> {
+  const storageKey = await ctx.db.transaction().execute(async (trx) => {
+    await lockAccountRow(trx, ctx.dialect, userId);
+    const account = forAccount(trx, userId);
+    const file = await account.selectFrom('files').select(['id', 'size', 'storageKey']).where('id', '=', fileId).executeTakeFirst();
+    if (!file) return null;
+    await account.deleteFrom('files').where('id', '=', fileId).execute();
+    await trx.updateTable('users').set((eb) => ({ usedBytes: eb('usedBytes', '-', file.size) })).where('id', '=', userId).execute();
+    // Committed together with the delete: if this process dies before removing the bytes, the job does.
+    await scheduleStorageDelete(trx, file.storageKey, Date.now() + 60_000);
+    return file.storageKey;
+  });
+  if (storageKey === null) return false;
+  try {
+    await ctx.storage.delete(storageKey);
+  } catch (error) {
+    ctx.log.warn({ err: error, storageKey }, 'bytes of a deleted file are left to the cleanup job');
+  }
+  return true;
+}

@@ -1,0 +1,93 @@
+import { createHmac } from 'node:crypto';
+import type { Selectable } from 'kysely';
+import type { Db } from '../db/database.ts';
+import type { FilesTable } from '../db/schema.ts';
+import { constantTimeEqual } from '../auth/secrets.ts';
+
+export type FileRow = Selectable<FilesTable>;
+
+export interface Viewer {
+  /** The signed-in browser session's account, if any. Tokens never open files. */
+  userId: string | null;
+  /** Unlock cookies the browser sent, by cookie name. */
+  cookies: Record<string, string | undefined>;
+}
+
+/**
+ * - `open`: the bytes may be served;
+ * - `locked`: a password-protected public file, not unlocked by this browser;
+ * - `hidden`: private, expired or someone else's — answered exactly like a missing file.
+ */
+export type Access = 'open' | 'locked' | 'hidden';
+
+export function accessTo(file: FileRow, viewer: Viewer, now = Date.now()): Access {
+  if (viewer.userId === file.userId) return 'open';
+  if (file.visibility !== 'PUBLIC') return 'hidden';
+  if (file.expiresAt !== null && file.expiresAt <= now) return 'hidden';
+  if (file.passwordHash !== null) {
+    const cookie = viewer.cookies[unlockCookieName(file.id)];
+    return cookie && constantTimeEqual(cookie, unlockToken(file)) ? 'open' : 'locked';
+  }
+  return 'open';
+}
+
+export function unlockCookieName(fileId: string): string {
+  return `hoard_unlock_${fileId}`;
+}
+
+/**
+ * The unlock cookie's value, keyed by the file's salted password hash: it opens only that file,
+ * only until its password changes, and cannot be made without the hash, which never leaves the server.
+ */
+export function unlockToken(file: Pick<FileRow, 'id' | 'passwordHash'>): string {
+  return createHmac('sha256', file.passwordHash ?? '').update(`unlock:${file.id}`).digest('base64url');
+}
+
+export async function findByUrlPath(db: Db, urlId: string, name: string): Promise<{ file: FileRow; urlId: string } | null> {
+  const row = await db
+    .selectFrom('files')
+    .innerJoin('users', 'users.id', 'files.userId')
+    .selectAll('files')
+    .where('users.urlId', '=', urlId)
+    .where('files.name', '=', name)
+    .executeTakeFirst();
+  return row ? { file: row, urlId } : null;
+}
+
+export async function findById(db: Db, id: string): Promise<{ file: FileRow; urlId: string } | null> {
+  const row = await db.selectFrom('files').innerJoin('users', 'users.id', 'files.userId').selectAll('files').select('users.urlId').where('files.id', '=', id).executeTakeFirst();
+  if (!row) return null;
+  const { urlId, ...file } = row;
+  return { file, urlId };
+}
+
+export async function countView(db: Db, fileId: string): Promise<void> {
+  await db.updateTable('files').set((eb) => ({ views: eb('views', '+', 1) })).where('id', '=', fileId).execute();
+}
+
+export async function countDownload(db: Db, fileId: string): Promise<void> {
+  await db.updateTable('files').set((eb) => ({ downloads: eb('downloads', '+', 1) })).where('id', '=', fileId).execute();
+}
+
+/** Types a browser would execute in our origin; they are only ever served as downloads. */
+export function isActiveContent(mimeType: string): boolean {
+  return /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|application\/[a-z0-9.+-]*\+xml|text\/javascript|application\/javascript|text\/xsl)$/.test(mimeType);
+}
+
+/** One `bytes=` range of the Range header; multiple ranges are answered with the whole file. */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
+  if (!header) return null;
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!match) return null;
+  const [, from, to] = match;
+  if (from === '' && to === '') return null;
+  if (from === '') {
+    const suffix = Number(to);
+    if (suffix === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(from);
+  const end = to === '' ? size - 1 : Math.min(Number(to), size - 1);
+  if (start >= size || start > end) return 'unsatisfiable';
+  return { start, end };
+}

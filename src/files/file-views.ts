@@ -1,0 +1,53 @@
+import type { FilesTable } from '../db/schema.ts';
+
+type FileFields = Pick<FilesTable, 'id' | 'name' | 'mimeType' | 'size'>;
+
+export function urlPathOf(urlId: string, name: string): string {
+  return `/${urlId}/${name}`;
+}
+
+/** Links as returned by a finished upload (spec, Upload links); `size` in bytes. */
+export function uploadLinks(baseUrl: string, urlId: string, file: FileFields) {
+  const segment = encodeURIComponent(file.name);
+  const url = `${baseUrl}/${urlId}/${segment}`;
+  return {
+    url,
+    pageUrl: url,
+    rawUrl: `${baseUrl}/api/files/${urlId}/${segment}`,
+    downloadUrl: `${baseUrl}/api/files/${file.id}/download`,
+    copyText: url,
+    name: file.name,
+    size: file.size,
+    type: file.mimeType,
+  };
+}
+
+export type UploadLinks = ReturnType<typeof uploadLinks>;
+
+const MiB = 1024 * 1024;
+
+export interface FileRecordSource extends Pick<FilesTable, 'id' | 'name' | 'mimeType' | 'size' | 'visibility' | 'folderId' | 'expiresAt' | 'createdAt'> {
+  views: number;
+  downloads: number;
+  hasPassword: boolean;
+}
+
+/** An item of the file listing (spec, File record): size in MiB, never the password hash. */
+export function fileRecord(file: FileRecordSource, urlId: string, tags: Array<{ id: string; name: string }>) {
+  return {
+    id: file.id,
+    name: file.name,
+    urlPath: urlPathOf(urlId, file.name),
+    mimeType: file.mimeType,
+    size: file.size / MiB,
+    uploadedAt: new Date(file.createdAt).toISOString(),
+    visibility: file.visibility,
+    views: file.views,
+    downloads: file.downloads,
+    folderId: file.folderId,
+    user: { urlId },
+    tags,
+    hasPassword: file.hasPassword,
+    expiresAt: file.expiresAt === null ? null : new Date(file.expiresAt).toISOString(),
+  };
+}

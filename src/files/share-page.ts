@@ -1,0 +1,111 @@
+import type { FileRow } from './file-access.ts';
+
+const escapeHtml = (value: string) =>
+  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+export interface SharePageInput {
+  file: FileRow;
+  locked: boolean;
+  /** Absolute URLs. */
+  pageUrl: string;
+  rawUrl: string;
+  downloadUrl: string;
+  unlockUrl: string;
+  /** The beginning of a text file, for its preview. */
+  textPreview: string | null;
+}
+
+function humanSize(bytes: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+export function previewKind(mimeType: string): 'image' | 'video' | 'audio' | 'text' | 'pdf' | null {
+  if (mimeType === 'image/svg+xml') return null;
+  if (mimeType.startsWith('image/')) return 'image';
+  if (mimeType.startsWith('video/')) return 'video';
+  if (mimeType.startsWith('audio/')) return 'audio';
+  if (mimeType === 'application/pdf') return 'pdf';
+  if (mimeType.startsWith('text/') || mimeType === 'application/json') return mimeType === 'text/html' ? null : 'text';
+  return null;
+}
+
+const styles = `
+:root{color-scheme:light dark;--bg:#f6f7f9;--card:#fff;--fg:#1c1f24;--muted:#5f6673;--accent:#2f6fde;--border:#dde1e7}
+@media (prefers-color-scheme:dark){:root{--bg:#111317;--card:#1b1e24;--fg:#e7e9ee;--muted:#9aa2b1;--accent:#6ea0ff;--border:#2b3039}}
+*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,sans-serif;background:var(--bg);color:var(--fg)}
+main{max-width:960px;margin:0 auto;padding:24px}
+.card{background:var(--card);border:1px solid var(--border);border-radius:12px;padding:20px}
+h1{font-size:1.15rem;margin:0 0 4px;word-break:break-all}.meta{color:var(--muted);font-size:.9rem;margin:0 0 16px}
+.preview img,.preview video{max-width:100%;max-height:75vh;display:block;margin:0 auto;border-radius:8px}
+.preview audio{width:100%}.preview iframe{width:100%;height:75vh;border:0;border-radius:8px}
+pre{white-space:pre-wrap;word-break:break-word;max-height:70vh;overflow:auto;background:var(--bg);padding:12px;border-radius:8px}
+a.button,button{display:inline-block;background:var(--accent);color:#fff;border:0;border-radius:8px;padding:10px 16px;font:inherit;text-decoration:none;cursor:pointer}
+a.button:focus-visible,button:focus-visible,input:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+input{font:inherit;padding:9px 12px;border-radius:8px;border:1px solid var(--border);background:var(--bg);color:var(--fg)}
+.actions{margin-top:16px;display:flex;gap:8px;flex-wrap:wrap}
+body.minimal main{max-width:none;padding:0}body.minimal .card{border:0;border-radius:0;background:none}
+body.delivery .card{max-width:480px;margin:10vh auto;text-align:center}
+.error{color:#d33;min-height:1.5em}`;
+
+function page(title: string, head: string, body: string, style = 'framed'): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${escapeHtml(title)}</title>${head}<style>${styles}</style></head><body class="${escapeHtml(style)}"><main>${body}</main></body></html>`;
+}
+
+export function renderSharePage(input: SharePageInput): string {
+  const { file } = input;
+  const name = escapeHtml(file.name);
+  const meta = `${escapeHtml(file.mimeType)} · ${humanSize(file.size)}`;
+  if (input.locked) {
+    const form = `<div class="card"><h1>${name}</h1><p class="meta">This file is protected by a password.</p>
+<form id="unlock"><label for="password">Password</label><div class="actions"><input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
+<button type="submit">Unlock</button></div><p class="error" id="error" role="alert"></p></form></div>
+<script>document.getElementById('unlock').addEventListener('submit',async e=>{e.preventDefault();const r=await fetch(${JSON.stringify(input.unlockUrl)},{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify({password:document.getElementById('password').value})});if(r.ok)location.reload();else document.getElementById('error').textContent=r.status===429?'Too many attempts; try again later.':'Wrong password.'})</script>`;
+    return page(`${file.name} · Hoard`, '<meta name="robots" content="noindex">', form, 'delivery');
+  }
+
+  const raw = escapeHtml(input.rawUrl);
+  const kind = previewKind(file.mimeType);
+  let preview = '';
+  if (kind === 'image') preview = `<img src="${raw}" alt="${name}">`;
+  else if (kind === 'video') preview = `<video src="${raw}" controls preload="metadata"></video>`;
+  else if (kind === 'audio') preview = `<audio src="${raw}" controls preload="metadata"></audio>`;
+  else if (kind === 'pdf') preview = `<iframe src="${raw}" title="${name}"></iframe>`;
+  else if (kind === 'text' && input.textPreview !== null) preview = `<pre>${escapeHtml(input.textPreview)}</pre>`;
+
+  const og = [
+    ['og:title', file.name],
+    ['og:type', kind === 'video' ? 'video.other' : 'website'],
+    ['og:url', input.pageUrl],
+    ['og:site_name', 'Hoard'],
+    ['og:description', `${file.mimeType}, ${humanSize(file.size)}`],
+    ...(kind === 'image' ? [['og:image', input.rawUrl], ['og:image:type', file.mimeType]] : []),
+    ...(kind === 'video' ? [['og:video', input.rawUrl], ['og:video:type', file.mimeType]] : []),
+    ...(kind === 'audio' ? [['og:audio', input.rawUrl], ['og:audio:type', file.mimeType]] : []),
+  ]
+    .map(([property, content]) => `<meta property="${property}" content="${escapeHtml(content!)}">`)
+    .join('');
+  const twitter = [
+    ['twitter:card', kind === 'image' ? 'summary_large_image' : kind === 'video' ? 'player' : 'summary'],
+    ['twitter:title', file.name],
+    ...(kind === 'image' ? [['twitter:image', input.rawUrl]] : []),
+    ...(kind === 'video' ? [['twitter:player', input.rawUrl]] : []),
+  ]
+    .map(([name, content]) => `<meta name="${name}" content="${escapeHtml(content!)}">`)
+    .join('');
+
+  const body = `<div class="card"><h1>${name}</h1><p class="meta">${meta}</p>${preview ? `<div class="preview">${preview}</div>` : ''}
+<div class="actions"><a class="button" href="${escapeHtml(input.downloadUrl)}">Download</a><a class="button" href="${raw}">Open raw</a></div></div>`;
+  return page(`${file.name} · Hoard`, og + twitter, body, file.shareStyle);
+}
+
+export function renderNotFoundPage(): string {
+  return page('Not found · Hoard', '<meta name="robots" content="noindex">', '<div class="card"><h1>Not found</h1><p class="meta">There is nothing here, or it is not shared.</p></div>', 'delivery');
+}

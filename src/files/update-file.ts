@@ -1,0 +1,117 @@
+import type { AppContext } from '../context.ts';
+import { forAccount, type Executor } from '../db/account-scope.ts';
+import type { ExpiryAction, Visibility } from '../db/schema.ts';
+import { hasPermission, type PermissionSet } from '../auth/permissions.ts';
+import { hashPassword } from '../auth/passwords.ts';
+import { findOwnedFolder } from '../organisation/folders.ts';
+import { assertOwnedTags } from '../organisation/tags.ts';
+import { sanitizeFileName } from '../uploads/naming.ts';
+import { conflict, forbidden, invalid, notFound } from '../errors.ts';
+import { cancelExpiry, scheduleExpiry } from './expiry.ts';
+import { fileRecord } from './file-views.ts';
+
+export interface FileChanges {
+  name?: string | undefined;
+  visibility?: Visibility | undefined;
+  password?: string | null | undefined;
+  expiresAt?: Date | null | undefined;
+  expiryAction?: ExpiryAction | undefined;
+  folderId?: string | null | undefined;
+  tagIds?: string[] | undefined;
+}
+
+/** The tags that count for each file: excluded ones are left out. */
+export async function tagsOfFiles(db: Executor, fileIds: string[]): Promise<Map<string, Array<{ id: string; name: string }>>> {
+  const byFile = new Map<string, Array<{ id: string; name: string }>>();
+  if (fileIds.length === 0) return byFile;
+  const rows = await db
+    .selectFrom('fileTags')
+    .innerJoin('tags', 'tags.id', 'fileTags.tagId')
+    .select(['fileTags.fileId', 'tags.id', 'tags.name'])
+    .where('fileTags.fileId', 'in', fileIds)
+    .where('fileTags.excluded', '=', 0)
+    .orderBy('tags.name')
+    .execute();
+  for (const row of rows) {
+    const list = byFile.get(row.fileId) ?? [];
+    list.push({ id: row.id, name: row.name });
+    byFile.set(row.fileId, list);
+  }
+  return byFile;
+}
+
+/** One file as the listing shows it, for the owner. */
+export async function describeFile(ctx: AppContext, userId: string, fileId: string) {
+  const account = forAccount(ctx.db, userId);
+  const file = await account.selectFrom('files').selectAll().where('id', '=', fileId).executeTakeFirst();
+  if (!file) throw notFound('File not found');
+  const owner = await ctx.db.selectFrom('users').select('urlId').where('id', '=', userId).executeTakeFirstOrThrow();
+  const tags = (await tagsOfFiles(ctx.db, [file.id])).get(file.id) ?? [];
+  return fileRecord({ ...file, hasPassword: file.passwordHash !== null }, owner.urlId, tags);
+}
+
+/** PATCH /api/files/{id}: the contract's permission rules per field, then one transaction. */
+export async function updateFile(ctx: AppContext, userId: string, permissions: PermissionSet, fileId: string, changes: FileChanges) {
+  const can = (p: Parameters<typeof hasPermission>[1]) => hasPermission(permissions, p);
+  const account = forAccount(ctx.db, userId);
+  const file = await account.selectFrom('files').select(['id', 'name', 'expiresAt', 'expiryAction']).where('id', '=', fileId).executeTakeFirst();
+  if (!file) throw notFound('File not found');
+
+  if ((changes.visibility !== undefined || changes.password !== undefined) && !can('files.share')) throw forbidden();
+  const touchesExpiry = changes.expiresAt !== undefined || changes.expiryAction !== undefined;
+  const expiresAt = changes.expiresAt === undefined ? file.expiresAt : changes.expiresAt === null ? null : changes.expiresAt.getTime();
+  const expiryAction = expiresAt === null ? null : (changes.expiryAction ?? file.expiryAction ?? 'DELETE');
+  if (touchesExpiry) {
+    if (changes.expiresAt && changes.expiresAt.getTime() <= Date.now()) throw invalid('expiresAt: must be in the future');
+    if (changes.expiryAction !== undefined && expiresAt === null) throw invalid('expiryAction: the file has no expiry; give expiresAt too');
+    const allowed = expiryAction === 'DELETE' ? can('files.delete') : expiryAction === 'SET_PRIVATE' ? can('files.share') : can('files.share') || can('files.delete');
+    if (!allowed) throw forbidden();
+  }
+  if (changes.folderId !== undefined) {
+    if (!can('folders.manage')) throw forbidden();
+    if (changes.folderId !== null && !(await findOwnedFolder(ctx.db, userId, changes.folderId))) throw notFound('Folder not found');
+  }
+  if (changes.tagIds !== undefined) {
+    if (!can('tags.manage')) throw forbidden();
+    await assertOwnedTags(ctx.db, userId, changes.tagIds);
+  }
+  let name: string | undefined;
+  if (changes.name !== undefined) {
+    name = sanitizeFileName(changes.name);
+    if (name !== file.name && (await account.selectFrom('files').select('id').where('name', '=', name).executeTakeFirst())) {
+      throw conflict(`A file named ${name} already exists`);
+    }
+  }
+  const passwordHash = changes.password ? await hashPassword(changes.password) : changes.password === null || changes.password === '' ? null : undefined;
+
+  await ctx.db.transaction().execute(async (trx) => {
+    const scoped = forAccount(trx, userId);
+    await scoped
+      .updateTable('files')
+      .set({
+        updatedAt: Date.now(),
+        ...(name !== undefined ? { name } : {}),
+        ...(changes.visibility !== undefined ? { visibility: changes.visibility } : {}),
+        ...(passwordHash !== undefined ? { passwordHash } : {}),
+        ...(touchesExpiry ? { expiresAt, expiryAction } : {}),
+        ...(changes.folderId !== undefined ? { folderId: changes.folderId } : {}),
+      })
+      .where('id', '=', fileId)
+      .execute();
+    if (touchesExpiry) {
+      if (expiresAt === null) await cancelExpiry(trx, fileId);
+      else await scheduleExpiry(trx, fileId, expiresAt);
+    }
+    if (changes.tagIds !== undefined) {
+      const wanted = new Set(changes.tagIds);
+      const current = await trx.selectFrom('fileTags').select(['tagId', 'excluded']).where('fileId', '=', fileId).execute();
+      for (const row of current) {
+        const excluded = wanted.has(row.tagId) ? 0 : 1;
+        if (row.excluded !== excluded) await trx.updateTable('fileTags').set({ excluded }).where('fileId', '=', fileId).where('tagId', '=', row.tagId).execute();
+        wanted.delete(row.tagId);
+      }
+      if (wanted.size) await trx.insertInto('fileTags').values([...wanted].map((tagId) => ({ fileId, tagId }))).execute();
+    }
+  });
+  return describeFile(ctx, userId, fileId);
+}

@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RouteModule } from '../app.ts';
+import type { AppContext } from '../../context.ts';
+import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveContent, parseRange, unlockCookieName, unlockToken, type FileRow, type Viewer } from '../../files/file-access.ts';
+import { verifyPassword } from '../../auth/passwords.ts';
+import { blockedFor, countHit } from '../../auth/throttle.ts';
+import { AppError, forbidden, notFound, rateLimited } from '../../errors.ts';
+import { StorageNotFoundError } from '../../storage/storage.ts';
+
+export function viewerOf(request: FastifyRequest): Viewer {
+  return { userId: request.principal?.user.id ?? null, cookies: request.cookies };
+}
+
+/** RFC 6266 filename parameters: an ASCII fallback and the exact UTF-8 name. */
+export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}
+
+/** Streams a file's bytes with Range, ETag and headers that stop a browser from running them. */
+async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, file: FileRow, disposition: 'inline' | 'attachment'): Promise<FastifyReply> {
+  const etag = `"${file.sha256}"`;
+  const active = isActiveContent(file.mimeType);
+  reply
+    .header('ETag', etag)
+    .header('Accept-Ranges', 'bytes')
+    .header('X-Content-Type-Options', 'nosniff')
+    // Even if a browser were to render the bytes, they get no script and no access to this origin.
+    .header('Content-Security-Policy', "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'; sandbox")
+    .header('Cache-Control', file.visibility === 'PUBLIC' && file.passwordHash === null ? 'public, max-age=300' : 'private, no-store')
+    .header('Content-Disposition', contentDisposition(active ? 'attachment' : disposition, file.name))
+    .type(file.mimeType);
+
+  const inm = request.headers['if-none-match'];
+  if (inm && inm.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*')) return reply.code(304).send();
+
+  const range = parseRange(request.headers.range, file.size);
+  if (range === 'unsatisfiable') {
+    return reply.code(416).header('Content-Range', `bytes */${file.size}`).type('application/json; charset=utf-8').send({ error: 'The requested range is outside the file' });
+  }
+  try {
+    const object = await ctx.storage.get(file.storageKey, range ?? undefined);
+    if (range) {
+      reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${file.size}`).header('Content-Length', String(range.end - range.start + 1));
+    } else {
+      reply.header('Content-Length', String(file.size));
+    }
+    return reply.send(object.stream);
+  } catch (error) {
+    if (error instanceof StorageNotFoundError) {
+      ctx.log.error({ fileId: file.id, storageKey: file.storageKey }, 'file record without bytes');
+      throw notFound('File not found');
+    }
+    throw error;
+  }
+}
+
+const lockedMessage = 'This file is protected by a password; unlock it first';
+
+const UNLOCK_LIMIT = { attempts: 10, windowMs: 15 * 60 * 1000 };
+
+export const fileServingRoutes: RouteModule = (app, ctx) => {
+  const tags = ['files'];
+
+  app.get(
+    '/api/files/:urlId/:name',
+    { schema: { tags, summary: 'Raw bytes of a file (public, unlocked, or your own); counts a view', params: z.object({ urlId: z.string().max(64), name: z.string().max(512) }) } },
+    async (request, reply) => {
+      const found = await findByUrlPath(ctx.db, request.params.urlId, request.params.name);
+      const access = found ? accessTo(found.file, viewerOf(request)) : 'hidden';
+      if (!found || access === 'hidden') throw notFound('File not found');
+      if (access === 'locked') throw forbidden(lockedMessage);
+      if (request.method === 'GET') await countView(ctx.db, found.file.id);
+      return sendBytes(ctx, request, reply, found.file, 'inline');
+    },
+  );
+
+  app.get(
+    '/api/files/:id/download',
+    { schema: { tags, summary: 'Download a file as an attachment; counts a download', params: z.object({ id: z.string().max(128) }) } },
+    async (request, reply) => {
+      const found = await findById(ctx.db, request.params.id);
+      const access = found ? accessTo(found.file, viewerOf(request)) : 'hidden';
+      if (!found || access === 'hidden') throw notFound('File not found');
+      if (access === 'locked') throw forbidden(lockedMessage);
+      if (request.method === 'GET') await countDownload(ctx.db, found.file.id);
+      return sendBytes(ctx, request, reply, found.file, 'attachment');
+    },
+  );
+
+  app.post(
+    '/api/files/:id/unlock',
+    { schema: { tags, summary: 'Unlock a password-protected file for this browser', params: z.object({ id: z.string().max(128) }), body: z.strictObject({ password: z.string().min(1).max(1024) }) } },
+    async (request, reply) => {
+      const found = await findById(ctx.db, request.params.id);
+      if (!found || accessTo(found.file, { userId: null, cookies: {} }) === 'hidden' || found.file.passwordHash === null) throw notFound('File not found');
+      const key = `unlock:${request.ip}:${found.file.id}`;
+      const wait = await blockedFor(ctx.db, key, UNLOCK_LIMIT.attempts, UNLOCK_LIMIT.windowMs);
+      if (wait) throw rateLimited('Too many wrong passwords; try again later', wait);
+      if (!(await verifyPassword(found.file.passwordHash, request.body.password))) {
+        await countHit(ctx.db, key, UNLOCK_LIMIT.windowMs);
+        throw new AppError('forbidden', 'Wrong password');
+      }
+      reply.setCookie(unlockCookieName(found.file.id), unlockToken(found.file), {
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: ctx.config.baseUrl.startsWith('https:'),
+        path: '/',
+        maxAge: 7 * 24 * 3600,
+      });
+      return reply.code(204).send();
+    },
+  );
+};

@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import type { RouteModule } from '../app.ts';
+import { principalOf } from '../app.ts';
+import { idParams } from '../schemas.ts';
+import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, sendTestEvent, updateWebhook, webhookLimits } from '../../webhooks/webhooks.ts';
+
+const isHttpUrl = (value: string) => {
+  try {
+    const url = new URL(value.trim());
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+};
+
+const name = z
+  .string()
+  .trim()
+  .min(1, { message: `must be 1 to ${webhookLimits.nameLength} characters` })
+  .max(webhookLimits.nameLength, { message: `must be 1 to ${webhookLimits.nameLength} characters` });
+const url = z
+  .string()
+  .max(webhookLimits.urlLength, { message: `must be at most ${webhookLimits.urlLength} characters` })
+  .refine(isHttpUrl, { message: 'must be an absolute http:// or https:// URL' });
+
+const createBody = z.strictObject({ name, url });
+const patchBody = z.strictObject({ name: name.optional(), url: url.optional(), enabled: z.boolean().optional() });
+
+export const webhookRoutes: RouteModule = (app, ctx) => {
+  const tags = ['webhooks'];
+  const options = { dialect: ctx.dialect, secretBox: ctx.secretBox, allowPrivate: ctx.config.webhookAllowPrivate };
+
+  app.post('/api/webhooks', { schema: { tags, summary: 'Create a file-ready webhook; the signing secret is shown only in this response', body: createBody } }, async (request, reply) => {
+    const created = await createWebhook(ctx.db, options, principalOf(request).user.id, request.body);
+    return reply.code(201).send({ success: true, data: created });
+  });
+
+  app.get('/api/webhooks', { schema: { tags, summary: "The account's webhooks (never their secrets)" } }, async (request) => ({
+    success: true,
+    data: { webhooks: await listWebhooks(ctx.db, principalOf(request).user.id) },
+  }));
+
+  app.patch('/api/webhooks/:id', { schema: { tags, summary: 'Rename, re-target, enable or disable a webhook', params: idParams, body: patchBody } }, async (request) => ({
+    success: true,
+    data: { webhook: await updateWebhook(ctx.db, options, principalOf(request).user.id, request.params.id, request.body ?? {}) },
+  }));
+
+  app.delete('/api/webhooks/:id', { schema: { tags, summary: 'Delete a webhook, its delivery log and its unsent deliveries', params: idParams } }, async (request, reply) => {
+    await deleteWebhook(ctx.db, principalOf(request).user.id, request.params.id);
+    return reply.code(204).send();
+  });
+
+  app.post('/api/webhooks/:id/test', { schema: { tags, summary: 'Send a test file.ready event ("test": true) to this webhook', params: idParams } }, async (request, reply) => {
+    const delivery = await sendTestEvent(ctx.db, principalOf(request).user.id, request.params.id, ctx.config.baseUrl);
+    ctx.jobs.wake();
+    return reply.code(202).send({ success: true, data: { delivery } });
+  });
+
+  app.get('/api/webhooks/:id/deliveries', { schema: { tags, summary: 'The latest 100 deliveries of a webhook, newest first', params: idParams } }, async (request) => ({
+    success: true,
+    data: { deliveries: await listDeliveries(ctx.db, principalOf(request).user.id, request.params.id) },
+  }));
+};

@@ -1,0 +1,371 @@
+/**
+ * The durable job queue: every piece of background work (webhook deliveries, file expiry actions,
+ * stale chunk-session sweeps, …) is a row of the `jobs` table, so it survives restarts and is shared
+ * by every process on the same database.
+ *
+ * Enqueueing (usable inside the caller's transaction, so the job exists exactly when the caller's
+ * change commits):
+ *
+ *   enqueueJob(executor: Executor, job: { type: string; payload: unknown; runAt?: number | Date;
+ *              dedupeKey?: string | null }): Promise<string>            // the job's id
+ *   cancelJob(executor: Executor, dedupeKey: string): Promise<boolean>  // true when one was deleted
+ *
+ *   - `payload` must be JSON-serialisable; the handler receives `JSON.parse(JSON.stringify(payload))`.
+ *   - `runAt` (epoch ms or Date, default now): the job is not started before it.
+ *   - `dedupeKey`: at most one job per key exists. Enqueueing an existing key REPLACES that job: its
+ *     type, payload and runAt become the new ones, its attempt count and last error are reset, and its
+ *     id and createdAt are kept (the returned id is the existing one). If the job is running at that
+ *     moment, its lease is cleared too: the running attempt's result is discarded (it cannot delete or
+ *     reschedule the replaced job), and the replaced job runs again when due — possibly while the old
+ *     attempt is still finishing. "Latest enqueue wins, and runs at least once after the enqueue."
+ *   - After the transaction commits, call `ctx.jobs.wake()` so this process starts the job at once;
+ *     otherwise it starts at the next poll (every 500 ms) of some process.
+ *
+ * Running (one JobRunner per process, created and stopped by src/server.ts):
+ *
+ *   new JobRunner(ctx: { db: Db; dialect: Dialect; log: Logger }, handlers: JobHandlers,
+ *                 options?: JobRunnerOptions)
+ *   runner.start(): void                 // poll every pollIntervalMs (default 500) and on wake()
+ *   runner.wake(): void                  // poll now (a no-op unless started)
+ *   runner.stop(): Promise<void>         // stop polling; wait for running handlers to finish
+ *   runner.runDueJobs(): Promise<number> // tests: run every job due now, wait for all, return count
+ *
+ *   type JobHandler = (job: ClaimedJob) => Promise<JobOutcome | void>;
+ *   type JobHandlers = Record<string, JobHandler>;            // by job type
+ *
+ *   A handler's result decides what happens to the job:
+ *   - returns nothing or `jobDone()`: the job is deleted;
+ *   - returns `retryJob(delayMs, error)`: it runs again after delayMs (lastError records `error`);
+ *   - returns `dropJob(error)`: it is deleted as failed for good (logged as a warning);
+ *   - throws: it is retried with a default back-off (10 s doubling, at most 1 h, ±20 % jitter) until
+ *     `maxAttemptsOnError` (default 10) attempts, then dropped. Use this for unexpected failures;
+ *     return an outcome for the ones the handler understands.
+ *
+ * Guarantees:
+ * - A runner claims due jobs by setting a lease (`leasedUntil`, `leasedBy` = a token unique to that
+ *   claim) and incrementing `attempts`, in one statement: `UPDATE … WHERE id IN (SELECT … FOR UPDATE
+ *   SKIP LOCKED LIMIT n)` on PostgreSQL, one write transaction on SQLite. Two processes never claim
+ *   the same attempt. Only types the runner has handlers for are claimed (rolling upgrades are safe).
+ * - While a handler runs, its lease (default 5 min) is renewed every third of it. A process killed
+ *   mid-job stops renewing; once the lease expires, any process claims the job again (next attempt).
+ * - The job is deleted or rescheduled only by the claim that holds its lease (`WHERE leasedBy = …`),
+ *   so a late finisher whose lease was lost changes nothing.
+ * - Delivery is therefore AT LEAST ONCE: a process killed after a handler's side effect but before
+ *   the job was deleted runs the job again. Handlers must be idempotent (check state first).
+ * - Leases compare wall-clock times of different processes: keep the hosts' clocks in sync (NTP).
+ */
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { Db, Dialect } from '../db/database.ts';
+import type { Executor } from '../db/account-scope.ts';
+import { newId, randomLowerAlnum } from '../db/ids.ts';
+
+export interface NewJob {
+  type: string;
+  /** JSON-serialisable. */
+  payload: unknown;
+  /** Epoch milliseconds or a Date; default now. */
+  runAt?: number | Date | undefined;
+  /** Idempotency key; see the replacement rules at the top of this file. */
+  dedupeKey?: string | null | undefined;
+}
+
+/** Adds a job (or replaces the job with the same dedupeKey); returns the job's id. */
+export async function enqueueJob(executor: Executor, job: NewJob): Promise<string> {
+  const now = Date.now();
+  const runAt = job.runAt === undefined ? now : typeof job.runAt === 'number' ? job.runAt : job.runAt.getTime();
+  if (!Number.isFinite(runAt)) throw new Error(`enqueueJob: invalid runAt for a ${job.type} job`);
+  const payload = JSON.stringify(job.payload ?? null);
+  const row = { id: newId(), type: job.type, payload, runAt, attempts: 0, leasedUntil: null, leasedBy: null, lastError: null, createdAt: now, dedupeKey: job.dedupeKey ?? null };
+  if (row.dedupeKey === null) {
+    await executor.insertInto('jobs').values(row).execute();
+    return row.id;
+  }
+  const { id } = await executor
+    .insertInto('jobs')
+    .values(row)
+    .onConflict((oc) => oc.column('dedupeKey').doUpdateSet({ type: row.type, payload, runAt, attempts: 0, leasedUntil: null, leasedBy: null, lastError: null }))
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return id;
+}
+
+/** Deletes the job with this dedupeKey, if any (a running attempt finishes but changes nothing). */
+export async function cancelJob(executor: Executor, dedupeKey: string): Promise<boolean> {
+  const result = await executor.deleteFrom('jobs').where('dedupeKey', '=', dedupeKey).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export type JobOutcome = { outcome: 'done' } | { outcome: 'retry'; delayMs: number; error: string } | { outcome: 'drop'; error: string };
+
+export const jobDone = (): JobOutcome => ({ outcome: 'done' });
+export const retryJob = (delayMs: number, error: string): JobOutcome => ({ outcome: 'retry', delayMs: Math.max(0, Math.round(delayMs)), error });
+export const dropJob = (error: string): JobOutcome => ({ outcome: 'drop', error });
+
+/** What a handler is given. */
+export interface ClaimedJob {
+  id: string;
+  type: string;
+  payload: unknown;
+  /** 1 for the first run of the job (since it was enqueued or last replaced). */
+  attempt: number;
+  /** The previous attempt's error, if it was retried. */
+  lastError: string | null;
+  runAt: number;
+  createdAt: number;
+  dedupeKey: string | null;
+}
+
+export type JobHandler = (job: ClaimedJob) => Promise<JobOutcome | void>;
+export type JobHandlers = Record<string, JobHandler>;
+
+export interface JobRunnerOptions {
+  /** How often the queue is polled when not woken (default 500 ms). */
+  pollIntervalMs?: number;
+  /** Handlers running at once in this process (default 8). */
+  concurrency?: number;
+  /** How long a claim is valid without renewal (default 5 min). */
+  leaseMs?: number;
+  /** Attempts after which a job whose handler keeps throwing is dropped (default 10). */
+  maxAttemptsOnError?: number;
+}
+
+export interface JobRunnerContext {
+  db: Db;
+  dialect: Dialect;
+  log: Logger;
+}
+
+interface JobRow {
+  id: string;
+  type: string;
+  payload: string;
+  runAt: number;
+  attempts: number;
+  leasedUntil: number | null;
+  leasedBy: string | null;
+  lastError: string | null;
+  createdAt: number;
+  dedupeKey: string | null;
+}
+
+const jitter = (ms: number) => Math.round(ms * (0.8 + Math.random() * 0.4));
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+export class JobRunner {
+  /** Identifies this runner in lease tokens (host, pid, random). */
+  readonly id: string;
+  private readonly db: Db;
+  private readonly dialect: Dialect;
+  private readonly log: Logger;
+  private readonly handlers: JobHandlers;
+  private readonly types: string[];
+  private readonly pollIntervalMs: number;
+  private readonly concurrency: number;
+  private readonly leaseMs: number;
+  private readonly maxAttemptsOnError: number;
+
+  private started = false;
+  private stopping = false;
+  private timer: NodeJS.Timeout | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+  private again = false;
+  /** Set when the last claim filled every free slot: more jobs may be due. */
+  private saturated = false;
+  /** Running attempts by lease token. */
+  private readonly running = new Map<string, Promise<void>>();
+
+  constructor(ctx: JobRunnerContext, handlers: JobHandlers, options: JobRunnerOptions = {}) {
+    this.db = ctx.db;
+    this.dialect = ctx.dialect;
+    this.log = ctx.log;
+    this.handlers = { ...handlers };
+    this.types = Object.keys(this.handlers);
+    this.pollIntervalMs = options.pollIntervalMs ?? 500;
+    this.concurrency = Math.max(1, options.concurrency ?? 8);
+    this.leaseMs = options.leaseMs ?? 5 * 60 * 1000;
+    this.maxAttemptsOnError = options.maxAttemptsOnError ?? 10;
+    this.id = `${hostname()}:${process.pid}:${randomLowerAlnum(6)}`;
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.stopping = false;
+    this.heartbeat = setInterval(() => void this.renewLeases(), Math.max(1000, Math.floor(this.leaseMs / 3)));
+    this.heartbeat.unref();
+    this.schedule(0);
+  }
+
+  /** Polls now instead of at the next interval (call after committing an enqueue). */
+  wake(): void {
+    if (this.started && !this.stopping) this.schedule(0);
+  }
+
+  /** Stops polling and waits for the handlers that are running. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.ticking;
+    await Promise.allSettled([...this.running.values()]);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+    this.started = false;
+  }
+
+  /**
+   * Runs every job due at the time of the call (also when the runner is not started) and waits for
+   * them and for anything the background loop is running. Jobs rescheduled meanwhile are left for
+   * later. Returns how many jobs this call ran.
+   */
+  async runDueJobs(): Promise<number> {
+    const dueBy = Date.now();
+    let count = 0;
+    for (;;) {
+      const jobs = await this.claim(this.concurrency, dueBy);
+      if (jobs.length === 0) break;
+      count += jobs.length;
+      await Promise.all(jobs.map((job) => this.launch(job)));
+    }
+    await Promise.allSettled([...this.running.values()]);
+    return count;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopping) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.tick();
+    }, delayMs);
+    // The HTTP server keeps a serving process alive; the queue alone should not (CLI, tests).
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.ticking = (async () => {
+      try {
+        do {
+          this.again = false;
+          const free = this.concurrency - this.running.size;
+          if (free <= 0 || this.stopping) break;
+          const jobs = await this.claim(free, Date.now());
+          this.saturated = jobs.length === free;
+          for (const job of jobs) void this.launch(job);
+          if (this.saturated) this.again = true;
+        } while (this.again && !this.stopping);
+      } catch (error) {
+        if (!this.stopping) this.log.error({ err: error }, 'job queue: could not claim jobs');
+      } finally {
+        this.ticking = null;
+      }
+    })();
+    await this.ticking;
+    this.schedule(this.pollIntervalMs);
+  }
+
+  /** Leases up to `limit` due jobs to this runner in one statement. */
+  private async claim(limit: number, dueBy: number): Promise<JobRow[]> {
+    if (this.types.length === 0 || limit <= 0) return [];
+    const now = Date.now();
+    const token = `${this.id}:${randomLowerAlnum(10)}`;
+    const rows = await this.db
+      .updateTable('jobs')
+      .set((eb) => ({ attempts: eb('attempts', '+', 1), leasedUntil: now + this.leaseMs, leasedBy: token }))
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('jobs')
+          .select('id')
+          .where('type', 'in', this.types)
+          .where('runAt', '<=', Math.min(now, dueBy))
+          .where((w) => w.or([w('leasedUntil', 'is', null), w('leasedUntil', '<=', now)]))
+          .orderBy('runAt')
+          .orderBy('id')
+          .limit(limit)
+          .$if(this.dialect === 'postgres', (q) => q.forUpdate().skipLocked()),
+      )
+      .returningAll()
+      .execute();
+    return rows as JobRow[];
+  }
+
+  private launch(row: JobRow): Promise<void> {
+    const token = row.leasedBy!;
+    const promise = this.execute(row).finally(() => {
+      this.running.delete(token);
+      if (this.saturated && this.started) this.schedule(0);
+    });
+    this.running.set(token, promise);
+    return promise;
+  }
+
+  private async execute(row: JobRow): Promise<void> {
+    const handler = this.handlers[row.type]!;
+    let outcome: JobOutcome;
+    try {
+      const job: ClaimedJob = {
+        id: row.id,
+        type: row.type,
+        payload: JSON.parse(row.payload) as unknown,
+        attempt: row.attempts,
+        lastError: row.lastError,
+        runAt: row.runAt,
+        createdAt: row.createdAt,
+        dedupeKey: row.dedupeKey,
+      };
+      outcome = (await handler(job)) ?? jobDone();
+    } catch (error) {
+      const message = errorText(error);
+      if (row.attempts >= this.maxAttemptsOnError) {
+        outcome = dropJob(`${message} (gave up after ${row.attempts} attempts)`);
+      } else {
+        outcome = retryJob(jitter(Math.min(3600_000, 10_000 * 2 ** (row.attempts - 1))), message);
+        this.log.error({ err: error, jobId: row.id, jobType: row.type, attempt: row.attempts }, 'job failed; it will be retried');
+      }
+    }
+    try {
+      await this.finish(row, outcome);
+    } catch (error) {
+      // The lease runs out and another attempt happens: at least once.
+      if (!this.stopping) this.log.error({ err: error, jobId: row.id, jobType: row.type }, 'job queue: could not record a job result');
+    }
+  }
+
+  private async finish(row: JobRow, outcome: JobOutcome): Promise<void> {
+    const token = row.leasedBy!;
+    let changed: bigint;
+    if (outcome.outcome === 'retry') {
+      const result = await this.db
+        .updateTable('jobs')
+        .set({ runAt: Date.now() + outcome.delayMs, leasedUntil: null, leasedBy: null, lastError: outcome.error.slice(0, 2000) })
+        .where('id', '=', row.id)
+        .where('leasedBy', '=', token)
+        .executeTakeFirst();
+      changed = result.numUpdatedRows;
+    } else {
+      if (outcome.outcome === 'drop') this.log.warn({ jobId: row.id, jobType: row.type, attempt: row.attempts, error: outcome.error }, 'job dropped');
+      const result = await this.db.deleteFrom('jobs').where('id', '=', row.id).where('leasedBy', '=', token).executeTakeFirst();
+      changed = result.numDeletedRows;
+    }
+    if (Number(changed) === 0) this.log.debug({ jobId: row.id, jobType: row.type }, 'job lease lost or job replaced; result discarded');
+  }
+
+  private async renewLeases(): Promise<void> {
+    if (this.running.size === 0) return;
+    try {
+      await this.db
+        .updateTable('jobs')
+        .set({ leasedUntil: Date.now() + this.leaseMs })
+        .where('leasedBy', 'in', [...this.running.keys()])
+        .execute();
+    } catch (error) {
+      this.log.warn({ err: error }, 'job queue: could not renew leases');
+    }
+  }
+}

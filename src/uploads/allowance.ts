@@ -1,0 +1,39 @@
+import type { Db } from '../db/database.ts';
+import type { Principal } from '../auth/principal.ts';
+import { hasPermission } from '../auth/permissions.ts';
+import { readSettings } from '../settings/instance-settings.ts';
+import { tooLarge } from '../errors.ts';
+import { effectiveQuotaBytes } from '../accounts/account-settings.ts';
+
+export interface Allowance {
+  /** The instance's per-file limit. */
+  sizeLimit: number;
+  /** Bytes the account may still store, or null without a quota. */
+  quotaRemaining: number | null;
+  /** The smaller of the two: the most bytes this upload may have. */
+  maxBytes: number;
+}
+
+/**
+ * The quota that applies to this upload, or null for none. `quotas.bypass` (and so Administrator)
+ * lifts the instance's default quota only: not a quota set on the account, nor the file-size limit.
+ */
+export function quotaFor(principal: Principal, userQuota: number | null, defaultQuota: number): number | null {
+  return effectiveQuotaBytes(userQuota, defaultQuota, hasPermission(principal.permissions, 'quotas.bypass'));
+}
+
+export async function uploadAllowance(db: Db, principal: Principal): Promise<Allowance> {
+  const settings = await readSettings(db);
+  const user = await db.selectFrom('users').select(['quotaBytes', 'usedBytes']).where('id', '=', principal.user.id).executeTakeFirstOrThrow();
+  const quota = quotaFor(principal, user.quotaBytes, settings.defaultQuotaBytes);
+  const quotaRemaining = quota === null ? null : Math.max(0, quota - user.usedBytes);
+  return { sizeLimit: settings.maxUploadSizeBytes, quotaRemaining, maxBytes: Math.min(settings.maxUploadSizeBytes, quotaRemaining ?? Infinity) };
+}
+
+/** The 413 for an upload that went past `maxBytes`, naming the limit that was reached. */
+export function overLimit(allowance: Allowance) {
+  if (allowance.quotaRemaining !== null && allowance.quotaRemaining < allowance.sizeLimit) {
+    return tooLarge(`The upload exceeds your storage quota (${allowance.quotaRemaining} bytes left)`);
+  }
+  return tooLarge(`The file exceeds the maximum upload size of ${allowance.sizeLimit} bytes`);
+}

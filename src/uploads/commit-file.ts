@@ -1,0 +1,119 @@
+import type { Transaction } from 'kysely';
+import type { AppContext } from '../context.ts';
+import type { Database } from '../db/schema.ts';
+import { forAccount } from '../db/account-scope.ts';
+import { lockAccountRow } from '../db/locks.ts';
+import type { Principal } from '../auth/principal.ts';
+import { hashPassword } from '../auth/passwords.ts';
+import { readSettings } from '../settings/instance-settings.ts';
+import { tooLarge } from '../errors.ts';
+import { quotaFor } from './allowance.ts';
+import { extensionOf, nameCandidates, randomFileName, sanitizeFileName } from './naming.ts';
+import { extensionFor } from './content-type.ts';
+import type { ResolvedOptions } from './upload-options.ts';
+import { scheduleExpiry } from '../files/expiry.ts';
+import { cancelStorageDelete } from '../files/storage-cleanup.ts';
+import { emitFileReady } from '../webhooks/outbox.ts';
+import { uploadLinks } from '../files/file-views.ts';
+
+/** Bytes already in storage at `storageKey`, waiting for their record. */
+export interface StoredUpload {
+  id: string;
+  storageKey: string;
+  originalName: string;
+  mimeType: string;
+  size: number;
+  sha256: string;
+  folderId: string | null;
+  options: ResolvedOptions;
+}
+
+export type { FileRow } from '../files/file-access.ts';
+import type { FileRow } from '../files/file-access.ts';
+
+/**
+ * Makes stored bytes a file, atomically: the record, its tags, the quota charge, the expiry job and
+ * the file.ready event commit together or not at all. The caller deletes the bytes if this throws.
+ */
+export async function commitFile(ctx: AppContext, principal: Principal, upload: StoredUpload, trxHook?: (trx: Transaction<Database>, file: FileRow) => Promise<void>): Promise<FileRow> {
+  const userId = principal.user.id;
+  const passwordHash = upload.options.password ? await hashPassword(upload.options.password) : null;
+  const { defaultQuotaBytes } = await readSettings(ctx.db);
+
+  return ctx.db.transaction().execute(async (trx) => {
+    await lockAccountRow(trx, ctx.dialect, userId);
+    const account = forAccount(trx, userId);
+    const owner = await trx.selectFrom('users').select(['quotaBytes', 'usedBytes', 'urlId']).where('id', '=', userId).executeTakeFirstOrThrow();
+    const quota = quotaFor(principal, owner.quotaBytes, defaultQuotaBytes);
+    if (quota !== null && owner.usedBytes + upload.size > quota) {
+      throw tooLarge(`The upload exceeds your storage quota (${Math.max(0, quota - owner.usedBytes)} bytes left)`);
+    }
+
+    const name = await allocateName(trx, userId, upload);
+    const now = Date.now();
+    const file: FileRow = {
+      id: upload.id,
+      userId,
+      name,
+      originalName: upload.originalName.slice(0, 1024),
+      storageKey: upload.storageKey,
+      mimeType: upload.mimeType,
+      size: upload.size,
+      sha256: upload.sha256,
+      visibility: upload.options.visibility,
+      passwordHash,
+      expiresAt: upload.options.expiresAt,
+      expiryAction: upload.options.expiresAt === null ? null : upload.options.expiryAction,
+      folderId: upload.folderId,
+      shareStyle: upload.options.shareStyle,
+      views: 0,
+      downloads: 0,
+      ocrText: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const { userId: _owner, ...values } = file;
+    await account.insertInto('files', values).execute();
+
+    // Tags a profile still names but that were deleted since are skipped, not an error.
+    const tagIds = upload.options.tagIds.length
+      ? (await account.selectFrom('tags').select('id').where('id', 'in', upload.options.tagIds).execute()).map((t) => t.id)
+      : [];
+    if (tagIds.length) await trx.insertInto('fileTags').values(tagIds.map((tagId) => ({ fileId: file.id, tagId }))).execute();
+
+    await trx.updateTable('users').set((eb) => ({ usedBytes: eb('usedBytes', '+', upload.size) })).where('id', '=', userId).execute();
+    // The bytes now have their record: the crash safety net scheduled before streaming is not needed.
+    await cancelStorageDelete(trx, file.storageKey);
+    if (file.expiresAt !== null) await scheduleExpiry(trx, file.id, file.expiresAt);
+    const links = uploadLinks(ctx.config.baseUrl, owner.urlId, file);
+    await emitFileReady(trx, userId, {
+      id: file.id,
+      name: file.name,
+      mimeType: file.mimeType,
+      size: file.size,
+      visibility: file.visibility,
+      hasPassword: passwordHash !== null,
+      folderId: file.folderId,
+      url: links.url,
+      rawUrl: links.rawUrl,
+    });
+    if (trxHook) await trxHook(trx, file);
+    return file;
+  });
+}
+
+async function allocateName(trx: Transaction<Database>, userId: string, upload: StoredUpload): Promise<string> {
+  const account = forAccount(trx, userId);
+  const taken = async (candidate: string) => Boolean(await account.selectFrom('files').select('id').where('name', '=', candidate).executeTakeFirst());
+  if (upload.options.randomizeFileUrls) {
+    const extension = extensionOf(upload.originalName) ?? extensionFor(upload.mimeType);
+    for (;;) {
+      const candidate = randomFileName(extension);
+      if (!(await taken(candidate))) return candidate;
+    }
+  }
+  for (const candidate of nameCandidates(sanitizeFileName(upload.originalName))) {
+    if (!(await taken(candidate))) return candidate;
+  }
+  throw new Error('unreachable');
+}

@@ -1,0 +1,94 @@
+import { Transform, type TransformCallback } from 'node:stream';
+import { createHash } from 'node:crypto';
+import { fileTypeFromBuffer } from 'file-type';
+import mime from 'mime';
+import { invalid } from '../errors.ts';
+
+/** Enough bytes for every signature file-type knows. */
+const HEAD_BYTES = 4100;
+
+/**
+ * Passes bytes through while keeping their SHA-256 and the first few KiB, so the content can be
+ * identified after streaming without reading the file twice.
+ */
+export class ContentProbe extends Transform {
+  private readonly hash = createHash('sha256');
+  private head: Buffer[] = [];
+  private headLength = 0;
+  bytes = 0;
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.hash.update(chunk);
+    this.bytes += chunk.length;
+    if (this.headLength < HEAD_BYTES) {
+      const slice = chunk.subarray(0, HEAD_BYTES - this.headLength);
+      this.head.push(slice);
+      this.headLength += slice.length;
+    }
+    callback(null, chunk);
+  }
+
+  digest(): string {
+    return this.hash.digest('hex');
+  }
+
+  headBytes(): Buffer {
+    return Buffer.concat(this.head);
+  }
+}
+
+const aliases: Record<string, string> = {
+  'image/jpg': 'image/jpeg',
+  'image/pjpeg': 'image/jpeg',
+  'image/x-png': 'image/png',
+  'audio/mp3': 'audio/mpeg',
+  'audio/x-wav': 'audio/wav',
+  'audio/wave': 'audio/wav',
+  'application/x-zip-compressed': 'application/zip',
+  'application/x-pdf': 'application/pdf',
+  'video/x-matroska': 'video/matroska',
+};
+
+export function normalizeMimeType(value: string): string {
+  const base = value.split(';')[0]!.trim().toLowerCase();
+  return aliases[base] ?? base;
+}
+
+const zipContainers = /^application\/(vnd\.openxmlformats|vnd\.oasis\.opendocument|epub\+zip|java-archive|vnd\.android\.package-archive|x-xpinstall|vnd\.apple\.keynote|vnd\.apple\.pages|vnd\.apple\.numbers|x-ms-|zip)/;
+
+/**
+ * Whether a declared type is consistent with what the bytes are. Containers are ambiguous (an .m4a
+ * and an .mp4 share a signature; a .docx is a ZIP), so within audio/video, and between ZIP and the
+ * formats built on it, either name is accepted; anything else must match exactly.
+ */
+function compatible(declared: string, detected: string): boolean {
+  if (declared === detected) return true;
+  const [declaredType] = declared.split('/');
+  const [detectedType] = detected.split('/');
+  const media = new Set(['audio', 'video']);
+  if (media.has(declaredType!) && media.has(detectedType!)) return true;
+  if (zipContainers.test(declared) && zipContainers.test(detected)) return true;
+  if ((declared === 'application/xml' || declared === 'text/xml' || declared.endsWith('+xml')) && detected.endsWith('xml')) return true;
+  return false;
+}
+
+/**
+ * The stored type (contract §4): the declared one unless missing or application/octet-stream, then
+ * the detected one, then the one the name suggests. A declaration the content contradicts is a 400.
+ */
+export async function resolveMimeType(declared: string | undefined, head: Buffer, fileName: string): Promise<string> {
+  const detected = (await fileTypeFromBuffer(head))?.mime;
+  const normalized = declared ? normalizeMimeType(declared) : '';
+  if (normalized && normalized !== 'application/octet-stream') {
+    if (!/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/.test(normalized)) throw invalid(`The declared file type "${declared}" is not a MIME type`);
+    if (detected && !compatible(normalized, normalizeMimeType(detected))) {
+      throw invalid(`The declared file type ${normalized} does not match the content, which is ${detected}`);
+    }
+    return normalized;
+  }
+  return detected ?? mime.getType(fileName) ?? 'application/octet-stream';
+}
+
+export function extensionFor(mimeType: string): string | null {
+  return mime.getExtension(mimeType);
+}

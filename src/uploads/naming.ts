@@ -1,0 +1,42 @@
+import { randomInt } from 'node:crypto';
+import path from 'node:path';
+
+const MAX_NAME_LENGTH = 200;
+const alphanumeric = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/**
+ * A file name that is safe as one URL path segment and on every filesystem: no directories,
+ * control characters or URL/shell metacharacters, no leading dot, bounded length, extension kept.
+ */
+export function sanitizeFileName(raw: string): string {
+  let name = path.posix.basename(raw.replaceAll('\\', '/')).normalize('NFC');
+  name = name.replace(/[\p{Cc}\p{Cf}]/gu, '');
+  name = name.replace(/[/?#%"<>|*:;`$&'{}[\]^~+=,@!]/g, '');
+  name = name.replace(/\s+/gu, '_').replace(/^[._-]+/, '').replace(/_+/g, '_');
+  if (name === '' || name === '.' || name === '..') name = 'file';
+  if (name.length > MAX_NAME_LENGTH) {
+    const ext = path.posix.extname(name).slice(0, 20);
+    name = name.slice(0, MAX_NAME_LENGTH - ext.length) + ext;
+  }
+  return name;
+}
+
+/** `photo.png`, then `photo-1.png`, `photo-2.png`, … */
+export function* nameCandidates(name: string): Generator<string> {
+  yield name;
+  const ext = path.posix.extname(name);
+  const stem = ext && ext !== name ? name.slice(0, -ext.length) : name;
+  for (let i = 1; ; i++) yield `${stem}-${i}${ext}`;
+}
+
+/** Random URL names keep the extension so browsers and embeds still know the type. */
+export function randomFileName(extension: string | null, length = 10): string {
+  let name = '';
+  for (let i = 0; i < length; i++) name += alphanumeric[randomInt(alphanumeric.length)];
+  return extension ? `${name}.${extension}` : name;
+}
+
+export function extensionOf(name: string): string | null {
+  const ext = path.posix.extname(name).slice(1).toLowerCase();
+  return /^[a-z0-9]{1,10}$/.test(ext) ? ext : null;
+}

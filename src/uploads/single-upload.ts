@@ -1,0 +1,92 @@
+import { pipeline } from 'node:stream/promises';
+import type { MultipartFile, MultipartValue, Multipart } from '@fastify/multipart';
+import type { AppContext } from '../context.ts';
+import type { Principal } from '../auth/principal.ts';
+import { newId } from '../db/ids.ts';
+import { cancelStorageDelete, scheduleStorageDelete } from '../files/storage-cleanup.ts';
+import { invalid } from '../errors.ts';
+import { StorageLimitError } from '../storage/storage.ts';
+import { ContentProbe, resolveMimeType } from './content-type.ts';
+import { overLimit, uploadAllowance } from './allowance.ts';
+import { commitFile, type FileRow } from './commit-file.ts';
+import { resolveOptions, type UploadPlan } from './upload-plan.ts';
+import { parseOptionFields, type OptionFields } from './option-fields.ts';
+
+export const FILE_FIELD = 'file';
+/** Longer than any upload can take, so the safety net never races a live upload. */
+export const ORPHAN_GRACE_MS = 24 * 3600 * 1000;
+
+/**
+ * POST /api/files after authentication and planning: the `file` part is piped straight to storage
+ * (never held in memory), then committed. Option fields may come before or after the file; fields
+ * before it are checked before any byte is stored.
+ */
+export async function receiveSingleUpload(ctx: AppContext, principal: Principal, plan: UploadPlan, parts: AsyncIterableIterator<Multipart>): Promise<FileRow> {
+  const fields: OptionFields = {};
+  const allowance = await uploadAllowance(ctx.db, principal);
+  let stored: { id: string; key: string; size: number; sha256: string; head: Buffer; fileName: string; declared: string | undefined } | null = null;
+
+  try {
+    for await (const part of parts) {
+      if (part.type === 'field') {
+        collectField(fields, part);
+        continue;
+      }
+      const file = part as MultipartFile;
+      if (file.fieldname !== FILE_FIELD) {
+        file.file.resume();
+        throw invalid(`The file part must be named "${FILE_FIELD}", not "${file.fieldname}"`);
+      }
+      if (stored) {
+        file.file.resume();
+        throw invalid('Send exactly one file per request');
+      }
+      // Options known so far are checked before the bytes are read.
+      await resolveOptions(ctx.db, principal, plan, parseOptionFields(fields));
+      const id = newId();
+      const key = `files/${principal.user.id}/${id}`;
+      // Should this process die between storing and committing, the bytes are removed later.
+      await scheduleStorageDelete(ctx.db, key, Date.now() + ORPHAN_GRACE_MS);
+      const probe = new ContentProbe();
+      try {
+        const source = file.file.pipe(probe);
+        file.file.on('error', (error) => probe.destroy(error));
+        const { size } = await ctx.storage.put(key, source, { maxBytes: allowance.maxBytes, contentType: file.mimetype });
+        stored = { id, key, size, sha256: probe.digest(), head: probe.headBytes(), fileName: file.filename || 'file', declared: file.mimetype || undefined };
+      } catch (error) {
+        if (error instanceof StorageLimitError) throw overLimit(allowance);
+        throw error;
+      }
+    }
+    if (!stored) throw invalid(`The request has no file part named "${FILE_FIELD}"`);
+
+    const options = await resolveOptions(ctx.db, principal, plan, parseOptionFields(fields));
+    const mimeType = await resolveMimeType(stored.declared, stored.head, stored.fileName);
+    return await commitFile(ctx, principal, {
+      id: stored.id,
+      storageKey: stored.key,
+      originalName: stored.fileName,
+      mimeType,
+      size: stored.size,
+      sha256: stored.sha256,
+      folderId: plan.folderId,
+      options,
+    });
+  } catch (error) {
+    if (stored) {
+      const key = stored.key;
+      // Removed now; the scheduled cleanup stays only if the removal fails.
+      await ctx.storage.delete(key).then(
+        () => cancelStorageDelete(ctx.db, key),
+        (e: unknown) => ctx.log.warn({ err: e, key }, 'bytes of a failed upload are left to the cleanup job'),
+      );
+    }
+    throw error;
+  }
+}
+
+function collectField(fields: OptionFields, part: MultipartValue): void {
+  if (typeof part.value !== 'string') throw invalid(`${part.fieldname}: must be a text field`);
+  if (Object.hasOwn(fields, part.fieldname)) throw invalid(`${part.fieldname}: given twice`);
+  fields[part.fieldname] = part.value;
+}

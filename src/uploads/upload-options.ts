@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import type { ExpiryAction, Visibility } from '../db/schema.ts';
+
+export const expirations = { DISABLED: null, HOUR: 3600_000, DAY: 86_400_000, WEEK: 7 * 86_400_000, MONTH: 30 * 86_400_000 } as const;
+export type Expiration = keyof typeof expirations;
+export const shareStyles = ['minimal', 'framed', 'delivery'] as const;
+export type ShareStyle = (typeof shareStyles)[number];
+export const MAX_TAGS_PER_UPLOAD = 20;
+
+/** The options an upload profile (and the account's defaults) can hold (contract §3). */
+export const profileOptionsSchema = z.strictObject({
+  visibility: z.enum(['PUBLIC', 'PRIVATE']).optional(),
+  expiration: z.enum(Object.keys(expirations) as [Expiration, ...Expiration[]]).optional(),
+  expiryAction: z.enum(['DELETE', 'SET_PRIVATE']).optional(),
+  randomizeFileUrls: z.boolean().optional(),
+  shareStyle: z.enum(shareStyles).optional(),
+  tagIds: z.array(z.string().min(1).max(128)).max(MAX_TAGS_PER_UPLOAD).optional(),
+});
+export type ProfileOptions = z.infer<typeof profileOptionsSchema>;
+
+/** Options given with one upload request; `expiresAt` null means an explicit "no expiry". */
+export interface RequestOptions extends ProfileOptions {
+  expiresAt?: Date | null;
+  password?: string;
+}
+
+export interface ResolvedOptions {
+  visibility: Visibility;
+  /** Epoch ms, or null for no expiry. */
+  expiresAt: number | null;
+  expiryAction: ExpiryAction;
+  randomizeFileUrls: boolean;
+  shareStyle: ShareStyle;
+  tagIds: string[];
+  password: string | null;
+}
+
+const builtinDefaults: Required<ProfileOptions> = {
+  visibility: 'PUBLIC',
+  expiration: 'DISABLED',
+  expiryAction: 'DELETE',
+  randomizeFileUrls: false,
+  shareStyle: 'framed',
+  tagIds: [],
+};
+
+/** Profile-level options: built-in defaults, then the account's defaults, then the profile. */
+export function layerProfileOptions(accountDefaults: ProfileOptions, profile: ProfileOptions | null): Required<ProfileOptions> {
+  return { ...builtinDefaults, ...definedOnly(accountDefaults), ...definedOnly(profile ?? {}) };
+}
+
+/** Adds the request's own fields (contract §4 order: defaults, account, profile, request). */
+export function applyRequest(base: Required<ProfileOptions>, request: RequestOptions, now: number): ResolvedOptions {
+  const merged = { ...base, ...definedOnly(request) };
+  const fromExpiration = expirations[merged.expiration];
+  const expiresAt = request.expiresAt !== undefined ? (request.expiresAt === null ? null : request.expiresAt.getTime()) : fromExpiration === null ? null : now + fromExpiration;
+  return {
+    visibility: merged.visibility,
+    expiresAt,
+    expiryAction: merged.expiryAction,
+    randomizeFileUrls: merged.randomizeFileUrls,
+    shareStyle: merged.shareStyle,
+    tagIds: [...new Set(merged.tagIds)],
+    password: request.password ? request.password : null,
+  };
+}
+
+/**
+ * The profile options a request tries to override with a different value. A token bound to a
+ * profile may restate the profile's options but not change them (spec, Authentication 8).
+ */
+export function conflictingOverrides(base: Required<ProfileOptions>, request: RequestOptions): string[] {
+  const conflicts: string[] = [];
+  for (const key of Object.keys(builtinDefaults) as Array<keyof ProfileOptions>) {
+    const asked = request[key];
+    if (asked === undefined) continue;
+    const same = key === 'tagIds' ? sameSet(asked as string[], base.tagIds) : asked === base[key];
+    if (!same) conflicts.push(key);
+  }
+  return conflicts;
+}
+
+function sameSet(a: string[], b: string[]): boolean {
+  const left = new Set(a);
+  const right = new Set(b);
+  return left.size === right.size && [...left].every((x) => right.has(x));
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+export function parseStoredOptions(json: string | null): ProfileOptions {
+  if (!json) return {};
+  const parsed = profileOptionsSchema.safeParse(JSON.parse(json));
+  return parsed.success ? parsed.data : {};
+}

@@ -1,0 +1,111 @@
+import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { ReceiverRefusedError, resolveReceiver, type Lookup, type VettedAddress } from './ssrf-guard.ts';
+
+/** One signed POST of a webhook body to its receiver (Standard Webhooks), and how it went. */
+
+export const SECRET_PREFIX = 'whsec_';
+export const USER_AGENT = 'Hoard-Webhooks/1';
+export const DELIVERY_TIMEOUT_MS = 10_000;
+
+/** `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed with the base64-decoded part after `whsec_`. */
+export function signWebhook(secret: string, messageId: string, timestampSeconds: number, body: string): string {
+  const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+  return `v1,${createHmac('sha256', key).update(`${messageId}.${timestampSeconds}.${body}`).digest('base64')}`;
+}
+
+export type DeliveryResult =
+  | { result: 'delivered'; status: number }
+  /** Worth trying again later: 408, 429, 5xx, network errors, time-outs. */
+  | { result: 'retry'; status: number | null; error: string }
+  /** Trying again would not help: other statuses, redirects, refused or invalid receivers. */
+  | { result: 'final'; status: number | null; error: string };
+
+export interface DeliveryRequest {
+  url: string;
+  secret: string;
+  /** `webhook-id`: the event ID, the same on every attempt. */
+  messageId: string;
+  body: string;
+  allowPrivate: boolean;
+  timeoutMs?: number;
+  /** Resolver override (tests). */
+  lookup?: Lookup;
+}
+
+export function classifyStatus(status: number): DeliveryResult {
+  if (status >= 200 && status < 300) return { result: 'delivered', status };
+  if (status >= 300 && status < 400) return { result: 'final', status, error: `Receiver answered HTTP ${status}; redirects are not followed` };
+  if (status === 408 || status === 429 || status >= 500) return { result: 'retry', status, error: `Receiver answered HTTP ${status}` };
+  return { result: 'final', status, error: `Receiver answered HTTP ${status}` };
+}
+
+/** A resolver that only ever answers the address the SSRF guard checked (DNS rebinding protection). */
+function pinnedLookup(vetted: VettedAddress): LookupFunction {
+  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options?.all) callback(null, [{ address: vetted.address, family: vetted.family }]);
+    else callback(null, vetted.address, vetted.family);
+  }) as unknown as LookupFunction;
+}
+
+const networkError = (error: unknown) => {
+  const code = (error as NodeJS.ErrnoException).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return code && !message.includes(code) ? `${code}: ${message}` : message;
+};
+
+/** Sends one attempt. Never throws: every failure is a DeliveryResult. */
+export async function sendWebhook(request: DeliveryRequest): Promise<DeliveryResult> {
+  let target: URL;
+  try {
+    target = new URL(request.url);
+  } catch {
+    return { result: 'final', status: null, error: 'The webhook URL is not a valid URL' };
+  }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') return { result: 'final', status: null, error: 'The webhook URL must use http or https' };
+
+  let vetted: VettedAddress;
+  try {
+    vetted = await resolveReceiver(target.hostname, { allowPrivate: request.allowPrivate, ...(request.lookup ? { lookup: request.lookup } : {}) });
+  } catch (error) {
+    if (error instanceof ReceiverRefusedError) return { result: 'final', status: null, error: error.message };
+    return { result: 'retry', status: null, error: `Could not resolve ${target.hostname}: ${networkError(error)}` };
+  }
+
+  const timeoutMs = request.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const timestamp = Math.floor(Date.now() / 1000);
+  const headers = {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(request.body)),
+    'user-agent': USER_AGENT,
+    'webhook-id': request.messageId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signWebhook(request.secret, request.messageId, timestamp, request.body),
+  };
+  const client = target.protocol === 'https:' ? https : http;
+
+  return new Promise<DeliveryResult>((resolve) => {
+    let settled = false;
+    const settle = (result: DeliveryResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
+    };
+    // The Host header and TLS server name stay the URL's host name; only the connection is pinned.
+    // No agent: one connection per attempt, never reused across differently vetted addresses.
+    const outgoing = client.request(target, { method: 'POST', headers, agent: false, lookup: pinnedLookup(vetted) }, (response) => {
+      // Only the status matters; the body is not read.
+      settle(classifyStatus(response.statusCode ?? 0));
+      response.destroy();
+    });
+    const timer = setTimeout(() => {
+      settle({ result: 'retry', status: null, error: `No response within ${timeoutMs / 1000} s` });
+      outgoing.destroy();
+    }, timeoutMs);
+    outgoing.on('error', (error) => settle({ result: 'retry', status: null, error: `Request failed: ${networkError(error)}` }));
+    outgoing.end(request.body);
+  });
+}

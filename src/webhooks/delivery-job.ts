@@ -1,0 +1,125 @@
+import type { Logger } from 'pino';
+import type { Db } from '../db/database.ts';
+import { forAccount, type AccountScope } from '../db/account-scope.ts';
+import { jobDone, retryJob, type ClaimedJob, type JobHandlers, type JobOutcome } from '../jobs/queue.ts';
+import { sendWebhook, type DeliveryResult } from './deliver.ts';
+import { WEBHOOK_DELIVERY_JOB, type DeliveryJobPayload } from './outbox.ts';
+import type { SecretBox } from './secret-box.ts';
+import type { Lookup } from './ssrf-guard.ts';
+
+/**
+ * Waits between attempts: 8 attempts over about 10.7 hours (30 s, 2 min, 10 min, 30 min, 1 h, 3 h,
+ * 6 h), each ±20 % jitter so receivers recovering from an outage are not hit all at once.
+ */
+export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [30_000, 120_000, 600_000, 1_800_000, 3_600_000, 10_800_000, 21_600_000];
+
+/** Finished deliveries kept per webhook (the newest); older ones are pruned as new ones finish. */
+export const DELIVERIES_KEPT = 100;
+
+export interface WebhookDeliveryOptions {
+  db: Db;
+  log: Logger;
+  secretBox: SecretBox;
+  allowPrivate: boolean;
+  /** Back-off between attempts; attempts = length + 1. Tests pass short ones. */
+  retryDelaysMs?: readonly number[] | null | undefined;
+  timeoutMs?: number;
+  lookup?: Lookup;
+}
+
+const jitter = (ms: number) => Math.round(ms * (0.8 + Math.random() * 0.4));
+
+/** The job handlers of webhook delivery, to register with the JobRunner. */
+export function webhookJobHandlers(options: WebhookDeliveryOptions): JobHandlers {
+  return { [WEBHOOK_DELIVERY_JOB]: (job) => deliverOnce(options, job) };
+}
+
+async function finishDelivery(account: AccountScope, id: string, previousAttempts: number, values: { status: 'delivered' | 'failed' | 'pending'; attempts: number; lastStatus: number | null; lastError: string | null; deliveredAt?: number }) {
+  // Guarded by the attempt count read before sending, so an attempt whose job lease was lost
+  // meanwhile cannot overwrite a later attempt's result.
+  await account
+    .updateTable('webhookDeliveries')
+    .set({ ...values, lastError: values.lastError?.slice(0, 1000) ?? null })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('attempts', '=', previousAttempts)
+    .execute();
+}
+
+async function pruneDeliveries(account: AccountScope, webhookId: string): Promise<void> {
+  await account
+    .deleteFrom('webhookDeliveries')
+    .where('webhookId', '=', webhookId)
+    .where('status', '<>', 'pending')
+    .where('id', 'not in', (eb) =>
+      eb.selectFrom('webhookDeliveries').select('id').where('webhookId', '=', webhookId).orderBy('createdAt', 'desc').orderBy('id', 'desc').limit(DELIVERIES_KEPT),
+    )
+    .execute();
+}
+
+async function deliverOnce(options: WebhookDeliveryOptions, job: ClaimedJob): Promise<JobOutcome> {
+  const { deliveryId, userId } = job.payload as DeliveryJobPayload;
+  const account = forAccount(options.db, userId);
+  const row = await account
+    .selectFrom('webhookDeliveries')
+    .innerJoin('webhooks', 'webhooks.id', 'webhookDeliveries.webhookId')
+    .select([
+      'webhookDeliveries.id',
+      'webhookDeliveries.webhookId',
+      'webhookDeliveries.eventId',
+      'webhookDeliveries.body',
+      'webhookDeliveries.test',
+      'webhookDeliveries.status',
+      'webhookDeliveries.attempts',
+      'webhooks.url',
+      'webhooks.enabled',
+      'webhooks.secretEncrypted',
+    ])
+    .where('webhookDeliveries.id', '=', deliveryId)
+    .executeTakeFirst();
+  // Deleted with its webhook or account, or already finished by an earlier run of this job.
+  if (!row || row.status !== 'pending') return jobDone();
+
+  const attempt = row.attempts + 1;
+  const fail = async (error: string, attempts: number, lastStatus: number | null = null) => {
+    await finishDelivery(account, row.id, row.attempts, { status: 'failed', attempts, lastStatus, lastError: error });
+    await pruneDeliveries(account, row.webhookId);
+    return jobDone();
+  };
+
+  // Disabling a webhook stops what it has not sent yet; a test event is sent regardless.
+  if (row.enabled !== 1 && row.test !== 1) return fail('The webhook was disabled before this delivery was sent', row.attempts);
+
+  let secret: string;
+  try {
+    secret = options.secretBox.open(row.secretEncrypted, row.webhookId);
+  } catch {
+    options.log.error({ webhookId: row.webhookId }, 'webhook secret cannot be decrypted: SECRET_KEY or DATA_DIR/secret.key changed');
+    return fail('The signing secret cannot be decrypted with this instance\'s key (SECRET_KEY or DATA_DIR/secret.key changed); delete the webhook and create it again', row.attempts);
+  }
+
+  const result: DeliveryResult = await sendWebhook({
+    url: row.url,
+    secret,
+    messageId: row.eventId,
+    body: row.body,
+    allowPrivate: options.allowPrivate,
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.lookup ? { lookup: options.lookup } : {}),
+  });
+
+  if (result.result === 'delivered') {
+    await finishDelivery(account, row.id, row.attempts, { status: 'delivered', attempts: attempt, lastStatus: result.status, lastError: null, deliveredAt: Date.now() });
+    await pruneDeliveries(account, row.webhookId);
+    return jobDone();
+  }
+
+  const delays = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+  if (result.result === 'retry' && attempt <= delays.length) {
+    await finishDelivery(account, row.id, row.attempts, { status: 'pending', attempts: attempt, lastStatus: result.status, lastError: result.error });
+    return retryJob(jitter(delays[attempt - 1]!), result.error);
+  }
+  const error = result.result === 'retry' ? `${result.error} (gave up after ${attempt} attempts)` : result.error;
+  options.log.info({ deliveryId: row.id, webhookId: row.webhookId, attempt, error }, 'webhook delivery failed');
+  return fail(error, attempt, result.status);
+}

@@ -1,0 +1,112 @@
+import type { Executor } from '../db/account-scope.ts';
+import { forAccount } from '../db/account-scope.ts';
+import { newId } from '../db/ids.ts';
+import { enqueueJob } from '../jobs/queue.ts';
+
+/**
+ * The webhook outbox: an event becomes one `webhookDeliveries` row per receiving webhook plus one
+ * `webhook.deliver` job per row, written in the caller's transaction. The event is therefore sent
+ * if and only if the change that caused it commits, and survives restarts until delivered.
+ *
+ * emitFileReady(trx: Executor, ownerUserId: string, file: FileReadyFile): Promise<EmittedEvent>
+ *
+ *   Call it inside the transaction that commits an upload (single or chunked). It writes a delivery
+ *   for every ENABLED webhook of the owner (none, cheaply, when there are none) and returns the
+ *   event ID and the delivery IDs. After the transaction commits, call `ctx.jobs.wake()` so the
+ *   deliveries start at once rather than at the next poll.
+ */
+
+export const WEBHOOK_DELIVERY_JOB = 'webhook.deliver';
+export const WEBHOOK_PAYLOAD_VERSION = 1;
+export const FILE_READY = 'file.ready';
+
+/** The `data` of a file.ready event (contract §5). `size` is in bytes. */
+export interface FileReadyFile {
+  id: string;
+  name: string;
+  mimeType: string;
+  size: number;
+  /** Upper case, as in the file listing, e.g. `PUBLIC`. */
+  visibility: string;
+  hasPassword: boolean;
+  folderId: string | null;
+  url: string;
+  rawUrl: string;
+}
+
+export interface DeliveryJobPayload {
+  deliveryId: string;
+  userId: string;
+}
+
+export interface EmittedEvent {
+  /** Null when no webhook receives the event. */
+  eventId: string | null;
+  deliveryIds: string[];
+}
+
+export const newEventId = () => `evt_${newId()}`;
+
+/** The JSON body of a file.ready event; exactly the contract's fields, whatever else `file` holds. */
+export function fileReadyBody(eventId: string, occurredAt: number, file: FileReadyFile, test = false): string {
+  const data = {
+    id: file.id,
+    name: file.name,
+    mimeType: file.mimeType,
+    size: file.size,
+    visibility: file.visibility,
+    hasPassword: file.hasPassword,
+    folderId: file.folderId,
+    url: file.url,
+    rawUrl: file.rawUrl,
+  };
+  return JSON.stringify({
+    version: WEBHOOK_PAYLOAD_VERSION,
+    id: eventId,
+    type: FILE_READY,
+    occurredAt: new Date(occurredAt).toISOString(),
+    ...(test ? { test: true } : {}),
+    data,
+  });
+}
+
+/** Writes pending deliveries of one event body to the given webhooks (of one account) and their jobs. */
+export async function queueDeliveries(
+  executor: Executor,
+  userId: string,
+  event: { eventId: string; eventType: string; body: string; test: boolean; createdAt: number },
+  webhookIds: string[],
+): Promise<string[]> {
+  if (webhookIds.length === 0) return [];
+  const rows = webhookIds.map((webhookId) => ({
+    id: newId(),
+    webhookId,
+    eventId: event.eventId,
+    eventType: event.eventType,
+    test: event.test ? 1 : 0,
+    body: event.body,
+    status: 'pending' as const,
+    attempts: 0,
+    lastStatus: null,
+    lastError: null,
+    createdAt: event.createdAt,
+    deliveredAt: null,
+  }));
+  await forAccount(executor, userId).insertInto('webhookDeliveries', rows).execute();
+  for (const row of rows) {
+    const payload: DeliveryJobPayload = { deliveryId: row.id, userId };
+    await enqueueJob(executor, { type: WEBHOOK_DELIVERY_JOB, payload, runAt: event.createdAt });
+  }
+  return rows.map((r) => r.id);
+}
+
+/** Queues a file.ready event for every enabled webhook of the owner, in the caller's transaction. */
+export async function emitFileReady(trx: Executor, ownerUserId: string, file: FileReadyFile): Promise<EmittedEvent> {
+  const webhooks = await forAccount(trx, ownerUserId).selectFrom('webhooks').select('id').where('enabled', '=', 1).orderBy('id').execute();
+  if (webhooks.length === 0) return { eventId: null, deliveryIds: [] };
+  const eventId = newEventId();
+  const now = Date.now();
+  const body = fileReadyBody(eventId, now, file);
+  const deliveryIds = await queueDeliveries(trx, ownerUserId, { eventId, eventType: FILE_READY, body, test: false, createdAt: now }, webhooks.map((w) => w.id));
+  return { eventId, deliveryIds };
+}

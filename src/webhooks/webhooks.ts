@@ -1,0 +1,187 @@
+import { randomBytes } from 'node:crypto';
+import type { Db, Dialect } from '../db/database.ts';
+import { forAccount } from '../db/account-scope.ts';
+import { lockAccountRow } from '../db/locks.ts';
+import { newId } from '../db/ids.ts';
+import { conflict, invalid, notFound } from '../errors.ts';
+import { SECRET_PREFIX } from './deliver.ts';
+import { FILE_READY, fileReadyBody, newEventId, queueDeliveries } from './outbox.ts';
+import { DELIVERIES_KEPT } from './delivery-job.ts';
+import type { SecretBox } from './secret-box.ts';
+import { hostRefusal } from './ssrf-guard.ts';
+
+/** Webhook management: the browser-session routes of contract §3 call these. */
+
+export const webhookLimits = {
+  perAccount: 10,
+  nameLength: 80,
+  urlLength: 2048,
+  deliveriesListed: DELIVERIES_KEPT,
+} as const;
+
+export interface WebhookView {
+  id: string;
+  name: string;
+  url: string;
+  enabled: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface DeliveryView {
+  id: string;
+  eventId: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const webhookColumns = ['id', 'name', 'url', 'enabled', 'createdAt', 'updatedAt'] as const;
+const deliveryColumns = ['id', 'eventId', 'status', 'attempts', 'lastStatus', 'lastError', 'createdAt', 'deliveredAt'] as const;
+
+function toWebhookView(row: { id: string; name: string; url: string; enabled: number; createdAt: number; updatedAt: number }): WebhookView {
+  return { id: row.id, name: row.name, url: row.url, enabled: row.enabled === 1, createdAt: iso(row.createdAt), updatedAt: iso(row.updatedAt) };
+}
+
+function toDeliveryView(row: { id: string; eventId: string; status: DeliveryView['status']; attempts: number; lastStatus: number | null; lastError: string | null; createdAt: number; deliveredAt: number | null }): DeliveryView {
+  return { ...row, createdAt: iso(row.createdAt), deliveredAt: row.deliveredAt === null ? null : iso(row.deliveredAt) };
+}
+
+/** `http:`/`https:` only, at most 2,048 characters; literal addresses the SSRF guard refuses are refused now. */
+export function validateReceiverUrl(value: string, allowPrivate: boolean): string {
+  const text = value.trim();
+  if (text.length === 0 || text.length > webhookLimits.urlLength) throw invalid(`url: must be 1 to ${webhookLimits.urlLength} characters`);
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw invalid('url: must be an absolute http:// or https:// URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('url: must be an absolute http:// or https:// URL');
+  const refusal = hostRefusal(url.hostname, allowPrivate);
+  if (refusal) throw invalid(`url: ${refusal}`);
+  return text;
+}
+
+function validateName(value: string): string {
+  const name = value.trim();
+  if (name.length < 1 || name.length > webhookLimits.nameLength) throw invalid(`name: must be 1 to ${webhookLimits.nameLength} characters`);
+  return name;
+}
+
+/** `whsec_` + base64 of 32 random bytes (Standard Webhooks). */
+export function newWebhookSecret(): string {
+  return SECRET_PREFIX + randomBytes(32).toString('base64');
+}
+
+export interface WebhookOptions {
+  dialect: Dialect;
+  secretBox: SecretBox;
+  allowPrivate: boolean;
+}
+
+/** Creates a webhook; its signing secret is returned this once and stored encrypted. */
+export async function createWebhook(db: Db, options: WebhookOptions, userId: string, input: { name: string; url: string }): Promise<{ webhook: WebhookView; secret: string }> {
+  const name = validateName(input.name);
+  const url = validateReceiverUrl(input.url, options.allowPrivate);
+  return db.transaction().execute(async (trx) => {
+    // Two concurrent creations at 9 webhooks cannot both pass the count.
+    await lockAccountRow(trx, options.dialect, userId);
+    const account = forAccount(trx, userId);
+    const { count } = await account.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+    if (Number(count) >= webhookLimits.perAccount) throw conflict(`An account can have at most ${webhookLimits.perAccount} webhooks; delete one first`);
+    const now = Date.now();
+    const id = newId();
+    const secret = newWebhookSecret();
+    const row = { id, name, url, enabled: 1, createdAt: now, updatedAt: now };
+    await account.insertInto('webhooks', { ...row, secretEncrypted: options.secretBox.seal(secret, id) }).execute();
+    return { webhook: toWebhookView(row), secret };
+  });
+}
+
+export async function listWebhooks(db: Db, userId: string): Promise<WebhookView[]> {
+  const rows = await forAccount(db, userId).selectFrom('webhooks').select(webhookColumns).orderBy('createdAt', 'asc').orderBy('id', 'asc').execute();
+  return rows.map(toWebhookView);
+}
+
+export async function updateWebhook(
+  db: Db,
+  options: Pick<WebhookOptions, 'allowPrivate'>,
+  userId: string,
+  id: string,
+  patch: { name?: string | undefined; url?: string | undefined; enabled?: boolean | undefined },
+): Promise<WebhookView> {
+  const changes: { name?: string; url?: string; enabled?: number; updatedAt?: number } = {};
+  if (patch.name !== undefined) changes.name = validateName(patch.name);
+  if (patch.url !== undefined) changes.url = validateReceiverUrl(patch.url, options.allowPrivate);
+  if (patch.enabled !== undefined) changes.enabled = patch.enabled ? 1 : 0;
+  const account = forAccount(db, userId);
+  if (Object.keys(changes).length > 0) {
+    changes.updatedAt = Date.now();
+    const result = await account.updateTable('webhooks').set(changes).where('id', '=', id).executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) throw notFound('Webhook not found');
+  }
+  const row = await account.selectFrom('webhooks').select(webhookColumns).where('id', '=', id).executeTakeFirst();
+  if (!row) throw notFound('Webhook not found');
+  return toWebhookView(row);
+}
+
+/** Deletes the webhook and its delivery log; deliveries not yet sent are dropped. */
+export async function deleteWebhook(db: Db, userId: string, id: string): Promise<void> {
+  const result = await forAccount(db, userId).deleteFrom('webhooks').where('id', '=', id).executeTakeFirst();
+  if (Number(result.numDeletedRows) === 0) throw notFound('Webhook not found');
+}
+
+export async function listDeliveries(db: Db, userId: string, webhookId: string): Promise<DeliveryView[]> {
+  const account = forAccount(db, userId);
+  const webhook = await account.selectFrom('webhooks').select('id').where('id', '=', webhookId).executeTakeFirst();
+  if (!webhook) throw notFound('Webhook not found');
+  const rows = await account
+    .selectFrom('webhookDeliveries')
+    .select(deliveryColumns)
+    .where('webhookId', '=', webhookId)
+    .orderBy('createdAt', 'desc')
+    .orderBy('id', 'desc')
+    .limit(webhookLimits.deliveriesListed)
+    .execute();
+  return rows.map(toDeliveryView);
+}
+
+/**
+ * Queues a test file.ready event (`"test": true`, sample file data) to one webhook, enabled or not.
+ * The caller wakes the job runner.
+ */
+export async function sendTestEvent(db: Db, userId: string, webhookId: string, baseUrl: string): Promise<DeliveryView> {
+  return db.transaction().execute(async (trx) => {
+    const account = forAccount(trx, userId);
+    const webhook = await account.selectFrom('webhooks').select('id').where('id', '=', webhookId).executeTakeFirst();
+    if (!webhook) throw notFound('Webhook not found');
+    const eventId = newEventId();
+    const now = Date.now();
+    const name = 'hoard-test-event.txt';
+    const body = fileReadyBody(
+      eventId,
+      now,
+      {
+        id: 'test',
+        name,
+        mimeType: 'text/plain',
+        size: 42,
+        visibility: 'PUBLIC',
+        hasPassword: false,
+        folderId: null,
+        // Sample links of the right shape; no such file exists.
+        url: `${baseUrl}/test/${name}`,
+        rawUrl: `${baseUrl}/api/files/test/${name}`,
+      },
+      true,
+    );
+    const [deliveryId] = await queueDeliveries(trx, userId, { eventId, eventType: FILE_READY, body, test: true, createdAt: now }, [webhookId]);
+    const row = await account.selectFrom('webhookDeliveries').select(deliveryColumns).where('id', '=', deliveryId!).executeTakeFirstOrThrow();
+    return toDeliveryView(row);
+  });
+}
