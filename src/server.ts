@@ -15,6 +15,7 @@ import { loadSecretBox } from './webhooks/secret-box.ts';
 import { webhookJobHandlers } from './webhooks/delivery-job.ts';
 import { FILE_EXPIRY_JOB, fileExpiryHandler } from './files/expiry.ts';
 import { STORAGE_CLEANUP_JOB, storageCleanupHandler } from './files/storage-cleanup.ts';
+import { CHUNK_SESSION_SWEEP_JOB, chunkSessionSweepHandler } from './chunks/chunk-session-jobs.ts';
 
 export interface RunningServer {
   app: App;
@@ -50,6 +51,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const jobs = new JobRunner(ctx, {
     [FILE_EXPIRY_JOB]: fileExpiryHandler(ctx),
     [STORAGE_CLEANUP_JOB]: storageCleanupHandler(ctx),
+    [CHUNK_SESSION_SWEEP_JOB]: chunkSessionSweepHandler(ctx),
     ...webhookJobHandlers({ db: ctx.db, log, secretBox, allowPrivate: config.webhookAllowPrivate, retryDelaysMs: config.webhookRetryDelaysMs }),
   });
   const app = await buildApp(ctx);

@@ -41,7 +41,7 @@ export async function authenticate(db: Db, policy: RoutePolicy, credentials: Cre
     let principal: Principal | null;
     if (secret.startsWith(SECRET_PREFIX)) {
       if (access.kind !== 'api') throw unauthorized();
-      principal = await namedTokenPrincipal(db, secret);
+      principal = await namedTokenPrincipal(db, secret, policy.finalizesUpload === true);
       if (!principal || !principal.token!.scopes.has(access.scope)) throw unauthorized();
     } else {
       if (access.kind !== 'api' && access.kind !== 'sessionOrLegacy') throw unauthorized();
@@ -82,7 +82,7 @@ async function withAccess(db: Db, via: Principal['via'], user: UserRow): Promise
   return { via, user, permissions, roles };
 }
 
-async function namedTokenPrincipal(db: Db, secret: string): Promise<Principal | null> {
+async function namedTokenPrincipal(db: Db, secret: string, finalizesUpload: boolean): Promise<Principal | null> {
   const row = await db
     .selectFrom('apiTokens')
     .innerJoin('users', 'users.id', 'apiTokens.userId')
@@ -90,7 +90,11 @@ async function namedTokenPrincipal(db: Db, secret: string): Promise<Principal | 
     .where('apiTokens.secretHash', '=', sha256Hex(secret))
     .executeTakeFirst();
   const now = Date.now();
-  if (!row || tokenStatus(row, now) !== 'active') return null;
+  if (!row) return null;
+  if (tokenStatus(row, now) !== 'active') {
+    if (finalizesUpload && parseScopes(row.scopes).includes('files:upload')) throw forbidden('The token was revoked or expired before the upload was finalized');
+    return null;
+  }
   if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
     // Not awaited: recording use must not slow down or fail the request.
     void db

@@ -37,6 +37,11 @@ export interface RoutePolicy {
   malformedJson?: 'server-error';
   /** Counts toward the per-IP upload-start rate limit (spec, Limits). */
   uploadStart?: true;
+  /**
+   * Finalizes a chunked upload: a named token that was revoked or expired since is answered with 403
+   * rather than the generic 401 (spec, POST /api/files/chunks/{uploadId}/complete).
+   */
+  finalizesUpload?: true;
 }
 
 const publicRoute = { kind: 'public' } as const;
@@ -99,10 +104,10 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'GET', path: '/api/files/timeline', access: api('files:read', 'files.read'), errors: 'Error' },
   { method: 'POST', path: '/api/files/chunks', access: api('files:upload', 'files.upload'), errors: 'Error', uploadStart: true },
   { method: 'GET', path: '/api/files/chunks', access: api('files:upload', 'files.upload'), errors: 'Error' },
-  { method: 'PUT', path: '/api/files/chunks', access: api('files:upload', 'files.upload'), errors: 'Error' },
+  { method: 'PUT', path: '/api/files/chunks', access: api('files:upload', 'files.upload'), errors: 'Error', finalizesUpload: true },
   { method: 'GET', path: '/api/files/chunks/:uploadId/part/:partNumber', access: api('files:upload', 'files.upload'), errors: 'Error' },
   { method: 'PUT', path: '/api/files/chunks/:uploadId/part/:partNumber', access: api('files:upload', 'files.upload'), errors: 'Error' },
-  { method: 'POST', path: '/api/files/chunks/:uploadId/complete', access: api('files:upload', 'files.upload'), errors: 'Error' },
+  { method: 'POST', path: '/api/files/chunks/:uploadId/complete', access: api('files:upload', 'files.upload'), errors: 'Error', finalizesUpload: true },
   { method: 'GET', path: '/api/urls', access: api('urls:read', 'links.read'), errors: 'ApiError' },
   { method: 'POST', path: '/api/urls', access: api('urls:write', 'links.create'), errors: 'ApiError', malformedJson: 'server-error' },
   { method: 'DELETE', path: '/api/urls/:id', access: api('urls:write', 'links.delete'), errors: 'ApiError' },

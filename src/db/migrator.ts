@@ -4,6 +4,7 @@ import * as accounts from './migrations/0001-accounts.ts';
 import * as tokens from './migrations/0002-tokens.ts';
 import * as files from './migrations/0003-files.ts';
 import * as links from './migrations/0004-links.ts';
+import * as chunks from './migrations/0007-chunks.ts';
 import * as jobsWebhooks from './migrations/0005-jobs-webhooks.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
@@ -13,10 +14,12 @@ const migrations: Record<string, Migration> = {
   '0003-files': files,
   '0004-links': links,
   '0005-jobs-webhooks': jobsWebhooks,
+  '0007-chunks': chunks,
 };
 
 export async function migrate(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  // Migrations are independent of each other, so one that arrives later with a lower number may still run.
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

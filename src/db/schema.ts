@@ -190,7 +190,7 @@ export interface FilesTable {
   storageKey: string;
   mimeType: string;
   size: number;
-  sha256: string;
+  sha256: string | null;
   visibility: Visibility;
   passwordHash: string | null;
   expiresAt: number | null;
@@ -210,6 +210,36 @@ export interface FileTagsTable {
   excluded: Generated<number>;
 }
 
+export type ChunkSessionState = 'open' | 'completing' | 'completed';
+
+export interface ChunkSessionsTable {
+  id: string;
+  userId: string;
+  fileId: string;
+  fileKey: string;
+  filename: string;
+  mimeType: string | null;
+  size: number;
+  options: string;
+  folderId: string | null;
+  profileId: string | null;
+  boundProfileId: string | null;
+  storageTarget: string | null;
+  storageUploadId: string;
+  state: ChunkSessionState;
+  completingUntil: number | null;
+  completedFileId: string | null;
+  lastActivityAt: number;
+  createdAt: number;
+}
+
+export interface ChunkPartsTable {
+  sessionId: string;
+  partNumber: number;
+  etag: string;
+  size: number;
+}
+
 export interface Database {
   users: UsersTable;
   roles: RolesTable;
@@ -225,6 +255,8 @@ export interface Database {
   tags: TagsTable;
   files: FilesTable;
   fileTags: FileTagsTable;
+  chunkSessions: ChunkSessionsTable;
+  chunkParts: ChunkPartsTable;
   jobs: JobsTable;
   webhooks: WebhooksTable;
   webhookDeliveries: WebhookDeliveriesTable;

@@ -11,6 +11,7 @@ import type { Principal } from '../auth/principal.ts';
 import { handleError, sendError } from './error-responses.ts';
 import { UploadStartLimit, UPLOAD_START_RETRY_AFTER_SECONDS } from '../uploads/upload-start-limit.ts';
 import { fileUploadRoutes } from './routes/file-upload.ts';
+import { chunkUploadRoutes } from './routes/chunk-upload.ts';
 import { fileServingRoutes } from './routes/file-serving.ts';
 import { sharePageRoutes } from './routes/share-page.ts';
 import { fileManagementRoutes } from './routes/file-management.ts';
@@ -42,7 +43,7 @@ export type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
 /** A route plugin: registers its routes on the app with the shared context. */
 export type RouteModule = (app: App, ctx: AppContext) => void;
 
-const routeModules: RouteModule[] = [healthRoutes, authRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, fileManagementRoutes, sharePageRoutes];
+const routeModules: RouteModule[] = [healthRoutes, authRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes];
 
 /** The principal of a route whose policy requires one. */
 export function principalOf(request: { principal: Principal | null }): Principal {

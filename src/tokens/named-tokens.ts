@@ -166,3 +166,9 @@ export async function revokeToken(db: Db, userId: string, id: string): Promise<v
   if (!existing) throw notFound('Token not found');
   if (existing.revokedAt === null) await account.updateTable('apiTokens').set({ revokedAt: Date.now() }).where('id', '=', id).execute();
 }
+
+/** Re-checked just before a chunked upload commits: the token may have been revoked meanwhile. */
+export async function isTokenActive(db: Db, tokenId: string): Promise<boolean> {
+  const row = await db.selectFrom('apiTokens').select(['expiresAt', 'revokedAt']).where('id', '=', tokenId).executeTakeFirst();
+  return row !== undefined && tokenStatus(row) === 'active';
+}

@@ -23,7 +23,7 @@ export interface StoredUpload {
   originalName: string;
   mimeType: string;
   size: number;
-  sha256: string;
+  sha256: string | null;
   folderId: string | null;
   options: ResolvedOptions;
 }
@@ -40,7 +40,7 @@ export async function commitFile(ctx: AppContext, principal: Principal, upload: 
   const passwordHash = upload.options.password ? await hashPassword(upload.options.password) : null;
   const { defaultQuotaBytes } = await readSettings(ctx.db);
 
-  return ctx.db.transaction().execute(async (trx) => {
+  const committed = await ctx.db.transaction().execute(async (trx) => {
     await lockAccountRow(trx, ctx.dialect, userId);
     const account = forAccount(trx, userId);
     const owner = await trx.selectFrom('users').select(['quotaBytes', 'usedBytes', 'urlId']).where('id', '=', userId).executeTakeFirstOrThrow();
@@ -100,6 +100,9 @@ export async function commitFile(ctx: AppContext, principal: Principal, upload: 
     if (trxHook) await trxHook(trx, file);
     return file;
   });
+  // The expiry job and webhook deliveries committed with the file can start now.
+  ctx.jobs.wake();
+  return committed;
 }
 
 async function allocateName(trx: Transaction<Database>, userId: string, upload: StoredUpload): Promise<string> {

@@ -31,7 +31,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('storageKey', 'text', (c) => c.notNull())
     .addColumn('mimeType', 'text', (c) => c.notNull())
     .addColumn('size', 'bigint', (c) => c.notNull())
-    .addColumn('sha256', 'text', (c) => c.notNull())
+    // Known for files streamed through the server; a chunked upload assembled in S3 has none.
+    .addColumn('sha256', 'text')
     .addColumn('visibility', 'text', (c) => c.notNull())
     .addColumn('passwordHash', 'text')
     .addColumn('expiresAt', 'bigint')

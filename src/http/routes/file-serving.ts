@@ -9,7 +9,10 @@ import { AppError, forbidden, notFound, rateLimited } from '../../errors.ts';
 import { StorageNotFoundError } from '../../storage/storage.ts';
 
 export function viewerOf(request: FastifyRequest): Viewer {
-  return { userId: request.principal?.user.id ?? null, cookies: request.cookies };
+  // A request carrying an Authorization header acts with that credential alone, even with the
+  // owner's cookies (spec, Authentication 2), and no credential but a browser session opens a file.
+  const userId = request.headers.authorization === undefined ? (request.principal?.user.id ?? null) : null;
+  return { userId, cookies: request.cookies };
 }
 
 /** RFC 6266 filename parameters: an ASCII fallback and the exact UTF-8 name. */
@@ -20,7 +23,8 @@ export function contentDisposition(kind: 'inline' | 'attachment', name: string):
 
 /** Streams a file's bytes with Range, ETag and headers that stop a browser from running them. */
 async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, file: FileRow, disposition: 'inline' | 'attachment'): Promise<FastifyReply> {
-  const etag = `"${file.sha256}"`;
+  // A file's bytes never change after upload, so its ID is as strong a validator as its digest.
+  const etag = `"${file.sha256 ?? file.id}"`;
   const active = isActiveContent(file.mimeType);
   reply
     .header('ETag', etag)

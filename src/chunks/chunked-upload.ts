@@ -1,0 +1,267 @@
+import type { Readable } from 'node:stream';
+import type { Selectable } from 'kysely';
+import type { AppContext } from '../context.ts';
+import type { ChunkSessionsTable } from '../db/schema.ts';
+import { forAccount } from '../db/account-scope.ts';
+import { newId, randomLowerAlnum } from '../db/ids.ts';
+import type { Principal } from '../auth/principal.ts';
+import { conflict, forbidden, invalid, notFound, tooLarge } from '../errors.ts';
+import { StorageLimitError, StoragePartError } from '../storage/storage.ts';
+import { overLimit, uploadAllowance } from '../uploads/allowance.ts';
+import { resolveOptions, type UploadPlan } from '../uploads/upload-plan.ts';
+import type { RequestOptions, ResolvedOptions } from '../uploads/upload-options.ts';
+import { resolveMimeType } from '../uploads/content-type.ts';
+import { commitFile, type FileRow } from '../uploads/commit-file.ts';
+import { chunkLimits, UPLOAD_ID_PATTERN } from './chunk-limits.ts';
+import { scheduleSessionSweep } from './chunk-session-jobs.ts';
+
+export type ChunkSession = Selectable<ChunkSessionsTable>;
+
+export interface ChunkInit {
+  filename: string;
+  mimeType: string | undefined;
+  size: number;
+  options: RequestOptions;
+}
+
+/** POST /api/files/chunks: checks everything a single upload would, then opens a session. */
+export async function startChunkedUpload(ctx: AppContext, principal: Principal, plan: UploadPlan, init: ChunkInit): Promise<{ uploadId: string; fileKey: string }> {
+  const allowance = await uploadAllowance(ctx.db, principal);
+  if (init.size > allowance.maxBytes) throw overLimit(allowance);
+  const options = await resolveOptions(ctx.db, principal, plan, init.options);
+  const fileId = newId();
+  const fileKey = `files/${principal.user.id}/${fileId}`;
+  const { uploadId: storageUploadId } = await ctx.storage.createMultipart(fileKey, init.mimeType);
+  const id = randomLowerAlnum(32);
+  const now = Date.now();
+  await ctx.db.transaction().execute(async (trx) => {
+    await forAccount(trx, principal.user.id)
+      .insertInto('chunkSessions', {
+        id,
+        fileId,
+        fileKey,
+        filename: init.filename,
+        mimeType: init.mimeType ?? null,
+        size: init.size,
+        options: JSON.stringify(options),
+        folderId: plan.folderId,
+        profileId: plan.profileId,
+        boundProfileId: principal.token?.profileId ?? null,
+        storageTarget: ctx.storage.target,
+        storageUploadId,
+        state: 'open',
+        completingUntil: null,
+        completedFileId: null,
+        lastActivityAt: now,
+        createdAt: now,
+      })
+      .execute();
+    await scheduleSessionSweep(trx, id, now + chunkLimits.inactivityMs);
+  });
+  return { uploadId: id, fileKey };
+}
+
+export function parsePartNumber(raw: string | number): number {
+  const value = typeof raw === 'number' ? raw : /^\d{1,6}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(value) || value < 1 || value > chunkLimits.maxPartNumber) throw invalid(`partNumber: must be a whole number from 1 to ${chunkLimits.maxPartNumber}`);
+  return value;
+}
+
+export function checkUploadId(uploadId: string): string {
+  if (!UPLOAD_ID_PATTERN.test(uploadId)) throw invalid('uploadId: must match ^[a-z0-9]{1,100}$');
+  return uploadId;
+}
+
+/**
+ * The session a chunk request may act on: the caller's own, not expired, reached with the profile
+ * binding it was created with, and still on this instance's storage target.
+ */
+async function usableSession(ctx: AppContext, principal: Principal, uploadId: string, now: number): Promise<ChunkSession> {
+  const session = await forAccount(ctx.db, principal.user.id).selectFrom('chunkSessions').selectAll().where('id', '=', checkUploadId(uploadId)).executeTakeFirst();
+  if (!session) throw notFound('Upload session not found');
+  if (session.state !== 'completed' && session.lastActivityAt + chunkLimits.inactivityMs <= now && (session.completingUntil ?? 0) <= now) {
+    throw notFound('Upload session not found (it expired after an hour without activity)');
+  }
+  const bound = principal.token?.profileId ?? null;
+  if (bound !== null && session.boundProfileId !== bound) throw forbidden('This token is bound to an upload profile and cannot use a session started without it');
+  if (session.storageTarget === null) throw conflict('This upload session has no recorded storage target; start a new upload');
+  if (session.storageTarget !== ctx.storage.target) throw conflict('The storage target changed since this upload started; start a new upload');
+  return session;
+}
+
+async function touch(ctx: AppContext, session: ChunkSession, now: number): Promise<void> {
+  await ctx.db.updateTable('chunkSessions').set({ lastActivityAt: now }).where('id', '=', session.id).execute();
+  await scheduleSessionSweep(ctx.db, session.id, now + chunkLimits.inactivityMs);
+}
+
+function assertOpen(session: ChunkSession): void {
+  if (session.state === 'completed') throw conflict('This upload is already completed; start a new upload');
+}
+
+/** A part upload URL: presigned for S3, the `local://` marker for local storage. Refreshes activity. */
+export async function partUrl(ctx: AppContext, principal: Principal, uploadId: string, partNumber: number): Promise<string> {
+  const now = Date.now();
+  const session = await usableSession(ctx, principal, uploadId, now);
+  assertOpen(session);
+  const url = await ctx.storage.presignPart(session.fileKey, session.storageUploadId, partNumber, chunkLimits.partUrlValiditySeconds);
+  await touch(ctx, session, now);
+  return url ?? `local://chunks/${session.id}/part/${partNumber}`;
+}
+
+/** PUT part: streamed to storage, at most 64 MiB and never past the declared size. */
+export async function putPart(ctx: AppContext, principal: Principal, uploadId: string, partNumber: number, body: Readable, contentLength: number | undefined): Promise<string> {
+  const now = Date.now();
+  const session = await usableSession(ctx, principal, uploadId, now);
+  assertOpen(session);
+  const others = await ctx.db
+    .selectFrom('chunkParts')
+    .select(['partNumber', 'size'])
+    .where('sessionId', '=', session.id)
+    .where('partNumber', '!=', partNumber)
+    .execute();
+  const storedElsewhere = others.reduce((sum, p) => sum + p.size, 0);
+  const room = session.size - storedElsewhere;
+  const maxBytes = Math.max(0, Math.min(chunkLimits.maxPartBytes, room));
+  if (contentLength !== undefined && contentLength > maxBytes) {
+    body.resume();
+    throw tooLarge(contentLength > chunkLimits.maxPartBytes ? 'A part may be at most 64 MiB' : 'The parts would be larger than the declared size');
+  }
+  let stored: { etag: string; size: number };
+  try {
+    stored = await ctx.storage.uploadPart(session.fileKey, session.storageUploadId, partNumber, body, {
+      maxBytes,
+      ...(contentLength !== undefined ? { contentLength } : {}),
+    });
+  } catch (error) {
+    if (error instanceof StorageLimitError) throw tooLarge(maxBytes < chunkLimits.maxPartBytes ? 'The parts would be larger than the declared size' : 'A part may be at most 64 MiB');
+    throw error;
+  }
+  if (ctx.storage.kind === 's3' && stored.size < chunkLimits.s3MinPartBytes && others.some((p) => p.partNumber > partNumber)) {
+    throw invalid(`Part ${partNumber} is smaller than 5 MiB but is not the last part; S3 needs every part except the last to be at least 5 MiB`);
+  }
+  await ctx.db
+    .insertInto('chunkParts')
+    .values({ sessionId: session.id, partNumber, etag: stored.etag, size: stored.size })
+    .onConflict((oc) => oc.columns(['sessionId', 'partNumber']).doUpdateSet({ etag: stored.etag, size: stored.size }))
+    .execute();
+  await touch(ctx, session, now);
+  return stored.etag;
+}
+
+export interface CompletionRequest {
+  parts: Array<{ PartNumber: number; ETag: string }>;
+  visibility?: 'PUBLIC' | 'PRIVATE' | undefined;
+  password?: string | undefined;
+}
+
+const bareEtag = (etag: string) => etag.trim().replace(/^W\//, '').replace(/^"|"$/g, '').toLowerCase();
+
+/** The parts to assemble: unique, sorted by number, each known with that ETag. */
+function validateParts(request: CompletionRequest, known: Map<number, { etag: string; size: number }>, s3: boolean) {
+  if (request.parts.length === 0) throw invalid('parts: list at least one part');
+  const chosen = new Map<number, string>();
+  for (const part of request.parts) {
+    const number = parsePartNumber(part.PartNumber);
+    const etag = bareEtag(part.ETag);
+    const previous = chosen.get(number);
+    if (previous !== undefined && previous !== etag) throw invalid(`parts: part ${number} is listed twice with different ETags`);
+    chosen.set(number, etag);
+  }
+  const sorted = [...chosen.entries()].sort(([a], [b]) => a - b);
+  return sorted.map(([number, etag], index) => {
+    const stored = known.get(number);
+    if (!stored || bareEtag(stored.etag) !== etag) throw invalid(`parts: part ${number} with ETag ${etag} was not uploaded`);
+    if (s3 && index < sorted.length - 1 && stored.size < chunkLimits.s3MinPartBytes) {
+      throw invalid(`parts: part ${number} is smaller than 5 MiB but is not the last part; S3 needs every part except the last to be at least 5 MiB`);
+    }
+    return { partNumber: number, etag: stored.etag, size: stored.size };
+  });
+}
+
+/**
+ * Completion. Exactly one request assembles a session (others wait for it and get the same file);
+ * the file is committed together with the session's completed state, so file.ready fires once.
+ */
+export async function completeChunkedUpload(ctx: AppContext, principal: Principal, uploadId: string, request: CompletionRequest, tokenStillValid: () => Promise<boolean>): Promise<FileRow> {
+  const now = Date.now();
+  let session = await usableSession(ctx, principal, uploadId, now);
+  const deadline = now + chunkLimits.completionLeaseMs;
+  for (;;) {
+    if (session.state === 'completed') return completedFile(ctx, session);
+    const claimed = await ctx.db
+      .updateTable('chunkSessions')
+      .set({ state: 'completing', completingUntil: Date.now() + chunkLimits.completionLeaseMs })
+      .where('id', '=', session.id)
+      .where((eb) => eb.or([eb('state', '=', 'open'), eb.and([eb('state', '=', 'completing'), eb('completingUntil', '<', Date.now())])]))
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) === 1) break;
+    if (Date.now() > deadline) throw conflict('Another request is still completing this upload');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    session = await usableSession(ctx, principal, uploadId, Date.now());
+  }
+
+  let assembled = false;
+  try {
+    const known = new Map(
+      (await ctx.db.selectFrom('chunkParts').select(['partNumber', 'etag', 'size']).where('sessionId', '=', session.id).execute()).map((p) => [p.partNumber, p] as const),
+    );
+    const parts = validateParts(request, known, ctx.storage.kind === 's3');
+    const total = parts.reduce((sum, p) => sum + p.size, 0);
+    if (total !== session.size) throw invalid(`The parts hold ${total} bytes but the upload declared ${session.size}`);
+
+    const snapshot = JSON.parse(session.options) as ResolvedOptions;
+    const plan: UploadPlan = { profileId: session.profileId, folderId: session.folderId, base: { ...snapshot, expiration: 'DISABLED' }, bound: session.boundProfileId !== null };
+    const overrides: RequestOptions = {};
+    if (request.visibility !== undefined) overrides.visibility = request.visibility;
+    if (request.password) overrides.password = request.password;
+    const resolved = await resolveOptions(ctx.db, principal, plan, overrides);
+    const options: ResolvedOptions = { ...snapshot, visibility: resolved.visibility, password: resolved.password ?? snapshot.password };
+
+    try {
+      await ctx.storage.completeMultipart(session.fileKey, session.storageUploadId, parts);
+    } catch (error) {
+      if (error instanceof StoragePartError) throw invalid(`parts: ${error.message}`);
+      throw error;
+    }
+    assembled = true;
+    const head = await readHead(ctx, session.fileKey, session.size);
+    const mimeType = await resolveMimeType(session.mimeType ?? undefined, head, session.filename);
+    if (!(await tokenStillValid())) throw forbidden('The token was revoked or expired before the upload was finalized');
+
+    const file = await commitFile(
+      ctx,
+      principal,
+      { id: session.fileId, storageKey: session.fileKey, originalName: session.filename, mimeType, size: session.size, sha256: null, folderId: session.folderId, options },
+      async (trx) => {
+        await trx.updateTable('chunkSessions').set({ state: 'completed', completedFileId: session.fileId, completingUntil: null }).where('id', '=', session.id).execute();
+        await trx.deleteFrom('chunkParts').where('sessionId', '=', session.id).execute();
+        await scheduleSessionSweep(trx, session.id, Date.now() + chunkLimits.completedRetentionMs);
+      },
+    );
+    return file;
+  } catch (error) {
+    if (assembled) {
+      // The parts are gone into an object that will never be committed: the session cannot be retried.
+      await ctx.storage.delete(session.fileKey).catch(() => undefined);
+      await ctx.db.deleteFrom('chunkSessions').where('id', '=', session.id).execute();
+    } else {
+      await ctx.db.updateTable('chunkSessions').set({ state: 'open', completingUntil: null }).where('id', '=', session.id).execute();
+    }
+    throw error;
+  }
+}
+
+async function completedFile(ctx: AppContext, session: ChunkSession): Promise<FileRow> {
+  const file = await forAccount(ctx.db, session.userId).selectFrom('files').selectAll().where('id', '=', session.completedFileId!).executeTakeFirst();
+  if (!file) throw notFound('The file of this completed upload no longer exists');
+  return file;
+}
+
+async function readHead(ctx: AppContext, key: string, size: number): Promise<Buffer> {
+  if (size === 0) return Buffer.alloc(0);
+  const object = await ctx.storage.get(key, { start: 0, end: Math.min(size, 4100) - 1 });
+  const chunks: Buffer[] = [];
+  for await (const chunk of object.stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import type { Readable } from 'node:stream';
+import type { RouteModule } from '../app.ts';
+import { principalOf } from '../app.ts';
+import type { AppContext } from '../../context.ts';
+import type { Principal } from '../../auth/principal.ts';
+import { invalid } from '../../errors.ts';
+import { planUpload } from '../../uploads/upload-plan.ts';
+import { requestOptionsShape, toRequestOptions } from '../../uploads/option-fields.ts';
+import { uploadLinks } from '../../files/file-views.ts';
+import { isTokenActive } from '../../tokens/named-tokens.ts';
+import { checkUploadId, completeChunkedUpload, parsePartNumber, partUrl, putPart, startChunkedUpload, type CompletionRequest } from '../../chunks/chunked-upload.ts';
+import { selectorQuery, selectorsOf } from './file-upload.ts';
+
+const initBody = z.strictObject({
+  filename: z.string().min(1).max(1024),
+  mimeType: z.string().min(1).max(255).optional(),
+  size: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  ...requestOptionsShape,
+  // Retired; accepted and ignored (spec).
+  copyFormat: z.unknown().optional(),
+});
+
+const partEntry = z.object({ PartNumber: z.number().int(), ETag: z.string().min(1).max(200) });
+const completionFields = {
+  parts: z.array(partEntry).max(10_000),
+  visibility: z.enum(['PUBLIC', 'PRIVATE']).optional(),
+  password: z.string().max(1024).optional(),
+};
+const partParams = z.object({ uploadId: z.string(), partNumber: z.string() });
+
+function tokenCheck(ctx: AppContext, principal: Principal) {
+  return async () => (principal.token ? isTokenActive(ctx.db, principal.token.id) : true);
+}
+
+export const chunkUploadRoutes: RouteModule = (app, ctx) => {
+  const tags = ['chunked uploads'];
+
+  // Part bodies are raw bytes, streamed to storage as they arrive; never parsed or buffered here.
+  app.addContentTypeParser('application/octet-stream', (_request, payload, done) => done(null, payload));
+
+  app.post('/api/files/chunks', { schema: { tags, summary: 'Start a chunked upload', querystring: selectorQuery, body: initBody } }, async (request) => {
+    const principal = principalOf(request);
+    const plan = await planUpload(ctx.db, principal, selectorsOf(request));
+    const { filename, mimeType, size, copyFormat: _ignored, ...options } = request.body;
+    const data = await startChunkedUpload(ctx, principal, plan, { filename, mimeType, size, options: toRequestOptions(options) });
+    return { data };
+  });
+
+  app.get(
+    '/api/files/chunks',
+    { schema: { tags, summary: 'Part upload URL (query form)', querystring: z.object({ uploadId: z.string({ message: 'is required' }), partNumber: z.string({ message: 'is required' }) }) } },
+    async (request) => {
+      const url = await partUrl(ctx, principalOf(request), checkUploadId(request.query.uploadId), parsePartNumber(request.query.partNumber));
+      return { url, presignedUrl: url };
+    },
+  );
+
+  app.get('/api/files/chunks/:uploadId/part/:partNumber', { schema: { tags, summary: 'Part upload URL', params: partParams } }, async (request) => {
+    const url = await partUrl(ctx, principalOf(request), checkUploadId(request.params.uploadId), parsePartNumber(request.params.partNumber));
+    return { data: { url } };
+  });
+
+  app.put(
+    '/api/files/chunks/:uploadId/part/:partNumber',
+    { schema: { tags, summary: 'Upload one part (raw application/octet-stream, at most 64 MiB)', params: partParams, consumes: ['application/octet-stream'] } },
+    async (request) => {
+      const uploadId = checkUploadId(request.params.uploadId);
+      const partNumber = parsePartNumber(request.params.partNumber);
+      const body = request.body as Readable | undefined;
+      if (!body || typeof (body as Readable).pipe !== 'function') throw invalid('Send the part as a raw application/octet-stream body');
+      const length = request.headers['content-length'];
+      const etag = await putPart(ctx, principalOf(request), uploadId, partNumber, body, length === undefined ? undefined : Number(length));
+      return { data: { etag } };
+    },
+  );
+
+  app.post(
+    '/api/files/chunks/:uploadId/complete',
+    { schema: { tags, summary: 'Complete a chunked upload (upload links, unwrapped)', params: z.object({ uploadId: z.string() }), body: z.object(completionFields) } },
+    async (request) => {
+      const principal = principalOf(request);
+      const file = await completeChunkedUpload(ctx, principal, checkUploadId(request.params.uploadId), request.body as CompletionRequest, tokenCheck(ctx, principal));
+      return uploadLinks(ctx.config.baseUrl, principal.user.urlId, file);
+    },
+  );
+
+  app.put(
+    '/api/files/chunks',
+    { schema: { tags, summary: 'Complete a chunked upload ({data: upload links})', body: z.object({ uploadId: z.string(), ...completionFields }) } },
+    async (request) => {
+      const principal = principalOf(request);
+      const { uploadId, ...completion } = request.body;
+      const file = await completeChunkedUpload(ctx, principal, checkUploadId(uploadId), completion as CompletionRequest, tokenCheck(ctx, principal));
+      return { data: uploadLinks(ctx.config.baseUrl, principal.user.urlId, file) };
+    },
+  );
+};

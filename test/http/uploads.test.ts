@@ -1,0 +1,366 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { Client, signUp, uniqueEmail } from '../support/client.ts';
+import { createToken, PNG_1X1, uploadFile } from '../support/uploads.ts';
+import { storageEnv, storageKinds } from '../support/storage-env.ts';
+
+describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
+  let server: TestServer;
+  let stopStorage: () => Promise<void>;
+  let admin: Awaited<ReturnType<typeof signUp>>;
+  let everyone: { id: string; permissions: string[] };
+
+  beforeAll(async () => {
+    const storage = await storageEnv(kind);
+    stopStorage = storage.stop;
+    server = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0' });
+    admin = await signUp(server.baseUrl);
+    await admin.patch('/api/settings', { registration: 'open' });
+    const roles = (await admin.get('/api/roles')).body.data.roles;
+    everyone = roles.find((r: { systemKey: string }) => r.systemKey === 'everyone');
+  });
+  afterAll(async () => {
+    await server.close();
+    await stopStorage();
+  });
+
+  /** A fresh non-administrator account with a browser session. */
+  const member = () => signUp(server.baseUrl, uniqueEmail('member'));
+  const urlIdOf = async (client: Client) => (await client.get('/api/auth/me')).body.data.user.urlId as string;
+  /** The stored record, as the owner's PATCH with no changes returns it. */
+  const recordOf = async (owner: Client, downloadUrl: string) => {
+    const id = downloadUrl.split('/').at(-2)!;
+    const response = await owner.patch(`/api/files/${id}`, {});
+    expect(response.status).toBe(200);
+    return response.body.data.file;
+  };
+  async function withoutPermission<T>(permission: string, work: () => Promise<T>): Promise<T> {
+    await admin.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions.filter((p) => p !== permission) });
+    try {
+      return await work();
+    } finally {
+      await admin.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions });
+    }
+  }
+
+  describe('the basic upload', () => {
+    it('streams one file with a named token and answers the exact upload links', async () => {
+      const user = await member();
+      const token = await createToken(user, ['files:upload']);
+      const response = await uploadFile(new Client(server.baseUrl), 'notes.txt', 'hello world', { token });
+      expect(response.status).toBe(200);
+      const urlId = await urlIdOf(user);
+      const data = response.body.data;
+      expect(response.body.success).toBe(true);
+      expect(Object.keys(data).sort()).toEqual(['copyText', 'downloadUrl', 'name', 'pageUrl', 'rawUrl', 'size', 'type', 'url']);
+      expect(data).toMatchObject({
+        url: `${server.baseUrl}/${urlId}/notes.txt`,
+        pageUrl: `${server.baseUrl}/${urlId}/notes.txt`,
+        rawUrl: `${server.baseUrl}/api/files/${urlId}/notes.txt`,
+        copyText: `${server.baseUrl}/${urlId}/notes.txt`,
+        name: 'notes.txt',
+        size: 11,
+        type: 'text/plain',
+      });
+      expect(data.downloadUrl).toMatch(new RegExp(`^${server.baseUrl}/api/files/[a-z0-9]{20}/download$`));
+      const raw = await new Client(server.baseUrl).get(`/api/files/${urlId}/notes.txt`);
+      expect(raw.text).toBe('hello world');
+    });
+
+    it('works with a browser session and with the legacy credential', async () => {
+      const user = await member();
+      expect((await uploadFile(user, 'session.txt', 'a')).status).toBe(200);
+      const legacy = (await user.get('/api/profile/upload-token')).body.data.uploadToken;
+      expect((await uploadFile(new Client(server.baseUrl), 'legacy.txt', 'b', { token: legacy })).status).toBe(200);
+    });
+
+    it('refuses a request that is not one `file` part', async () => {
+      const user = await member();
+      const json = await user.post('/api/files', { file: 'x' });
+      expect(json.status).toBe(400);
+      expect(json.body).toEqual({ error: expect.stringMatching(/multipart/) });
+
+      const wrongName = new FormData();
+      wrongName.append('upload', new Blob(['x']), 'x.txt');
+      expect((await user.request('POST', '/api/files', { body: wrongName })).body.error).toMatch(/named "file"/);
+
+      const two = new FormData();
+      two.append('file', new Blob(['x']), 'x.txt');
+      two.append('file', new Blob(['y']), 'y.txt');
+      const twoFiles = await user.request('POST', '/api/files', { body: two });
+      expect(twoFiles.status).toBe(400);
+
+      const none = new FormData();
+      none.append('visibility', 'PUBLIC');
+      expect((await user.request('POST', '/api/files', { body: none })).status).toBe(400);
+
+      const unknown = await uploadFile(user, 'x.txt', 'x', { fields: { colour: 'blue' } });
+      expect(unknown.status).toBe(400);
+      expect(unknown.body.error).toMatch(/colour/);
+      const badValue = await uploadFile(user, 'x.txt', 'x', { fields: { visibility: 'SECRET' } });
+      expect(badValue.status).toBe(400);
+      expect(badValue.body.error).toMatch(/^visibility: /);
+      const text = await user.request('POST', '/api/files', { body: 'hello', headers: { 'content-type': 'text/plain' } });
+      expect(text.status).toBe(400);
+    });
+  });
+
+  describe('selectors', () => {
+    it('requires header and query to agree, accepts none, and 404s unknown or foreign IDs', async () => {
+      const user = await member();
+      const other = await member();
+      const profile = (await user.post('/api/upload-profiles', { name: 'p', options: {} })).body.data.profile;
+      const folder = (await user.post('/api/folders', { name: 'f' })).body.data.folder;
+      const foreignProfile = (await other.post('/api/upload-profiles', { name: 'theirs', options: {} })).body.data.profile;
+      const foreignFolder = (await other.post('/api/folders', { name: 'theirs' })).body.data.folder;
+
+      const disagree = await uploadFile(user, 'a.txt', 'a', { headers: { 'X-Upload-Profile': profile.id }, query: 'profileId=none' });
+      expect(disagree.status).toBe(400);
+      expect(disagree.body.error).toMatch(/X-Upload-Profile/);
+      const folderDisagree = await uploadFile(user, 'a.txt', 'a', { headers: { 'X-Upload-Folder': folder.id }, query: `folderId=other` });
+      expect(folderDisagree.status).toBe(400);
+
+      expect((await uploadFile(user, 'a.txt', 'a', { headers: { 'X-Upload-Profile': profile.id }, query: `profileId=${profile.id}` })).status).toBe(200);
+      expect((await uploadFile(user, 'b.txt', 'a', { headers: { 'X-Upload-Profile': 'none', 'X-Upload-Folder': 'none' } })).status).toBe(200);
+      const inFolder = await uploadFile(user, 'c.txt', 'a', { query: `folderId=${folder.id}` });
+      expect(inFolder.status).toBe(200);
+      expect((await recordOf(user, inFolder.body.data.downloadUrl)).folderId).toBe(folder.id);
+
+      for (const [headers, message] of [
+        [{ 'X-Upload-Profile': 'nosuchprofile' }, /profile/i],
+        [{ 'X-Upload-Profile': foreignProfile.id }, /profile/i],
+        [{ 'X-Upload-Folder': 'nosuchfolder' }, /folder/i],
+        [{ 'X-Upload-Folder': foreignFolder.id }, /folder/i],
+      ] as const) {
+        const response = await uploadFile(user, 'd.txt', 'a', { headers });
+        expect(response.status, JSON.stringify(headers)).toBe(404);
+        expect(response.body.error).toMatch(message);
+      }
+    });
+  });
+
+  describe('option resolution', () => {
+    it('layers built-in defaults, account defaults, the profile (or the default profile) and the request', async () => {
+      const user = await member();
+      // Built-in: public, no expiry, original names.
+      const plain = await uploadFile(user, 'plain.txt', 'x');
+      expect(await recordOf(user, plain.body.data.downloadUrl)).toMatchObject({ visibility: 'PUBLIC', expiresAt: null, name: 'plain.txt' });
+
+      await user.patch('/api/account', { uploadDefaults: { visibility: 'PRIVATE', randomizeFileUrls: true } });
+      const accountDefault = await uploadFile(user, 'acct.txt', 'x');
+      const accountRecord = await recordOf(user, accountDefault.body.data.downloadUrl);
+      expect(accountRecord.visibility).toBe('PRIVATE');
+      expect(accountRecord.name).toMatch(/^[A-Za-z0-9]{10}\.txt$/);
+
+      const profile = (await user.post('/api/upload-profiles', { name: 'public day', options: { visibility: 'PUBLIC', expiration: 'DAY' } })).body.data.profile;
+      const viaProfile = await uploadFile(user, 'prof.txt', 'x', { headers: { 'X-Upload-Profile': profile.id } });
+      const profileRecord = await recordOf(user, viaProfile.body.data.downloadUrl);
+      expect(profileRecord.visibility).toBe('PUBLIC');
+      expect(Date.parse(profileRecord.expiresAt) - Date.now()).toBeGreaterThan(86_400_000 - 60_000);
+      expect(profileRecord.name).toMatch(/^[A-Za-z0-9]{10}\.txt$/);
+
+      await user.patch('/api/account', { defaultProfileId: profile.id });
+      const viaDefault = await uploadFile(user, 'default.txt', 'x');
+      expect((await recordOf(user, viaDefault.body.data.downloadUrl)).visibility).toBe('PUBLIC');
+      const bypass = await uploadFile(user, 'bypass.txt', 'x', { headers: { 'X-Upload-Profile': 'none' } });
+      expect((await recordOf(user, bypass.body.data.downloadUrl)).visibility).toBe('PRIVATE');
+
+      const requestWins = await uploadFile(user, 'req.txt', 'x', { fields: { visibility: 'PRIVATE', expiresAt: '', randomizeFileUrls: 'false' } });
+      const requestRecord = await recordOf(user, requestWins.body.data.downloadUrl);
+      expect(requestRecord).toMatchObject({ visibility: 'PRIVATE', expiresAt: null, name: 'req.txt' });
+
+      const explicitExpiry = new Date(Date.now() + 3_600_000).toISOString();
+      const withExpiry = await uploadFile(user, 'exp.txt', 'x', { fields: { expiresAt: explicitExpiry, expiryAction: 'SET_PRIVATE' } });
+      expect((await recordOf(user, withExpiry.body.data.downloadUrl)).expiresAt).toBe(explicitExpiry);
+      const past = await uploadFile(user, 'past.txt', 'x', { fields: { expiresAt: '2001-01-01T00:00:00Z' } });
+      expect(past.status).toBe(400);
+      expect(past.body.error).toMatch(/expiresAt/);
+    });
+
+    it('applies fields sent after the file part too', async () => {
+      const user = await member();
+      const response = await uploadFile(user, 'late.txt', 'x', { fieldsAfter: { visibility: 'PRIVATE', password: 'hunter22' } });
+      expect(response.status).toBe(200);
+      expect(await recordOf(user, response.body.data.downloadUrl)).toMatchObject({ visibility: 'PRIVATE', hasPassword: true });
+      const bad = await uploadFile(user, 'late-bad.txt', 'x', { fieldsAfter: { visibility: 'NOPE' } });
+      expect(bad.status).toBe(400);
+      const leftovers = await server.ctx.db.selectFrom('files').select('id').where('name', '=', 'late-bad.txt').execute();
+      expect(leftovers).toHaveLength(0);
+    });
+  });
+
+  describe('permission rules (spec POST /api/files rules 1-4)', () => {
+    it('1: without files.share the upload is private, even when asked for public', async () => {
+      const user = await member();
+      await withoutPermission('files.share', async () => {
+        const response = await uploadFile(user, 'forced.txt', 'x', { fields: { visibility: 'PUBLIC' } });
+        expect(response.status).toBe(200);
+        expect((await recordOf(user, response.body.data.downloadUrl)).visibility).toBe('PRIVATE');
+      });
+    });
+
+    it('2: an expiry with DELETE needs files.delete, with SET_PRIVATE files.share, inherited ones too', async () => {
+      const user = await member();
+      const expiring = (await user.post('/api/upload-profiles', { name: 'week', options: { expiration: 'WEEK', expiryAction: 'DELETE' } })).body.data.profile;
+      const privatising = (await user.post('/api/upload-profiles', { name: 'hide', options: { expiration: 'HOUR', expiryAction: 'SET_PRIVATE' } })).body.data.profile;
+      const later = new Date(Date.now() + 3_600_000).toISOString();
+      await withoutPermission('files.delete', async () => {
+        expect((await uploadFile(user, 'a.txt', 'x', { fields: { expiresAt: later, expiryAction: 'DELETE' } })).status).toBe(403);
+        const inherited = await uploadFile(user, 'a.txt', 'x', { headers: { 'X-Upload-Profile': expiring.id } });
+        expect(inherited.status).toBe(403);
+        expect(inherited.body).toEqual({ error: 'You do not have permission to perform this action.' });
+        expect((await uploadFile(user, 'a.txt', 'x', { fields: { expiresAt: later, expiryAction: 'SET_PRIVATE' } })).status).toBe(200);
+      });
+      await withoutPermission('files.share', async () => {
+        expect((await uploadFile(user, 'b.txt', 'x', { fields: { expiresAt: later, expiryAction: 'SET_PRIVATE' } })).status).toBe(403);
+        expect((await uploadFile(user, 'b.txt', 'x', { headers: { 'X-Upload-Profile': privatising.id } })).status).toBe(403);
+        expect((await uploadFile(user, 'b.txt', 'x', { fields: { expiresAt: later, expiryAction: 'DELETE' } })).status).toBe(200);
+      });
+    });
+
+    it('3: a folder needs folders.manage and tags need tags.manage, inherited tags too', async () => {
+      const user = await member();
+      const folder = (await user.post('/api/folders', { name: 'f' })).body.data.folder;
+      const tag = (await user.post('/api/tags', { name: 'holiday' })).body.data.tag;
+      const tagged = (await user.post('/api/upload-profiles', { name: 'tagged', options: { tagIds: [tag.id] } })).body.data.profile;
+      await withoutPermission('folders.manage', async () => {
+        expect((await uploadFile(user, 'a.txt', 'x', { headers: { 'X-Upload-Folder': folder.id } })).status).toBe(403);
+        expect((await uploadFile(user, 'a.txt', 'x', { headers: { 'X-Upload-Folder': 'none' } })).status).toBe(200);
+      });
+      await withoutPermission('tags.manage', async () => {
+        expect((await uploadFile(user, 'a.txt', 'x', { fields: { tagIds: JSON.stringify([tag.id]) } })).status).toBe(403);
+        expect((await uploadFile(user, 'a.txt', 'x', { headers: { 'X-Upload-Profile': tagged.id } })).status).toBe(403);
+      });
+      const ok = await uploadFile(user, 'tagged.txt', 'x', { headers: { 'X-Upload-Profile': tagged.id } });
+      expect((await recordOf(user, ok.body.data.downloadUrl)).tags).toEqual([{ id: tag.id, name: 'holiday' }]);
+      const other = await member();
+      const foreignTag = (await other.post('/api/tags', { name: 'theirs' })).body.data.tag;
+      const foreign = await uploadFile(user, 'a.txt', 'x', { fields: { tagIds: JSON.stringify([foreignTag.id]) } });
+      expect(foreign.status).toBe(400);
+      expect(foreign.body.error).toMatch(/tagIds/);
+    });
+
+    it('4: the size limit applies to everyone; the default quota not to quotas.bypass or Administrators', async () => {
+      const user = await member();
+      await admin.patch('/api/settings', { maxUploadSizeBytes: 1000, defaultQuotaBytes: 1500 });
+      try {
+        const tooBig = await uploadFile(user, 'big.bin', new Uint8Array(1001), { type: 'application/octet-stream' });
+        expect(tooBig.status).toBe(413);
+        expect(tooBig.body.error).toMatch(/maximum upload size/);
+        expect((await uploadFile(admin, 'big.bin', new Uint8Array(1001), { type: 'application/octet-stream' })).status).toBe(413);
+        expect((await uploadFile(user, 'fits.bin', new Uint8Array(1000), { type: 'application/octet-stream' })).status).toBe(200);
+        const overQuota = await uploadFile(user, 'over.bin', new Uint8Array(600), { type: 'application/octet-stream' });
+        expect(overQuota.status).toBe(413);
+        expect(overQuota.body.error).toMatch(/quota/);
+        expect((await uploadFile(user, 'fits2.bin', new Uint8Array(500), { type: 'application/octet-stream' })).status).toBe(200);
+
+        for (let i = 0; i < 2; i++) expect((await uploadFile(admin, `admin${i}.bin`, new Uint8Array(1000), { type: 'application/octet-stream' })).status).toBe(200);
+        const bypassRole = (await admin.post('/api/roles', { name: `bypass ${Math.random()}`, permissions: ['quotas.bypass'] })).body.data.role;
+        const bypasser = await member();
+        await admin.patch(`/api/users/${bypasser.userId}`, { roleIds: [bypassRole.id] });
+        for (let i = 0; i < 2; i++) expect((await uploadFile(bypasser, `b${i}.bin`, new Uint8Array(1000), { type: 'application/octet-stream' })).status).toBe(200);
+        const usage = await server.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', user.userId).executeTakeFirstOrThrow();
+        expect(usage.usedBytes).toBe(1500);
+      } finally {
+        await admin.patch('/api/settings', { maxUploadSizeBytes: 1073741824, defaultQuotaBytes: 0 });
+      }
+    });
+  });
+
+  describe('content type', () => {
+    it('keeps a declared type, detects octet-stream from magic bytes, falls back to the name, and refuses a contradicted claim', async () => {
+      const user = await member();
+      const declared = await uploadFile(user, 'data.csv', 'a,b\n1,2\n', { type: 'text/csv' });
+      expect(declared.body.data.type).toBe('text/csv');
+      const detected = await uploadFile(user, 'noext', PNG_1X1, { type: 'application/octet-stream' });
+      expect(detected.body.data.type).toBe('image/png');
+      const byName = await uploadFile(user, 'page.md', '# hi', { type: 'application/octet-stream' });
+      expect(byName.body.data.type).toBe('text/markdown');
+      const unknown = await uploadFile(user, 'blob', new Uint8Array([1, 2, 3]), { type: 'application/octet-stream' });
+      expect(unknown.body.data.type).toBe('application/octet-stream');
+      const zip = Buffer.concat([Buffer.from('504b0304', 'hex'), Buffer.alloc(60, 1)]);
+      const lie = await uploadFile(user, 'photo.png', zip, { type: 'image/png' });
+      expect(lie.status).toBe(400);
+      expect(lie.body.error).toMatch(/does not match/);
+      const jpegClaim = await uploadFile(user, 'photo.jpg', PNG_1X1, { type: 'image/jpeg' });
+      expect(jpegClaim.status).toBe(400);
+    });
+  });
+
+  describe('naming', () => {
+    it('sanitises names, suffixes collisions and keeps /<urlId>/<name> unique', async () => {
+      const user = await member();
+      const names: string[] = [];
+      for (const raw of ['report.pdf', 'report.pdf', 'report.pdf', '../../etc/passwd', 'my holiday <photo>.jpg', '.hidden', 'ärger über.txt']) {
+        const response = await uploadFile(user, raw, 'x', { type: 'application/octet-stream' });
+        expect(response.status).toBe(200);
+        names.push(response.body.data.name);
+      }
+      expect(names).toEqual(['report.pdf', 'report-1.pdf', 'report-2.pdf', 'passwd', 'my_holiday_photo.jpg', 'hidden', 'ärger_über.txt']);
+      const urlId = await urlIdOf(user);
+      const unicode = await new Client(server.baseUrl).get(`/api/files/${urlId}/${encodeURIComponent('ärger_über.txt')}`);
+      expect(unicode.status).toBe(200);
+      const random = await uploadFile(user, 'secret-plans.txt', 'x', { fields: { randomizeFileUrls: 'true' } });
+      expect(random.body.data.name).toMatch(/^[A-Za-z0-9]{10}\.txt$/);
+    });
+  });
+
+  describe('tokens bound to an upload profile (spec, Authentication 8)', () => {
+    it('uses the bound profile, refuses other profiles, overrides and expiresAt, and follows profile changes', async () => {
+      const user = await member();
+      const bound = (await user.post('/api/upload-profiles', { name: 'bound', options: { visibility: 'PRIVATE', shareStyle: 'minimal' } })).body.data.profile;
+      const other = (await user.post('/api/upload-profiles', { name: 'other', options: {} })).body.data.profile;
+      const token = await createToken(user, ['files:upload'], { profileId: bound.id });
+      const script = new Client(server.baseUrl);
+
+      const omitted = await uploadFile(script, 'a.txt', 'x', { token });
+      expect(omitted.status).toBe(200);
+      expect((await recordOf(user, omitted.body.data.downloadUrl)).visibility).toBe('PRIVATE');
+      expect((await uploadFile(script, 'a.txt', 'x', { token, headers: { 'X-Upload-Profile': bound.id } })).status).toBe(200);
+      for (const selector of [other.id, 'none']) {
+        const response = await uploadFile(script, 'a.txt', 'x', { token, headers: { 'X-Upload-Profile': selector } });
+        expect(response.status, selector).toBe(403);
+      }
+      expect((await uploadFile(script, 'a.txt', 'x', { token, fields: { visibility: 'PUBLIC' } })).status).toBe(403);
+      expect((await uploadFile(script, 'a.txt', 'x', { token, fields: { shareStyle: 'framed' } })).status).toBe(403);
+      expect((await uploadFile(script, 'a.txt', 'x', { token, fields: { visibility: 'PRIVATE', shareStyle: 'minimal' } })).status).toBe(200);
+      for (const expiresAt of ['', 'null', new Date(Date.now() + 3_600_000).toISOString()]) {
+        expect((await uploadFile(script, 'a.txt', 'x', { token, fields: { expiresAt } })).status, expiresAt).toBe(403);
+      }
+
+      await user.patch(`/api/upload-profiles/${bound.id}`, { options: { visibility: 'PUBLIC' } });
+      const afterChange = await uploadFile(script, 'b.txt', 'x', { token });
+      expect((await recordOf(user, afterChange.body.data.downloadUrl)).visibility).toBe('PUBLIC');
+
+      expect((await user.delete(`/api/upload-profiles/${bound.id}`)).status).toBe(204);
+      const afterDelete = await uploadFile(script, 'c.txt', 'x', { token });
+      expect(afterDelete.status).toBe(403);
+      const record = (await user.get('/api/tokens')).body.data.tokens.find((t: { profileId: string | null }) => t.profileId === bound.id);
+      expect(record.status).toBe('active');
+    });
+  });
+});
+
+describe('the upload-start rate limit', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(() => server.close());
+
+  it('allows 30 starts a minute per client IP, counted before authentication', async () => {
+    const owner = await signUp(server.baseUrl);
+    const token = await createToken(owner, ['files:upload']);
+    const anonymous = new Client(server.baseUrl);
+    const statuses: number[] = [];
+    for (let i = 0; i < 15; i++) statuses.push((await uploadFile(anonymous, 'x.txt', 'x')).status);
+    for (let i = 0; i < 15; i++) statuses.push((await anonymous.post('/api/files/chunks', { filename: 'x', size: 1 })).status);
+    expect(statuses.every((s) => s !== 429)).toBe(true);
+    const limited = await uploadFile(anonymous, 'x.txt', 'x', { token });
+    expect(limited.status).toBe(429);
+    expect(limited.body).toEqual({ error: 'Too many requests' });
+    expect(limited.headers.get('retry-after')).toBe('60');
+    // Other routes are not limited.
+    expect((await owner.get('/api/auth/me')).status).toBe(200);
+  });
+});

@@ -1,0 +1,22 @@
+import { startS3rver } from './s3rver.ts';
+
+export const storageKinds = ['local', 's3'] as const;
+export type StorageKind = (typeof storageKinds)[number];
+
+/** The environment a test server needs for a storage provider (s3: a fresh s3rver), and how to stop it. */
+export async function storageEnv(kind: StorageKind): Promise<{ env: Record<string, string>; stop: () => Promise<void> }> {
+  if (kind === 'local') return { env: {}, stop: async () => {} };
+  const s3rver = await startS3rver();
+  return {
+    env: {
+      STORAGE: 's3',
+      S3_ENDPOINT: s3rver.endpoint,
+      S3_BUCKET: s3rver.bucket,
+      S3_REGION: s3rver.region,
+      S3_ACCESS_KEY_ID: s3rver.accessKeyId,
+      S3_SECRET_ACCESS_KEY: s3rver.secretAccessKey,
+      S3_FORCE_PATH_STYLE: 'true',
+    },
+    stop: () => s3rver.stop(),
+  };
+}
