@@ -1,9 +1,9 @@
-import type { Db } from '../db/database.ts';
+import { prepared, type Db } from '../db/database.ts';
 import type { UserRow } from '../accounts/users.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { AppError, forbidden, unauthorized } from '../errors.ts';
 import { hasPermission } from './permissions.ts';
-import { loadAccess } from './roles.ts';
+import { foldRoles, loadAccess } from './roles.ts';
 import type { Principal } from './principal.ts';
 import type { RoutePolicy } from './route-policy.ts';
 import { findSession } from './sessions.ts';
@@ -82,13 +82,34 @@ async function withAccess(db: Db, via: Principal['via'], user: UserRow): Promise
   return { via, user, permissions, roles };
 }
 
+/**
+ * The token, its owner and the owner's roles in one round trip: one row per role that applies
+ * (Everyone, and each assigned role), so a database on the network costs one query per request.
+ */
 async function namedTokenPrincipal(db: Db, secret: string, finalizesUpload: boolean): Promise<Principal | null> {
-  const row = await db
+  const rows = await db
     .selectFrom('apiTokens')
     .innerJoin('users', 'users.id', 'apiTokens.userId')
-    .select([...userColumns, 'apiTokens.id as tokenId', 'apiTokens.scopes', 'apiTokens.profileId', 'apiTokens.expiresAt', 'apiTokens.revokedAt', 'apiTokens.lastUsedAt'])
+    .crossJoin('roles')
+    .leftJoin('userRoles', (join) => join.onRef('userRoles.roleId', '=', 'roles.id').onRef('userRoles.userId', '=', 'users.id'))
+    .select([
+      ...userColumns,
+      'apiTokens.id as tokenId',
+      'apiTokens.scopes',
+      'apiTokens.profileId',
+      'apiTokens.expiresAt',
+      'apiTokens.revokedAt',
+      'apiTokens.lastUsedAt',
+      'roles.id as roleId',
+      'roles.name as roleName',
+      'roles.systemKey as roleSystemKey',
+      'roles.permissions as rolePermissions',
+    ])
     .where('apiTokens.secretHash', '=', sha256Hex(secret))
-    .executeTakeFirst();
+    .where((eb) => eb.or([eb('roles.systemKey', '=', 'everyone'), eb('userRoles.userId', 'is not', null)]))
+    .modifyEnd(prepared)
+    .execute();
+  const row = rows[0];
   const now = Date.now();
   if (!row) return null;
   if (tokenStatus(row, now) !== 'active') {
@@ -104,9 +125,9 @@ async function namedTokenPrincipal(db: Db, secret: string, finalizesUpload: bool
       .execute()
       .catch(() => undefined);
   }
-  const { tokenId, scopes, profileId, expiresAt: _e, revokedAt: _r, lastUsedAt: _l, ...user } = row;
-  const principal = await withAccess(db, 'token', user);
-  return { ...principal, token: { id: tokenId, scopes: new Set(parseScopes(scopes)), profileId } };
+  const { permissions, roles } = foldRoles(rows.map((r) => ({ id: r.roleId, name: r.roleName, systemKey: r.roleSystemKey, permissions: r.rolePermissions })));
+  const user = { id: row.id, email: row.email, name: row.name, urlId: row.urlId, emailVerified: row.emailVerified, quotaBytes: row.quotaBytes, createdAt: row.createdAt };
+  return { via: 'token', user, permissions, roles, token: { id: row.tokenId, scopes: new Set(parseScopes(row.scopes)), profileId: row.profileId } };
 }
 
 async function legacyPrincipal(db: Db, secret: string): Promise<Principal | null> {

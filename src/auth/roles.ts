@@ -20,6 +20,11 @@ export async function loadAccess(db: Executor, userId: string): Promise<{ permis
     .select(['roles.id', 'roles.name', 'roles.systemKey', 'roles.permissions'])
     .where((eb) => eb.or([eb('roles.systemKey', '=', 'everyone'), eb('userRoles.userId', 'is not', null)]))
     .execute();
+  return foldRoles(rows);
+}
+
+/** Permissions and role summaries from the rows of the roles that apply to an account. */
+export function foldRoles(rows: Array<{ id: string; name: string; systemKey: string | null; permissions: string }>): { permissions: PermissionSet; roles: RoleSummary[] } {
   const permissions = new Set<Permission>();
   for (const row of rows) for (const p of parsePermissions(row.permissions)) permissions.add(p);
   return { permissions, roles: rows.map(({ id, name, systemKey }) => ({ id, name, systemKey })) };
