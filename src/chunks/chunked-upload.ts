@@ -202,10 +202,7 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
 
   let assembled = false;
   try {
-    const known = new Map(
-      (await ctx.db.selectFrom('chunkParts').select(['partNumber', 'etag', 'size']).where('sessionId', '=', session.id).execute()).map((p) => [p.partNumber, p] as const),
-    );
-    const parts = validateParts(request, known, ctx.storage.kind === 's3');
+    const parts = validateParts(request, await knownParts(ctx, session, request), ctx.storage.kind === 's3');
     const total = parts.reduce((sum, p) => sum + p.size, 0);
     if (total !== session.size) throw invalid(`The parts hold ${total} bytes but the upload declared ${session.size}`);
 
@@ -217,13 +214,16 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
     const resolved = await resolveOptions(ctx.db, principal, plan, overrides);
     const options: ResolvedOptions = { ...snapshot, visibility: resolved.visibility, password: resolved.password ?? snapshot.password };
 
+    let stored: { size: number };
     try {
-      await ctx.storage.completeMultipart(session.fileKey, session.storageUploadId, parts);
+      stored = await ctx.storage.completeMultipart(session.fileKey, session.storageUploadId, parts);
     } catch (error) {
       if (error instanceof StoragePartError) throw invalid(`parts: ${error.message}`);
       throw error;
     }
     assembled = true;
+    // The provider's own word on what it assembled (a part may have been replaced since it was listed).
+    if (stored.size !== session.size) throw invalid(`The parts hold ${stored.size} bytes but the upload declared ${session.size}`);
     const head = await readHead(ctx, session.fileKey, session.size);
     const mimeType = await resolveMimeType(session.mimeType ?? undefined, head, session.filename);
     if (!(await tokenStillValid())) throw forbidden('The token was revoked or expired before the upload was finalized');
@@ -249,6 +249,25 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
     }
     throw error;
   }
+}
+
+/**
+ * The parts the server knows of: those uploaded through it (chunkParts), and, when the request names
+ * a part it did not see, the provider's own listing. Parts PUT straight to a presigned S3 URL never
+ * pass through the server; their ETags and sizes are known only to the provider.
+ */
+async function knownParts(ctx: AppContext, session: ChunkSession, request: CompletionRequest): Promise<Map<number, { etag: string; size: number }>> {
+  const known = new Map<number, { etag: string; size: number }>(
+    (await ctx.db.selectFrom('chunkParts').select(['partNumber', 'etag', 'size']).where('sessionId', '=', session.id).execute()).map((p) => [p.partNumber, p] as const),
+  );
+  const unseen = request.parts.some((part) => {
+    const recorded = known.get(part.PartNumber);
+    return !recorded || bareEtag(recorded.etag) !== bareEtag(part.ETag);
+  });
+  if (unseen && ctx.storage.listParts) {
+    for (const part of await ctx.storage.listParts(session.fileKey, session.storageUploadId)) known.set(part.partNumber, part);
+  }
+  return known;
 }
 
 async function completedFile(ctx: AppContext, session: ChunkSession): Promise<FileRow> {

@@ -57,7 +57,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     trustProxy: ctx.config.trustProxy,
     bodyLimit: 1024 * 1024,
     // Routes are matched case-sensitively and without a trailing-slash alias, like the contract writes them.
-    routerOptions: { ignoreTrailingSlash: false },
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1024 },
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);

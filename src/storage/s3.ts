@@ -11,13 +11,14 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListPartsCommand,
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { ByteCounter, StorageLimitError, StorageNotFoundError, StoragePartError } from './storage.ts';
-import type { ByteRange, PartInfo, PutOptions, Storage, StoredObject } from './storage.ts';
+import type { ByteRange, PartInfo, PutOptions, Storage, StoredObject, StoredPart } from './storage.ts';
 
 export interface S3StorageOptions {
   endpoint?: string;
@@ -207,6 +208,25 @@ export class S3Storage implements Storage {
     } catch (err) {
       if (errorName(err) !== 'NoSuchUpload') throw err;
     }
+  }
+
+  async listParts(key: string, uploadId: string): Promise<StoredPart[]> {
+    const parts: StoredPart[] = [];
+    let marker: string | undefined;
+    try {
+      for (;;) {
+        const res = await this.#client.send(new ListPartsCommand({ Bucket: this.#bucket, Key: key, UploadId: uploadId, PartNumberMarker: marker }));
+        for (const part of res.Parts ?? []) {
+          if (part.PartNumber !== undefined && part.ETag) parts.push({ partNumber: part.PartNumber, etag: bareEtag(part.ETag), size: part.Size ?? 0 });
+        }
+        if (!res.IsTruncated || !res.NextPartNumberMarker) break;
+        marker = res.NextPartNumberMarker;
+      }
+    } catch (err) {
+      if (errorName(err) === 'NoSuchUpload') return [];
+      throw err;
+    }
+    return parts.sort((a, b) => a.partNumber - b.partNumber);
   }
 
   async close(): Promise<void> {

@@ -27,6 +27,11 @@ export interface PartInfo {
   etag: string;
 }
 
+/** A part as the provider holds it. */
+export interface StoredPart extends PartInfo {
+  size: number;
+}
+
 /**
  * Where bytes live. Every method is keyed by an opaque storage key chosen by the caller
  * (for example `files/<userId>/<fileId>`).
@@ -61,6 +66,12 @@ export interface Storage {
   /** Parts must be sorted by partNumber and unique. */
   completeMultipart(key: string, uploadId: string, parts: PartInfo[]): Promise<{ size: number }>;
   abortMultipart(key: string, uploadId: string): Promise<void>;
+  /**
+   * The parts of a multipart upload as the provider knows them, sorted by number (bare ETags).
+   * Only providers with presignPart need it: parts PUT straight to a presigned URL never pass through
+   * the server, so this is the only way to learn their ETags and sizes. An unknown upload has none.
+   */
+  listParts?(key: string, uploadId: string): Promise<StoredPart[]>;
 
   close(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // @ts-expect-error s3rver ships no type declarations
@@ -44,7 +44,7 @@ export async function startS3rver(): Promise<S3rverHandle> {
     configureBuckets: [{ name: bucket }],
   });
   // Koa composes middleware when the server starts listening, so this runs before s3rver's router.
-  server.middleware.unshift(abortMultipartUpload(server));
+  server.middleware.unshift(abortMultipartUpload(server), listParts(server));
   const { port } = await server.run();
   return {
     endpoint: `http://127.0.0.1:${port}`,
@@ -86,5 +86,46 @@ function abortMultipartUpload(server: S3rverInstance): Middleware {
     }
     await rm(dir, { recursive: true, force: true });
     ctx.status = 204;
+  };
+}
+
+/**
+ * s3rver 3.7.1 routes no ListParts either (GET ?uploadId answers 405), which S3Storage.listParts uses
+ * to learn the ETags and sizes of parts PUT straight to a presigned URL. s3rver keeps each part as
+ * uploads/<uploadId>/<partNumber> with its MD5 (the ETag) beside it in <partNumber>.md5.
+ */
+function listParts(server: S3rverInstance): Middleware {
+  return async (ctx, next) => {
+    const uploadId = ctx.query['uploadId'];
+    const [, bucket, ...keyParts] = ctx.path.split('/');
+    if (ctx.method !== 'GET' || typeof uploadId !== 'string' || !bucket || keyParts.length === 0) return next();
+    const dir = /^[0-9a-f]+$/.test(uploadId) ? join(server.store.getResourcePath(bucket, undefined, 'uploads'), uploadId) : undefined;
+    const names = dir ? await readdir(dir).catch(() => null) : null;
+    ctx.type = 'application/xml';
+    if (!dir || !names) {
+      ctx.status = 404;
+      ctx.body = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>';
+      return;
+    }
+    const marker = Number(ctx.query['part-number-marker'] ?? 0) || 0;
+    const maxParts = Math.min(Number(ctx.query['max-parts'] ?? 1000) || 1000, 1000);
+    const numbers = names.filter((name) => /^\d+$/.test(name)).map(Number).filter((n) => n > marker).sort((a, b) => a - b);
+    const page = numbers.slice(0, maxParts);
+    const parts = await Promise.all(
+      page.map(async (n) => {
+        // The MD5 is written once the part is complete: a part still arriving is not listed yet.
+        const md5 = await readFile(join(dir, `${n}.md5`), 'utf8').catch(() => null);
+        if (md5 === null) return '';
+        const info = await stat(join(dir, String(n)));
+        return `<Part><PartNumber>${n}</PartNumber><LastModified>${info.mtime.toISOString()}</LastModified><ETag>"${md5.trim()}"</ETag><Size>${info.size}</Size></Part>`;
+      }),
+    );
+    const truncated = numbers.length > page.length;
+    ctx.status = 200;
+    ctx.body =
+      '<?xml version="1.0" encoding="UTF-8"?>\n<ListPartsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">' +
+      `<Bucket>${bucket}</Bucket><Key>${keyParts.join('/')}</Key><UploadId>${uploadId}</UploadId>` +
+      `<PartNumberMarker>${marker}</PartNumberMarker><NextPartNumberMarker>${page.at(-1) ?? marker}</NextPartNumberMarker>` +
+      `<MaxParts>${maxParts}</MaxParts><IsTruncated>${truncated}</IsTruncated>${parts.join('')}</ListPartsResult>`;
   };
 }

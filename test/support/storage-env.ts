@@ -1,10 +1,13 @@
-import { startS3rver } from './s3rver.ts';
+import { startS3rver, type S3rverHandle } from './s3rver.ts';
 
 export const storageKinds = ['local', 's3'] as const;
 export type StorageKind = (typeof storageKinds)[number];
 
-/** The environment a test server needs for a storage provider (s3: a fresh s3rver), and how to stop it. */
-export async function storageEnv(kind: StorageKind): Promise<{ env: Record<string, string>; stop: () => Promise<void> }> {
+/**
+ * The environment a test server needs for a storage provider (s3: a fresh s3rver, also handed back
+ * as `s3` so tests can look at it directly), and how to stop it.
+ */
+export async function storageEnv(kind: StorageKind): Promise<{ env: Record<string, string>; stop: () => Promise<void>; s3?: S3rverHandle }> {
   if (kind === 'local') return { env: {}, stop: async () => {} };
   const s3rver = await startS3rver();
   return {
@@ -18,5 +21,6 @@ export async function storageEnv(kind: StorageKind): Promise<{ env: Record<strin
       S3_FORCE_PATH_STYLE: 'true',
     },
     stop: () => s3rver.stop(),
+    s3: s3rver,
   };
 }
