@@ -8,6 +8,7 @@ import { loadAccess, parsePermissions, roleIdBySystemKey, type RoleSummary } fro
 import { hasPermission, type PermissionSet } from '../auth/permissions.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { consumeInvite } from './invites.ts';
+import { scheduleStorageDelete } from '../files/storage-cleanup.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 
 export interface UserRow {
@@ -228,7 +229,16 @@ export async function updateUserAsAdmin(
 
 export async function deleteUserAsAdmin(db: Db, actorId: string, id: string): Promise<void> {
   if (actorId === id) throw invalid('You cannot delete your own account from the administration');
-  const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
-  if (Number(result.numDeletedRows) === 0) throw notFound('User not found');
+  const deleted = await db.transaction().execute(async (trx) => {
+    // The records go with the account (foreign keys cascade); their bytes are removed by durable
+    // jobs committed in the same transaction, so nothing stays in storage without a record.
+    const files = await trx.selectFrom('files').select('storageKey').where('userId', '=', id).execute();
+    const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+    if (Number(result.numDeletedRows) === 0) return false;
+    const now = Date.now();
+    for (const file of files) await scheduleStorageDelete(trx, file.storageKey, now);
+    return true;
+  });
+  if (!deleted) throw notFound('User not found');
 }
 

@@ -2,6 +2,7 @@ import type { AppContext } from '../context.ts';
 import { forAccount } from '../db/account-scope.ts';
 import { lockAccountRow } from '../db/locks.ts';
 import { scheduleStorageDelete } from './storage-cleanup.ts';
+import { cancelExpiry } from './expiry.ts';
 
 /**
  * Removes a file: record, tags and quota charge in one transaction, then its bytes. If the bytes
@@ -18,6 +19,7 @@ export async function deleteFileRecord(ctx: AppContext, userId: string, fileId: 
     await trx.updateTable('users').set((eb) => ({ usedBytes: eb('usedBytes', '-', file.size) })).where('id', '=', userId).execute();
     // Committed together with the delete: if this process dies before removing the bytes, the job does.
     await scheduleStorageDelete(trx, file.storageKey, Date.now() + 60_000);
+    await cancelExpiry(trx, fileId);
     return file.storageKey;
   });
   if (storageKey === null) return false;

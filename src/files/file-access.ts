@@ -83,7 +83,8 @@ export function parseRange(header: string | undefined, size: number): { start: n
   if (from === '' && to === '') return null;
   if (from === '') {
     const suffix = Number(to);
-    if (suffix === 0) return 'unsatisfiable';
+    // A suffix of nothing, or of an empty file, has no bytes to send (RFC 9110 §14.1.3).
+    if (suffix === 0 || size === 0) return 'unsatisfiable';
     return { start: Math.max(0, size - suffix), end: size - 1 };
   }
   const start = Number(from);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
+import { uploadFile } from '../support/uploads.ts';
 
 let server: TestServer;
 let admin: Awaited<ReturnType<typeof signUp>>;
@@ -97,6 +98,19 @@ describe('users', () => {
     expect(unknownRole.status).toBe(400);
     expect(unknownRole.body.error).toMatch(/roleIds/);
     expect((await admin.delete(`/api/users/${admin.userId}`)).status).toBe(400);
+  });
+
+  it('deleting an account removes its files, bytes included', async () => {
+    const member = await createMember();
+    const upload = await uploadFile(member.client, 'mine.txt', 'bytes of a deleted account');
+    expect(upload.status).toBe(200);
+    const file = await server.ctx.db.selectFrom('files').select(['id', 'storageKey']).where('userId', '=', member.id).executeTakeFirstOrThrow();
+    expect(await server.ctx.storage.stat(file.storageKey)).not.toBeNull();
+    expect((await admin.delete(`/api/users/${member.id}`)).status).toBe(204);
+    await server.jobs.runDueJobs();
+    expect(await server.ctx.db.selectFrom('files').select('id').where('id', '=', file.id).executeTakeFirst()).toBeUndefined();
+    expect(await server.ctx.storage.stat(file.storageKey)).toBeNull();
+    expect((await new Client(server.baseUrl).get(new URL(upload.body.data.rawUrl).pathname)).status).toBe(404);
   });
 
   it('deleting an account ends its sessions', async () => {

@@ -22,7 +22,7 @@ export async function freePort(): Promise<number> {
 export const dialectUnderTest: 'sqlite' | 'postgres' = inject('postgresUrl') ? 'postgres' : 'sqlite';
 
 /** A fresh, empty database for one test server: a new database in the cluster, or a new SQLite file. */
-async function freshDatabaseUrl(): Promise<string | undefined> {
+export async function freshDatabaseUrl(): Promise<string | undefined> {
   const adminUrl = inject('postgresUrl');
   if (!adminUrl) return undefined;
   const name = `hoard_${randomLowerAlnum(12)}`;

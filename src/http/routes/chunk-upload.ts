@@ -11,6 +11,7 @@ import { uploadLinks } from '../../files/file-views.ts';
 import { isTokenActive } from '../../tokens/named-tokens.ts';
 import { checkUploadId, completeChunkedUpload, parsePartNumber, partUrl, putPart, startChunkedUpload, type CompletionRequest } from '../../chunks/chunked-upload.ts';
 import { selectorQuery, selectorsOf } from './file-upload.ts';
+import { discardRestOfBody } from '../request-body.ts';
 
 const initBody = z.strictObject({
   filename: z.string().min(1).max(1024),
@@ -70,8 +71,13 @@ export const chunkUploadRoutes: RouteModule = (app, ctx) => {
       const body = request.body as Readable | undefined;
       if (!body || typeof (body as Readable).pipe !== 'function') throw invalid('Send the part as a raw application/octet-stream body');
       const length = request.headers['content-length'];
-      const etag = await putPart(ctx, principalOf(request), uploadId, partNumber, body, length === undefined ? undefined : Number(length));
-      return { data: { etag } };
+      try {
+        const etag = await putPart(ctx, principalOf(request), uploadId, partNumber, body, length === undefined ? undefined : Number(length));
+        return { data: { etag } };
+      } catch (error) {
+        discardRestOfBody(request.raw);
+        throw error;
+      }
     },
   );
 

@@ -5,6 +5,7 @@ import { invalid } from '../../errors.ts';
 import { pickSelector, planUpload } from '../../uploads/upload-plan.ts';
 import { receiveSingleUpload } from '../../uploads/single-upload.ts';
 import { uploadLinks } from '../../files/file-views.ts';
+import { discardRestOfBody } from '../request-body.ts';
 
 /** Selectors may also come as query parameters; other parameters are ignored (uploader tools add their own). */
 export const selectorQuery = z.object({ profileId: z.string().max(128).optional(), folderId: z.string().max(128).optional() });
@@ -33,7 +34,13 @@ export const fileUploadRoutes: RouteModule = (app, ctx) => {
       if (!request.isMultipart()) throw invalid('Send the file as multipart/form-data with one part named "file"');
       const principal = principalOf(request);
       const plan = await planUpload(ctx.db, principal, selectorsOf(request));
-      const file = await receiveSingleUpload(ctx, principal, plan, request.parts());
+      let file;
+      try {
+        file = await receiveSingleUpload(ctx, principal, plan, request.parts());
+      } catch (error) {
+        discardRestOfBody(request.raw);
+        throw error;
+      }
       return { success: true, data: uploadLinks(ctx.config.baseUrl, principal.user.urlId, file) };
     },
   );

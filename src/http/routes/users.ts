@@ -36,6 +36,7 @@ export const userRoutes: RouteModule = (app, ctx) => {
 
   app.delete('/api/users/:id', { schema: { tags, summary: 'Delete an account and everything it owns', params: idParams } }, async (request, reply) => {
     await deleteUserAsAdmin(ctx.db, principalOf(request).user.id, request.params.id);
+    ctx.jobs.wake();
     return reply.code(204).send();
   });
 };

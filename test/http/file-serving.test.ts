@@ -1,0 +1,415 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { Client, signUp, uniqueEmail } from '../support/client.ts';
+import { createToken, PNG_1X1, uploadFile, type UploadOptions } from '../support/uploads.ts';
+import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
+
+/**
+ * Serving (contract §3 "Files", §6): the share page, the raw bytes, the download route and
+ * unlocking a password-protected file, on both storage providers.
+ */
+describe.each(providers)('serving files from %s storage', (provider) => {
+  let storage: StorageUnderTest;
+  let server: TestServer;
+  let owner: Awaited<ReturnType<typeof signUp>>;
+  let urlId: string;
+
+  beforeAll(async () => {
+    storage = await storageUnderTest(provider);
+    server = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0' });
+    owner = await signUp(server.baseUrl);
+    await owner.patch('/api/settings', { registration: 'open' });
+    urlId = (await owner.get('/api/auth/me')).body.data.user.urlId;
+  });
+  afterAll(async () => {
+    await server?.close();
+    await storage?.stop();
+  });
+
+  const anonymous = () => new Client(server.baseUrl);
+  const local = (url: string) => url.slice(server.baseUrl.length);
+
+  /** Uploads with the owner's session; answers the upload links, the file ID and local paths. */
+  async function upload(name: string, content: string | Uint8Array, options: UploadOptions = {}) {
+    const response = await uploadFile(owner, name, content, options);
+    expect(response.status, response.text).toBe(200);
+    const links = response.body.data;
+    return {
+      links,
+      id: links.downloadUrl.split('/').at(-2) as string,
+      page: local(links.pageUrl),
+      raw: local(links.rawUrl),
+      download: local(links.downloadUrl),
+    };
+  }
+  const countsOf = (id: string) => server.ctx.db.selectFrom('files').select(['views', 'downloads']).where('id', '=', id).executeTakeFirstOrThrow();
+
+  describe('the share page', () => {
+    it('previews an image with OpenGraph and Twitter card tags', async () => {
+      const file = await upload('photo.png', PNG_1X1, { type: 'image/png' });
+      const page = await anonymous().get(file.page);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(page.text).toMatch(/^<!doctype html>/);
+      expect(page.text).toContain(`<img src="${file.links.rawUrl}" alt="photo.png">`);
+      expect(page.text).toContain('<meta property="og:title" content="photo.png">');
+      expect(page.text).toContain(`<meta property="og:url" content="${file.links.pageUrl}">`);
+      expect(page.text).toContain(`<meta property="og:image" content="${file.links.rawUrl}">`);
+      expect(page.text).toContain('<meta property="og:image:type" content="image/png">');
+      expect(page.text).toContain('<meta name="twitter:card" content="summary_large_image">');
+      expect(page.text).toContain('<meta name="twitter:title" content="photo.png">');
+      expect(page.text).toContain(`<meta name="twitter:image" content="${file.links.rawUrl}">`);
+      expect(page.text).toContain(`href="${file.links.downloadUrl}"`);
+    });
+
+    it('previews video, audio and PDF, with og:image only for images', async () => {
+      const video = await upload('clip.mp4', 'not really a video', { type: 'video/mp4' });
+      const audio = await upload('song.mp3', 'not really audio', { type: 'audio/mpeg' });
+      const pdf = await upload('report.pdf', '%PDF-1.4\n%âãÏÓ\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n', { type: 'application/pdf' });
+
+      const videoPage = (await anonymous().get(video.page)).text;
+      expect(videoPage).toContain(`<video src="${video.links.rawUrl}" controls`);
+      expect(videoPage).toContain(`<meta property="og:video" content="${video.links.rawUrl}">`);
+      expect(videoPage).toContain('<meta property="og:title" content="clip.mp4">');
+      expect(videoPage).not.toContain('og:image');
+
+      const audioPage = (await anonymous().get(audio.page)).text;
+      expect(audioPage).toContain(`<audio src="${audio.links.rawUrl}" controls`);
+      expect(audioPage).toContain('<meta name="twitter:card" content="summary">');
+      expect(audioPage).not.toContain('og:image');
+
+      const pdfPage = await anonymous().get(pdf.page);
+      expect(pdfPage.status).toBe(200);
+      expect(pdfPage.text).toContain(`<iframe src="${pdf.links.rawUrl}" title="report.pdf">`);
+      expect(pdfPage.text).toContain(`<meta property="og:url" content="${pdf.links.pageUrl}">`);
+      expect(pdfPage.text).not.toContain('og:image');
+    });
+
+    it('shows the HTML-escaped beginning of a text file', async () => {
+      const payload = '<script>alert("owned")</script> & <b>bold</b>\n';
+      const file = await upload('payload.txt', payload + 'x'.repeat(70 * 1024) + 'TAIL-MARKER');
+      const page = await anonymous().get(file.page);
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('<pre>&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;\n');
+      expect(page.text).not.toContain('<script>alert');
+      expect(page.text).not.toContain('<b>bold');
+      // Only the beginning: the preview stops well before the end of a long file.
+      expect(page.text).not.toContain('TAIL-MARKER');
+      expect(page.text).toContain('<meta name="twitter:card" content="summary">');
+    });
+
+    it('escapes the file name everywhere it appears', async () => {
+      // Names are sanitised at upload; a name set directly in the database still cannot inject markup.
+      const file = await upload('innocent.png', PNG_1X1, { type: 'image/png' });
+      const hostile = 'a"b<i>.png';
+      await server.ctx.db.updateTable('files').set({ name: hostile }).where('id', '=', file.id).execute();
+      const page = await anonymous().get(`/${urlId}/${encodeURIComponent(hostile)}`);
+      expect(page.status).toBe(200);
+      expect(page.text).not.toContain(hostile);
+      expect(page.text).toContain('a&quot;b&lt;i&gt;.png');
+    });
+
+    it('shows only a password form for a protected file', async () => {
+      const file = await upload('secret.txt', 'the secret text', { fields: { password: 'open sesame' } });
+      const page = await anonymous().get(file.page);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(page.text).toContain('<form id="unlock">');
+      expect(page.text).toContain('type="password"');
+      expect(page.text).toContain(JSON.stringify(`${server.baseUrl}/api/files/${file.id}/unlock`));
+      expect(page.text).not.toContain('the secret text');
+      expect(page.text).not.toContain('og:');
+      expect(page.text).not.toContain(file.links.rawUrl);
+      expect(page.headers.get('cache-control')).toBe('private, no-store');
+    });
+
+    it('is a 404 HTML page for private, expired and missing files, but the owner sees their own', async () => {
+      const hidden = await upload('hidden.png', PNG_1X1, { type: 'image/png', fields: { visibility: 'PRIVATE' } });
+      const expired = await upload('expired.txt', 'old news', { fields: { expiresAt: new Date(Date.now() + 3_600_000).toISOString() } });
+      // Time passes: the expiry is reached, and the expiry job has not run yet.
+      await server.ctx.db.updateTable('files').set({ expiresAt: Date.now() - 1000 }).where('id', '=', expired.id).execute();
+      const stranger = await signUp(server.baseUrl, uniqueEmail('stranger'));
+
+      for (const visitor of [anonymous(), stranger]) {
+        for (const path of [hidden.page, expired.page, `/${urlId}/no-such-file.txt`, `/nosuchurlid/hidden.png`]) {
+          const page = await visitor.get(path);
+          expect(page.status, path).toBe(404);
+          expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+          expect(page.text).toContain('Not found');
+          expect(page.text).not.toContain('hidden.png');
+          expect(page.text).not.toContain('expired.txt');
+        }
+      }
+
+      const own = await owner.get(hidden.page);
+      expect(own.status).toBe(200);
+      expect(own.text).toContain(`<img src="${hidden.links.rawUrl}"`);
+      expect(own.headers.get('cache-control')).toBe('private, no-store');
+      expect((await owner.get(expired.page)).status).toBe(200);
+    });
+  });
+
+  describe('raw bytes', () => {
+    const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+
+    it('serves the stored bytes with the stored Content-Type and nosniff', async () => {
+      const png = await upload('pixel.png', PNG_1X1, { type: 'image/png' });
+      const response = await fetch(server.baseUrl + png.raw);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('image/png');
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('content-length')).toBe(String(PNG_1X1.length));
+      expect(response.headers.get('accept-ranges')).toBe('bytes');
+      expect(response.headers.get('content-disposition')).toMatch(/^inline; filename="pixel.png"/);
+      expect(Buffer.from(await response.arrayBuffer()).equals(Buffer.from(PNG_1X1))).toBe(true);
+
+      const text = await upload('letters.txt', alphabet);
+      const raw = await anonymous().get(text.raw);
+      expect(raw.status).toBe(200);
+      expect(raw.headers.get('content-type')).toMatch(/^text\/plain(;|$)/);
+      expect(raw.text).toBe(alphabet);
+    });
+
+    it('answers byte ranges with 206 and the exact bytes, and 416 outside the file', async () => {
+      const file = await upload('ranges.txt', alphabet);
+      const range = (value: string) => anonymous().get(file.raw, { headers: { range: value } });
+
+      const first = await range('bytes=0-3');
+      expect(first.status).toBe(206);
+      expect(first.headers.get('content-range')).toBe(`bytes 0-3/${alphabet.length}`);
+      expect(first.headers.get('content-length')).toBe('4');
+      expect(first.text).toBe('abcd');
+
+      const middle = await range('bytes=10-19');
+      expect(middle.status).toBe(206);
+      expect(middle.headers.get('content-range')).toBe(`bytes 10-19/${alphabet.length}`);
+      expect(middle.text).toBe('klmnopqrst');
+
+      const suffix = await range('bytes=-5');
+      expect(suffix.status).toBe(206);
+      expect(suffix.headers.get('content-range')).toBe(`bytes 31-35/${alphabet.length}`);
+      expect(suffix.text).toBe('56789');
+
+      const openEnded = await range('bytes=30-');
+      expect(openEnded.status).toBe(206);
+      expect(openEnded.text).toBe('456789');
+
+      const clamped = await range('bytes=34-1000');
+      expect(clamped.status).toBe(206);
+      expect(clamped.headers.get('content-range')).toBe(`bytes 34-35/${alphabet.length}`);
+      expect(clamped.text).toBe('89');
+
+      for (const value of ['bytes=36-40', 'bytes=100-', 'bytes=-0', 'bytes=5-2']) {
+        const unsatisfiable = await range(value);
+        expect(unsatisfiable.status, value).toBe(416);
+        expect(unsatisfiable.headers.get('content-range')).toBe(`bytes */${alphabet.length}`);
+      }
+    });
+
+    it('serves an empty file, and no range of it is satisfiable', async () => {
+      const file = await upload('empty.txt', '');
+      const raw = await anonymous().get(file.raw);
+      expect(raw.status).toBe(200);
+      expect(raw.headers.get('content-length')).toBe('0');
+      expect(raw.text).toBe('');
+      for (const value of ['bytes=0-', 'bytes=-5', 'bytes=0-0']) {
+        const response = await anonymous().get(file.raw, { headers: { range: value } });
+        expect(response.status, value).toBe(416);
+        expect(response.headers.get('content-range')).toBe('bytes */0');
+      }
+      expect((await anonymous().get(file.page)).status).toBe(200);
+    });
+
+    it('answers 304 to a matching If-None-Match', async () => {
+      const file = await upload('cached.txt', 'cache me');
+      const first = await anonymous().get(file.raw);
+      const etag = first.headers.get('etag');
+      expect(etag).toMatch(/^"[0-9a-f]{64}"$/);
+      const again = await anonymous().get(file.raw, { headers: { 'if-none-match': etag! } });
+      expect(again.status).toBe(304);
+      expect(again.text).toBe('');
+      expect(again.headers.get('etag')).toBe(etag);
+      const other = await anonymous().get(file.raw, { headers: { 'if-none-match': '"something-else"' } });
+      expect(other.status).toBe(200);
+      expect(other.text).toBe('cache me');
+    });
+
+    it('serves HTML, SVG and XML only as attachments', async () => {
+      const cases = [
+        ['page.html', '<!doctype html><html><body><script>alert(1)</script></body></html>', 'text/html'],
+        ['drawing.svg', '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', 'image/svg+xml'],
+        ['data.xml', '<?xml version="1.0"?><root><x>1</x></root>', 'application/xml'],
+      ] as const;
+      for (const [name, content, type] of cases) {
+        const file = await upload(name, content, { type });
+        const raw = await anonymous().get(file.raw);
+        expect(raw.status, name).toBe(200);
+        expect(raw.headers.get('content-type')).toMatch(new RegExp(`^${type.replace('+', '\\+')}(;|$)`));
+        expect(raw.headers.get('content-disposition')).toMatch(new RegExp(`^attachment; filename="${name}"`));
+        expect(raw.headers.get('x-content-type-options')).toBe('nosniff');
+        expect(raw.headers.get('content-security-policy')).toContain('sandbox');
+        expect(raw.text).toBe(content);
+      }
+    });
+
+    it('counts a view for each GET, not for HEAD, and not as a download', async () => {
+      const file = await upload('counted.txt', 'count me');
+      for (let i = 0; i < 3; i++) expect((await anonymous().get(file.raw)).status).toBe(200);
+      expect((await anonymous().get(file.raw, { headers: { range: 'bytes=0-1' } })).status).toBe(206);
+      const head = await fetch(server.baseUrl + file.raw, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(await countsOf(file.id)).toEqual({ views: 4, downloads: 0 });
+      const record = await owner.patch(`/api/files/${file.id}`, {});
+      expect(record.status).toBe(200);
+      expect(record.body.data.file).toMatchObject({ id: file.id, views: 4, downloads: 0 });
+    });
+
+    it('never opens a private file for a named token, even one with files:read', async () => {
+      const file = await upload('private.txt', 'private bytes', { fields: { visibility: 'PRIVATE' } });
+      const token = await createToken(owner, ['files:read', 'files:upload']);
+      const legacy = (await owner.get('/api/profile/upload-token')).body.data.uploadToken;
+      for (const credential of [token, legacy]) {
+        expect((await anonymous().get(file.raw, { token: credential })).status).toBe(404);
+        expect((await anonymous().get(file.download, { token: credential })).status).toBe(404);
+      }
+      // A token acts with its own authority even when the owner's cookies accompany it (spec, Authentication 2).
+      const withCookies = new Client(server.baseUrl);
+      withCookies.cookies = new Map(owner.cookies);
+      expect((await withCookies.get(file.raw, { token })).status).toBe(404);
+      expect((await withCookies.get(file.download, { token })).status).toBe(404);
+      expect((await withCookies.get(file.page, { token })).status).toBe(404);
+      // The same browser without the token is the owner.
+      expect((await withCookies.get(file.raw)).text).toBe('private bytes');
+      expect(await countsOf(file.id)).toEqual({ views: 1, downloads: 0 });
+    });
+
+    it('is a 404 for private, expired and missing files except to the owner', async () => {
+      const hidden = await upload('mine.txt', 'mine', { fields: { visibility: 'PRIVATE' } });
+      const expired = await upload('gone.txt', 'gone', { fields: { expiresAt: new Date(Date.now() + 3_600_000).toISOString() } });
+      await server.ctx.db.updateTable('files').set({ expiresAt: Date.now() - 1 }).where('id', '=', expired.id).execute();
+      const stranger = await signUp(server.baseUrl, uniqueEmail('stranger'));
+      for (const visitor of [anonymous(), stranger]) {
+        for (const path of [hidden.raw, expired.raw, `/api/files/${urlId}/missing.txt`]) {
+          const response = await visitor.get(path);
+          expect(response.status, path).toBe(404);
+          expect(response.body).toEqual({ error: 'File not found' });
+        }
+      }
+      expect((await owner.get(hidden.raw)).text).toBe('mine');
+      expect((await owner.get(expired.raw)).text).toBe('gone');
+      expect(await countsOf(hidden.id)).toEqual({ views: 1, downloads: 0 });
+    });
+  });
+
+  describe('GET /api/files/{id}/download', () => {
+    it('sends an attachment, supports Range and counts a download', async () => {
+      const file = await upload('report.txt', 'downloadable content');
+      const response = await anonymous().get(file.download);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-disposition')).toBe(`attachment; filename="report.txt"; filename*=UTF-8''report.txt`);
+      expect(response.headers.get('content-type')).toMatch(/^text\/plain(;|$)/);
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.text).toBe('downloadable content');
+
+      const partial = await anonymous().get(file.download, { headers: { range: 'bytes=13-19' } });
+      expect(partial.status).toBe(206);
+      expect(partial.headers.get('content-range')).toBe('bytes 13-19/20');
+      expect(partial.text).toBe('content');
+      expect((await anonymous().get(file.download, { headers: { range: 'bytes=20-' } })).status).toBe(416);
+
+      expect(await countsOf(file.id)).toEqual({ views: 0, downloads: 3 });
+      expect((await owner.patch(`/api/files/${file.id}`, {})).body.data.file).toMatchObject({ views: 0, downloads: 3 });
+    });
+
+    it('names a non-ASCII file safely in both filename parameters', async () => {
+      const file = await upload('café menu.txt', 'menu');
+      const response = await anonymous().get(file.download);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-disposition')).toBe(`attachment; filename="caf__menu.txt"; filename*=UTF-8''caf%C3%A9_menu.txt`);
+    });
+
+    it('is a 404 for a private file to anyone but the owner’s session', async () => {
+      const file = await upload('private-download.txt', 'owner only', { fields: { visibility: 'PRIVATE' } });
+      const stranger = await signUp(server.baseUrl, uniqueEmail('stranger'));
+      expect((await anonymous().get(file.download)).status).toBe(404);
+      expect((await stranger.get(file.download)).status).toBe(404);
+      expect((await anonymous().get('/api/files/nosuchfileid/download')).status).toBe(404);
+      const own = await owner.get(file.download);
+      expect(own.status).toBe(200);
+      expect(own.text).toBe('owner only');
+      expect(own.headers.get('cache-control')).toBe('private, no-store');
+      expect(await countsOf(file.id)).toEqual({ views: 0, downloads: 1 });
+    });
+  });
+
+  describe('unlocking a password-protected file', () => {
+    it('opens raw, download and share page for that file only, and only in that browser', async () => {
+      const file = await upload('locked.txt', 'behind a password', { fields: { password: 'open sesame' } });
+      const sibling = await upload('locked-too.txt', 'also locked', { fields: { password: 'open sesame' } });
+      const visitor = anonymous();
+
+      const locked = await visitor.get(file.raw);
+      expect(locked.status).toBe(403);
+      expect(locked.body.error).toMatch(/password/);
+      expect((await visitor.get(file.download)).status).toBe(403);
+
+      const wrong = await visitor.post(`/api/files/${file.id}/unlock`, { password: 'wrong guess' });
+      expect(wrong.status).toBe(403);
+      expect(wrong.body).toEqual({ error: 'Wrong password' });
+      expect(visitor.cookies.size).toBe(0);
+
+      const right = await visitor.post(`/api/files/${file.id}/unlock`, { password: 'open sesame' });
+      expect(right.status).toBe(204);
+      const setCookie = right.headers.getSetCookie()[0]!;
+      expect(setCookie).toMatch(new RegExp(`^hoard_unlock_${file.id}=`));
+      expect(setCookie).toMatch(/HttpOnly/i);
+      expect(setCookie).toMatch(/SameSite=Lax/i);
+      expect(setCookie).toMatch(/Path=\//);
+
+      const raw = await visitor.get(file.raw);
+      expect(raw.status).toBe(200);
+      expect(raw.text).toBe('behind a password');
+      expect(raw.headers.get('cache-control')).toBe('private, no-store');
+      expect((await visitor.get(file.download)).text).toBe('behind a password');
+      const page = await visitor.get(file.page);
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('<pre>behind a password</pre>');
+      expect(page.text).not.toContain('<form id="unlock">');
+
+      // The cookie opens that one file: not its sibling with the same password, and not for others.
+      expect((await visitor.get(sibling.raw)).status).toBe(403);
+      expect((await visitor.get(sibling.page)).text).toContain('<form id="unlock">');
+      expect((await anonymous().get(file.raw)).status).toBe(403);
+      // A cookie copied onto the sibling's name does not open it either.
+      const forger = anonymous();
+      forger.cookies.set(`hoard_unlock_${sibling.id}`, visitor.cookies.get(`hoard_unlock_${file.id}`)!);
+      expect((await forger.get(sibling.raw)).status).toBe(403);
+
+      // A new password closes the file again.
+      expect((await owner.patch(`/api/files/${file.id}`, { password: 'new password' })).status).toBe(200);
+      expect((await visitor.get(file.raw)).status).toBe(403);
+      expect(await countsOf(file.id)).toEqual({ views: 1, downloads: 1 });
+    });
+
+    it('is a 404 for files that are private or have no password', async () => {
+      const open = await upload('open.txt', 'open');
+      const hidden = await upload('hidden.txt', 'hidden', { fields: { visibility: 'PRIVATE', password: 'open sesame' } });
+      expect((await anonymous().post(`/api/files/${open.id}/unlock`, { password: 'anything' })).status).toBe(404);
+      expect((await anonymous().post(`/api/files/${hidden.id}/unlock`, { password: 'open sesame' })).status).toBe(404);
+      expect((await anonymous().post('/api/files/nosuchfileid/unlock', { password: 'x' })).status).toBe(404);
+      expect((await anonymous().post(`/api/files/${open.id}/unlock`, {})).status).toBe(400);
+    });
+
+    it('answers 429 after too many wrong passwords, even to the right one', async () => {
+      const file = await upload('guarded.txt', 'guarded', { fields: { password: 'open sesame' } });
+      const attacker = anonymous();
+      for (let i = 0; i < 10; i++) expect((await attacker.post(`/api/files/${file.id}/unlock`, { password: `guess ${i}` })).status).toBe(403);
+      const blocked = await attacker.post(`/api/files/${file.id}/unlock`, { password: 'guess 10' });
+      expect(blocked.status).toBe(429);
+      expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+      const right = await attacker.post(`/api/files/${file.id}/unlock`, { password: 'open sesame' });
+      expect(right.status).toBe(429);
+      expect(attacker.cookies.size).toBe(0);
+    });
+  });
+});
