@@ -60,6 +60,35 @@ export function openDatabase(options: { databaseUrl: string | null; dataDir: str
   file.pragma('synchronous = NORMAL');
   file.pragma('foreign_keys = ON');
   file.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
+  // 64 MiB of page cache (the default is 2 MiB): listing a large account scans its indexes, which
+  // should stay in memory rather than be re-read from the file on every request.
+  file.pragma('cache_size = -65536');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+/**
+ * Kysely prepares every SQLite query anew; parsing and planning then cost more than running most of
+ * them. This keeps the most recently used prepared statements (by SQL text) for reuse. A statement
+ * still being iterated (a streamed query) is never handed out twice: another copy is prepared.
+ */
+function withStatementCache(file: SqliteDatabase.Database, size = 256) {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => file.close(),
+    prepare(text: string): SqliteDatabase.Statement {
+      const cached = cache.get(text);
+      if (cached && !cached.busy) {
+        cache.delete(text);
+        cache.set(text, cached);
+        return cached;
+      }
+      const statement = file.prepare(text);
+      if (!cached) {
+        cache.set(text, statement);
+        if (cache.size > size) cache.delete(cache.keys().next().value!);
+      }
+      return statement;
+    },
+  };
 }

@@ -6,6 +6,7 @@ import * as files from './migrations/0003-files.ts';
 import * as links from './migrations/0004-links.ts';
 import * as chunks from './migrations/0007-chunks.ts';
 import * as jobsWebhooks from './migrations/0005-jobs-webhooks.ts';
+import * as listing from './migrations/0006-listing.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '0003-files': files,
   '0004-links': links,
   '0005-jobs-webhooks': jobsWebhooks,
+  '0006-listing': listing,
   '0007-chunks': chunks,
 };
 

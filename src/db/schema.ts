@@ -16,6 +16,8 @@ export interface UsersTable {
   uploadToken: string | null;
   uploadTokenHash: string | null;
   usedBytes: Generated<number>;
+  /** Number of the account's files, kept by database triggers on every insert and delete. */
+  fileCount: Generated<number>;
   defaultProfileId: string | null;
   uploadDefaults: string | null;
   createdAt: number;
@@ -200,6 +202,12 @@ export interface FilesTable {
   views: Generated<number>;
   downloads: Generated<number>;
   ocrText: string | null;
+  /**
+   * `foldForSearch()` of name and ocrText (src/listing/search-text.ts): written with every name or OCR
+   * text; a database trigger only backstops inserts that leave it out (with an ASCII-only lower()).
+   */
+  searchName: string | null;
+  searchOcr: string | null;
   createdAt: number;
   updatedAt: number;
 }

@@ -9,6 +9,7 @@ import { sanitizeFileName } from '../uploads/naming.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import { cancelExpiry, scheduleExpiry } from './expiry.ts';
 import { fileRecord } from './file-views.ts';
+import { foldForSearch } from '../listing/search-text.ts';
 
 export interface FileChanges {
   name?: string | undefined;
@@ -90,7 +91,7 @@ export async function updateFile(ctx: AppContext, userId: string, permissions: P
       .updateTable('files')
       .set({
         updatedAt: Date.now(),
-        ...(name !== undefined ? { name } : {}),
+        ...(name !== undefined ? { name, searchName: foldForSearch(name) } : {}),
         ...(changes.visibility !== undefined ? { visibility: changes.visibility } : {}),
         ...(passwordHash !== undefined ? { passwordHash } : {}),
         ...(touchesExpiry ? { expiresAt, expiryAction } : {}),

@@ -31,6 +31,7 @@ import { uploadProfileRoutes } from './routes/upload-profiles.ts';
 import { folderRoutes } from './routes/folders.ts';
 import { tagRoutes } from './routes/tags.ts';
 import { accountRoutes } from './routes/account.ts';
+import { fileListingRoutes } from './routes/file-listing.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -43,7 +44,7 @@ export type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
 /** A route plugin: registers its routes on the app with the shared context. */
 export type RouteModule = (app: App, ctx: AppContext) => void;
 
-const routeModules: RouteModule[] = [healthRoutes, authRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes];
+const routeModules: RouteModule[] = [healthRoutes, authRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes];
 
 /** The principal of a route whose policy requires one. */
 export function principalOf(request: { principal: Principal | null }): Principal {

@@ -15,6 +15,7 @@ import { scheduleExpiry } from '../files/expiry.ts';
 import { cancelStorageDelete } from '../files/storage-cleanup.ts';
 import { emitFileReady } from '../webhooks/outbox.ts';
 import { uploadLinks } from '../files/file-views.ts';
+import { foldForSearch } from '../listing/search-text.ts';
 
 /** Bytes already in storage at `storageKey`, waiting for their record. */
 export interface StoredUpload {
@@ -69,6 +70,8 @@ export async function commitFile(ctx: AppContext, principal: Principal, upload: 
       views: 0,
       downloads: 0,
       ocrText: null,
+      searchName: foldForSearch(name),
+      searchOcr: null,
       createdAt: now,
       updatedAt: now,
     };

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import type { RouteModule } from '../app.ts';
+import { principalOf } from '../app.ts';
+import { listFiles, listTypes } from '../../listing/list-files.ts';
+import { fileTimeline } from '../../listing/timeline.ts';
+import { parseListQuery, parseTimelineQuery } from '../../listing/parameters.ts';
+
+// Each parameter is one text value; the rules are checked by src/listing/parameters.ts, which names
+// the parameter in its 400 message. Unknown parameters are ignored (clients add cache-busters).
+const once = (description: string) => z.string({ error: 'give this parameter once, as a single value' }).optional().describe(description);
+
+const filterParameters = {
+  ids: once('1 to 100 distinct comma-separated file IDs; unowned or missing IDs are omitted'),
+  search: once('case-insensitive match on file name or OCR text'),
+  sortBy: once('newest (default), oldest, largest, smallest, name, most-viewed, least-viewed, most-downloaded, least-downloaded'),
+  types: once('comma-separated exact MIME types'),
+  dateFrom: once('inclusive uploadedAt lower bound: ISO 8601 timestamp with a zone (a date alone: its server-local start)'),
+  dateTo: once('inclusive upper bound: a timestamp keeps its instant; a date includes its whole server-local day'),
+  visibility: once('comma-separated public (public, no password), private, hasPassword; ORed'),
+  folder: once('an owned folder ID (direct members only) or "unfiled"'),
+  tag: once('an owned tag ID or "untagged"'),
+};
+
+const listQuery = z.object({
+  ...filterParameters,
+  page: once('at least 1; default 1'),
+  limit: once('at least 1; default 24; capped at 100'),
+  galleryAnchor: once('an image file ID within the current filter; requires galleryDirection'),
+  galleryDirection: once('next or previous; requires galleryAnchor'),
+  snapshot: once('inclusive upload-time ceiling returned by GET /api/files/timeline'),
+});
+
+const timelineQuery = z.object({
+  ...filterParameters,
+  groupBy: once('none (default: months, echoed as none), month, week (ISO, from Monday) or year'),
+  timezone: once('IANA time zone for calendar boundaries; default UTC'),
+});
+
+/** The file listing of the named-token API (spec, GET /api/files, /types, /timeline). */
+export const fileListingRoutes: RouteModule = (app, ctx) => {
+  const tags = ['files'];
+  app.get(
+    '/api/files',
+    { schema: { tags, summary: "List and search the account's files (sizes in MiB), or the images next to a gallery anchor", querystring: listQuery } },
+    async (request, reply) => {
+      const { user } = principalOf(request);
+      const listing = await listFiles(ctx.db, ctx.dialect, user.id, user.urlId, parseListQuery(request.query));
+      reply.header('Cache-Control', 'private, no-store');
+      return { success: true, data: listing.data, pagination: listing.pagination };
+    },
+  );
+
+  app.get('/api/files/types', { schema: { tags, summary: "The account's distinct MIME types, sorted" } }, async (request, reply) => {
+    const types = await listTypes(ctx.db, principalOf(request).user.id);
+    reply.header('Cache-Control', 'private, no-store');
+    return { success: true, data: { types } };
+  });
+
+  app.get(
+    '/api/files/timeline',
+    { schema: { tags, summary: 'Counts of the selected files per calendar bucket, with a snapshot for window reads', querystring: timelineQuery } },
+    async (request, reply) => {
+      const timeline = await fileTimeline(ctx.db, ctx.dialect, principalOf(request).user.id, parseTimelineQuery(request.query));
+      reply.header('Cache-Control', 'private, no-store');
+      return { success: true, data: timeline };
+    },
+  );
+};

@@ -1,0 +1,128 @@
+import { sql, type SelectQueryBuilder } from 'kysely';
+import type { Database } from '../db/schema.ts';
+import type { Dialect } from '../db/database.ts';
+import { forAccount, type Executor } from '../db/account-scope.ts';
+import { notFound } from '../errors.ts';
+import type { FileFilters, SortBy } from './parameters.ts';
+
+/**
+ * The account's files narrowed by a filter set: every listing, count, gallery and timeline query
+ * starts here, so they all select exactly the same files.
+ */
+export type FilesQuery = SelectQueryBuilder<Database, 'files', {}>;
+
+/** `%` and `_` are wildcards in LIKE; the search term matches literally. */
+function likeContaining(term: string): string {
+  return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+export function filteredFiles(db: Executor, dialect: Dialect, userId: string, filters: FileFilters): FilesQuery {
+  let query = forAccount(db, userId).selectFrom('files');
+  if (filters.ids) query = query.where('files.id', 'in', filters.ids);
+  if (filters.from !== null) query = query.where('files.createdAt', '>=', filters.from);
+  if (filters.until !== null) query = query.where('files.createdAt', '<=', filters.until);
+  if (filters.types) query = query.where('files.mimeType', 'in', filters.types);
+  if (filters.imagesOnly) query = query.where(sql<string>`substr(${sql.ref('files.mimeType')}, 1, 6)`, '=', 'image/');
+  if (filters.search !== null) {
+    // Both columns hold foldForSearch() text (migration 0006-listing), as does the term.
+    const pattern = likeContaining(filters.search);
+    const like = (column: 'files.searchName' | 'files.searchOcr') => sql<boolean>`${sql.ref(column)} like ${pattern} escape ${'\\'}`;
+    if (dialect === 'postgres') {
+      // Two trigram index scans, ORed as bitmaps.
+      query = query.where((eb) => eb.or([like('files.searchName'), like('files.searchOcr')]));
+    } else {
+      // The name is matched in the listing index; OCR text in a partial index of the files that have
+      // some, read once per statement.
+      const byOcr = forAccount(db, userId).selectFrom('files').select('files.id').where('files.searchOcr', 'is not', null).where(like('files.searchOcr'));
+      query = query.where((eb) => eb.or([like('files.searchName'), eb('files.id', 'in', byOcr)]));
+    }
+  }
+  if (filters.visibility) {
+    const chosen = filters.visibility;
+    query = query.where((eb) =>
+      eb.or(
+        chosen.map((v) =>
+          v === 'public'
+            ? eb.and([eb('files.visibility', '=', 'PUBLIC'), eb('files.passwordHash', 'is', null)])
+            : v === 'private'
+              ? eb('files.visibility', '=', 'PRIVATE')
+              : eb('files.passwordHash', 'is not', null),
+        ),
+      ),
+    );
+  }
+  const folder = filters.folder;
+  if (folder) query = folder.kind === 'unfiled' ? query.where('files.folderId', 'is', null) : query.where('files.folderId', '=', folder.id);
+  const tag = filters.tag;
+  if (tag?.kind === 'tag') {
+    // The tag is the account's (assertOwnedSelection), so its files are too. A short list of IDs
+    // from the (tagId, excluded, fileId) index.
+    const tagged = db.selectFrom('fileTags').select('fileTags.fileId').where('fileTags.tagId', '=', tag.id).where('fileTags.excluded', '=', 0);
+    query = query.where('files.id', 'in', tagged);
+  } else if (tag?.kind === 'untagged') {
+    if (dialect === 'postgres') {
+      // An anti-join.
+      query = query.where((eb) =>
+        eb.not(eb.exists(eb.selectFrom('fileTags').select(sql.lit(1).as('one')).whereRef('fileTags.fileId', '=', 'files.id').where('fileTags.excluded', '=', 0))),
+      );
+    } else {
+      // The account's tagged files, collected once through its tags, then probed per file.
+      const tagged = forAccount(db, userId).selectFrom('tags').innerJoin('fileTags', 'fileTags.tagId', 'tags.id').select('fileTags.fileId').where('fileTags.excluded', '=', 0);
+      query = query.where('files.id', 'not in', tagged);
+    }
+  }
+  return query;
+}
+
+/** A folder or tag filter must name one of the account's own (404 otherwise, like everywhere else). */
+export async function assertOwnedSelection(db: Executor, userId: string, filters: FileFilters): Promise<void> {
+  const account = forAccount(db, userId);
+  const [folder, tag] = await Promise.all([
+    filters.folder?.kind === 'folder' ? account.selectFrom('folders').select('id').where('id', '=', filters.folder.id).executeTakeFirst() : true,
+    filters.tag?.kind === 'tag' ? account.selectFrom('tags').select('id').where('id', '=', filters.tag.id).executeTakeFirst() : true,
+  ]);
+  if (!folder) throw notFound('Folder not found');
+  if (!tag) throw notFound('Tag not found');
+}
+
+export type SortColumn = 'createdAt' | 'size' | 'searchName' | 'views' | 'downloads';
+
+/** Each order is a column and a direction; ties are broken by the ID in the same direction. */
+export const sortOrder: Record<SortBy, { column: SortColumn; direction: 'asc' | 'desc' }> = {
+  newest: { column: 'createdAt', direction: 'desc' },
+  oldest: { column: 'createdAt', direction: 'asc' },
+  largest: { column: 'size', direction: 'desc' },
+  smallest: { column: 'size', direction: 'asc' },
+  // Case-insensitively by the folded name, in code-point order on both databases.
+  name: { column: 'searchName', direction: 'asc' },
+  'most-viewed': { column: 'views', direction: 'desc' },
+  'least-viewed': { column: 'views', direction: 'asc' },
+  'most-downloaded': { column: 'downloads', direction: 'desc' },
+  'least-downloaded': { column: 'downloads', direction: 'asc' },
+};
+
+export function isDateSort(sortBy: SortBy): boolean {
+  return sortBy === 'newest' || sortBy === 'oldest';
+}
+
+/** Orders a query by the sort (reversed when asked), the ID breaking ties. */
+export function orderedBy<Q extends SelectQueryBuilder<Database, 'files', any>>(query: Q, sortBy: SortBy, reversed = false): Q {
+  const { column, direction } = sortOrder[sortBy];
+  const dir = reversed ? (direction === 'asc' ? 'desc' : 'asc') : direction;
+  return query.orderBy(`files.${column}`, dir).orderBy('files.id', dir) as Q;
+}
+
+/**
+ * Rows strictly before (`before`) or after the position of a row whose sort key is `key` and ID is
+ * `id`, in the sort's order: a row-value comparison the sort's index answers.
+ */
+export function beyond(query: FilesQuery, sortBy: SortBy, side: 'before' | 'after', key: string | number, id: string): FilesQuery {
+  const { column, direction } = sortOrder[sortBy];
+  const greater = (direction === 'asc') === (side === 'after');
+  return query.where((eb) => eb(eb.refTuple(`files.${column}`, 'files.id'), greater ? '>' : '<', eb.tuple(key, id)));
+}
+
+export async function countOf(query: FilesQuery): Promise<number> {
+  const row = await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}

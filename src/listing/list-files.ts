@@ -1,0 +1,220 @@
+import { sql } from 'kysely';
+import { prepared, type Db, type Dialect } from '../db/database.ts';
+import { forAccount, type Executor } from '../db/account-scope.ts';
+import { notFound } from '../errors.ts';
+import { fileRecord } from '../files/file-views.ts';
+import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
+import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
+import { assertOwnedSelection, beyond, countOf, filteredFiles, orderedBy, sortOrder, type FilesQuery, type SortColumn } from './file-query.ts';
+import { isUnfiltered, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
+import { refreshStatisticsIfStale, withSearchHints } from './planner.ts';
+
+export type FileRecord = ReturnType<typeof fileRecord>;
+
+export interface Pagination {
+  total: number;
+  pageCount: number;
+  page: number;
+  limit: number;
+  /** Only on a gallery (anchored) response: position of the first item in the image ordering. */
+  offset?: number;
+}
+
+export interface FileListing {
+  data: FileRecord[];
+  pagination: Pagination;
+}
+
+/**
+ * A filtered selection of at most this many files is read whole (IDs and sort keys only) in one
+ * statement and paged here; a larger one is counted and paged by the database (two statements).
+ * Selective filters (a search, a tag, a list of IDs) thus scan the account's index once, not twice.
+ */
+const SMALL_SELECTION = 1000;
+
+/**
+ * The columns a file record needs, its tags that count (not excluded, sorted by name) as a JSON
+ * array in the same statement; the password hash itself never leaves the database.
+ */
+function recordColumns(query: FilesQuery, dialect: Dialect) {
+  const jsonArrayFrom = dialect === 'postgres' ? postgresJsonArrayFrom : sqliteJsonArrayFrom;
+  return query.select((eb) => [
+    'files.id',
+    'files.name',
+    'files.mimeType',
+    'files.size',
+    'files.visibility',
+    'files.folderId',
+    'files.expiresAt',
+    'files.createdAt',
+    'files.views',
+    'files.downloads',
+    eb.case().when('files.passwordHash', 'is', null).then(0).else(1).end().as('hasPassword'),
+    jsonArrayFrom(
+      eb
+        .selectFrom('fileTags')
+        .innerJoin('tags', 'tags.id', 'fileTags.tagId')
+        .select(['tags.id', 'tags.name'])
+        .whereRef('fileTags.fileId', '=', 'files.id')
+        .where('fileTags.excluded', '=', 0)
+        .orderBy('tags.name')
+        .orderBy('tags.id'),
+    ).as('tags'),
+  ]);
+}
+
+type RecordRow = Awaited<ReturnType<ReturnType<typeof recordColumns>['execute']>>[number];
+
+/**
+ * Rows by ID, in the order of `ids`. The IDs are the account's already (they come from an
+ * account-scoped query); a second account condition here would lead SQLite's planner to walk the
+ * account's whole index instead of looking the rows up by ID.
+ */
+async function recordsByIds(db: Executor, dialect: Dialect, urlId: string, ids: string[]): Promise<FileRecord[]> {
+  if (ids.length === 0) return [];
+  const rows = await recordColumns(db.selectFrom('files').where('files.id', 'in', ids), dialect).execute();
+  const position = new Map(ids.map((id, i) => [id, i]));
+  rows.sort((a, b) => position.get(a.id)! - position.get(b.id)!);
+  return toRecords(urlId, rows);
+}
+
+function toRecords(urlId: string, rows: RecordRow[]): FileRecord[] {
+  return rows.map(({ tags, ...row }) =>
+    // SQLite hands the JSON array over as text.
+    fileRecord({ ...row, size: Number(row.size), hasPassword: Number(row.hasPassword) === 1 }, urlId, typeof tags === 'string' ? JSON.parse(tags) : tags),
+  );
+}
+
+/** Code-point order, as SQLite's BINARY and PostgreSQL's "C" collation compare text. */
+function compareText(a: string, b: string): number {
+  if (a === b) return 0;
+  if (!/[\ud800-\udfff]/.test(a + b)) return a < b ? -1 : 1;
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/** The sort order of `sortBy` as a comparator of (key, id) pairs, exactly as the database orders. */
+function comparatorFor(sortBy: SortBy): (a: { id: string; key: unknown }, b: { id: string; key: unknown }) => number {
+  const { column, direction } = sortOrder[sortBy];
+  const sign = direction === 'asc' ? 1 : -1;
+  const byKey =
+    column === 'searchName'
+      ? (a: unknown, b: unknown) => compareText(String(a ?? ''), String(b ?? ''))
+      : (a: unknown, b: unknown) => Number(a) - Number(b);
+  return (a, b) => sign * (byKey(a.key, b.key) || compareText(a.id, b.id));
+}
+
+/** A selection's IDs in sort order, when it has at most SMALL_SELECTION files; otherwise null. */
+async function smallSelection(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy): Promise<string[] | null> {
+  const column: SortColumn = sortOrder[sortBy].column;
+  const rows = await filteredFiles(db, dialect, userId, filters)
+    .select(['files.id', `files.${column}`])
+    .limit(SMALL_SELECTION + 1)
+    .execute();
+  if (rows.length > SMALL_SELECTION) return null;
+  const keyed = rows.map((row) => ({ id: row.id, key: (row as Record<string, unknown>)[column] }));
+  return keyed.sort(comparatorFor(sortBy)).map((r) => r.id);
+}
+
+/** The account's file count, maintained by triggers (migration 0006-listing): no COUNT needed. */
+async function accountFileCount(db: Executor, userId: string): Promise<number> {
+  const row = await db.selectFrom('users').select('fileCount').where('id', '=', userId).executeTakeFirst();
+  return Number(row?.fileCount ?? 0);
+}
+
+/**
+ * One page's IDs in sort order, straight from the sort's index (a deferred join: deep pages do not
+ * read the rows they skip).
+ */
+function pageIds(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy, limit: number, offset: number) {
+  return orderedBy(filteredFiles(db, dialect, userId, filters).select('files.id'), sortBy).limit(limit).offset(offset);
+}
+
+/** GET /api/files: a page of the account's files, or the images next to a gallery anchor. */
+export async function listFiles(db: Db, dialect: Dialect, userId: string, urlId: string, query: ListQuery): Promise<FileListing> {
+  await assertOwnedSelection(db, userId, query.filters);
+  refreshStatisticsIfStale(db, dialect, userId);
+  return withSearchHints(db, dialect, query.filters, (executor) => (query.gallery ? galleryPage(executor, dialect, userId, urlId, query) : filesPage(executor, dialect, userId, urlId, query)));
+}
+
+async function filesPage(db: Executor, dialect: Dialect, userId: string, urlId: string, query: ListQuery): Promise<FileListing> {
+  const { filters, sortBy, limit, page } = query;
+  const offset = (page - 1) * limit;
+  const pagination = (total: number) => ({ total, pageCount: Math.ceil(total / limit), page, limit });
+  if (!Number.isSafeInteger(offset)) {
+    const total = isUnfiltered(filters) ? await accountFileCount(db, userId) : await countOf(filteredFiles(db, dialect, userId, filters));
+    return { data: [], pagination: pagination(total) };
+  }
+
+  if (!isUnfiltered(filters)) {
+    const small = await smallSelection(db, dialect, userId, filters, sortBy);
+    if (small) return { data: await recordsByIds(db, dialect, urlId, small.slice(offset, offset + limit)), pagination: pagination(small.length) };
+  }
+  const pageQuery = orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset)), dialect), sortBy);
+  if (isUnfiltered(filters)) {
+    // The hot path: the page and the account's file count in one statement (one round trip, one
+    // snapshot), prepared once per connection on PostgreSQL.
+    const rows = await pageQuery
+      .select((eb) => eb.selectFrom('users').select('users.fileCount').where('users.id', '=', userId).as('total'))
+      .modifyEnd(prepared)
+      .execute();
+    const total = rows.length ? Number(rows[0]!.total) : await accountFileCount(db, userId);
+    return { data: toRecords(urlId, rows), pagination: pagination(total) };
+  }
+  const [total, rows] = await Promise.all([countOf(filteredFiles(db, dialect, userId, filters)), pageQuery.execute()]);
+  return { data: toRecords(urlId, rows), pagination: pagination(total) };
+}
+
+/**
+ * The images adjacent to an anchor image in the current filter and sort, excluding the anchor:
+ * up to `limit` after it (`next`) or before it (`previous`, still in the sort's order).
+ * `pagination.offset` is the position of the first returned image among the selected images.
+ */
+async function galleryPage(db: Executor, dialect: Dialect, userId: string, urlId: string, query: ListQuery): Promise<FileListing> {
+  const { anchor: anchorId, direction } = query.gallery!;
+  const { filters, sortBy, limit } = query;
+  const notAnchor = () => notFound('Gallery anchor not found: it must be an image among the files the current filter selects');
+  const respond = async (ids: string[], total: number, offset: number): Promise<FileListing> => ({
+    data: await recordsByIds(db, dialect, urlId, ids),
+    pagination: { total, pageCount: Math.ceil(total / limit), page: Math.floor(offset / limit) + 1, limit, offset },
+  });
+
+  const small = await smallSelection(db, dialect, userId, filters, sortBy);
+  if (small) {
+    const position = small.indexOf(anchorId);
+    if (position < 0) throw notAnchor();
+    const first = direction === 'next' ? position + 1 : Math.max(0, position - limit);
+    const last = direction === 'next' ? Math.min(small.length, position + 1 + limit) : position;
+    return respond(small.slice(first, last), small.length, first);
+  }
+
+  const { column } = sortOrder[sortBy];
+  const selected = () => filteredFiles(db, dialect, userId, filters);
+  const anchor = await selected().select(['files.id', `files.${column}`]).where('files.id', '=', anchorId).executeTakeFirst();
+  if (!anchor) throw notAnchor();
+  const key = (anchor as Record<string, unknown>)[column] as string | number;
+  // The neighbours in walking order from the anchor (reversed for `previous`).
+  const neighbours = orderedBy(beyond(selected(), sortBy, direction === 'next' ? 'after' : 'before', key, anchorId).select('files.id'), sortBy, direction === 'previous')
+    .limit(limit)
+    .execute();
+  const [total, position, walked] = await Promise.all([countOf(selected()), countOf(beyond(selected(), sortBy, 'before', key, anchorId)), neighbours]);
+  const ids = walked.map((r) => r.id);
+  if (direction === 'previous') ids.reverse();
+  return respond(ids, total, direction === 'next' ? position + 1 : position - ids.length);
+}
+
+/**
+ * GET /api/files/types: the account's distinct MIME types in code-point order. A loose index scan
+ * (one index probe per type), so an account's size does not matter.
+ */
+export async function listTypes(db: Db, userId: string): Promise<string[]> {
+  const account = forAccount(db, userId);
+  const first = account.selectFrom('files').select((eb) => eb.fn.min('files.mimeType').as('m'));
+  const following = account
+    .selectFrom('files')
+    .select((eb) => eb.fn.min('files.mimeType').as('m'))
+    .where('files.mimeType', '>', sql.ref<string>('t.m'));
+  const result = await sql<{ m: string | null }>`
+    with recursive t(m) as (select (${first}) union all select (${following}) from t where t.m is not null)
+    select m from t where m is not null`.execute(db);
+  return result.rows.map((r) => r.m!).sort(compareText);
+}

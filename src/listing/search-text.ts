@@ -1,0 +1,13 @@
+/**
+ * The normalised, lower-case form of text that file search compares, computed in the application so
+ * that SQLite (whose lower() and LIKE fold ASCII only) and PostgreSQL (whose lower() depends on the
+ * database's locale) match exactly the same way: "ÄRGER" finds "ärger.txt" on both.
+ *
+ * NFKC folds compatibility forms (the "ﬁ" ligature, full-width letters); upper-casing before
+ * lower-casing applies the full case mappings ("ß" and "SS" both become "ss"); final sigma and the
+ * dotted capital I are reduced to their plain forms. Stored in `files.searchName` / `files.searchOcr`
+ * (migration 0006-listing) wherever a name or OCR text is written, and applied to the search term.
+ */
+export function foldForSearch(text: string): string {
+  return text.normalize('NFKC').toUpperCase().toLowerCase().replaceAll('ς', 'σ').replaceAll('i\u0307', 'i');
+}

@@ -1,0 +1,144 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../db/schema.ts';
+import type { Db, Dialect } from '../db/database.ts';
+import { bucketOf, bucketsBetween, type CalendarBucket, type GroupBy } from './calendar.ts';
+import { assertOwnedSelection, filteredFiles, isDateSort } from './file-query.ts';
+import type { FileFilters, TimelineQuery } from './parameters.ts';
+import { discourageScans, refreshStatisticsIfStale } from './planner.ts';
+
+export interface TimelineBucket {
+  key: string;
+  /** Inclusive, ISO instant. */
+  from: string;
+  /** Exclusive, ISO instant. */
+  to: string;
+  count: number;
+}
+
+export interface Timeline {
+  total: number;
+  snapshot: string;
+  groupBy: GroupBy;
+  timezone: string;
+  order: 'newest' | 'oldest';
+  buckets: TimelineBucket[];
+}
+
+const DAY_MS = 86_400_000;
+const shortestBucket: Record<GroupBy, number> = { none: 28 * DAY_MS, month: 28 * DAY_MS, week: 7 * DAY_MS, year: 365 * DAY_MS };
+/**
+ * Up to this many calendar buckets between the oldest and newest selected file, the database counts
+ * each bucket with an index range (one statement); beyond it (files spread over centuries), the
+ * upload times are read in order and bucketed here, which costs one row per file instead.
+ */
+const MAX_SQL_BUCKETS = 3000;
+
+/**
+ * GET /api/files/timeline: counts of the selected files per calendar bucket in `timeZone`, with a
+ * fresh snapshot that is also the upload-time ceiling of the counts.
+ *
+ * The snapshot is taken after waiting for uploads in flight on the account (uploads hold the account
+ * row lock from before they pick their upload time until they commit; SQLite has one writer and one
+ * connection), and it is one millisecond in the past, so every file with an upload time at or before
+ * it is already counted and every later upload gets a later time: window reads with this snapshot
+ * add up to `total` however many files arrive in between.
+ */
+export async function fileTimeline(db: Db, dialect: Dialect, userId: string, query: TimelineQuery): Promise<Timeline> {
+  await assertOwnedSelection(db, userId, query.filters);
+  refreshStatisticsIfStale(db, dialect, userId);
+  const order = query.sortBy === 'oldest' ? 'oldest' : 'newest';
+  return db.transaction().execute(async (trx) => {
+    if (dialect === 'postgres') await sql`select 1 from ${sql.table('users')} where ${sql.ref('id')} = ${userId} for share`.execute(trx);
+    await discourageScans(trx, dialect, query.filters);
+    const snapshot = Date.now() - 1;
+    const filters: FileFilters = { ...query.filters, until: query.filters.until === null ? snapshot : Math.min(query.filters.until, snapshot) };
+
+    let counted: Counted[];
+    if (!isDateSort(query.sortBy)) {
+      // One undated bucket: from the oldest selected upload to just after the snapshot.
+      const row = await filteredFiles(trx, dialect, userId, filters)
+        .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('files.createdAt').as('first')])
+        .executeTakeFirstOrThrow();
+      const count = Number(row.n);
+      counted = count === 0 ? [] : [{ key: 'all', from: Number(row.first), to: snapshot + 1, count }];
+    } else {
+      counted = await calendarCounts(trx, dialect, userId, filters, query.groupBy, query.timeZone);
+      if (order === 'newest') counted.reverse();
+    }
+    return {
+      total: counted.reduce((sum, b) => sum + b.count, 0),
+      snapshot: new Date(snapshot).toISOString(),
+      groupBy: query.groupBy,
+      timezone: query.timeZone,
+      order,
+      buckets: counted.map((b) => ({ key: b.key, from: new Date(b.from).toISOString(), to: new Date(b.to).toISOString(), count: b.count })),
+    };
+  });
+}
+
+type Counted = CalendarBucket & { count: number };
+
+/** Nonempty calendar buckets of the selected files, oldest first. */
+async function calendarCounts(trx: Transaction<Database>, dialect: Dialect, userId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
+  // Two scalar subqueries, so each is one index probe when only the account and dates narrow.
+  const selected = () => filteredFiles(trx, dialect, userId, filters);
+  const range = await trx
+    .selectNoFrom((eb) => [
+      eb.selectFrom(selected().select((e) => e.fn.min('files.createdAt').as('t')).as('s')).select('s.t').as('first'),
+      eb.selectFrom(selected().select((e) => e.fn.max('files.createdAt').as('t')).as('s')).select('s.t').as('last'),
+    ])
+    .executeTakeFirstOrThrow();
+  if (range.first === null || range.last === null) return [];
+  const first = Number(range.first);
+  const last = Number(range.last);
+  if ((last - first) / shortestBucket[groupBy] > MAX_SQL_BUCKETS) return bucketInOrder(trx, dialect, userId, filters, groupBy, timeZone);
+
+  const buckets = bucketsBetween(first, last, groupBy, timeZone);
+  const counts = new Map<number, number>();
+  if (dialect === 'postgres' && (filters.search !== null || filters.tag !== null)) {
+    // One pass over the selected rows (found through the trigram or tag indexes): width_bucket()
+    // finds each row's bucket by binary search in the boundaries (bucket i covers
+    // boundaries[i-1] ≤ t < boundaries[i], 1-based).
+    const boundaries = [...buckets.map((b) => b.from), buckets[buckets.length - 1]!.to];
+    const rows = await selected()
+      .select((eb) => [sql<number>`width_bucket(${eb.ref('files.createdAt')}, ${boundaries}::bigint[])`.as('i'), eb.fn.countAll<number | string>().as('n')])
+      .groupBy(sql`1`)
+      .execute();
+    for (const row of rows) counts.set(Number(row.i) - 1, Number(row.n));
+  } else {
+    // One index range per bucket, clipped to the date filter and the snapshot, so that range is the
+    // subquery's only condition on the upload time and just that part of the listing index is read
+    // (its other columns answer the remaining filters).
+    const lowest = filters.from ?? -Infinity;
+    const highest = filters.until === null ? Infinity : filters.until + 1;
+    const perBucket = filteredFiles(trx, dialect, userId, { ...filters, from: null, until: null })
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('files.createdAt', '>=', sql.ref<number>('b.lo'))
+      .where('files.createdAt', '<', sql.ref<number>('b.hi'));
+    const bounds = buckets.map((b, i) => sql`(${sql.lit(i)}, ${sql.lit(Math.max(b.from, lowest))}, ${sql.lit(Math.min(b.to, highest))})`);
+    const result = await sql<{ i: number; n: number }>`
+      with b(i, lo, hi) as (values ${sql.join(bounds)})
+      select b.i as i, (${perBucket}) as n from b`.execute(trx);
+    for (const row of result.rows) counts.set(Number(row.i), Number(row.n));
+  }
+  return buckets.map((b, i) => ({ ...b, count: counts.get(i) ?? 0 })).filter((b) => b.count > 0);
+}
+
+/**
+ * The general path, for selections spread over more buckets than are worth enumerating: upload
+ * times in order, bucketed as they come (one calendar computation per nonempty bucket).
+ */
+async function bucketInOrder(trx: Transaction<Database>, dialect: Dialect, userId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
+  const rows = await filteredFiles(trx, dialect, userId, filters).select('files.createdAt').orderBy('files.createdAt').execute();
+  const buckets: Counted[] = [];
+  let current: Counted | undefined;
+  for (const { createdAt } of rows) {
+    const time = Number(createdAt);
+    if (!current || time >= current.to) {
+      current = { ...bucketOf(time, groupBy, timeZone), count: 0 };
+      buckets.push(current);
+    }
+    current.count += 1;
+  }
+  return buckets;
+}
