@@ -1,0 +1,14 @@
+import type { Executor } from '../db/account-scope.ts';
+import { readSettings, type InstanceSettings } from '../settings/instance-settings.ts';
+
+export interface SetupStatus {
+  /** True while no account exists: the next registration creates the Administrator. */
+  needsAdministrator: boolean;
+  registration: InstanceSettings['registration'];
+}
+
+/** What the sign-in screen needs to offer before anyone is signed in (GET /api/setup). */
+export async function setupStatus(db: Executor): Promise<SetupStatus> {
+  const [anyUser, settings] = await Promise.all([db.selectFrom('users').select('id').limit(1).executeTakeFirst(), readSettings(db)]);
+  return { needsAdministrator: anyUser === undefined, registration: settings.registration };
+}

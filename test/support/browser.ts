@@ -1,0 +1,47 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { inject } from 'vitest';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The Chromium binary the browser tests drive; '' when none could be found or installed. */
+    chromiumPath: string;
+  }
+}
+
+/** The Chromium found (or installed) by test/browser/global-setup.ts. */
+export const chromiumPath = (): string => inject('chromiumPath') ?? '';
+
+/** Where screenshots go (git-ignored). */
+export const screenshotDir = path.resolve('test-results', 'browser');
+
+export interface BrowserSession {
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+/**
+ * A headless Chromium with a fresh profile directory: nothing from another run (cookies, cache,
+ * storage) leaks in, and no background network traffic leaves.
+ */
+export async function launchBrowser(options: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number } } = {}): Promise<BrowserSession> {
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: chromiumPath(),
+    headless: true,
+    chromiumSandbox: false,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: options.viewport ?? { width: 1280, height: 860 },
+    colorScheme: options.colorScheme ?? 'light',
+    acceptDownloads: true,
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      fs.rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,172 @@
+import { useEffect, useState, type ReactNode } from 'react';
+import { Link, RouterProvider, useRouter } from './router.tsx';
+import { SessionProvider, useSession } from './session.tsx';
+import { ConfirmProvider, Loading, ToastProvider } from './ui.tsx';
+import { applyTheme, nextTheme, storedTheme, type ThemeChoice } from './theme.ts';
+import type { Permission } from './types.ts';
+import { SignInPage } from './pages/SignIn.tsx';
+import { FilesPage } from './pages/Files.tsx';
+import { UploadPage } from './pages/Upload.tsx';
+import { LinksPage } from './pages/Links.tsx';
+import { IntegrationsPage } from './pages/Integrations.tsx';
+import { OrganisationPage } from './pages/Organisation.tsx';
+import { AccountPage } from './pages/Account.tsx';
+import { AdminPage } from './pages/Admin.tsx';
+
+interface PageDef {
+  path: string;
+  label: string;
+  /** Shown when the account holds any of these (none listed: always). */
+  anyOf: Permission[];
+  render: () => ReactNode;
+}
+
+export const pages: PageDef[] = [
+  { path: '/app/files', label: 'Files', anyOf: ['files.read'], render: () => <FilesPage /> },
+  { path: '/app/upload', label: 'Upload', anyOf: ['files.upload'], render: () => <UploadPage /> },
+  { path: '/app/links', label: 'Short links', anyOf: ['links.read', 'links.create'], render: () => <LinksPage /> },
+  { path: '/app/integrations', label: 'Integrations', anyOf: ['tokens.manage', 'webhooks.manage'], render: () => <IntegrationsPage /> },
+  { path: '/app/organisation', label: 'Organisation', anyOf: ['uploadProfiles.manage', 'folders.manage', 'tags.manage'], render: () => <OrganisationPage /> },
+  { path: '/app/account', label: 'Account', anyOf: [], render: () => <AccountPage /> },
+  { path: '/app/admin', label: 'Administration', anyOf: ['users.manage', 'roles.manage', 'settings.manage'], render: () => <AdminPage /> },
+];
+
+export function App() {
+  return (
+    <RouterProvider>
+      <ToastProvider>
+        <ConfirmProvider>
+          <SessionProvider>
+            <Root />
+          </SessionProvider>
+        </ConfirmProvider>
+      </ToastProvider>
+    </RouterProvider>
+  );
+}
+
+function Root() {
+  const { me } = useSession();
+  const { path, navigate, search } = useRouter();
+
+  const allowed = pages.filter((page) => page.anyOf.length === 0 || page.anyOf.some((p) => me && (me.permissions.includes('administrator') || me.permissions.includes(p))));
+
+  useEffect(() => {
+    if (me === undefined) return;
+    if (me === null) {
+      if (path !== '/app/signin') {
+        const next = path.startsWith('/app/') ? `?next=${encodeURIComponent(path + window.location.search)}` : '';
+        const invite = search.get('invite');
+        navigate(`/app/signin${invite ? `?invite=${encodeURIComponent(invite)}` : next}`, { replace: true });
+      }
+      return;
+    }
+    if (path === '/' || path === '/app' || path === '/app/' || path === '/app/signin') {
+      const next = search.get('next');
+      navigate(next && next.startsWith('/app/') && !next.startsWith('/app/signin') ? next : (allowed[0]?.path ?? '/app/account'), { replace: true });
+    }
+  }, [me, path, navigate, search, allowed]);
+
+  if (me === undefined) return <Loading label="Loading Hoard…" />;
+  if (me === null) return <SignInPage />;
+
+  const page = pages.find((p) => path === p.path || path.startsWith(`${p.path}/`));
+  let content: ReactNode;
+  if (!page) content = path.startsWith('/app/') ? <NotFound /> : <Loading />;
+  else if (!allowed.includes(page)) content = <Forbidden />;
+  else content = page.render();
+
+  return (
+    <Shell pages={allowed} currentPath={page?.path ?? ''}>
+      {content}
+    </Shell>
+  );
+}
+
+function ThemeToggle() {
+  const [theme, setTheme] = useState<ThemeChoice>(storedTheme);
+  const labels: Record<ThemeChoice, string> = { system: 'System theme', light: 'Light theme', dark: 'Dark theme' };
+  const icons: Record<ThemeChoice, string> = { system: '◐', light: '☀', dark: '☾' };
+  return (
+    <button
+      type="button"
+      className="icon-button theme-toggle"
+      title={`${labels[theme]} (click for ${labels[nextTheme(theme)].toLowerCase()})`}
+      aria-label={`Theme: ${labels[theme]}. Switch to ${labels[nextTheme(theme)].toLowerCase()}`}
+      onClick={() => {
+        const next = nextTheme(theme);
+        applyTheme(next);
+        setTheme(next);
+      }}
+    >
+      <span aria-hidden="true">{icons[theme]}</span>
+    </button>
+  );
+}
+
+function Shell({ pages: navPages, currentPath, children }: { pages: PageDef[]; currentPath: string; children: ReactNode }) {
+  const { me, signOut } = useSession();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const { path } = useRouter();
+  useEffect(() => setMenuOpen(false), [path]);
+  return (
+    <>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <Link to="/app/files" className="brand" aria-label="Hoard, home">
+          <span className="brand-mark" aria-hidden="true" />
+          Hoard
+        </Link>
+        <button type="button" className="icon-button menu-button" aria-expanded={menuOpen} aria-controls="primary-nav" onClick={() => setMenuOpen((open) => !open)}>
+          <span aria-hidden="true">☰</span>
+          <span className="visually-hidden">Menu</span>
+        </button>
+        <nav id="primary-nav" className={menuOpen ? 'primary-nav open' : 'primary-nav'} aria-label="Main">
+          <ul>
+            {navPages.map((page) => (
+              <li key={page.path}>
+                <Link to={page.path} aria-current={page.path === currentPath ? 'page' : undefined}>
+                  {page.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div className="topbar-end">
+          <ThemeToggle />
+          <span className="whoami" title={me?.email}>
+            {me?.name}
+          </span>
+          <button type="button" onClick={() => void signOut()}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {children}
+      </main>
+    </>
+  );
+}
+
+function NotFound() {
+  return (
+    <section>
+      <h1>Page not found</h1>
+      <p>
+        <Link to="/app/files">Go to your files</Link>
+      </p>
+    </section>
+  );
+}
+
+function Forbidden() {
+  return (
+    <section>
+      <h1>Not available</h1>
+      <p>Your account does not have the permissions this page needs. An administrator can change your roles.</p>
+    </section>
+  );
+}

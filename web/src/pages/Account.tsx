@@ -1,0 +1,164 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { get, patch } from '../api.ts';
+import { formatBytes } from '../format.ts';
+import { useSession } from '../session.tsx';
+import { ErrorNote, Loading, PageHeader, useLoad, useToast } from '../ui.tsx';
+import type { Account, ProfileOptions, Tag, UploadProfile } from '../types.ts';
+import { OptionsEditor } from './Organisation.tsx';
+
+/** GET/PATCH /api/account: name, default profile, upload defaults, password. */
+export function AccountPage() {
+  const { can, me, refresh } = useSession();
+  const toast = useToast();
+  const account = useLoad(() => get<{ account: Account }>('/api/account').then((d) => d.account), []);
+  const profiles = useLoad(() => (can('uploadProfiles.manage') ? get<{ profiles: UploadProfile[] }>('/api/upload-profiles').then((d) => d.profiles) : Promise.resolve([] as UploadProfile[])), []);
+  const tags = useLoad(() => (can('files.read') ? get<{ tags: Tag[] }>('/api/files/tags').then((d) => d.tags) : Promise.resolve([] as Tag[])), []);
+  const editable = can('profile.update');
+
+  const [name, setName] = useState('');
+  const [defaultProfileId, setDefaultProfileId] = useState('');
+  const [defaults, setDefaults] = useState<ProfileOptions>({});
+  const [settingsError, setSettingsError] = useState<unknown>(null);
+  useEffect(() => {
+    if (!account.data) return;
+    setName(account.data.name);
+    setDefaultProfileId(account.data.defaultProfileId ?? '');
+    setDefaults(account.data.uploadDefaults);
+  }, [account.data]);
+
+  const [currentPassword, setCurrentPassword] = useState('');
+  const [newPassword, setNewPassword] = useState('');
+  const [repeat, setRepeat] = useState('');
+  const [passwordError, setPasswordError] = useState<unknown>(null);
+
+  const saveSettings = async (event: FormEvent) => {
+    event.preventDefault();
+    setSettingsError(null);
+    try {
+      const body: Record<string, unknown> = { name: name.trim(), uploadDefaults: defaults };
+      if (can('uploadProfiles.manage')) body.defaultProfileId = defaultProfileId || null;
+      const data = await patch<{ account: Account }>('/api/account', body);
+      account.setData(data.account);
+      toast('Account saved');
+      void refresh();
+    } catch (caught) {
+      setSettingsError(caught);
+    }
+  };
+
+  const changePassword = async (event: FormEvent) => {
+    event.preventDefault();
+    setPasswordError(null);
+    if (newPassword !== repeat) {
+      setPasswordError(new Error('The new passwords do not match'));
+      return;
+    }
+    try {
+      await patch('/api/account', { currentPassword, newPassword });
+      setCurrentPassword('');
+      setNewPassword('');
+      setRepeat('');
+      toast('Password changed; your other browser sessions were signed out');
+    } catch (caught) {
+      setPasswordError(caught);
+    }
+  };
+
+  const data = account.data;
+  return (
+    <section className="stack-lg">
+      <PageHeader title="Account" />
+      <ErrorNote error={account.error} />
+      {!data && account.loading && <Loading />}
+      {data && (
+        <div className="card">
+          <dl className="facts">
+            <dt>Email</dt>
+            <dd>{data.email}</dd>
+            <dt>Link prefix</dt>
+            <dd>
+              <code>
+                {window.location.origin}/{data.urlId}/…
+              </code>
+            </dd>
+            <dt>Storage</dt>
+            <dd>
+              {formatBytes(data.usedBytes)} used{data.quotaBytes !== null ? ` of ${formatBytes(data.quotaBytes)}` : ', no quota'}
+              {data.quotaBytes !== null && <progress className="quota" max={data.quotaBytes} value={Math.min(data.usedBytes, data.quotaBytes)} aria-label="Storage used" />}
+            </dd>
+            <dt>Roles</dt>
+            <dd>{me?.roles.map((r) => r.name).join(', ')}</dd>
+            <dt>Permissions</dt>
+            <dd className="small">{me?.permissions.join(', ')}</dd>
+            {me && !me.emailVerified && (
+              <>
+                <dt>Email verification</dt>
+                <dd>Not verified. If this instance requires verified addresses, tokens and uploader apps work once an administrator verifies your account.</dd>
+              </>
+            )}
+          </dl>
+        </div>
+      )}
+      {data && editable && (
+        <form className="card stack" onSubmit={saveSettings} aria-label="Account settings">
+          <h2>Settings</h2>
+          <label>
+            Display name
+            <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />
+          </label>
+          {can('uploadProfiles.manage') && (
+            <label>
+              Default upload profile
+              <select value={defaultProfileId} onChange={(e) => setDefaultProfileId(e.target.value)}>
+                <option value="">None</option>
+                {profiles.data?.map((p) => (
+                  <option key={p.id} value={p.id}>
+                    {p.name}
+                  </option>
+                ))}
+              </select>
+              <span className="hint">Used by uploads that choose no profile.</span>
+            </label>
+          )}
+          <fieldset>
+            <legend>Upload defaults</legend>
+            <p className="hint">Your own defaults, below any profile’s options. “Inherit” keeps Hoard’s: public, never expires, original names, framed page.</p>
+            <OptionsEditor value={defaults} onChange={setDefaults} tags={tags.data ?? []} />
+          </fieldset>
+          <ErrorNote error={settingsError} />
+          <div>
+            <button type="submit" className="primary">
+              Save settings
+            </button>
+          </div>
+        </form>
+      )}
+      {editable && (
+        <form className="card stack" onSubmit={changePassword} aria-label="Change password">
+          <h2>Change password</h2>
+          <input type="email" autoComplete="username" value={data?.email ?? ''} readOnly hidden />
+          <label>
+            Current password
+            <input type="password" autoComplete="current-password" value={currentPassword} onChange={(e) => setCurrentPassword(e.target.value)} required />
+          </label>
+          <label>
+            New password
+            <input type="password" autoComplete="new-password" minLength={8} value={newPassword} onChange={(e) => setNewPassword(e.target.value)} required />
+            <span className="hint">At least 8 characters. Your other browser sessions are signed out; tokens keep working.</span>
+          </label>
+          <label>
+            Repeat the new password
+            <input type="password" autoComplete="new-password" minLength={8} value={repeat} onChange={(e) => setRepeat(e.target.value)} required />
+          </label>
+          <ErrorNote error={passwordError} />
+          <div>
+            <button type="submit" className="primary">
+              Change password
+            </button>
+          </div>
+        </form>
+      )}
+      {!editable && <p className="muted">Your account cannot change its settings.</p>}
+    </section>
+  );
+}

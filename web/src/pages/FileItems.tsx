@@ -1,0 +1,181 @@
+import type { ReactNode } from 'react';
+import { formatBytes, formatDate, formatDateTime, mibToBytes } from '../format.ts';
+import { useSession } from '../session.tsx';
+import { Badge, CopyButton } from '../ui.tsx';
+import type { FileRecord, Folder } from '../types.ts';
+import { downloadPath, isPreviewable, rawPath, shareUrl, typeLabel } from './file-links.ts';
+import { Icon } from '../icons.tsx';
+import { folderPath } from './folder-tree.ts';
+
+interface ItemProps {
+  files: FileRecord[];
+  folders: Folder[];
+  selection: Map<string, FileRecord>;
+  onToggle: (file: FileRecord) => void;
+  onOpen: (file: FileRecord) => void;
+  onEdit: (file: FileRecord) => void;
+  onDelete: (file: FileRecord) => void;
+}
+
+export function VisibilityBadges({ file }: { file: FileRecord }) {
+  return (
+    <span className="badges">
+      {file.visibility === 'PUBLIC' ? <Badge kind="ok">Public</Badge> : <Badge kind="neutral">Private</Badge>}
+      {file.hasPassword && <Badge kind="warn">Password</Badge>}
+      {file.expiresAt && (
+        <Badge kind="warn">
+          <span title={formatDateTime(file.expiresAt)}>Expires {formatDate(file.expiresAt)}</span>
+        </Badge>
+      )}
+    </span>
+  );
+}
+
+function FileActions({ file, onEdit, onDelete, compact = false }: { file: FileRecord; onEdit: (file: FileRecord) => void; onDelete: (file: FileRecord) => void; compact?: boolean }) {
+  const { can } = useSession();
+  // Compact (grid cards): icon buttons, named for screen readers and in a tooltip.
+  const label = (text: string) => (compact ? <span className="visually-hidden">{text}</span> : text);
+  return (
+    <span className="row-actions">
+      <CopyButton text={shareUrl(file)} label="Copy link" className="small" />
+      <a className="button small" href={downloadPath(file)} download aria-label={`Download ${file.name}`} title="Download">
+        {compact && <Icon name="download" />}
+        {label('Download')}
+      </a>
+      {can('files.update') && (
+        <button type="button" className="small" onClick={() => onEdit(file)} aria-label={`Edit ${file.name}`} title="Edit">
+          {compact && <Icon name="edit" />}
+          {label('Edit')}
+        </button>
+      )}
+      {can('files.delete') && (
+        <button type="button" className="small danger" onClick={() => onDelete(file)} aria-label={`Delete ${file.name}`} title="Delete">
+          {compact && <Icon name="trash" />}
+          {label('Delete')}
+        </button>
+      )}
+    </span>
+  );
+}
+
+/** Opens an image in the gallery viewer; any other file in a new tab (the owner can see private files). */
+function OpenControl({ file, onOpen, children, className }: { file: FileRecord; onOpen: (file: FileRecord) => void; children: ReactNode; className?: string }) {
+  if (isPreviewable(file)) {
+    return (
+      <button type="button" className={className} onClick={() => onOpen(file)} aria-label={`View ${file.name}`}>
+        {children}
+      </button>
+    );
+  }
+  return (
+    <a className={className} href={rawPath(file)} target="_blank" rel="noopener noreferrer" aria-label={`Open ${file.name} in a new tab`}>
+      {children}
+    </a>
+  );
+}
+
+export function FileGrid({ files, folders, selection, previews, onToggle, onOpen, onEdit, onDelete }: ItemProps & { previews: boolean }) {
+  return (
+    <ul className="file-grid" aria-label="Files">
+      {files.map((file) => {
+        const selected = selection.has(file.id);
+        return (
+          <li key={file.id} className={selected ? 'file-card selected' : 'file-card'} data-testid="file-card">
+            <OpenControl file={file} onOpen={onOpen} className="thumb">
+              {previews && isPreviewable(file) ? <img src={rawPath(file)} alt="" loading="lazy" decoding="async" /> : <span className="type-label" aria-hidden="true">{typeLabel(file)}</span>}
+            </OpenControl>
+            <div className="file-card-body">
+              <label className="checkbox file-name" title={file.name}>
+                <input type="checkbox" checked={selected} onChange={() => onToggle(file)} aria-label={`Select ${file.name}`} />
+                <span className="truncate">{file.name}</span>
+              </label>
+              <p className="muted small">
+                {formatBytes(mibToBytes(file.size))} · {formatDate(file.uploadedAt)}
+                {folders.length > 0 && file.folderId && <> · {folderPath(folders, file.folderId)}</>}
+              </p>
+              <VisibilityBadges file={file} />
+              {file.tags.length > 0 && (
+                <p className="tags small">
+                  {file.tags.map((tag) => (
+                    <span key={tag.id} className="tag">
+                      #{tag.name}
+                    </span>
+                  ))}
+                </p>
+              )}
+              <FileActions file={file} onEdit={onEdit} onDelete={onDelete} compact />
+            </div>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+export function FileList({ files, folders, selection, onToggle, onOpen, onEdit, onDelete }: ItemProps) {
+  return (
+    <div className="table-wrap">
+      <table className="file-table">
+        <caption className="visually-hidden">Files</caption>
+        <thead>
+          <tr>
+            <th scope="col">
+              <span className="visually-hidden">Selected</span>
+            </th>
+            <th scope="col">Name</th>
+            <th scope="col">Type</th>
+            <th scope="col" className="num">
+              Size
+            </th>
+            <th scope="col">Uploaded</th>
+            <th scope="col">Sharing</th>
+            <th scope="col" className="num">
+              Views
+            </th>
+            <th scope="col" className="num">
+              Downloads
+            </th>
+            <th scope="col">
+              <span className="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {files.map((file) => (
+            <tr key={file.id} className={selection.has(file.id) ? 'selected' : undefined} data-testid="file-row">
+              <td>
+                <input type="checkbox" checked={selection.has(file.id)} onChange={() => onToggle(file)} aria-label={`Select ${file.name}`} />
+              </td>
+              <td className="name-cell">
+                <OpenControl file={file} onOpen={onOpen} className="link-button">
+                  {file.name}
+                </OpenControl>
+                {(file.tags.length > 0 || (folders.length > 0 && file.folderId)) && (
+                  <div className="muted small">
+                    {folders.length > 0 && file.folderId && <span>{folderPath(folders, file.folderId)} </span>}
+                    {file.tags.map((tag) => (
+                      <span key={tag.id} className="tag">
+                        #{tag.name}
+                      </span>
+                    ))}
+                  </div>
+                )}
+              </td>
+              <td className="small">{file.mimeType}</td>
+              <td className="num">{formatBytes(mibToBytes(file.size))}</td>
+              <td className="nowrap">{formatDateTime(file.uploadedAt)}</td>
+              <td>
+                <VisibilityBadges file={file} />
+              </td>
+              <td className="num">{file.views}</td>
+              <td className="num">{file.downloads}</td>
+              <td>
+                <FileActions file={file} onEdit={onEdit} onDelete={onDelete} compact />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,496 @@
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { del, get, patch, query, request } from '../api.ts';
+import { copyText } from '../clipboard.ts';
+import { pluralize } from '../format.ts';
+import { Link, useQueryState } from '../router.tsx';
+import { useSession } from '../session.tsx';
+import { Empty, ErrorNote, Loading, PageHeader, useAction, useConfirm, useLoad, useToast } from '../ui.tsx';
+import type { FileRecord, Folder, Pagination, Tag, Timeline, TimelineBucket } from '../types.ts';
+import { folderOptions } from './folder-tree.ts';
+import { shareUrl } from './file-links.ts';
+import { FileGrid, FileList } from './FileItems.tsx';
+import { FileEditor } from './FileEditor.tsx';
+import { Gallery } from './Gallery.tsx';
+import { TimelineBar, type GroupBy } from './TimelineBar.tsx';
+
+export const sortOptions = [
+  ['newest', 'Newest first'],
+  ['oldest', 'Oldest first'],
+  ['largest', 'Largest first'],
+  ['smallest', 'Smallest first'],
+  ['name', 'Name'],
+  ['most-viewed', 'Most viewed'],
+  ['least-viewed', 'Least viewed'],
+  ['most-downloaded', 'Most downloaded'],
+  ['least-downloaded', 'Least downloaded'],
+] as const;
+
+const visibilityOptions = [
+  ['public', 'Public'],
+  ['private', 'Private'],
+  ['hasPassword', 'Password-protected'],
+] as const;
+
+const pageSizes = [24, 48, 96];
+
+/** The listing filters, as kept in the page's query string. */
+interface Filters {
+  search: string;
+  sortBy: string;
+  types: string[];
+  visibility: string[];
+  folder: string;
+  tag: string;
+  /** yyyy-mm-dd (browser-local days) */
+  from: string;
+  to: string;
+}
+
+function readFilters(params: URLSearchParams): Filters {
+  const list = (name: string) => (params.get(name) ?? '').split(',').filter(Boolean);
+  return {
+    search: params.get('search') ?? '',
+    sortBy: params.get('sortBy') ?? 'newest',
+    types: list('types'),
+    visibility: list('visibility'),
+    folder: params.get('folder') ?? '',
+    tag: params.get('tag') ?? '',
+    from: params.get('from') ?? '',
+    to: params.get('to') ?? '',
+  };
+}
+
+/** A browser-local calendar day's first and last instants, as ISO timestamps with a zone. */
+const dayStart = (day: string) => (day ? new Date(`${day}T00:00:00`).toISOString() : '');
+const dayEnd = (day: string) => (day ? new Date(`${day}T23:59:59.999`).toISOString() : '');
+
+/** The API's filter parameters (shared by the list, the gallery and the timeline). */
+function filterParams(filters: Filters): Record<string, string> {
+  return {
+    search: filters.search.trim(),
+    sortBy: filters.sortBy === 'newest' ? '' : filters.sortBy,
+    types: filters.types.join(','),
+    visibility: filters.visibility.join(','),
+    folder: filters.folder,
+    tag: filters.tag,
+    dateFrom: dayStart(filters.from),
+    dateTo: dayEnd(filters.to),
+  };
+}
+
+/** A timeline window read: the filters' date range intersected with the bucket, and the snapshot. */
+export interface TimeWindow {
+  bucket: TimelineBucket;
+  snapshot: string;
+}
+
+function windowParams(base: Record<string, string>, window: TimeWindow | null): Record<string, string> {
+  if (!window) return base;
+  const from = Math.max(base.dateFrom ? Date.parse(base.dateFrom) : -Infinity, Date.parse(window.bucket.from));
+  // `to` is exclusive, dateTo inclusive.
+  const to = Math.min(base.dateTo ? Date.parse(base.dateTo) : Infinity, Date.parse(window.bucket.to) - 1);
+  return { ...base, dateFrom: new Date(from).toISOString(), dateTo: new Date(to).toISOString(), snapshot: window.snapshot };
+}
+
+interface Listing {
+  data: FileRecord[];
+  pagination: Pagination;
+}
+
+const timezone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+
+export function FilesPage() {
+  const { can } = useSession();
+  const toast = useToast();
+  const run = useAction();
+  const confirm = useConfirm();
+  const [params, setParams] = useQueryState();
+  const filters = readFilters(params);
+  const view = params.get('view') === 'list' ? 'list' : 'grid';
+  const page = Math.max(1, Number(params.get('page')) || 1);
+  const limit = pageSizes.includes(Number(params.get('limit'))) ? Number(params.get('limit')) : 24;
+  const groupBy = (['month', 'week', 'year'].includes(params.get('groupBy') ?? '') ? params.get('groupBy') : 'month') as GroupBy;
+  const [previews, setPreviews] = useState(() => localStorage.getItem('hoard.previews') !== 'off');
+  const [searchText, setSearchText] = useState(filters.search);
+  const [timeWindow, setTimeWindow] = useState<TimeWindow | null>(null);
+  const [selection, setSelection] = useState<Map<string, FileRecord>>(new Map());
+  const [editing, setEditing] = useState<FileRecord | null>(null);
+  const [viewing, setViewing] = useState<FileRecord | null>(null);
+  const [generation, setGeneration] = useState(0);
+  const refresh = useCallback(() => setGeneration((g) => g + 1), []);
+
+  const base = filterParams(filters);
+  const baseKey = JSON.stringify(base);
+  const listParams = windowParams(base, timeWindow);
+  const listKey = JSON.stringify(listParams);
+
+  // A new filter set starts a new timeline (and snapshot): the old window no longer applies.
+  useEffect(() => setTimeWindow(null), [baseKey]);
+
+  // The search box writes to the URL after a pause in typing.
+  useEffect(() => setSearchText(filters.search), [filters.search]);
+  useEffect(() => {
+    if (searchText === filters.search) return;
+    const timer = window.setTimeout(() => setParams({ search: searchText, page: null }), 300);
+    return () => window.clearTimeout(timer);
+  }, [searchText, filters.search, setParams]);
+
+  const listing = useLoad(async () => {
+    const response = await request('GET', `/api/files${query({ ...listParams, page: page > 1 ? page : undefined, limit })}`);
+    return response.body as Listing;
+  }, [listKey, page, limit, generation]);
+  const timeline = useLoad(() => get<Timeline>(`/api/files/timeline${query({ ...base, groupBy, timezone })}`), [baseKey, groupBy, generation]);
+  const types = useLoad(() => get<{ types: string[] }>('/api/files/types').then((d) => d.types), [generation]);
+  const tags = useLoad(() => get<{ tags: Tag[] }>('/api/files/tags').then((d) => d.tags), []);
+  const folders = useLoad(() => (can('folders.manage') ? get<{ folders: Folder[] }>('/api/folders').then((d) => d.folders) : Promise.resolve([] as Folder[])), []);
+
+  const setFilter = (changes: Record<string, string | null>) => setParams({ ...changes, page: null });
+  const activeFilters = [filters.search, filters.types.length, filters.visibility.length, filters.folder, filters.tag, filters.from, filters.to].filter(Boolean).length;
+
+  const files = listing.data?.data ?? [];
+  const pagination = listing.data?.pagination;
+
+  const toggleSelected = (file: FileRecord) =>
+    setSelection((current) => {
+      const next = new Map(current);
+      if (next.has(file.id)) next.delete(file.id);
+      else next.set(file.id, file);
+      return next;
+    });
+  const allOnPageSelected = files.length > 0 && files.every((f) => selection.has(f.id));
+  const selectPage = (select: boolean) =>
+    setSelection((current) => {
+      const next = new Map(current);
+      for (const file of files) {
+        if (select) next.set(file.id, file);
+        else next.delete(file.id);
+      }
+      return next;
+    });
+
+  const deleteFile = async (file: FileRecord) => {
+    if (!(await confirm('Delete file', `Delete “${file.name}”? Its bytes, links and metadata are removed for good.`))) return;
+    if (await run(() => del(`/api/files/${encodeURIComponent(file.id)}`), `Deleted ${file.name}`)) {
+      setSelection((current) => {
+        const next = new Map(current);
+        next.delete(file.id);
+        return next;
+      });
+      refresh();
+    }
+  };
+
+  /** Applies one change to every selected file, one request at a time, and reports the outcome. */
+  const bulk = async (label: string, action: (file: FileRecord) => Promise<unknown>) => {
+    const chosen = [...selection.values()];
+    let failed = 0;
+    let lastError: unknown = null;
+    for (const file of chosen) {
+      try {
+        await action(file);
+      } catch (error) {
+        failed += 1;
+        lastError = error;
+      }
+    }
+    if (failed === 0) toast(`${label}: ${pluralize(chosen.length, 'file')}`);
+    else toast(`${label}: ${failed} of ${chosen.length} failed (${lastError instanceof Error ? lastError.message : 'error'})`, 'error');
+    refresh();
+  };
+
+  const bulkDelete = async () => {
+    if (!(await confirm('Delete files', `Delete ${pluralize(selection.size, 'selected file')}? This cannot be undone.`, `Delete ${selection.size}`))) return;
+    await bulk('Deleted', (file) => del(`/api/files/${encodeURIComponent(file.id)}`));
+    setSelection(new Map());
+  };
+
+  const [moveTarget, setMoveTarget] = useState('');
+
+  return (
+    <section className="files-page">
+      <PageHeader title="Files">
+        {can('files.upload') && (
+          <Link to="/app/upload" className="button primary">
+            Upload
+          </Link>
+        )}
+      </PageHeader>
+
+      <div className="toolbar" role="search">
+        <label className="grow">
+          <span className="visually-hidden">Search files</span>
+          <input type="search" placeholder="Search names and text…" value={searchText} onChange={(e) => setSearchText(e.target.value)} />
+        </label>
+        <label>
+          <span className="visually-hidden">Sort by</span>
+          <select value={filters.sortBy} onChange={(e) => setFilter({ sortBy: e.target.value === 'newest' ? null : e.target.value })} aria-label="Sort by">
+            {sortOptions.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <div className="segmented" role="group" aria-label="View">
+          <button type="button" aria-pressed={view === 'grid'} onClick={() => setParams({ view: null })}>
+            Grid
+          </button>
+          <button type="button" aria-pressed={view === 'list'} onClick={() => setParams({ view: 'list' })}>
+            List
+          </button>
+        </div>
+        <label className="checkbox">
+          <input
+            type="checkbox"
+            checked={previews}
+            onChange={(e) => {
+              setPreviews(e.target.checked);
+              localStorage.setItem('hoard.previews', e.target.checked ? 'on' : 'off');
+            }}
+          />
+          Image previews
+        </label>
+      </div>
+
+      <div className="filters" aria-label="Filters" role="group">
+        <MultiSelect
+          label="Type"
+          options={(types.data ?? []).map((t) => [t, t] as const)}
+          selected={filters.types}
+          onChange={(values) => setFilter({ types: values.join(',') })}
+          empty="No files yet"
+        />
+        <MultiSelect label="Visibility" options={visibilityOptions} selected={filters.visibility} onChange={(values) => setFilter({ visibility: values.join(',') })} />
+        <label>
+          Folder
+          <select value={filters.folder} onChange={(e) => setFilter({ folder: e.target.value })}>
+            <option value="">Any folder</option>
+            <option value="unfiled">Unfiled</option>
+            {folderOptions(folders.data ?? []).map(({ folder, depth }) => (
+              <option key={folder.id} value={folder.id}>
+                {'\u00a0\u00a0'.repeat(depth)}
+                {folder.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Tag
+          <select value={filters.tag} onChange={(e) => setFilter({ tag: e.target.value })}>
+            <option value="">Any tag</option>
+            <option value="untagged">Untagged</option>
+            {(tags.data ?? []).map((tag) => (
+              <option key={tag.id} value={tag.id}>
+                {tag.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          From
+          <input type="date" value={filters.from} max={filters.to || undefined} onChange={(e) => setFilter({ from: e.target.value })} />
+        </label>
+        <label>
+          To
+          <input type="date" value={filters.to} min={filters.from || undefined} onChange={(e) => setFilter({ to: e.target.value })} />
+        </label>
+        {activeFilters > 0 && (
+          <button
+            type="button"
+            className="link-button"
+            onClick={() => {
+              setSearchText('');
+              setParams({ search: null, types: null, visibility: null, folder: null, tag: null, from: null, to: null, page: null });
+            }}
+          >
+            Clear filters
+          </button>
+        )}
+      </div>
+
+      <TimelineBar
+        timeline={timeline.data}
+        error={timeline.error}
+        groupBy={groupBy}
+        onGroupBy={(value) => setParams({ groupBy: value === 'month' ? null : value })}
+        selected={timeWindow?.bucket.key ?? null}
+        onSelect={(bucket) => {
+          setTimeWindow(bucket && timeline.data ? { bucket, snapshot: timeline.data.snapshot } : null);
+          setParams({ page: null });
+        }}
+      />
+
+      {selection.size > 0 && (
+        <div className="bulk-bar" role="region" aria-label="Selected files">
+          <strong>{pluralize(selection.size, 'file')} selected</strong>
+          <button
+            type="button"
+            onClick={async () => {
+              const ok = await copyText([...selection.values()].map(shareUrl).join('\n'));
+              toast(ok ? `Copied ${pluralize(selection.size, 'link')}` : 'Could not copy the links', ok ? 'info' : 'error');
+            }}
+          >
+            Copy links
+          </button>
+          {can('files.update') && can('files.share') && (
+            <>
+              <button type="button" onClick={() => bulk('Made public', (file) => patch(`/api/files/${encodeURIComponent(file.id)}`, { visibility: 'PUBLIC' }))}>
+                Make public
+              </button>
+              <button type="button" onClick={() => bulk('Made private', (file) => patch(`/api/files/${encodeURIComponent(file.id)}`, { visibility: 'PRIVATE' }))}>
+                Make private
+              </button>
+            </>
+          )}
+          {can('files.update') && can('folders.manage') && (
+            <span className="inline-form">
+              <label>
+                <span className="visually-hidden">Move to folder</span>
+                <select value={moveTarget} onChange={(e) => setMoveTarget(e.target.value)} aria-label="Move to folder">
+                  <option value="">Move to…</option>
+                  <option value="unfiled">Unfiled</option>
+                  {folderOptions(folders.data ?? []).map(({ folder, depth }) => (
+                    <option key={folder.id} value={folder.id}>
+                      {'\u00a0\u00a0'.repeat(depth)}
+                      {folder.name}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              <button
+                type="button"
+                disabled={!moveTarget}
+                onClick={() => {
+                  const folderId = moveTarget === 'unfiled' ? null : moveTarget;
+                  void bulk('Moved', (file) => patch(`/api/files/${encodeURIComponent(file.id)}`, { folderId }));
+                  setMoveTarget('');
+                }}
+              >
+                Move
+              </button>
+            </span>
+          )}
+          {can('files.delete') && (
+            <button type="button" className="danger" onClick={() => void bulkDelete()}>
+              Delete
+            </button>
+          )}
+          <button type="button" className="link-button" onClick={() => setSelection(new Map())}>
+            Clear selection
+          </button>
+        </div>
+      )}
+
+      <div className="listing-head">
+        <label className="checkbox">
+          <input type="checkbox" checked={allOnPageSelected} disabled={files.length === 0} onChange={(e) => selectPage(e.target.checked)} />
+          Select all on this page
+        </label>
+        <span className="muted" aria-live="polite">
+          {pagination ? `${pluralize(pagination.total, 'file')}${timeWindow ? ' in this period' : ''}` : ''}
+        </span>
+      </div>
+
+      <ErrorNote error={listing.error} />
+      {listing.loading && !listing.data && <Loading />}
+      {listing.data && files.length === 0 && (
+        <Empty>
+          {activeFilters > 0 || timeWindow ? 'No files match these filters.' : 'No files yet.'}{' '}
+          {activeFilters === 0 && can('files.upload') && <Link to="/app/upload">Upload your first file</Link>}
+        </Empty>
+      )}
+      {files.length > 0 &&
+        (view === 'grid' ? (
+          <FileGrid files={files} folders={folders.data ?? []} selection={selection} previews={previews} onToggle={toggleSelected} onOpen={setViewing} onEdit={setEditing} onDelete={deleteFile} />
+        ) : (
+          <FileList files={files} folders={folders.data ?? []} selection={selection} onToggle={toggleSelected} onOpen={setViewing} onEdit={setEditing} onDelete={deleteFile} />
+        ))}
+
+      {pagination && pagination.total > 0 && (
+        <nav className="pagination" aria-label="Pages">
+          <button type="button" disabled={page <= 1} onClick={() => setParams({ page: null }, { push: true })}>
+            First
+          </button>
+          <button type="button" disabled={page <= 1} onClick={() => setParams({ page: page - 1 > 1 ? String(page - 1) : null }, { push: true })}>
+            Previous
+          </button>
+          <span>
+            Page {page} of {Math.max(1, pagination.pageCount)}
+          </span>
+          <button type="button" disabled={page >= pagination.pageCount} onClick={() => setParams({ page: String(page + 1) }, { push: true })}>
+            Next
+          </button>
+          <button type="button" disabled={page >= pagination.pageCount} onClick={() => setParams({ page: String(pagination.pageCount) }, { push: true })}>
+            Last
+          </button>
+          <label>
+            Per page
+            <select value={limit} onChange={(e) => setParams({ limit: e.target.value === '24' ? null : e.target.value, page: null })}>
+              {pageSizes.map((size) => (
+                <option key={size} value={size}>
+                  {size}
+                </option>
+              ))}
+            </select>
+          </label>
+        </nav>
+      )}
+
+      {editing && (
+        <FileEditor
+          file={editing}
+          folders={folders.data ?? []}
+          tags={tags.data ?? []}
+          onClose={() => setEditing(null)}
+          onSaved={() => {
+            setEditing(null);
+            refresh();
+          }}
+        />
+      )}
+      {viewing && (
+        <Gallery
+          start={viewing}
+          listParams={listParams}
+          onClose={() => setViewing(null)}
+          onEdit={(file) => {
+            setViewing(null);
+            setEditing(file);
+          }}
+        />
+      )}
+      <p className="muted small">Dates and the timeline use your browser’s time zone ({timezone}).</p>
+    </section>
+  );
+}
+
+/** A dropdown of checkboxes (types, visibility): values are ORed. */
+function MultiSelect({ label, options, selected, onChange, empty }: { label: string; options: ReadonlyArray<readonly [string, string]>; selected: string[]; onChange: (values: string[]) => void; empty?: string }) {
+  const summary = selected.length === 0 ? `Any ${label.toLowerCase()}` : selected.length === 1 ? (options.find(([v]) => v === selected[0])?.[1] ?? selected[0]) : `${selected.length} selected`;
+  const toggle = (value: string, on: boolean) => onChange(on ? [...selected, value] : selected.filter((v) => v !== value));
+  const values = useMemo(() => {
+    // Keep a selected value visible even when it is no longer listed (e.g. a type with no files left).
+    const known = new Set(options.map(([v]) => v));
+    return [...options, ...selected.filter((v) => !known.has(v)).map((v) => [v, v] as const)];
+  }, [options, selected]);
+  return (
+    <div className="field">
+      <span className="field-label" id={`ms-${label}`}>
+        {label}
+      </span>
+      <details className="dropdown">
+        <summary aria-describedby={`ms-${label}`}>{summary}</summary>
+        <fieldset className="dropdown-panel">
+          <legend className="visually-hidden">{label}</legend>
+          {values.length === 0 && <p className="muted">{empty ?? 'Nothing to choose'}</p>}
+          {values.map(([value, text]) => (
+            <label key={value} className="checkbox">
+              <input type="checkbox" checked={selected.includes(value)} onChange={(e) => toggle(value, e.target.checked)} />
+              {text}
+            </label>
+          ))}
+        </fieldset>
+      </details>
+    </div>
+  );
+}

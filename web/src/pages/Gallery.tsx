@@ -1,0 +1,119 @@
+import { useEffect, useState } from 'react';
+import { query, request } from '../api.ts';
+import { formatBytes, formatDateTime, mibToBytes, pluralize } from '../format.ts';
+import { useSession } from '../session.tsx';
+import { CopyButton, Dialog, ErrorNote } from '../ui.tsx';
+import type { FileRecord, Pagination } from '../types.ts';
+import { downloadPath, rawPath, shareUrl } from './file-links.ts';
+import { VisibilityBadges } from './FileItems.tsx';
+
+interface Neighbour {
+  file: FileRecord | null;
+  pagination: Pagination;
+}
+
+/** The image next to `anchor` in the current filter and sort (galleryAnchor + galleryDirection). */
+async function neighbour(listParams: Record<string, string>, anchor: string, direction: 'next' | 'previous'): Promise<Neighbour> {
+  const response = await request('GET', `/api/files${query({ ...listParams, galleryAnchor: anchor, galleryDirection: direction, limit: 1 })}`);
+  const body = response.body as { data: FileRecord[]; pagination: Pagination };
+  return { file: body.data[0] ?? null, pagination: body.pagination };
+}
+
+/**
+ * The gallery viewer: one image at a time, with previous/next through the images the current filters
+ * select (in the list's order, across pages), by keyboard (← →) or buttons.
+ */
+export function Gallery({ start, listParams, onClose, onEdit }: { start: FileRecord; listParams: Record<string, string>; onClose: () => void; onEdit: (file: FileRecord) => void }) {
+  const { can } = useSession();
+  const [current, setCurrent] = useState(start);
+  const [previous, setPrevious] = useState<FileRecord | null>(null);
+  const [next, setNext] = useState<FileRecord | null>(null);
+  const [position, setPosition] = useState<{ index: number; total: number } | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const paramsKey = JSON.stringify(listParams);
+
+  useEffect(() => {
+    let cancelled = false;
+    setPrevious(null);
+    setNext(null);
+    setError(null);
+    Promise.all([neighbour(listParams, current.id, 'previous'), neighbour(listParams, current.id, 'next')]).then(
+      ([before, after]) => {
+        if (cancelled) return;
+        setPrevious(before.file);
+        setNext(after.file);
+        // An anchored page's offset is the position of its first item; for `next` that is anchor + 1.
+        const offset = after.pagination.offset;
+        setPosition(offset !== undefined ? { index: offset - 1, total: after.pagination.total } : null);
+      },
+      (caught) => {
+        if (!cancelled) setError(caught);
+      },
+    );
+    return () => {
+      cancelled = true;
+    };
+  }, [current.id, paramsKey]);
+
+  // ← and → anywhere while the viewer is open (focus may be on its close button or a link).
+  useEffect(() => {
+    const onKeyDown = (event: KeyboardEvent) => {
+      const target = event.target as HTMLElement | null;
+      if (target && (target.tagName === 'INPUT' || target.tagName === 'SELECT' || target.tagName === 'TEXTAREA')) return;
+      if (event.key === 'ArrowLeft' && previous) {
+        event.preventDefault();
+        setCurrent(previous);
+      } else if (event.key === 'ArrowRight' && next) {
+        event.preventDefault();
+        setCurrent(next);
+      }
+    };
+    window.addEventListener('keydown', onKeyDown);
+    return () => window.removeEventListener('keydown', onKeyDown);
+  }, [previous, next]);
+
+  return (
+    <Dialog open wide title={current.name} onClose={onClose}>
+      <div className="gallery" data-testid="gallery">
+        <div className="gallery-stage">
+          <button type="button" className="gallery-nav" onClick={() => previous && setCurrent(previous)} disabled={!previous} aria-label="Previous image" aria-keyshortcuts="ArrowLeft">
+            ‹
+          </button>
+          <figure>
+            <img key={current.id} src={rawPath(current)} alt={current.name} />
+            <figcaption>
+              {position && (
+                <span aria-live="polite">
+                  Image {position.index + 1} of {position.total} ·{' '}
+                </span>
+              )}
+              {formatBytes(mibToBytes(current.size))} · {formatDateTime(current.uploadedAt)} · {pluralize(current.views, 'view')}
+            </figcaption>
+          </figure>
+          <button type="button" className="gallery-nav" onClick={() => next && setCurrent(next)} disabled={!next} aria-label="Next image" aria-keyshortcuts="ArrowRight">
+            ›
+          </button>
+        </div>
+        <ErrorNote error={error} />
+        <div className="gallery-actions">
+          <VisibilityBadges file={current} />
+          <span className="row-actions">
+            <CopyButton text={shareUrl(current)} label="Copy link" />
+            <a className="button" href={shareUrl(current)} target="_blank" rel="noopener noreferrer">
+              Share page
+            </a>
+            <a className="button" href={downloadPath(current)} download>
+              Download
+            </a>
+            {can('files.update') && (
+              <button type="button" onClick={() => onEdit(current)}>
+                Edit
+              </button>
+            )}
+          </span>
+        </div>
+        <p className="muted small">Use the ← and → keys to move between images.</p>
+      </div>
+    </Dialog>
+  );
+}

@@ -1,0 +1,487 @@
+import { Fragment, useState, type FormEvent } from 'react';
+import { del, get, patch, post } from '../api.ts';
+import { formatDateTime, fromLocalInput } from '../format.ts';
+import { useQueryState } from '../router.tsx';
+import { useSession } from '../session.tsx';
+import { Badge, CopyButton, Empty, ErrorNote, Loading, PageHeader, SecretReveal, Tabs, useAction, useConfirm, useLoad, useToast } from '../ui.tsx';
+import { allScopes, type Delivery, type Scope, type TokenRecord, type UploadProfile, type Webhook } from '../types.ts';
+
+const scopeHelp: Record<Scope, string> = {
+  'files:read': 'list and search files',
+  'files:upload': 'upload files',
+  'urls:read': 'list short links',
+  'urls:write': 'create and delete short links',
+};
+
+export function IntegrationsPage() {
+  const { can } = useSession();
+  const [params, setParams] = useQueryState();
+  const tabs = [
+    ...(can('tokens.manage') ? [{ id: 'tokens', label: 'API tokens' }] : []),
+    ...(can('webhooks.manage') ? [{ id: 'webhooks', label: 'Webhooks' }] : []),
+    ...(can('tokens.manage') ? [{ id: 'uploaders', label: 'Uploader apps' }] : []),
+  ];
+  const current = tabs.find((t) => t.id === params.get('tab'))?.id ?? tabs[0]?.id ?? '';
+  return (
+    <section>
+      <PageHeader title="Integrations" />
+      <Tabs label="Integrations" tabs={tabs} current={current} onChange={(id) => setParams({ tab: id }, { push: true })} />
+      {current === 'tokens' && <TokensSection />}
+      {current === 'webhooks' && <WebhooksSection />}
+      {current === 'uploaders' && <UploadersSection />}
+    </section>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function statusBadge(status: TokenRecord['status']) {
+  return <Badge kind={status === 'active' ? 'ok' : status === 'expired' ? 'warn' : 'bad'}>{status[0]!.toUpperCase() + status.slice(1)}</Badge>;
+}
+
+function TokensSection() {
+  const { can } = useSession();
+  const run = useAction();
+  const confirm = useConfirm();
+  const tokens = useLoad(() => get<{ tokens: TokenRecord[]; activeCount: number; limit: number }>('/api/tokens'), []);
+  const profiles = useLoad(() => (can('uploadProfiles.manage') ? get<{ profiles: UploadProfile[] }>('/api/upload-profiles').then((d) => d.profiles) : Promise.resolve([] as UploadProfile[])), []);
+  const [name, setName] = useState('');
+  const [scopes, setScopes] = useState<Scope[]>(['files:upload']);
+  const [expires, setExpires] = useState('');
+  const [profileId, setProfileId] = useState('');
+  const [secret, setSecret] = useState<{ title: string; value: string } | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+
+  const create = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const body: Record<string, unknown> = { name: name.trim(), scopes };
+      const expiresAt = fromLocalInput(expires);
+      if (expiresAt) body.expiresAt = expiresAt;
+      if (profileId && scopes.includes('files:upload')) body.profileId = profileId;
+      const created = await post<{ token: TokenRecord; secret: string }>('/api/tokens', body);
+      setSecret({ title: `Secret of “${created.token.name}”`, value: created.secret });
+      setName('');
+      setExpires('');
+      setProfileId('');
+      void tokens.reload();
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const profileName = (id: string | null) => (id === null ? '–' : (profiles.data?.find((p) => p.id === id)?.name ?? 'Deleted profile'));
+  const minExpiry = new Date(Date.now() + 60_000);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const minLocal = `${minExpiry.getFullYear()}-${pad(minExpiry.getMonth() + 1)}-${pad(minExpiry.getDate())}T${pad(minExpiry.getHours())}:${pad(minExpiry.getMinutes())}`;
+
+  return (
+    <div className="stack-lg">
+      <p className="muted">Named tokens let scripts use the API with only the scopes you give them, and never more than your own permissions. Send one as <code>Authorization: Bearer svc_…</code>.</p>
+      {secret && (
+        <SecretReveal title={secret.title} secret={secret.value} onDone={() => setSecret(null)}>
+          <p className="small">
+            Try it: <code>curl -H "Authorization: Bearer {secret.value.slice(0, 8)}…" {window.location.origin}/api/files</code>
+          </p>
+        </SecretReveal>
+      )}
+      <form className="card stack" onSubmit={create} aria-label="Create a token">
+        <h2>Create a token</h2>
+        <label>
+          Name
+          <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={80} name="token-name" placeholder="e.g. backup script" />
+        </label>
+        <fieldset>
+          <legend>Scopes</legend>
+          <div className="checkbox-grid">
+            {allScopes.map((scope) => (
+              <label key={scope} className="checkbox">
+                <input type="checkbox" checked={scopes.includes(scope)} onChange={(e) => setScopes((list) => (e.target.checked ? [...list, scope] : list.filter((s) => s !== scope)))} />
+                <span>
+                  <code>{scope}</code> <span className="muted small">{scopeHelp[scope]}</span>
+                </span>
+              </label>
+            ))}
+          </div>
+        </fieldset>
+        <div className="inline-form">
+          <label>
+            Expires <span className="muted">(optional)</span>
+            <input type="datetime-local" value={expires} min={minLocal} onChange={(e) => setExpires(e.target.value)} />
+          </label>
+          {can('uploadProfiles.manage') && (
+            <label>
+              Upload profile <span className="muted">(optional)</span>
+              <select value={profileId} onChange={(e) => setProfileId(e.target.value)} disabled={!scopes.includes('files:upload')} aria-describedby="profile-hint">
+                <option value="">Not bound</option>
+                {profiles.data?.map((p) => (
+                  <option key={p.id} value={p.id}>
+                    {p.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
+        </div>
+        {can('uploadProfiles.manage') && (
+          <p id="profile-hint" className="hint">
+            A token bound to a profile always uploads with that profile’s options and cannot override them (needs <code>files:upload</code>).
+          </p>
+        )}
+        <ErrorNote error={error} />
+        <div>
+          <button type="submit" className="primary" disabled={busy || scopes.length === 0}>
+            {busy ? 'Creating…' : 'Create token'}
+          </button>
+        </div>
+      </form>
+
+      <div>
+        <h2>Tokens</h2>
+        {tokens.data && (
+          <p className="muted">
+            {tokens.data.activeCount} of {tokens.data.limit} active tokens in use. The latest 100 records are listed, revoked and expired ones included.
+          </p>
+        )}
+        <ErrorNote error={tokens.error} />
+        {tokens.loading && !tokens.data && <Loading />}
+        {tokens.data && tokens.data.tokens.length === 0 && <Empty>No tokens yet.</Empty>}
+        {tokens.data && tokens.data.tokens.length > 0 && (
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Scopes</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Profile</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Expires</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {tokens.data.tokens.map((token) => (
+                  <tr key={token.id} data-testid="token-row">
+                    <td>{token.name}</td>
+                    <td>
+                      {token.scopes.map((s) => (
+                        <code key={s} className="scope">
+                          {s}
+                        </code>
+                      ))}
+                    </td>
+                    <td>{statusBadge(token.status)}</td>
+                    <td>{profileName(token.profileId)}</td>
+                    <td>{formatDateTime(token.createdAt)}</td>
+                    <td>{token.revokedAt ? `Revoked ${formatDateTime(token.revokedAt)}` : token.expiresAt ? formatDateTime(token.expiresAt) : 'Never'}</td>
+                    <td>{token.lastUsedAt ? formatDateTime(token.lastUsedAt) : 'Never'}</td>
+                    <td>
+                      {token.status === 'active' && (
+                        <span className="row-actions">
+                          <button
+                            type="button"
+                            className="small"
+                            aria-label={`Rotate ${token.name}`}
+                            onClick={async () => {
+                              if (!(await confirm('Rotate token', `Replace “${token.name}” with a new secret? The current secret stops working at once.`, 'Rotate'))) return;
+                              await run(async () => {
+                                const rotated = await post<{ token: TokenRecord; secret: string }>(`/api/tokens/${encodeURIComponent(token.id)}/rotate`);
+                                setSecret({ title: `New secret of “${rotated.token.name}”`, value: rotated.secret });
+                                await tokens.reload();
+                              });
+                            }}
+                          >
+                            Rotate
+                          </button>
+                          <button
+                            type="button"
+                            className="small danger"
+                            aria-label={`Revoke ${token.name}`}
+                            onClick={async () => {
+                              if (!(await confirm('Revoke token', `Revoke “${token.name}”? Scripts using it stop working at once. It stays listed as revoked.`, 'Revoke'))) return;
+                              if (await run(() => del(`/api/tokens/${encodeURIComponent(token.id)}`), 'Token revoked')) void tokens.reload();
+                            }}
+                          >
+                            Revoke
+                          </button>
+                        </span>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </div>
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function WebhooksSection() {
+  const run = useAction();
+  const toast = useToast();
+  const confirm = useConfirm();
+  const webhooks = useLoad(() => get<{ webhooks: Webhook[] }>('/api/webhooks').then((d) => d.webhooks), []);
+  const [name, setName] = useState('');
+  const [url, setUrl] = useState('');
+  const [secret, setSecret] = useState<{ title: string; value: string } | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [open, setOpen] = useState<string | null>(null);
+
+  const create = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      const created = await post<{ webhook: Webhook; secret: string }>('/api/webhooks', { name: name.trim(), url: url.trim() });
+      setSecret({ title: `Signing secret of “${created.webhook.name}”`, value: created.secret });
+      setName('');
+      setUrl('');
+      void webhooks.reload();
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+
+  return (
+    <div className="stack-lg">
+      <p className="muted">
+        A webhook receives a signed <code>file.ready</code> event (Standard Webhooks) each time an upload finishes. Verify the <code>webhook-signature</code> header with the signing secret.
+      </p>
+      {secret && <SecretReveal title={secret.title} secret={secret.value} onDone={() => setSecret(null)} />}
+      <form className="card stack" onSubmit={create} aria-label="Add a webhook">
+        <h2>Add a webhook</h2>
+        <div className="inline-form">
+          <label>
+            Name
+            <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={80} name="webhook-name" />
+          </label>
+          <label className="grow">
+            Receiver URL
+            <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} required placeholder="https://example.com/hooks/hoard" name="webhook-url" />
+          </label>
+          <button type="submit" className="primary">
+            Add webhook
+          </button>
+        </div>
+        <ErrorNote error={error} />
+      </form>
+
+      <div>
+        <h2>Webhooks</h2>
+        <ErrorNote error={webhooks.error} />
+        {webhooks.loading && !webhooks.data && <Loading />}
+        {webhooks.data && webhooks.data.length === 0 && <Empty>No webhooks yet.</Empty>}
+        {webhooks.data && webhooks.data.length > 0 && (
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Receiver</th>
+                  <th scope="col">Enabled</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {webhooks.data.map((hook) => (
+                  <Fragment key={hook.id}>
+                    <tr data-testid="webhook-row">
+                      <td>{hook.name}</td>
+                      <td className="truncate-cell" title={hook.url}>
+                        {hook.url}
+                      </td>
+                      <td>
+                        <label className="switch">
+                          <input
+                            type="checkbox"
+                            role="switch"
+                            checked={hook.enabled}
+                            onChange={async (e) => {
+                              const enabled = e.target.checked;
+                              // Shown at once; put back if the server refuses.
+                              webhooks.setData(webhooks.data!.map((w) => (w.id === hook.id ? { ...w, enabled } : w)));
+                              await run(() => patch(`/api/webhooks/${encodeURIComponent(hook.id)}`, { enabled }), enabled ? 'Webhook enabled' : 'Webhook disabled');
+                              void webhooks.reload();
+                            }}
+                          />
+                          <span className="visually-hidden">Enabled: {hook.name}</span>
+                        </label>
+                      </td>
+                      <td>
+                        <span className="row-actions">
+                          <button
+                            type="button"
+                            className="small"
+                            onClick={async () => {
+                              if (await run(() => post(`/api/webhooks/${encodeURIComponent(hook.id)}/test`))) {
+                                toast('Test event queued');
+                                setOpen(hook.id);
+                              }
+                            }}
+                          >
+                            Send test
+                          </button>
+                          <button type="button" className="small" aria-expanded={open === hook.id} onClick={() => setOpen(open === hook.id ? null : hook.id)}>
+                            Deliveries
+                          </button>
+                          <button
+                            type="button"
+                            className="small danger"
+                            aria-label={`Delete webhook ${hook.name}`}
+                            onClick={async () => {
+                              if (!(await confirm('Delete webhook', `Delete “${hook.name}” and its delivery log? Unsent deliveries are dropped.`))) return;
+                              if (await run(() => del(`/api/webhooks/${encodeURIComponent(hook.id)}`), 'Webhook deleted')) void webhooks.reload();
+                            }}
+                          >
+                            Delete
+                          </button>
+                        </span>
+                      </td>
+                    </tr>
+                    {open === hook.id && (
+                      <tr className="subrow">
+                        <td colSpan={4}>
+                          <Deliveries webhookId={hook.id} />
+                        </td>
+                      </tr>
+                    )}
+                  </Fragment>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </div>
+    </div>
+  );
+}
+
+function Deliveries({ webhookId }: { webhookId: string }) {
+  const deliveries = useLoad(() => get<{ deliveries: Delivery[] }>(`/api/webhooks/${encodeURIComponent(webhookId)}/deliveries`).then((d) => d.deliveries), [webhookId]);
+  return (
+    <div className="deliveries">
+      <div className="inline-form">
+        <h3 className="small-heading">Delivery log (latest 100)</h3>
+        <button type="button" className="small" onClick={() => void deliveries.reload()}>
+          Refresh
+        </button>
+      </div>
+      <ErrorNote error={deliveries.error} />
+      {deliveries.data && deliveries.data.length === 0 && <Empty>No deliveries yet.</Empty>}
+      {deliveries.data && deliveries.data.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Created</th>
+              <th scope="col">Status</th>
+              <th scope="col" className="num">
+                Attempts
+              </th>
+              <th scope="col">Last response</th>
+              <th scope="col">Delivered</th>
+            </tr>
+          </thead>
+          <tbody>
+            {deliveries.data.map((d) => (
+              <tr key={d.id}>
+                <td>{formatDateTime(d.createdAt)}</td>
+                <td>
+                  <Badge kind={d.status === 'delivered' ? 'ok' : d.status === 'pending' ? 'neutral' : 'bad'}>{d.status}</Badge>
+                </td>
+                <td className="num">{d.attempts}</td>
+                <td className="small">{d.lastStatus !== null ? `HTTP ${d.lastStatus}` : ''} {d.lastError ?? ''}</td>
+                <td>{formatDateTime(d.deliveredAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function UploadersSection() {
+  const run = useAction();
+  const confirm = useConfirm();
+  const token = useLoad(() => get<{ uploadToken: string }>('/api/profile/upload-token').then((d) => d.uploadToken), []);
+  const [shown, setShown] = useState(false);
+  const origin = window.location.origin;
+  return (
+    <div className="stack-lg">
+      <p className="muted">
+        ShareX, Flameshot and shell scripts upload with your account’s upload token. It can upload and read tags with your permissions, but cannot manage your account. Regenerating it stops every configuration downloaded before.
+      </p>
+      <div className="card stack">
+        <h2>Upload token</h2>
+        <ErrorNote error={token.error} />
+        {token.data && (
+          <div className="secret-row">
+            <code className="secret-value" data-testid="upload-token">
+              {shown ? token.data : '•'.repeat(Math.min(32, token.data.length))}
+            </code>
+            <button type="button" onClick={() => setShown((s) => !s)} aria-pressed={shown}>
+              {shown ? 'Hide' : 'Show'}
+            </button>
+            <CopyButton text={token.data} />
+          </div>
+        )}
+        <div>
+          <button
+            type="button"
+            className="danger"
+            onClick={async () => {
+              if (!(await confirm('Regenerate upload token', 'Make a new upload token? Configurations downloaded before stop working.', 'Regenerate'))) return;
+              if (await run(() => post('/api/profile/upload-token'), 'Upload token regenerated')) void token.reload();
+            }}
+          >
+            Regenerate
+          </button>
+        </div>
+      </div>
+      <div className="card stack">
+        <h2>Downloads</h2>
+        <ul className="download-list">
+          <li>
+            <a className="button" href="/api/profile/sharex" download>
+              ShareX uploader (.sxcu)
+            </a>{' '}
+            <span className="muted small">Open the file to add Hoard as a custom uploader.</span>
+          </li>
+          <li>
+            <a className="button" href="/api/profile/flameshot" download>
+              Flameshot script
+            </a>{' '}
+            <span className="muted small">Takes a screenshot with Flameshot and uploads it.</span>
+          </li>
+          <li>
+            <a className="button" href="/api/profile/bash" download>
+              Bash script
+            </a>{' '}
+            <span className="muted small">
+              <code>hoard-upload.sh file…</code> uploads files and prints their links.
+            </span>
+          </li>
+        </ul>
+        <p className="small">
+          Or with curl: <code>curl -H "Authorization: Bearer $HOARD_TOKEN" -F file=@photo.png {origin}/api/files</code>
+        </p>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,491 @@
+import { useState, type FormEvent } from 'react';
+import { del, get, patch, post } from '../api.ts';
+import { useQueryState } from '../router.tsx';
+import { useSession } from '../session.tsx';
+import { Badge, Dialog, Empty, ErrorNote, Loading, PageHeader, Tabs, useAction, useConfirm, useLoad } from '../ui.tsx';
+import type { Folder, ProfileOptions, Tag, UploadProfile } from '../types.ts';
+import { folderOptions } from './folder-tree.ts';
+import { Icon } from '../icons.tsx';
+
+export function OrganisationPage() {
+  const { can } = useSession();
+  const [params, setParams] = useQueryState();
+  const tabs = [
+    ...(can('uploadProfiles.manage') ? [{ id: 'profiles', label: 'Upload profiles' }] : []),
+    ...(can('folders.manage') ? [{ id: 'folders', label: 'Folders' }] : []),
+    ...(can('tags.manage') ? [{ id: 'tags', label: 'Tags' }] : []),
+  ];
+  const current = tabs.find((t) => t.id === params.get('tab'))?.id ?? tabs[0]?.id ?? '';
+  return (
+    <section>
+      <PageHeader title="Organisation" />
+      <Tabs label="Organisation" tabs={tabs} current={current} onChange={(id) => setParams({ tab: id }, { push: true })} />
+      {current === 'profiles' && <ProfilesSection />}
+      {current === 'folders' && <FoldersSection />}
+      {current === 'tags' && <TagsSection />}
+    </section>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upload options: shared by profiles and the account's upload defaults. An unset option inherits.
+
+const expirationLabels = { DISABLED: 'Never', HOUR: 'After an hour', DAY: 'After a day', WEEK: 'After a week', MONTH: 'After 30 days' } as const;
+
+export function describeOptions(options: ProfileOptions, tags: Tag[]): string {
+  const parts: string[] = [];
+  if (options.visibility) parts.push(options.visibility === 'PUBLIC' ? 'public' : 'private');
+  if (options.expiration && options.expiration !== 'DISABLED') parts.push(`expires ${expirationLabels[options.expiration].toLowerCase()}${options.expiryAction === 'SET_PRIVATE' ? ' (then private)' : ''}`);
+  if (options.expiration === 'DISABLED') parts.push('never expires');
+  if (options.randomizeFileUrls !== undefined) parts.push(options.randomizeFileUrls ? 'random names' : 'original names');
+  if (options.shareStyle) parts.push(`${options.shareStyle} share page`);
+  if (options.tagIds?.length) parts.push(`tags: ${options.tagIds.map((id) => tags.find((t) => t.id === id)?.name ?? '?').join(', ')}`);
+  return parts.length ? parts.join(' · ') : 'Inherits every option';
+}
+
+export function OptionsEditor({ value, onChange, tags }: { value: ProfileOptions; onChange: (value: ProfileOptions) => void; tags: Tag[] }) {
+  const set = <K extends keyof ProfileOptions>(key: K, raw: string, parse: (raw: string) => ProfileOptions[K]) => {
+    const next = { ...value };
+    if (raw === '') delete next[key];
+    else next[key] = parse(raw);
+    onChange(next);
+  };
+  return (
+    <div className="options-grid">
+      <label>
+        Visibility
+        <select value={value.visibility ?? ''} onChange={(e) => set('visibility', e.target.value, (v) => v as ProfileOptions['visibility'])}>
+          <option value="">Inherit</option>
+          <option value="PUBLIC">Public</option>
+          <option value="PRIVATE">Private</option>
+        </select>
+      </label>
+      <label>
+        Expiration
+        <select value={value.expiration ?? ''} onChange={(e) => set('expiration', e.target.value, (v) => v as ProfileOptions['expiration'])}>
+          <option value="">Inherit</option>
+          {Object.entries(expirationLabels).map(([key, label]) => (
+            <option key={key} value={key}>
+              {label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        When it expires
+        <select value={value.expiryAction ?? ''} onChange={(e) => set('expiryAction', e.target.value, (v) => v as ProfileOptions['expiryAction'])}>
+          <option value="">Inherit</option>
+          <option value="DELETE">Delete the file</option>
+          <option value="SET_PRIVATE">Make it private</option>
+        </select>
+      </label>
+      <label>
+        File names in links
+        <select value={value.randomizeFileUrls === undefined ? '' : value.randomizeFileUrls ? 'yes' : 'no'} onChange={(e) => set('randomizeFileUrls', e.target.value, (v) => v === 'yes')}>
+          <option value="">Inherit</option>
+          <option value="no">Original names</option>
+          <option value="yes">Random names</option>
+        </select>
+      </label>
+      <label>
+        Share page style
+        <select value={value.shareStyle ?? ''} onChange={(e) => set('shareStyle', e.target.value, (v) => v as ProfileOptions['shareStyle'])}>
+          <option value="">Inherit</option>
+          <option value="minimal">Minimal</option>
+          <option value="framed">Framed</option>
+          <option value="delivery">Delivery</option>
+        </select>
+      </label>
+      {tags.length > 0 && (
+        <fieldset className="span-all">
+          <legend>Tags for new uploads</legend>
+          <div className="checkbox-grid">
+            {tags.map((tag) => (
+              <label key={tag.id} className="checkbox">
+                <input
+                  type="checkbox"
+                  checked={value.tagIds?.includes(tag.id) ?? false}
+                  onChange={(e) => {
+                    const ids = new Set(value.tagIds ?? []);
+                    if (e.target.checked) ids.add(tag.id);
+                    else ids.delete(tag.id);
+                    const next: ProfileOptions = { ...value, tagIds: [...ids] };
+                    if (ids.size === 0) delete next.tagIds;
+                    onChange(next);
+                  }}
+                />
+                {tag.name}
+              </label>
+            ))}
+          </div>
+        </fieldset>
+      )}
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function ProfilesSection() {
+  const { can } = useSession();
+  const run = useAction();
+  const confirm = useConfirm();
+  const profiles = useLoad(() => get<{ profiles: UploadProfile[] }>('/api/upload-profiles').then((d) => d.profiles), []);
+  const tags = useLoad(() => get<{ tags: Tag[] }>('/api/files/tags').then((d) => d.tags), []);
+  const [editing, setEditing] = useState<UploadProfile | 'new' | null>(null);
+
+  return (
+    <div className="stack-lg">
+      <p className="muted">A profile is a saved set of upload options. Uploads use your default profile unless they pick another one or none; tokens can be bound to one.</p>
+      <div>
+        <button type="button" className="primary" onClick={() => setEditing('new')}>
+          New profile
+        </button>
+      </div>
+      <ErrorNote error={profiles.error} />
+      {profiles.loading && !profiles.data && <Loading />}
+      {profiles.data && profiles.data.length === 0 && <Empty>No upload profiles yet.</Empty>}
+      {profiles.data && profiles.data.length > 0 && (
+        <ul className="card-list">
+          {profiles.data.map((profile) => (
+            <li key={profile.id} className="card" data-testid="profile-item">
+              <div className="card-row">
+                <div>
+                  <h3>
+                    {profile.name} {profile.isDefault && <Badge kind="ok">Default</Badge>}
+                  </h3>
+                  <p className="muted small">{describeOptions(profile.options, tags.data ?? [])}</p>
+                </div>
+                <span className="row-actions">
+                  {can('profile.update') && (
+                    <button
+                      type="button"
+                      className="small"
+                      onClick={async () => {
+                        if (await run(() => patch('/api/account', { defaultProfileId: profile.isDefault ? null : profile.id }), profile.isDefault ? 'No default profile' : `${profile.name} is now the default`)) void profiles.reload();
+                      }}
+                    >
+                      {profile.isDefault ? 'Unset default' : 'Make default'}
+                    </button>
+                  )}
+                  <button type="button" className="small" onClick={() => setEditing(profile)} aria-label={`Edit profile ${profile.name}`}>
+                    Edit
+                  </button>
+                  <button
+                    type="button"
+                    className="small danger"
+                    aria-label={`Delete profile ${profile.name}`}
+                    onClick={async () => {
+                      if (!(await confirm('Delete profile', `Delete “${profile.name}”? Tokens bound to it stay bound and their uploads fail until they are replaced.`))) return;
+                      if (await run(() => del(`/api/upload-profiles/${encodeURIComponent(profile.id)}`), 'Profile deleted')) void profiles.reload();
+                    }}
+                  >
+                    Delete
+                  </button>
+                </span>
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+      {editing && (
+        <ProfileDialog
+          profile={editing === 'new' ? null : editing}
+          tags={tags.data ?? []}
+          onClose={() => setEditing(null)}
+          onSaved={() => {
+            setEditing(null);
+            void profiles.reload();
+          }}
+        />
+      )}
+    </div>
+  );
+}
+
+function ProfileDialog({ profile, tags, onClose, onSaved }: { profile: UploadProfile | null; tags: Tag[]; onClose: () => void; onSaved: () => void }) {
+  const [name, setName] = useState(profile?.name ?? '');
+  const [options, setOptions] = useState<ProfileOptions>(profile?.options ?? {});
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      if (profile) await patch(`/api/upload-profiles/${encodeURIComponent(profile.id)}`, { name: name.trim(), options });
+      else await post('/api/upload-profiles', { name: name.trim(), options });
+      onSaved();
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+  return (
+    <Dialog open title={profile ? `Edit ${profile.name}` : 'New upload profile'} onClose={onClose}>
+      <form onSubmit={submit} className="stack">
+        <label>
+          Name
+          <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={80} />
+        </label>
+        <OptionsEditor value={options} onChange={setOptions} tags={tags} />
+        <ErrorNote error={error} />
+        <div className="actions">
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="primary">
+            Save
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function FoldersSection() {
+  const run = useAction();
+  const confirm = useConfirm();
+  const folders = useLoad(() => get<{ folders: Folder[] }>('/api/folders').then((d) => d.folders), []);
+  const [name, setName] = useState('');
+  const [parentId, setParentId] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [editing, setEditing] = useState<Folder | null>(null);
+  const tree = folderOptions(folders.data ?? []);
+
+  const create = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      await post('/api/folders', { name: name.trim(), parentId: parentId || null });
+      setName('');
+      void folders.reload();
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+
+  return (
+    <div className="stack-lg">
+      <form className="card stack" onSubmit={create} aria-label="New folder">
+        <h2>New folder</h2>
+        <div className="inline-form">
+          <label className="grow">
+            Name
+            <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} name="folder-name" />
+          </label>
+          <label>
+            Inside
+            <select value={parentId} onChange={(e) => setParentId(e.target.value)}>
+              <option value="">Top level</option>
+              {tree.map(({ folder, depth }) => (
+                <option key={folder.id} value={folder.id}>
+                  {'\u00a0\u00a0'.repeat(depth)}
+                  {folder.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" className="primary">
+            Create folder
+          </button>
+        </div>
+        <ErrorNote error={error} />
+      </form>
+      <ErrorNote error={folders.error} />
+      {folders.loading && !folders.data && <Loading />}
+      {folders.data && folders.data.length === 0 && <Empty>No folders yet.</Empty>}
+      {tree.length > 0 && (
+        <ul className="tree" aria-label="Folders">
+          {tree.map(({ folder, depth }) => (
+            <li key={folder.id} style={{ paddingInlineStart: `${0.75 + depth * 1.5}rem` }} className="tree-item">
+              <span className="tree-name">
+                <Icon name="folder" />
+                {folder.name}
+              </span>
+              <span className="row-actions">
+                <button type="button" className="small" onClick={() => setEditing(folder)} aria-label={`Rename or move ${folder.name}`}>
+                  Rename or move
+                </button>
+                <button
+                  type="button"
+                  className="small danger"
+                  aria-label={`Delete folder ${folder.name}`}
+                  onClick={async () => {
+                    if (!(await confirm('Delete folder', `Delete “${folder.name}”? Its files become unfiled and its subfolders move up one level; nothing else is deleted.`))) return;
+                    if (await run(() => del(`/api/folders/${encodeURIComponent(folder.id)}`), 'Folder deleted')) void folders.reload();
+                  }}
+                >
+                  Delete
+                </button>
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+      {editing && (
+        <FolderDialog
+          folder={editing}
+          folders={folders.data ?? []}
+          onClose={() => setEditing(null)}
+          onSaved={() => {
+            setEditing(null);
+            void folders.reload();
+          }}
+        />
+      )}
+    </div>
+  );
+}
+
+function FolderDialog({ folder, folders, onClose, onSaved }: { folder: Folder; folders: Folder[]; onClose: () => void; onSaved: () => void }) {
+  const [name, setName] = useState(folder.name);
+  const [parentId, setParentId] = useState(folder.parentId ?? '');
+  const [error, setError] = useState<unknown>(null);
+  // A folder cannot move into itself or below itself.
+  const below = new Set<string>([folder.id]);
+  for (const { folder: f } of folderOptions(folders)) if (f.parentId && below.has(f.parentId)) below.add(f.id);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      await patch(`/api/folders/${encodeURIComponent(folder.id)}`, { name: name.trim(), parentId: parentId || null });
+      onSaved();
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+  return (
+    <Dialog open title={`Rename or move ${folder.name}`} onClose={onClose}>
+      <form onSubmit={submit} className="stack">
+        <label>
+          Name
+          <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />
+        </label>
+        <label>
+          Inside
+          <select value={parentId} onChange={(e) => setParentId(e.target.value)}>
+            <option value="">Top level</option>
+            {folderOptions(folders)
+              .filter(({ folder: f }) => !below.has(f.id))
+              .map(({ folder: f, depth }) => (
+                <option key={f.id} value={f.id}>
+                  {'\u00a0\u00a0'.repeat(depth)}
+                  {f.name}
+                </option>
+              ))}
+          </select>
+        </label>
+        <ErrorNote error={error} />
+        <div className="actions">
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="primary">
+            Save
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function TagsSection() {
+  const run = useAction();
+  const confirm = useConfirm();
+  const tags = useLoad(() => get<{ tags: Tag[] }>('/api/tags').then((d) => d.tags), []);
+  const [name, setName] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [renaming, setRenaming] = useState<{ tag: Tag; name: string } | null>(null);
+  const [renameError, setRenameError] = useState<unknown>(null);
+
+  const create = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      await post('/api/tags', { name: name.trim() });
+      setName('');
+      void tags.reload();
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+
+  return (
+    <div className="stack-lg">
+      <form className="card stack" onSubmit={create} aria-label="New tag">
+        <h2>New tag</h2>
+        <div className="inline-form">
+          <label className="grow">
+            Name
+            <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={50} name="tag-name" />
+          </label>
+          <button type="submit" className="primary">
+            Create tag
+          </button>
+        </div>
+        <ErrorNote error={error} />
+      </form>
+      <ErrorNote error={tags.error} />
+      {tags.loading && !tags.data && <Loading />}
+      {tags.data && tags.data.length === 0 && <Empty>No tags yet.</Empty>}
+      {tags.data && tags.data.length > 0 && (
+        <ul className="tag-list" aria-label="Tags">
+          {tags.data.map((tag) => (
+            <li key={tag.id} className="tag-item">
+              <span className="tag">#{tag.name}</span>
+              <span className="row-actions">
+                <button type="button" className="small" aria-label={`Rename tag ${tag.name}`} onClick={() => setRenaming({ tag, name: tag.name })}>
+                  Rename
+                </button>
+                <button
+                  type="button"
+                  className="small danger"
+                  aria-label={`Delete tag ${tag.name}`}
+                  onClick={async () => {
+                    if (!(await confirm('Delete tag', `Delete #${tag.name}? It comes off every file and profile.`))) return;
+                    if (await run(() => del(`/api/tags/${encodeURIComponent(tag.id)}`), 'Tag deleted')) void tags.reload();
+                  }}
+                >
+                  Delete
+                </button>
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+      <Dialog open={renaming !== null} title={`Rename #${renaming?.tag.name ?? ''}`} onClose={() => setRenaming(null)}>
+        <form
+          className="stack"
+          onSubmit={async (event) => {
+            event.preventDefault();
+            if (!renaming) return;
+            setRenameError(null);
+            try {
+              await patch(`/api/tags/${encodeURIComponent(renaming.tag.id)}`, { name: renaming.name.trim() });
+              setRenaming(null);
+              void tags.reload();
+            } catch (caught) {
+              setRenameError(caught);
+            }
+          }}
+        >
+          <label>
+            Name
+            <input type="text" value={renaming?.name ?? ''} onChange={(e) => renaming && setRenaming({ ...renaming, name: e.target.value })} required maxLength={50} />
+          </label>
+          <ErrorNote error={renameError} />
+          <div className="actions">
+            <button type="button" onClick={() => setRenaming(null)}>
+              Cancel
+            </button>
+            <button type="submit" className="primary">
+              Save
+            </button>
+          </div>
+        </form>
+      </Dialog>
+    </div>
+  );
+}

@@ -1,0 +1,179 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { post } from '../api.ts';
+import { useRouter } from '../router.tsx';
+import { useSession } from '../session.tsx';
+import { ErrorNote } from '../ui.tsx';
+import type { Me } from '../types.ts';
+
+/**
+ * Sign-in and registration. On a fresh instance (GET /api/setup: needsAdministrator) the only form
+ * is "Create the administrator account": the first registration becomes the Administrator.
+ */
+export function SignInPage() {
+  const { setup, signedIn, refresh } = useSession();
+  const { search } = useRouter();
+  const invite = search.get('invite') ?? '';
+  const canRegister = setup?.needsAdministrator || setup?.registration === 'open' || setup?.registration === 'invite' || invite !== '';
+  const [mode, setMode] = useState<'signin' | 'register'>(invite ? 'register' : 'signin');
+  const firstRun = setup?.needsAdministrator === true;
+  const showing = firstRun ? 'setup' : mode === 'register' && canRegister ? 'register' : 'signin';
+
+  useEffect(() => {
+    document.title = firstRun ? 'Set up Hoard' : showing === 'register' ? 'Create an account · Hoard' : 'Sign in · Hoard';
+  }, [firstRun, showing]);
+
+  return (
+    <main id="main" className="auth-page">
+      <div className="auth-card">
+        <p className="brand auth-brand">
+          <span className="brand-mark" aria-hidden="true" />
+          Hoard
+        </p>
+        {showing === 'setup' && (
+          <>
+            <h1>Create the administrator account</h1>
+            <p className="muted">This instance has no accounts yet. The first account administers it: users, roles, invites and settings.</p>
+            <RegisterForm submitLabel="Create administrator account" onDone={signedIn} onRace={refresh} />
+          </>
+        )}
+        {showing === 'signin' && (
+          <>
+            <h1>Sign in</h1>
+            <SignInForm onDone={signedIn} />
+            {canRegister && (
+              <p className="auth-switch">
+                No account yet?{' '}
+                <button type="button" className="link-button" onClick={() => setMode('register')}>
+                  Create an account
+                </button>
+              </p>
+            )}
+          </>
+        )}
+        {showing === 'register' && (
+          <>
+            <h1>Create an account</h1>
+            <RegisterForm
+              submitLabel="Create account"
+              askInvite={setup?.registration !== 'open' || invite !== ''}
+              inviteRequired={setup?.registration !== 'open'}
+              invite={invite}
+              onDone={signedIn}
+              onRace={refresh}
+            />
+            <p className="auth-switch">
+              Already have an account?{' '}
+              <button type="button" className="link-button" onClick={() => setMode('signin')}>
+                Sign in
+              </button>
+            </p>
+          </>
+        )}
+      </div>
+    </main>
+  );
+}
+
+function SignInForm({ onDone }: { onDone: (me: Me) => void }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const data = await post<{ user: Me }>('/api/auth/login', { email, password });
+      onDone(data.user);
+    } catch (caught) {
+      setError(caught);
+      setBusy(false);
+    }
+  };
+  return (
+    <form onSubmit={submit} className="stack">
+      <label>
+        Email
+        <input type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} autoFocus />
+      </label>
+      <label>
+        Password
+        <input type="password" name="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
+      </label>
+      <ErrorNote error={error} />
+      <button type="submit" className="primary" disabled={busy}>
+        {busy ? 'Signing in…' : 'Sign in'}
+      </button>
+    </form>
+  );
+}
+
+function RegisterForm({
+  submitLabel,
+  askInvite = false,
+  inviteRequired = false,
+  invite = '',
+  onDone,
+  onRace,
+}: {
+  submitLabel: string;
+  askInvite?: boolean;
+  inviteRequired?: boolean;
+  invite?: string;
+  onDone: (me: Me) => void;
+  onRace: () => Promise<void>;
+}) {
+  const [name, setName] = useState('');
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [inviteCode, setInviteCode] = useState(invite);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const body: Record<string, string> = { email, password };
+      if (name.trim()) body.name = name.trim();
+      if (askInvite && inviteCode.trim()) body.inviteCode = inviteCode.trim();
+      const data = await post<{ user: Me }>('/api/auth/register', body);
+      onDone(data.user);
+    } catch (caught) {
+      setError(caught);
+      setBusy(false);
+      // Someone else may have created the first account meanwhile: show the right form.
+      void onRace().catch(() => {});
+    }
+  };
+  return (
+    <form onSubmit={submit} className="stack">
+      <label>
+        Name <span className="muted">(optional)</span>
+        <input type="text" name="name" autoComplete="name" maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
+      </label>
+      <label>
+        Email
+        <input type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} autoFocus />
+      </label>
+      <label>
+        Password
+        <input type="password" name="password" autoComplete="new-password" required minLength={8} value={password} onChange={(e) => setPassword(e.target.value)} aria-describedby="password-hint" />
+        <span id="password-hint" className="hint">
+          At least 8 characters.
+        </span>
+      </label>
+      {askInvite && (
+        <label>
+          Invite code{!inviteRequired && <span className="muted"> (optional)</span>}
+          <input type="text" name="inviteCode" required={inviteRequired} value={inviteCode} onChange={(e) => setInviteCode(e.target.value)} autoComplete="off" />
+        </label>
+      )}
+      <ErrorNote error={error} />
+      <button type="submit" className="primary" disabled={busy}>
+        {busy ? 'Creating…' : submitLabel}
+      </button>
+    </form>
+  );
+}

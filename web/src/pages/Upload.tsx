@@ -1,0 +1,269 @@
+import { useCallback, useEffect, useId, useRef, useState, type DragEvent } from 'react';
+import { get } from '../api.ts';
+import { formatBytes, formatSpeed } from '../format.ts';
+import { useSession } from '../session.tsx';
+import { CopyButton, PageHeader, useLoad } from '../ui.tsx';
+import { errorMessage } from '../api.ts';
+import { CHUNK_THRESHOLD, UploadAborted, uploadFile, type Selectors } from '../upload/uploader.ts';
+import type { Account, Folder, UploadLinks, UploadProfile } from '../types.ts';
+import { folderOptions } from './folder-tree.ts';
+
+type Status = 'queued' | 'uploading' | 'done' | 'failed' | 'cancelled';
+
+interface Item {
+  id: number;
+  file: File;
+  selectors: Selectors;
+  status: Status;
+  detail: string;
+  loaded: number;
+  /** Bytes per second over the last few seconds. */
+  speed: number;
+  links?: UploadLinks;
+  error?: string;
+}
+
+/** How many files upload at once (each large file also sends several parts in parallel). */
+const FILES_IN_PARALLEL = 2;
+
+function pastedName(file: File): File {
+  // Pasted screenshots arrive as "image.png"; give them a unique, dated name.
+  if (file.name && file.name !== 'image.png') return file;
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  const extension = file.type.split('/')[1]?.replace(/[^a-z0-9]/gi, '') || 'bin';
+  return new File([file], `paste-${stamp}.${extension}`, { type: file.type });
+}
+
+export function UploadPage() {
+  const { can } = useSession();
+  const [items, setItems] = useState<Item[]>([]);
+  const [profile, setProfile] = useState('');
+  const [folder, setFolder] = useState('');
+  const [dragging, setDragging] = useState(false);
+  const nextId = useRef(1);
+  const controllers = useRef(new Map<number, AbortController>());
+  const samples = useRef(new Map<number, Array<[number, number]>>());
+  // Items whose upload has been started and not finished (state updates arrive a render later).
+  const running = useRef(new Set<number>());
+  const inputId = useId();
+
+  const profiles = useLoad(() => (can('uploadProfiles.manage') ? get<{ profiles: UploadProfile[] }>('/api/upload-profiles').then((d) => d.profiles) : Promise.resolve([])), []);
+  const folders = useLoad(() => (can('folders.manage') ? get<{ folders: Folder[] }>('/api/folders').then((d) => d.folders) : Promise.resolve([])), []);
+  const account = useLoad(() => get<{ account: Account }>('/api/account').then((d) => d.account), []);
+
+  const update = useCallback((id: number, change: Partial<Item>) => setItems((list) => list.map((item) => (item.id === id ? { ...item, ...change } : item))), []);
+
+  const enqueue = useCallback(
+    (files: File[]) => {
+      if (files.length === 0) return;
+      const selectors = { profile, folder };
+      setItems((list) => [...list, ...files.map((file) => ({ id: nextId.current++, file, selectors, status: 'queued' as const, detail: 'Waiting', loaded: 0, speed: 0 }))]);
+    },
+    [profile, folder],
+  );
+
+  const reloadAccount = account.reload;
+  const start = useCallback(
+    async (item: Item) => {
+      running.current.add(item.id);
+      const controller = new AbortController();
+      controllers.current.set(item.id, controller);
+      samples.current.set(item.id, [[performance.now(), 0]]);
+      update(item.id, { status: 'uploading', detail: 'Uploading', loaded: 0, speed: 0, error: undefined });
+      try {
+        const links = await uploadFile(item.file, item.selectors, {
+          signal: controller.signal,
+          onStatus: (detail) => update(item.id, { detail }),
+          onProgress: (loaded) => {
+            const now = performance.now();
+            const list = samples.current.get(item.id) ?? [];
+            list.push([now, loaded]);
+            while (list.length > 2 && now - list[0]![0] > 3000) list.shift();
+            const [t0, b0] = list[0]!;
+            const speed = now - t0 > 250 ? ((loaded - b0) / (now - t0)) * 1000 : 0;
+            update(item.id, { loaded, speed: Math.max(0, speed) });
+          },
+        });
+        update(item.id, { status: 'done', detail: 'Uploaded', loaded: item.file.size, links });
+        void reloadAccount();
+      } catch (error) {
+        if (error instanceof UploadAborted) update(item.id, { status: 'cancelled', detail: 'Cancelled', loaded: 0, speed: 0 });
+        else update(item.id, { status: 'failed', detail: 'Failed', error: errorMessage(error), loaded: 0, speed: 0 });
+      } finally {
+        controllers.current.delete(item.id);
+        running.current.delete(item.id);
+      }
+    },
+    [update, reloadAccount],
+  );
+
+  // The queue: start waiting files while fewer than FILES_IN_PARALLEL are uploading.
+  useEffect(() => {
+    const busy = running.current.size;
+    const waiting = items.filter((i) => i.status === 'queued' && !running.current.has(i.id)).slice(0, Math.max(0, FILES_IN_PARALLEL - busy));
+    for (const item of waiting) void start(item);
+  }, [items, start]);
+
+  // Paste anywhere on this page.
+  useEffect(() => {
+    const onPaste = (event: ClipboardEvent) => {
+      const files = [...(event.clipboardData?.files ?? [])];
+      if (files.length === 0) return;
+      event.preventDefault();
+      enqueue(files.map(pastedName));
+    };
+    document.addEventListener('paste', onPaste);
+    return () => document.removeEventListener('paste', onPaste);
+  }, [enqueue]);
+
+  // Leaving the page cancels nothing silently: warn while uploads run.
+  useEffect(() => {
+    const busy = items.some((i) => i.status === 'uploading' || i.status === 'queued');
+    if (!busy) return;
+    const onLeave = (event: BeforeUnloadEvent) => event.preventDefault();
+    window.addEventListener('beforeunload', onLeave);
+    return () => window.removeEventListener('beforeunload', onLeave);
+  }, [items]);
+
+  useEffect(() => () => controllers.current.forEach((c) => c.abort()), []);
+
+  const onDrop = (event: DragEvent) => {
+    event.preventDefault();
+    setDragging(false);
+    enqueue([...event.dataTransfer.files]);
+  };
+
+  const quota = account.data;
+  return (
+    <section>
+      <PageHeader title="Upload" />
+      {quota && (
+        <p className="muted" data-testid="quota">
+          Storage used: {formatBytes(quota.usedBytes)}
+          {quota.quotaBytes !== null ? ` of ${formatBytes(quota.quotaBytes)}` : ' (no quota)'}
+        </p>
+      )}
+      <div className="upload-options">
+        <label>
+          Upload profile
+          <select value={profile} onChange={(e) => setProfile(e.target.value)} name="profile">
+            <option value="">Account default{profiles.data?.some((p) => p.isDefault) ? ` (${profiles.data.find((p) => p.isDefault)!.name})` : ''}</option>
+            <option value="none">No profile</option>
+            {profiles.data?.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        {can('folders.manage') && (
+          <label>
+            Folder
+            <select value={folder} onChange={(e) => setFolder(e.target.value)} name="folder">
+              <option value="">Unfiled</option>
+              {folderOptions(folders.data ?? []).map(({ folder: f, depth }) => (
+                <option key={f.id} value={f.id}>
+                  {'\u00a0\u00a0'.repeat(depth)}
+                  {f.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+      </div>
+      <div
+        className={dragging ? 'dropzone dragging' : 'dropzone'}
+        onDragOver={(event) => {
+          event.preventDefault();
+          event.dataTransfer.dropEffect = 'copy';
+          setDragging(true);
+        }}
+        onDragLeave={() => setDragging(false)}
+        onDrop={onDrop}
+        data-testid="dropzone"
+      >
+        <p className="dropzone-title">Drop files here, paste them, or</p>
+        <label htmlFor={inputId} className="button primary file-button">
+          Choose files
+        </label>
+        <input
+          id={inputId}
+          type="file"
+          multiple
+          className="visually-hidden"
+          data-testid="file-input"
+          onChange={(event) => {
+            enqueue([...(event.target.files ?? [])]);
+            event.target.value = '';
+          }}
+        />
+        <p className="hint">Files over {formatBytes(CHUNK_THRESHOLD)} are sent in parts, several at a time, and failed parts are retried.</p>
+      </div>
+
+      {items.length > 0 && (
+        <div className="upload-list-header">
+          <h2>Uploads</h2>
+          <button type="button" onClick={() => setItems((list) => list.filter((i) => i.status === 'uploading' || i.status === 'queued'))} disabled={!items.some((i) => i.status !== 'uploading' && i.status !== 'queued')}>
+            Clear finished
+          </button>
+        </div>
+      )}
+      <ul className="upload-list" aria-label="Uploads">
+        {items.map((item) => (
+          <UploadRow
+            key={item.id}
+            item={item}
+            onCancel={() => controllers.current.get(item.id)?.abort()}
+            onRetry={() => update(item.id, { status: 'queued', detail: 'Waiting', error: undefined, loaded: 0 })}
+          />
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function UploadRow({ item, onCancel, onRetry }: { item: Item; onCancel: () => void; onRetry: () => void }) {
+  const labelId = useId();
+  const percent = item.file.size === 0 ? (item.status === 'done' ? 100 : 0) : Math.min(100, Math.floor((item.loaded / item.file.size) * 100));
+  return (
+    <li className={`upload-item upload-${item.status}`} data-testid="upload-item" data-status={item.status}>
+      <div className="upload-item-head">
+        <span id={labelId} className="upload-name">
+          {item.file.name}
+        </span>
+        <span className="muted">{formatBytes(item.file.size)}</span>
+      </div>
+      <progress max={100} value={percent} aria-labelledby={labelId} aria-valuetext={`${percent}%`} data-testid="upload-progress" />
+      <div className="upload-item-foot">
+        <span>
+          {item.status === 'uploading' ? `${percent}% · ${formatSpeed(item.speed)} · ${item.detail}` : item.detail}
+        </span>
+        <span className="row-actions">
+          {item.status === 'uploading' && (
+            <button type="button" onClick={onCancel}>
+              Cancel
+            </button>
+          )}
+          {(item.status === 'failed' || item.status === 'cancelled') && (
+            <button type="button" onClick={onRetry}>
+              Retry
+            </button>
+          )}
+        </span>
+      </div>
+      {item.error && (
+        <p className="error-note" role="alert">
+          {item.error}
+        </p>
+      )}
+      {item.links && (
+        <div className="upload-result">
+          <a href={item.links.url} target="_blank" rel="noopener noreferrer" data-testid="upload-link">
+            {item.links.url}
+          </a>
+          <CopyButton text={item.links.copyText} label="Copy link" />
+        </div>
+      )}
+    </li>
+  );
+}

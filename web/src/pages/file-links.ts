@@ -1,0 +1,21 @@
+import type { FileRecord } from '../types.ts';
+
+const segment = (name: string) => encodeURIComponent(name);
+
+/** The share page (`/<urlId>/<name>`), absolute. */
+export const shareUrl = (file: FileRecord) => `${window.location.origin}/${file.user.urlId}/${segment(file.name)}`;
+/** The raw bytes (`/api/files/<urlId>/<name>`); counts a view. */
+export const rawPath = (file: FileRecord) => `/api/files/${file.user.urlId}/${segment(file.name)}`;
+/** As an attachment; counts a download. */
+export const downloadPath = (file: FileRecord) => `/api/files/${encodeURIComponent(file.id)}/download`;
+
+export const isImage = (file: Pick<FileRecord, 'mimeType'>) => file.mimeType.startsWith('image/');
+/** Images a browser shows in an <img> without running anything (SVG is served as a download). */
+export const isPreviewable = (file: Pick<FileRecord, 'mimeType'>) => isImage(file) && file.mimeType !== 'image/svg+xml';
+
+/** A short type label for files without a preview: the name's extension, else the MIME subtype. */
+export function typeLabel(file: Pick<FileRecord, 'name' | 'mimeType'>): string {
+  const extension = /\.([A-Za-z0-9]{1,5})$/.exec(file.name)?.[1];
+  const label = extension ?? file.mimeType.split('/')[1]?.split(/[.+;-]/)[0] ?? 'file';
+  return label.slice(0, 5).toUpperCase();
+}

@@ -1,0 +1,272 @@
+import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { copyText } from './clipboard.ts';
+import { errorMessage } from './api.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Toasts: short confirmations and errors, announced by screen readers.
+
+interface Toast {
+  id: number;
+  message: string;
+  kind: 'info' | 'error';
+}
+
+const ToastContext = createContext<(message: string, kind?: Toast['kind']) => void>(() => {});
+
+export function ToastProvider({ children }: { children: ReactNode }) {
+  const [toasts, setToasts] = useState<Toast[]>([]);
+  const next = useRef(1);
+  const push = useCallback((message: string, kind: Toast['kind'] = 'info') => {
+    const id = next.current++;
+    setToasts((list) => [...list.slice(-2), { id, message, kind }]);
+    window.setTimeout(() => setToasts((list) => list.filter((t) => t.id !== id)), kind === 'error' ? 8000 : 4000);
+  }, []);
+  return (
+    <ToastContext.Provider value={push}>
+      {children}
+      <div className="toasts" role="status" aria-live="polite">
+        {toasts.map((toast) => (
+          <div key={toast.id} className={`toast toast-${toast.kind}`}>
+            {toast.message}
+            <button type="button" className="link-button" aria-label="Dismiss" onClick={() => setToasts((list) => list.filter((t) => t.id !== toast.id))}>
+              ×
+            </button>
+          </div>
+        ))}
+      </div>
+    </ToastContext.Provider>
+  );
+}
+
+export const useToast = () => useContext(ToastContext);
+
+/** Runs an action, reporting its failure as an error toast; resolves to whether it succeeded. */
+export function useAction() {
+  const toast = useToast();
+  return useCallback(
+    async (action: () => Promise<unknown>, success?: string): Promise<boolean> => {
+      try {
+        await action();
+        if (success) toast(success);
+        return true;
+      } catch (error) {
+        toast(errorMessage(error), 'error');
+        return false;
+      }
+    },
+    [toast],
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dialogs: the native <dialog> element traps focus, closes on Escape and restores focus.
+
+export function Dialog({ open, title, onClose, children, wide }: { open: boolean; title: string; onClose: () => void; children: ReactNode; wide?: boolean }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) dialog.showModal();
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+  return (
+    <dialog
+      ref={ref}
+      className={wide ? 'dialog dialog-wide' : 'dialog'}
+      aria-labelledby={titleId}
+      onCancel={(event) => {
+        event.preventDefault();
+        onClose();
+      }}
+      onClick={(event) => {
+        // A click on the backdrop (the dialog element itself, outside its content) closes it.
+        if (event.target === ref.current) onClose();
+      }}
+    >
+      {open && (
+        <div className="dialog-body">
+          <header className="dialog-header">
+            <h2 id={titleId}>{title}</h2>
+            <button type="button" className="icon-button" aria-label="Close" onClick={onClose}>
+              ×
+            </button>
+          </header>
+          {children}
+        </div>
+      )}
+    </dialog>
+  );
+}
+
+// Confirmation of destructive actions, as a dialog rather than window.confirm().
+interface ConfirmRequest {
+  title: string;
+  message: string;
+  action: string;
+  resolve(ok: boolean): void;
+}
+const ConfirmContext = createContext<(title: string, message: string, action?: string) => Promise<boolean>>(async () => false);
+
+export function ConfirmProvider({ children }: { children: ReactNode }) {
+  const [request, setRequest] = useState<ConfirmRequest | null>(null);
+  const confirm = useCallback(
+    (title: string, message: string, action = 'Delete') => new Promise<boolean>((resolve) => setRequest({ title, message, action, resolve })),
+    [],
+  );
+  const finish = (ok: boolean) => {
+    request?.resolve(ok);
+    setRequest(null);
+  };
+  return (
+    <ConfirmContext.Provider value={confirm}>
+      {children}
+      <Dialog open={request !== null} title={request?.title ?? ''} onClose={() => finish(false)}>
+        <p>{request?.message}</p>
+        <div className="actions">
+          <button type="button" onClick={() => finish(false)}>
+            Cancel
+          </button>
+          <button type="button" className="danger" autoFocus onClick={() => finish(true)}>
+            {request?.action}
+          </button>
+        </div>
+      </Dialog>
+    </ConfirmContext.Provider>
+  );
+}
+
+export const useConfirm = () => useContext(ConfirmContext);
+
+// ---------------------------------------------------------------------------------------------
+
+export function CopyButton({ text, label = 'Copy', className, describedBy }: { text: string; label?: string; className?: string; describedBy?: string }) {
+  const toast = useToast();
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      className={className}
+      aria-describedby={describedBy}
+      onClick={async () => {
+        const ok = await copyText(text);
+        if (ok) {
+          setCopied(true);
+          window.setTimeout(() => setCopied(false), 1500);
+          toast('Copied to the clipboard');
+        } else {
+          toast('Could not copy: select the text and copy it yourself', 'error');
+        }
+      }}
+    >
+      {copied ? 'Copied' : label}
+    </button>
+  );
+}
+
+/** A secret shown once: its value, a copy button, and a warning that it will not be shown again. */
+export function SecretReveal({ title, secret, onDone, children }: { title: string; secret: string; onDone: () => void; children?: ReactNode }) {
+  const id = useId();
+  return (
+    <section className="secret" aria-labelledby={`${id}-title`} data-testid="secret-reveal">
+      <h3 id={`${id}-title`}>{title}</h3>
+      <p>Copy it now: it is shown only this once and cannot be retrieved later.</p>
+      <div className="secret-row">
+        <code id={id} className="secret-value" data-testid="secret-value">
+          {secret}
+        </code>
+        <CopyButton text={secret} className="primary" describedBy={id} />
+      </div>
+      {children}
+      <button type="button" onClick={onDone}>
+        I have stored it
+      </button>
+    </section>
+  );
+}
+
+export function ErrorNote({ error }: { error: unknown }) {
+  if (!error) return null;
+  return (
+    <p className="error-note" role="alert">
+      {errorMessage(error)}
+    </p>
+  );
+}
+
+export function Loading({ label = 'Loading…' }: { label?: string }) {
+  return (
+    <p className="loading" role="status">
+      {label}
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ReactNode }) {
+  return <p className="empty">{children}</p>;
+}
+
+export function Badge({ kind, children }: { kind: 'ok' | 'warn' | 'bad' | 'neutral'; children: ReactNode }) {
+  return <span className={`badge badge-${kind}`}>{children}</span>;
+}
+
+/** A data loader: the value, its error, and a reload function. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: unknown; loading: boolean; reload: () => Promise<void>; setData: (value: T) => void } {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<unknown>(null);
+  const [loading, setLoading] = useState(true);
+  const generation = useRef(0);
+  const reload = useCallback(async () => {
+    const mine = ++generation.current;
+    setLoading(true);
+    try {
+      const value = await load();
+      if (mine === generation.current) {
+        setData(value);
+        setError(null);
+      }
+    } catch (caught) {
+      if (mine === generation.current) setError(caught);
+    } finally {
+      if (mine === generation.current) setLoading(false);
+    }
+  }, deps);
+  useEffect(() => {
+    void reload();
+  }, [reload]);
+  return { data, error, loading, reload, setData };
+}
+
+export function PageHeader({ title, children }: { title: string; children?: ReactNode }) {
+  useEffect(() => {
+    document.title = `${title} · Hoard`;
+  }, [title]);
+  return (
+    <div className="page-header">
+      <h1>{title}</h1>
+      {children && <div className="page-header-actions">{children}</div>}
+    </div>
+  );
+}
+
+/** Tabs as links in the query string (`?tab=`), so each section has its own URL. */
+export function Tabs({ tabs, current, onChange, label }: { tabs: Array<{ id: string; label: string }>; current: string; onChange: (id: string) => void; label: string }) {
+  return (
+    <nav className="tabs" aria-label={label}>
+      {tabs.map((tab) => (
+        <a
+          key={tab.id}
+          href={`?tab=${tab.id}`}
+          className={tab.id === current ? 'tab active' : 'tab'}
+          aria-current={tab.id === current ? 'page' : undefined}
+          onClick={(event) => {
+            event.preventDefault();
+            onChange(tab.id);
+          }}
+        >
+          {tab.label}
+        </a>
+      ))}
+    </nav>
+  );
+}

@@ -1,0 +1,237 @@
+import { api, ApiError, describeFailure, retryAfterOf } from '../api.ts';
+import type { UploadLinks } from '../types.ts';
+
+/**
+ * Browser uploads (docs/web.md):
+ * - files up to CHUNK_THRESHOLD go in one multipart POST /api/files (XMLHttpRequest, which reports
+ *   upload progress where fetch does not);
+ * - larger files use the chunked routes: POST /api/files/chunks, then PARTS_IN_PARALLEL parts at a
+ *   time (GET the part URL; a `local://` marker means PUT the bytes to our own part route, anything
+ *   else is a presigned storage URL, PUT without credentials, whose ETag header is kept), then
+ *   POST …/complete. Each part is retried on network errors, 408, 429 and 5xx.
+ */
+export const MiB = 1024 * 1024;
+export const CHUNK_THRESHOLD = 32 * MiB;
+/** At least S3's 5 MiB minimum for all parts but the last, well under the 64 MiB part limit. */
+export const PART_SIZE = 8 * MiB;
+export const PARTS_IN_PARALLEL = 4;
+export const PART_ATTEMPTS = 5;
+
+export interface Selectors {
+  /** '' = the account's default profile (header omitted), 'none', or a profile ID. */
+  profile: string;
+  /** '' = unfiled (header omitted), or a folder ID. */
+  folder: string;
+}
+
+export interface UploadHooks {
+  /** Bytes sent so far (may go down when a failed part is sent again). */
+  onProgress(loaded: number): void;
+  onStatus?(status: string): void;
+  signal: AbortSignal;
+}
+
+export class UploadAborted extends Error {
+  constructor() {
+    super('Upload cancelled');
+    this.name = 'UploadAborted';
+  }
+}
+
+class NetworkError extends Error {}
+
+interface XhrResult {
+  status: number;
+  header(name: string): string | null;
+  text: string;
+}
+
+function send(options: {
+  method: string;
+  url: string;
+  body: XMLHttpRequestBodyInit;
+  headers?: Record<string, string>;
+  withCredentials: boolean;
+  onProgress?: (loaded: number) => void;
+  signal: AbortSignal;
+}): Promise<XhrResult> {
+  return new Promise((resolve, reject) => {
+    if (options.signal.aborted) return reject(new UploadAborted());
+    const xhr = new XMLHttpRequest();
+    xhr.open(options.method, options.url);
+    xhr.withCredentials = options.withCredentials;
+    for (const [name, value] of Object.entries(options.headers ?? {})) xhr.setRequestHeader(name, value);
+    if (options.onProgress) {
+      const report = options.onProgress;
+      xhr.upload.onprogress = (event) => report(event.loaded);
+    }
+    const onAbort = () => xhr.abort();
+    options.signal.addEventListener('abort', onAbort, { once: true });
+    const done = () => options.signal.removeEventListener('abort', onAbort);
+    xhr.onload = () => {
+      done();
+      resolve({ status: xhr.status, header: (name) => xhr.getResponseHeader(name), text: xhr.responseText });
+    };
+    xhr.onerror = () => {
+      done();
+      reject(new NetworkError('The connection failed'));
+    };
+    xhr.ontimeout = xhr.onerror;
+    xhr.onabort = () => {
+      done();
+      reject(new UploadAborted());
+    };
+    xhr.send(options.body);
+  });
+}
+
+function parseJson(text: string): any {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function failure(result: XhrResult): ApiError {
+  const retryAfter = retryAfterOf({ get: result.header });
+  return new ApiError(result.status, describeFailure(result.status, parseJson(result.text), retryAfter), retryAfter);
+}
+
+function selectorHeaders(selectors: Selectors): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (selectors.profile) headers['X-Upload-Profile'] = selectors.profile;
+  if (selectors.folder) headers['X-Upload-Folder'] = selectors.folder;
+  return headers;
+}
+
+export function uploadFile(file: File, selectors: Selectors, hooks: UploadHooks): Promise<UploadLinks> {
+  return file.size > CHUNK_THRESHOLD ? uploadChunked(file, selectors, hooks) : uploadSingle(file, selectors, hooks);
+}
+
+async function uploadSingle(file: File, selectors: Selectors, hooks: UploadHooks): Promise<UploadLinks> {
+  const form = new FormData();
+  form.append('file', file, file.name);
+  hooks.onStatus?.('Uploading');
+  let result: XhrResult;
+  try {
+    result = await send({ method: 'POST', url: '/api/files', body: form, headers: selectorHeaders(selectors), withCredentials: true, onProgress: (loaded) => hooks.onProgress(Math.min(loaded, file.size)), signal: hooks.signal });
+  } catch (error) {
+    if (error instanceof NetworkError) throw new Error('The connection failed during the upload; try again');
+    throw error;
+  }
+  if (result.status < 200 || result.status >= 300) throw failure(result);
+  hooks.onProgress(file.size);
+  return (parseJson(result.text) as { data: UploadLinks }).data;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(new UploadAborted());
+    const timer = window.setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        window.clearTimeout(timer);
+        reject(new UploadAborted());
+      },
+      { once: true },
+    );
+  });
+
+const retryable = (error: unknown) => error instanceof NetworkError || (error instanceof ApiError && (error.status === 408 || error.status === 429 || error.status >= 500));
+
+async function uploadChunked(file: File, selectors: Selectors, hooks: UploadHooks): Promise<UploadLinks> {
+  hooks.onStatus?.('Starting');
+  const start: Record<string, unknown> = { filename: file.name, size: file.size };
+  if (file.type) start.mimeType = file.type;
+  const { uploadId } = await api<{ uploadId: string; fileKey: string }>('POST', '/api/files/chunks', start, selectorHeaders(selectors));
+
+  const partCount = Math.ceil(file.size / PART_SIZE);
+  const inFlight = new Map<number, number>();
+  let finishedBytes = 0;
+  const report = () => hooks.onProgress(finishedBytes + [...inFlight.values()].reduce((a, b) => a + b, 0));
+  const etags = new Map<number, string>();
+  let nextPart = 1;
+  // Cancelling the upload, or one part failing for good, stops every other part.
+  const local = new AbortController();
+  const signal = local.signal;
+  const stop = () => local.abort();
+  hooks.signal.addEventListener('abort', stop, { once: true });
+  hooks.onStatus?.(`Uploading ${partCount} parts`);
+
+  const sendPart = async (partNumber: number): Promise<string> => {
+    const blob = file.slice((partNumber - 1) * PART_SIZE, Math.min(file.size, partNumber * PART_SIZE));
+    const { url } = await api<{ url: string }>('GET', `/api/files/chunks/${uploadId}/part/${partNumber}`);
+    const onProgress = (loaded: number) => {
+      inFlight.set(partNumber, loaded);
+      report();
+    };
+    if (url.startsWith('local://')) {
+      const result = await send({
+        method: 'PUT',
+        url: `/api/files/chunks/${uploadId}/part/${partNumber}`,
+        body: blob,
+        headers: { 'Content-Type': 'application/octet-stream' },
+        withCredentials: true,
+        onProgress,
+        signal,
+      });
+      if (result.status < 200 || result.status >= 300) throw failure(result);
+      return (parseJson(result.text) as { data: { etag: string } }).data.etag;
+    }
+    // A presigned storage URL: no cookies, no Authorization; the ETag header is the receipt.
+    const result = await send({ method: 'PUT', url, body: blob, withCredentials: false, onProgress, signal });
+    if (result.status < 200 || result.status >= 300) throw new ApiError(result.status, `The storage refused part ${partNumber} (HTTP ${result.status})`);
+    const etag = result.header('ETag');
+    if (!etag) throw new Error("The storage did not expose the ETag header: allow it in the bucket's CORS configuration (ExposeHeaders: ETag)");
+    return etag;
+  };
+
+  const worker = async () => {
+    while (nextPart <= partCount && !signal.aborted) {
+      const partNumber = nextPart++;
+      const size = Math.min(file.size, partNumber * PART_SIZE) - (partNumber - 1) * PART_SIZE;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          etags.set(partNumber, await sendPart(partNumber));
+          break;
+        } catch (error) {
+          inFlight.delete(partNumber);
+          report();
+          if (!retryable(error) || attempt >= PART_ATTEMPTS) {
+            local.abort();
+            if (error instanceof NetworkError) throw new Error(`Part ${partNumber} failed ${attempt} times: the connection failed`);
+            throw error;
+          }
+          hooks.onStatus?.(`Retrying part ${partNumber} (attempt ${attempt + 1} of ${PART_ATTEMPTS})`);
+          const wait = error instanceof ApiError && error.retryAfter ? error.retryAfter * 1000 : 1000 * 2 ** (attempt - 1);
+          await sleep(wait, signal);
+        }
+      }
+      inFlight.delete(partNumber);
+      finishedBytes += size;
+      report();
+    }
+  };
+
+  try {
+    await Promise.all(Array.from({ length: Math.min(PARTS_IN_PARALLEL, partCount) }, () => worker()));
+  } finally {
+    hooks.signal.removeEventListener('abort', stop);
+  }
+  if (hooks.signal.aborted) throw new UploadAborted();
+
+  hooks.onStatus?.('Assembling');
+  const parts = [...etags.entries()].sort(([a], [b]) => a - b).map(([PartNumber, ETag]) => ({ PartNumber, ETag }));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // Completion answers the upload links without a wrapper; repeating it returns the same file.
+      return await api<UploadLinks>('POST', `/api/files/chunks/${uploadId}/complete`, { parts });
+    } catch (error) {
+      const transient = error instanceof TypeError || (error instanceof ApiError && error.status >= 500);
+      if (!transient || attempt >= 3) throw error;
+      await sleep(1000 * attempt, hooks.signal);
+    }
+  }
+}
