@@ -9,6 +9,7 @@ import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { createToken, uploadFile } from '../support/uploads.ts';
 import { storageEnv, storageKinds } from '../support/storage-env.ts';
 import type { S3rverHandle } from '../support/s3rver.ts';
+import { withoutEveryonePermission } from '../support/roles.ts';
 
 const MiB = 1024 * 1024;
 const HOUR = 3600_000;
@@ -197,15 +198,7 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
     const token = await createToken(user, ['files:upload'], extra);
     return { user, token, caller: withToken(token) };
   }
-  async function withoutPermission<T>(permission: string, work: () => Promise<T>): Promise<T> {
-    const changed = await admin.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions.filter((p) => p !== permission) });
-    expect(changed.status).toBe(200);
-    try {
-      return await work();
-    } finally {
-      await admin.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions });
-    }
-  }
+  const withoutPermission = <T,>(permission: string, work: () => Promise<T>) => withoutEveryonePermission(admin, everyone, permission, work);
   const recordOf = async (owner: Client, links: { downloadUrl: string }) => {
     const response = await owner.patch(`/api/files/${fileIdOf(links)}`, {});
     expect(response.status).toBe(200);

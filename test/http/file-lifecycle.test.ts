@@ -10,6 +10,7 @@ import { freePort, freshDatabaseUrl, startTestServer, type TestServer } from '..
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { createToken, uploadFile, type UploadOptions } from '../support/uploads.ts';
 import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
+import { withoutEveryonePermission } from '../support/roles.ts';
 
 /**
  * A file's life after upload: management (PATCH, DELETE), expiry actions applied by the job queue,
@@ -49,15 +50,7 @@ describe.each(providers)('file lifecycle on %s storage', (provider) => {
   }
 
   /** Runs `work` while the Everyone role lacks `permission`; restores it afterwards. */
-  async function withoutPermission<T>(permission: string, work: () => Promise<T>): Promise<T> {
-    const removed = await admin.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions.filter((p) => p !== permission) });
-    expect(removed.status).toBe(200);
-    try {
-      return await work();
-    } finally {
-      expect((await admin.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions })).status).toBe(200);
-    }
-  }
+  const withoutPermission = <T,>(permission: string, work: () => Promise<T>) => withoutEveryonePermission(admin, everyone, permission, work);
 
   async function upload(client: Client, name: string, content: string | Uint8Array, options: UploadOptions = {}, on: TestServer = server) {
     const response = await uploadFile(client, name, content, options);

@@ -6,6 +6,7 @@ import { createToken, PNG_1X1, uploadFile } from '../support/uploads.ts';
 import type { FilesTable } from '../../src/db/schema.ts';
 import { newId } from '../../src/db/ids.ts';
 import { foldForSearch } from '../../src/listing/search-text.ts';
+import { withoutEveryonePermission } from '../support/roles.ts';
 
 let server: TestServer;
 let admin: Awaited<ReturnType<typeof signUp>>;
@@ -85,14 +86,7 @@ async function insert(rows: Insertable<FilesTable>[]): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
-async function withoutPermission<T>(permission: string, work: () => Promise<T>): Promise<T> {
-  await admin.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions.filter((p) => p !== permission) });
-  try {
-    return await work();
-  } finally {
-    await admin.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions });
-  }
-}
+const withoutPermission = <T,>(permission: string, work: () => Promise<T>) => withoutEveryonePermission(admin, everyone, permission, work);
 
 describe('GET /api/files: records, access and isolation', () => {
   it('lists the caller\'s files as spec file records (sizes in MiB), private ones included, never a password hash', async () => {

@@ -3,6 +3,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { createToken, PNG_1X1, uploadFile } from '../support/uploads.ts';
 import { storageEnv, storageKinds } from '../support/storage-env.ts';
+import { withoutEveryonePermission } from '../support/roles.ts';
 
 describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
   let server: TestServer;
@@ -34,14 +35,7 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
     expect(response.status).toBe(200);
     return response.body.data.file;
   };
-  async function withoutPermission<T>(permission: string, work: () => Promise<T>): Promise<T> {
-    await admin.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions.filter((p) => p !== permission) });
-    try {
-      return await work();
-    } finally {
-      await admin.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions });
-    }
-  }
+  const withoutPermission = <T,>(permission: string, work: () => Promise<T>) => withoutEveryonePermission(admin, everyone, permission, work);
 
   describe('the basic upload', () => {
     it('streams one file with a named token and answers the exact upload links', async () => {
