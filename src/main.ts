@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config.ts';
 import { startServer } from './server.ts';
+import { releaseStartupMemory } from './memory.ts';
 
 if (existsSync('.env')) process.loadEnvFile('.env');
 
@@ -17,6 +18,7 @@ try {
 
 try {
   const server = await startServer(config);
+  releaseStartupMemory();
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

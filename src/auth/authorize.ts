@@ -1,4 +1,5 @@
 import { prepared, type Db } from '../db/database.ts';
+import { compiledOnce } from '../db/compiled-query.ts';
 import type { UserRow } from '../accounts/users.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { AppError, forbidden, unauthorized } from '../errors.ts';
@@ -86,8 +87,8 @@ async function withAccess(db: Db, via: Principal['via'], user: UserRow): Promise
  * The token, its owner and the owner's roles in one round trip: one row per role that applies
  * (Everyone, and each assigned role), so a database on the network costs one query per request.
  */
-async function namedTokenPrincipal(db: Db, secret: string, finalizesUpload: boolean): Promise<Principal | null> {
-  const rows = await db
+const tokenWithAccess = compiledOnce((db: Db, secretHash: string) =>
+  db
     .selectFrom('apiTokens')
     .innerJoin('users', 'users.id', 'apiTokens.userId')
     .crossJoin('roles')
@@ -105,10 +106,13 @@ async function namedTokenPrincipal(db: Db, secret: string, finalizesUpload: bool
       'roles.systemKey as roleSystemKey',
       'roles.permissions as rolePermissions',
     ])
-    .where('apiTokens.secretHash', '=', sha256Hex(secret))
+    .where('apiTokens.secretHash', '=', secretHash)
     .where((eb) => eb.or([eb('roles.systemKey', '=', 'everyone'), eb('userRoles.userId', 'is not', null)]))
-    .modifyEnd(prepared)
-    .execute();
+    .modifyEnd(prepared),
+);
+
+async function namedTokenPrincipal(db: Db, secret: string, finalizesUpload: boolean): Promise<Principal | null> {
+  const { rows } = await db.executeQuery(tokenWithAccess(db, sha256Hex(secret)));
   const row = rows[0];
   const now = Date.now();
   if (!row) return null;

@@ -61,7 +61,7 @@ export class S3Storage implements Storage {
   }
 
   async put(key: string, body: Readable, options: PutOptions = {}): Promise<{ size: number }> {
-    const counter = new ByteCounter({ maxBytes: options.maxBytes });
+    const counter = new ByteCounter({ maxBytes: options.maxBytes, onData: options.onData });
     // Errors from the source (client abort) reach Upload through the counter.
     body.on('error', (err) => counter.destroy(err)).pipe(counter);
     const upload = new Upload({

@@ -1,5 +1,6 @@
 import { Transform } from 'node:stream';
 import type { Readable, TransformCallback } from 'node:stream';
+import { noteStreamedBytes } from '../memory.ts';
 
 /** An inclusive byte range, as HTTP Range requests express it. */
 export interface ByteRange {
@@ -20,6 +21,8 @@ export interface PutOptions {
    * Nothing is left behind when that happens.
    */
   maxBytes?: number;
+  /** Sees every chunk of the body, in order, as it is stored (to hash it while streaming). */
+  onData?: (chunk: Buffer) => void;
 }
 
 export interface PartInfo {
@@ -108,20 +111,24 @@ export class ByteCounter extends Transform {
   bytes = 0;
   readonly #maxBytes: number | undefined;
   readonly #expectedBytes: number | undefined;
+  readonly #onData: ((chunk: Buffer) => void) | undefined;
 
-  constructor(limits: { maxBytes?: number; expectedBytes?: number } = {}) {
+  constructor(limits: { maxBytes?: number | undefined; expectedBytes?: number | undefined; onData?: ((chunk: Buffer) => void) | undefined } = {}) {
     super();
     this.#maxBytes = limits.maxBytes;
     this.#expectedBytes = limits.expectedBytes;
+    this.#onData = limits.onData;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
+    noteStreamedBytes(chunk.length);
     if (this.#maxBytes !== undefined && this.bytes > this.#maxBytes) {
       callback(new StorageLimitError(this.#maxBytes));
     } else if (this.#expectedBytes !== undefined && this.bytes > this.#expectedBytes) {
       callback(new Error(`Body is longer than the declared ${this.#expectedBytes} bytes`));
     } else {
+      this.#onData?.(chunk);
       callback(null, chunk);
     }
   }

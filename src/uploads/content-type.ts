@@ -1,4 +1,3 @@
-import { Transform, type TransformCallback } from 'node:stream';
 import { createHash } from 'node:crypto';
 import { fileTypeFromBuffer } from 'file-type';
 import mime from 'mime';
@@ -8,25 +7,26 @@ import { invalid } from '../errors.ts';
 const HEAD_BYTES = 4100;
 
 /**
- * Passes bytes through while keeping their SHA-256 and the first few KiB, so the content can be
- * identified after streaming without reading the file twice.
+ * Sees the bytes as storage writes them (`PutOptions.onData`), keeping their SHA-256 and the first
+ * few KiB, so the content can be identified after streaming without reading the file twice. An
+ * observer rather than a Transform: a stream stage of its own would cost a scheduling round per chunk.
  */
-export class ContentProbe extends Transform {
+export class ContentProbe {
   private readonly hash = createHash('sha256');
   private head: Buffer[] = [];
   private headLength = 0;
   bytes = 0;
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+  readonly update = (chunk: Buffer): void => {
     this.hash.update(chunk);
     this.bytes += chunk.length;
     if (this.headLength < HEAD_BYTES) {
-      const slice = chunk.subarray(0, HEAD_BYTES - this.headLength);
+      // A copy: a view would keep the whole (often 64 KiB) chunk it belongs to alive.
+      const slice = Buffer.from(chunk.subarray(0, HEAD_BYTES - this.headLength));
       this.head.push(slice);
       this.headLength += slice.length;
     }
-    callback(null, chunk);
-  }
+  };
 
   digest(): string {
     return this.hash.digest('hex');

@@ -49,9 +49,7 @@ export async function receiveSingleUpload(ctx: AppContext, principal: Principal,
       await scheduleStorageDelete(ctx.db, key, Date.now() + ORPHAN_GRACE_MS);
       const probe = new ContentProbe();
       try {
-        const source = file.file.pipe(probe);
-        file.file.on('error', (error) => probe.destroy(error));
-        const { size } = await ctx.storage.put(key, source, { maxBytes: allowance.maxBytes, contentType: file.mimetype });
+        const { size } = await ctx.storage.put(key, file.file, { maxBytes: allowance.maxBytes, contentType: file.mimetype, onData: probe.update });
         stored = { id, key, size, sha256: probe.digest(), head: probe.headBytes(), fileName: file.filename || 'file', declared: file.mimetype || undefined };
       } catch (error) {
         if (error instanceof StorageLimitError) throw overLimit(allowance);

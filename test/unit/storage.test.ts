@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -307,6 +307,111 @@ describe('local storage specifics', () => {
     const { storage } = localBackend();
     const { uploadId } = await storage.createMultipart('files/x');
     expect(await storage.presignPart('files/x', uploadId, 1, 60)).toBeNull();
+  });
+});
+
+describe('local multipart assembly (parts sent in order are appended, not copied)', () => {
+  const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
+  const uploadDir = (dir: string, uploadId: string) => join(dir, 'tmp', 'multipart', uploadId);
+
+  it('renames the assembled parts into place without copying them', async () => {
+    const { storage, dir, leftovers } = localBackend();
+    const key = 'files/in-order';
+    const parts = [randomBytes(3 * MiB + 5), randomBytes(2 * MiB), randomBytes(777)];
+    const { uploadId } = await storage.createMultipart(key);
+    const stored = [];
+    for (const [index, data] of parts.entries()) stored.push(await storage.uploadPart(key, uploadId, index + 1, streamOf(data), { contentLength: data.length }));
+    expect(stored.map((p) => p.etag)).toEqual(parts.map(md5));
+    const assembly = await stat(join(uploadDir(dir, uploadId), 'assembly'));
+    expect(assembly.size).toBe(3 * MiB + 5 + 2 * MiB + 777);
+    const result = await storage.completeMultipart(key, uploadId, stored.map((p, i) => ({ partNumber: i + 1, etag: p.etag })));
+    expect(result).toEqual({ size: assembly.size });
+    // The same file, renamed: the assembled bytes were written once.
+    expect((await stat(join(dir, 'files', key))).ino).toBe(assembly.ino);
+    expect(sha256(await readAll((await storage.get(key)).stream))).toBe(sha256(Buffer.concat(parts)));
+    expect(await leftovers()).toEqual([]);
+  });
+
+  it('appends the parts that came out of order to the assembled prefix', async () => {
+    const { storage, leftovers } = localBackend();
+    const key = 'files/mixed';
+    const parts = [randomBytes(MiB), randomBytes(MiB + 1), randomBytes(10), randomBytes(MiB)];
+    const { uploadId } = await storage.createMultipart(key);
+    const etags = new Map<number, string>();
+    for (const n of [2, 1, 4, 3]) etags.set(n, (await storage.uploadPart(key, uploadId, n, streamOf(parts[n - 1]!))).etag);
+    await storage.completeMultipart(key, uploadId, [1, 2, 3, 4].map((n) => ({ partNumber: n, etag: etags.get(n)! })));
+    expect(sha256(await readAll((await storage.get(key)).stream))).toBe(sha256(Buffer.concat(parts)));
+    expect(await leftovers()).toEqual([]);
+  });
+
+  it('replaces an assembled part that is sent again, refusing its old ETag', async () => {
+    const { storage } = localBackend();
+    const key = 'files/resent';
+    const [old, fresh, second] = [randomBytes(MiB), randomBytes(MiB), randomBytes(MiB)];
+    const { uploadId } = await storage.createMultipart(key);
+    const stale = await storage.uploadPart(key, uploadId, 1, streamOf(old!));
+    const two = await storage.uploadPart(key, uploadId, 2, streamOf(second!));
+    const one = await storage.uploadPart(key, uploadId, 1, streamOf(fresh!));
+    await expect(storage.completeMultipart(key, uploadId, [{ partNumber: 1, etag: stale.etag }, { partNumber: 2, etag: two.etag }])).rejects.toThrow(
+      `Part 1 has ETag ${one.etag}, not ${stale.etag}`,
+    );
+    await storage.completeMultipart(key, uploadId, [{ partNumber: 1, etag: one.etag }, { partNumber: 2, etag: two.etag }]);
+    expect(sha256(await readAll((await storage.get(key)).stream))).toBe(sha256(Buffer.concat([fresh!, second!])));
+  });
+
+  it('completes with fewer parts than were assembled, and a failed completion keeps every part', async () => {
+    const { storage, leftovers } = localBackend();
+    const key = 'files/subset';
+    const parts = [randomBytes(MiB), randomBytes(MiB), randomBytes(MiB)];
+    const { uploadId } = await storage.createMultipart(key);
+    const stored = [];
+    for (const [index, data] of parts.entries()) stored.push(await storage.uploadPart(key, uploadId, index + 1, streamOf(data)));
+    await expect(storage.completeMultipart(key, uploadId, [{ partNumber: 1, etag: stored[0]!.etag }, { partNumber: 4, etag: stored[2]!.etag }])).rejects.toThrow(
+      /never uploaded/,
+    );
+    // Parts 1 and 3 only: part 2's bytes sit between them in the assembly, so they are copied.
+    await storage.completeMultipart(key, uploadId, [{ partNumber: 1, etag: stored[0]!.etag }, { partNumber: 3, etag: stored[2]!.etag }]);
+    expect(sha256(await readAll((await storage.get(key)).stream))).toBe(sha256(Buffer.concat([parts[0]!, parts[2]!])));
+    expect(await leftovers()).toEqual([]);
+  });
+
+  it('retries an append that failed part-way over the bytes it left behind', async () => {
+    const { storage } = localBackend();
+    const key = 'files/retried';
+    const parts = [randomBytes(MiB), randomBytes(MiB)];
+    const { uploadId } = await storage.createMultipart(key);
+    const one = await storage.uploadPart(key, uploadId, 1, streamOf(parts[0]!));
+    await expect(storage.uploadPart(key, uploadId, 2, failingStream(3 * MiB))).rejects.toThrow('client went away');
+    await expect(storage.uploadPart(key, uploadId, 2, endlessStream(), { maxBytes: 2 * MiB })).rejects.toBeInstanceOf(StorageLimitError);
+    const two = await storage.uploadPart(key, uploadId, 2, streamOf(parts[1]!));
+    await storage.completeMultipart(key, uploadId, [{ partNumber: 1, etag: one.etag }, { partNumber: 2, etag: two.etag }]);
+    const stored = await storage.get(key);
+    expect(stored.size).toBe(2 * MiB);
+    expect(sha256(await readAll(stored.stream))).toBe(sha256(Buffer.concat(parts)));
+  });
+
+  it('falls back to separate part files and a copy when the assembly is locked (a crash left the lock)', async () => {
+    const { storage, dir, leftovers } = localBackend();
+    const key = 'files/locked';
+    const parts = [randomBytes(MiB), randomBytes(MiB)];
+    const { uploadId } = await storage.createMultipart(key);
+    await writeFile(join(uploadDir(dir, uploadId), 'append.lock'), '');
+    const one = await storage.uploadPart(key, uploadId, 1, streamOf(parts[0]!));
+    const two = await storage.uploadPart(key, uploadId, 2, streamOf(parts[1]!));
+    expect((await readdir(uploadDir(dir, uploadId))).sort()).toEqual([`1.${one.etag}`, `2.${two.etag}`, 'append.lock', 'key']);
+    await storage.completeMultipart(key, uploadId, [{ partNumber: 1, etag: one.etag }, { partNumber: 2, etag: two.etag }]);
+    expect(sha256(await readAll((await storage.get(key)).stream))).toBe(sha256(Buffer.concat(parts)));
+    expect(await leftovers()).toEqual([]);
+  });
+
+  it('takes parts sent concurrently', async () => {
+    const { storage } = localBackend();
+    const key = 'files/concurrent';
+    const parts = Array.from({ length: 6 }, () => randomBytes(MiB + 3));
+    const { uploadId } = await storage.createMultipart(key);
+    const stored = await Promise.all(parts.map((data, i) => storage.uploadPart(key, uploadId, i + 1, streamOf(data))));
+    await storage.completeMultipart(key, uploadId, stored.map((p, i) => ({ partNumber: i + 1, etag: p.etag })));
+    expect(sha256(await readAll((await storage.get(key)).stream))).toBe(sha256(Buffer.concat(parts)));
   });
 });
 

@@ -1,0 +1,189 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { sql, type Insertable } from 'kysely';
+import { loadConfig } from '../../src/config.ts';
+import { openDatabase, type Db, type Dialect } from '../../src/db/database.ts';
+import type { Database } from '../../src/db/schema.ts';
+import { migrate } from '../../src/db/migrator.ts';
+import { ensureBuiltinRoles } from '../../src/auth/roles.ts';
+import { ensureSettings, initialSettings } from '../../src/settings/instance-settings.ts';
+import { register } from '../../src/accounts/users.ts';
+import { createToken } from '../../src/tokens/named-tokens.ts';
+import { foldForSearch } from '../../src/listing/search-text.ts';
+import { randomLowerAlnum } from '../../src/db/ids.ts';
+import { benchDir, freePort, startChild, type ChildServer } from './child.ts';
+
+export interface HoardInstance {
+  server: ChildServer;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  dialect: Dialect;
+  userId: string;
+  /** A named token with files:read and files:upload. */
+  token: string;
+  seededFiles: number;
+  seedSeconds: number;
+}
+
+const repoRoot = benchDir('..');
+
+/** A new, empty PostgreSQL database in the cluster at `adminUrl`. */
+export async function createPostgresDatabase(adminUrl: string): Promise<string> {
+  const name = `hoard_bench_${randomLowerAlnum(8)}`;
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`create database ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/**
+ * Prepares a Hoard instance the way an operator would get one (migrated database, first account =
+ * administrator, a named token made by the application's own functions), optionally seeds the
+ * account with `files` files through Kysely, then starts `node src/main.ts` as a child process.
+ */
+export async function startHoard(options: { workDir: string; databaseUrl?: string | undefined; files?: number; env?: Record<string, string>; nodeArgs?: string[]; script?: string }): Promise<HoardInstance> {
+  const dataDir = path.join(options.workDir, 'data');
+  fs.mkdirSync(dataDir, { recursive: true });
+  const env: Record<string, string> = {
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    // The documented benchmark-only switch: the specification's 30 upload starts per minute would
+    // otherwise throttle the small-file run.
+    UPLOAD_RATE_LIMIT: '0',
+    ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
+    ...options.env,
+  };
+
+  const config = loadConfig(env);
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  let userId: string;
+  let token: string;
+  let seedSeconds = 0;
+  try {
+    await migrate(database.db);
+    await ensureBuiltinRoles(database.db);
+    await ensureSettings(database.db, initialSettings(config));
+    const user = await register(database.db, database.dialect, { email: 'bench@example.test', password: 'benchmark password 1' });
+    userId = user.id;
+    token = (await createToken(database.db, database.dialect, userId, { name: 'bench', scopes: ['files:read', 'files:upload'] })).secret;
+    if (options.files) {
+      const started = performance.now();
+      await seedAccount(database.db, userId, options.files, 'f', true);
+      // A second account, so every query really has to pick one account's rows.
+      const other = await database.db
+        .insertInto('users')
+        .values({ id: `benchother${randomLowerAlnum(10)}`, email: 'other@example.test', name: 'Other', passwordHash: 'x', urlId: randomLowerAlnum(8), emailVerified: 1, quotaBytes: null, uploadToken: null, uploadTokenHash: null, defaultProfileId: null, uploadDefaults: null, createdAt: Date.now(), updatedAt: Date.now() })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await seedAccount(database.db, other.id, Math.min(options.files, 5000), 'o', false);
+      // PostgreSQL's autovacuum would analyse (and vacuum, for index-only scans) a table that just
+      // grew by 100,000 rows within a minute; doing it now makes the run independent of that timing.
+      // SQLite gets nothing: Hoard never runs ANALYZE there, so its planner works without statistics.
+      if (database.dialect === 'postgres') await sql`vacuum analyze`.execute(database.db);
+      seedSeconds = (performance.now() - started) / 1000;
+      // The account must look exactly as if its files had been uploaded: its counters agree with its rows.
+      for (const id of [userId, other.id]) {
+        const counters = await database.db.selectFrom('users').select(['fileCount', 'usedBytes']).where('id', '=', id).executeTakeFirstOrThrow();
+        const actual = await database.db
+          .selectFrom('files')
+          .select((eb) => [eb.fn.countAll<number | string>().as('files'), eb.fn.sum<number | string>('size').as('bytes')])
+          .where('userId', '=', id)
+          .executeTakeFirstOrThrow();
+        if (Number(counters.fileCount) !== Number(actual.files) || Number(counters.usedBytes) !== Number(actual.bytes)) {
+          throw new Error(`seeded account ${id}: fileCount ${counters.fileCount} / usedBytes ${counters.usedBytes}, but ${actual.files} files of ${actual.bytes} bytes`);
+        }
+      }
+    }
+  } finally {
+    await database.close();
+  }
+
+  const port = await freePort();
+  const server = await startChild({
+    name: `hoard-${database.dialect}`,
+    script: options.script ?? path.join(repoRoot, 'src', 'main.ts'),
+    ...(options.nodeArgs ? { nodeArgs: options.nodeArgs } : {}),
+    env: { ...env, PORT: String(port), BASE_URL: `http://127.0.0.1:${port}` },
+    cwd: options.workDir,
+    port,
+    readyPath: '/api/health',
+    logFile: path.join(options.workDir, 'server.log'),
+  });
+  return { server, dataDir, databaseUrl: options.databaseUrl, dialect: database.dialect, userId, token, seededFiles: options.files ?? 0, seedSeconds };
+}
+
+const words = ['holiday', 'invoice', 'screenshot', 'report', 'Ärger', 'draft', 'scan', 'photo', 'backup', 'notes', 'résumé', 'budget', 'diagram', 'meeting', 'straße'];
+const types = ['image/png', 'image/png', 'image/jpeg', 'image/jpeg', 'image/webp', 'text/plain', 'application/pdf', 'video/mp4', 'application/zip', 'image/gif'];
+export const SEARCH_TERM = 'invoice';
+
+/**
+ * `count` files for one account, inserted through Kysely in transactions of 1,000 rows, with the
+ * columns the application writes (folded search text included). Upload times are spread over three
+ * years in insertion order, as uploads arrive; 10 folders and 10 tags, 30 % of files tagged, 10 %
+ * with OCR text. The account's `usedBytes` is charged with the seeded sizes (its `fileCount` is kept
+ * by the schema's own triggers), so the account looks exactly as if the files had been uploaded.
+ */
+async function seedAccount(db: Db, userId: string, count: number, prefix: string, organise: boolean): Promise<void> {
+  const now = Date.now();
+  const folderIds = organise ? Array.from({ length: 10 }, () => `benchfolder${randomLowerAlnum(9)}`) : [];
+  const tagIds = organise ? Array.from({ length: 10 }, () => `benchtag${randomLowerAlnum(12)}`) : [];
+  if (organise) {
+    await db.insertInto('folders').values(folderIds.map((id, i) => ({ id, userId, name: `Folder ${i}`, parentId: null, createdAt: now, updatedAt: now }))).execute();
+    await db.insertInto('tags').values(tagIds.map((id, i) => ({ id, userId, name: `tag ${i}`, createdAt: now }))).execute();
+  }
+  const span = 3 * 365 * 86_400_000;
+  let seed = prefix === 'f' ? 42 : 7;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  let usedBytes = 0;
+  for (let offset = 0; offset < count; offset += 1000) {
+    const rows: Insertable<Database['files']>[] = [];
+    const fileTags: Insertable<Database['fileTags']>[] = [];
+    for (let i = offset; i < Math.min(count, offset + 1000); i++) {
+      const createdAt = now - span + Math.floor(((i + random()) * span) / count);
+      const id = createdAt.toString(36).padStart(9, '0') + randomLowerAlnum(11);
+      const word = words[Math.floor(random() * words.length)]!;
+      const mimeType = types[Math.floor(random() * types.length)]!;
+      const name = `${word}-${prefix}${i}.${mimeType.split('/')[1]}`;
+      const size = Math.floor(random() * 20_000_000);
+      const ocrText = random() < 0.1 ? `scanned text ${word} page ${i}` : null;
+      usedBytes += size;
+      rows.push({
+        id,
+        userId,
+        name,
+        originalName: name,
+        storageKey: `files/${userId}/${id}`,
+        mimeType,
+        size,
+        sha256: '0'.repeat(64),
+        visibility: random() < 0.7 ? 'PUBLIC' : 'PRIVATE',
+        passwordHash: null,
+        expiresAt: null,
+        expiryAction: null,
+        folderId: folderIds.length && random() < 0.5 ? folderIds[Math.floor(random() * folderIds.length)]! : null,
+        shareStyle: 'framed',
+        views: Math.floor(random() * 1000),
+        downloads: Math.floor(random() * 100),
+        ocrText,
+        searchName: foldForSearch(name),
+        searchOcr: ocrText === null ? null : foldForSearch(ocrText),
+        createdAt,
+        updatedAt: createdAt,
+      });
+      if (tagIds.length && random() < 0.3) fileTags.push({ fileId: id, tagId: tagIds[Math.floor(random() * tagIds.length)]!, excluded: 0 });
+    }
+    await db.transaction().execute(async (trx) => {
+      await trx.insertInto('files').values(rows).execute();
+      if (fileTags.length) await trx.insertInto('fileTags').values(fileTags).execute();
+    });
+  }
+  await db.updateTable('users').set((eb) => ({ usedBytes: eb('usedBytes', '+', usedBytes) })).where('id', '=', userId).execute();
+}
