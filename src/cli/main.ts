@@ -5,7 +5,9 @@ import { openDatabase } from '../db/database.ts';
 import { migrate } from '../db/migrator.ts';
 import { ensureBuiltinRoles, roleIdBySystemKey } from '../auth/roles.ts';
 import { ensureSettings, initialSettings } from '../settings/instance-settings.ts';
-import { createUserAsAdmin } from '../accounts/users.ts';
+import { createUserAsAdmin, findUserForLogin } from '../accounts/users.ts';
+import { createToken } from '../tokens/named-tokens.ts';
+import { scopes, type Scope } from '../auth/route-policy.ts';
 import { allPermissions } from '../auth/permissions.ts';
 
 const usage = `Usage: npm run cli -- <command>
@@ -13,7 +15,10 @@ const usage = `Usage: npm run cli -- <command>
 Commands:
   migrate                                              apply database migrations
   user create --email E --password P [--name N] [--admin]
-                                                       create an account (--admin: Administrator role)`;
+                                                       create an account (--admin: Administrator role)
+  token create --email E --name N --scopes a,b [--expires ISO] [--profile ID]
+                                                       create a named API token; prints the secret once
+                                                       (scopes: ${scopes.join(', ')})`;
 
 class UsageError extends Error {}
 
@@ -48,6 +53,24 @@ async function run(argv: string[], config: Config): Promise<string> {
       // The operator at the console holds every permission.
       const user = await createUserAsAdmin(db, dialect, new Set(allPermissions), { email: values.email!, password: values.password!, name: values.name, roleIds, emailVerified: true });
       return `Created ${user.email} (id ${user.id}${values.admin ? ', Administrator' : ''})`;
+    });
+  }
+  if (command === 'token' && sub === 'create') {
+    const { values } = parseArgs({ args: rest, options: { email: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, expires: { type: 'string' }, profile: { type: 'string' } }, strict: true });
+    if (!values.email || !values.name || !values.scopes) throw new UsageError('token create needs --email, --name and --scopes');
+    const requested = values.scopes.split(',').map((s) => s.trim()).filter(Boolean);
+    const unknown = requested.find((s) => !(scopes as readonly string[]).includes(s));
+    if (unknown) throw new UsageError(`Unknown scope ${unknown}; scopes are ${scopes.join(', ')}`);
+    let expiresAt: Date | null = null;
+    if (values.expires !== undefined) {
+      expiresAt = new Date(values.expires);
+      if (!/^\d{4}-\d{2}-\d{2}T/.test(values.expires) || Number.isNaN(expiresAt.getTime())) throw new UsageError('--expires must be an ISO 8601 timestamp, e.g. 2027-01-01T00:00:00Z');
+    }
+    return withDatabase(config, async ({ db, dialect }) => {
+      const user = await findUserForLogin(db, values.email!);
+      if (!user) throw new Error(`No account with the email ${values.email}`);
+      const { secret } = await createToken(db, dialect, user.id, { name: values.name!, scopes: requested as Scope[], expiresAt, profileId: values.profile ?? null });
+      return secret;
     });
   }
   throw new UsageError(command ? `Unknown command: ${[command, sub].filter(Boolean).join(' ')}` : 'No command given');

@@ -36,6 +36,22 @@ describe('command-line tool', () => {
     expect((await member.get('/api/auth/me')).body.data.user.permissions).not.toContain('administrator');
   });
 
+  it('token create prints a secret once that works on the named-token API', async () => {
+    const result = cli('token', 'create', '--email', 'ops@example.test', '--name', 'backup script', '--scopes', 'urls:read,files:read', '--expires', new Date(Date.now() + 3_600_000).toISOString());
+    expect(result.status, result.stderr).toBe(0);
+    const secret = result.stdout.trim();
+    expect(secret).toMatch(/^svc_[A-Za-z0-9_-]{43,}$/);
+    const list = await new Client(server.baseUrl).get('/api/urls', { token: secret });
+    expect(list.status).toBe(200);
+    expect((await new Client(server.baseUrl).post('/api/urls', { url: 'https://example.com/' }, { token: secret })).status).toBe(401);
+    const bad = cli('token', 'create', '--email', 'ops@example.test', '--name', 'x', '--scopes', 'files:delete');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/Unknown scope files:delete/);
+    const nobody = cli('token', 'create', '--email', 'nobody@example.test', '--name', 'x', '--scopes', 'urls:read');
+    expect(nobody.status).toBe(1);
+    expect(nobody.stderr.trim()).toBe('hoard: No account with the email nobody@example.test');
+  });
+
   it('explains mistakes in one line and exits non-zero', () => {
     const duplicate = cli('user', 'create', '--email', 'ops@example.test', '--password', 'operator password');
     expect(duplicate.status).toBe(1);
