@@ -2,6 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { sha256Hex } from '../../src/auth/secrets.ts';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 let server: TestServer;
 let owner: Awaited<ReturnType<typeof signUp>>;
@@ -227,6 +231,31 @@ describe('legacy upload credential', () => {
     expect(regenerated.status).toBe(200);
     expect(regenerated.body.data.uploadToken).not.toBe(value);
     expect((await owner.get('/api/profile/upload-token')).body.data.uploadToken).toBe(regenerated.body.data.uploadToken);
+  });
+
+  it('uploads with the generated bash script, run for real against this server', async () => {
+    const script = await owner.get('/api/profile/bash');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-bash-'));
+    const file = path.join(dir, 'hoard-upload.sh');
+    fs.writeFileSync(file, script.text, { mode: 0o755 });
+    const payload = path.join(dir, 'from bash.txt');
+    fs.writeFileSync(payload, 'uploaded by the bash script');
+    // Asynchronously: the server answering the script runs in this very process.
+    const bash = (...args: string[]) =>
+      new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+        execFile('bash', args, { encoding: 'utf8', timeout: 30_000 }, (error, stdout, stderr) => resolve({ status: error ? Number(error.code ?? 1) : 0, stdout, stderr }));
+      });
+    const run = await bash(file, payload);
+    expect(run.status, run.stderr).toBe(0);
+    const url = run.stdout.trim();
+    const urlId = (await owner.get('/api/auth/me')).body.data.user.urlId;
+    expect(url).toBe(`${server.baseUrl}/${urlId}/from_bash.txt`);
+    const raw = await new Client(server.baseUrl).get(`/api/files/${urlId}/from_bash.txt`);
+    expect(raw.text).toBe('uploaded by the bash script');
+    const missing = await bash(file, path.join(dir, 'nope.txt'));
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/not a file/);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('is embedded in the ShareX, Flameshot and bash configurations', async () => {
