@@ -1,6 +1,7 @@
-import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { createContext, Fragment, useCallback, useContext, useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { copyText } from './clipboard.ts';
 import { errorMessage } from './api.ts';
+import { useQueryState } from './router.tsx';
 
 // ---------------------------------------------------------------------------------------------
 // Toasts: short confirmations and errors, announced by screen readers.
@@ -269,4 +270,51 @@ export function Tabs({ tabs, current, onChange, label }: { tabs: Array<{ id: str
       ))}
     </nav>
   );
+}
+
+/** A page of tabs: only the tabs the user may see, the current one taken from `?tab=`. */
+export function TabbedPage({ title, tabs }: { title: string; tabs: Array<{ id: string; label: string; allowed: boolean; render: () => ReactNode }> }) {
+  const [params, setParams] = useQueryState();
+  const visible = tabs.filter((tab) => tab.allowed);
+  const current = visible.find((t) => t.id === params.get('tab'))?.id ?? visible[0]?.id ?? '';
+  return (
+    <section>
+      <PageHeader title={title} />
+      <Tabs label={title} tabs={visible.map(({ id, label }) => ({ id, label }))} current={current} onChange={(id) => setParams({ tab: id }, { push: true })} />
+      {visible.map((tab) => tab.id === current && <Fragment key={tab.id}>{tab.render()}</Fragment>)}
+    </section>
+  );
+}
+
+type Column = string | { label: ReactNode; className?: string };
+
+/** A table of records: column headers (plus a hidden "Actions" header unless `actions` is false) and the body rows as children. */
+export function DataTable({ columns, actions = true, wrap = true, className, caption, children }: { columns: Column[]; actions?: boolean; wrap?: boolean; className?: string; caption?: ReactNode; children: ReactNode }) {
+  const table = (
+    <table className={className}>
+      {caption !== undefined && <caption className="visually-hidden">{caption}</caption>}
+      <thead>
+        <tr>
+          {columns.map((column, index) =>
+            typeof column === 'string' ? (
+              <th key={index} scope="col">
+                {column}
+              </th>
+            ) : (
+              <th key={index} scope="col" className={column.className}>
+                {column.label}
+              </th>
+            ),
+          )}
+          {actions && (
+            <th scope="col">
+              <span className="visually-hidden">Actions</span>
+            </th>
+          )}
+        </tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
+  );
+  return wrap ? <div className="table-wrap">{table}</div> : table;
 }

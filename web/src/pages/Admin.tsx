@@ -1,30 +1,22 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { del, get, patch, post } from '../api.ts';
 import { formatBytes, formatDate, formatDateTime, fromLocalInput } from '../format.ts';
-import { useQueryState } from '../router.tsx';
 import { useMe, useSession } from '../session.tsx';
-import { Badge, CopyButton, Dialog, Empty, ErrorNote, Loading, PageHeader, Tabs, useAction, useConfirm, useLoad, useToast } from '../ui.tsx';
+import { Badge, CopyButton, DataTable, Dialog, Empty, ErrorNote, Loading, TabbedPage, useAction, useConfirm, useLoad, useToast } from '../ui.tsx';
 import { permissionGroups, type AdminUser, type InstanceSettings, type Invite, type Permission, type Role, type RoleSummary } from '../types.ts';
 
 export function AdminPage() {
   const { can } = useSession();
-  const [params, setParams] = useQueryState();
-  const tabs = [
-    ...(can('users.manage') ? [{ id: 'users', label: 'Users' }] : []),
-    ...(can('roles.manage') ? [{ id: 'roles', label: 'Roles' }] : []),
-    ...(can('settings.manage') ? [{ id: 'settings', label: 'Instance settings' }] : []),
-    ...(can('users.manage') ? [{ id: 'invites', label: 'Invites' }] : []),
-  ];
-  const current = tabs.find((t) => t.id === params.get('tab'))?.id ?? tabs[0]?.id ?? '';
   return (
-    <section>
-      <PageHeader title="Administration" />
-      <Tabs label="Administration" tabs={tabs} current={current} onChange={(id) => setParams({ tab: id }, { push: true })} />
-      {current === 'users' && <UsersSection />}
-      {current === 'roles' && <RolesSection />}
-      {current === 'settings' && <SettingsSection />}
-      {current === 'invites' && <InvitesSection />}
-    </section>
+    <TabbedPage
+      title="Administration"
+      tabs={[
+        { id: 'users', label: 'Users', allowed: can('users.manage'), render: () => <UsersSection /> },
+        { id: 'roles', label: 'Roles', allowed: can('roles.manage'), render: () => <RolesSection /> },
+        { id: 'settings', label: 'Instance settings', allowed: can('settings.manage'), render: () => <SettingsSection /> },
+        { id: 'invites', label: 'Invites', allowed: can('users.manage'), render: () => <InvitesSection /> },
+      ]}
+    />
   );
 }
 
@@ -63,57 +55,40 @@ function UsersSection() {
       {users.loading && !users.data && <Loading />}
       {users.data && users.data.length === 0 && <Empty>No accounts.</Empty>}
       {users.data && users.data.length > 0 && (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Email</th>
-                <th scope="col">Roles</th>
-                <th scope="col">Verified</th>
-                <th scope="col">Quota</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {users.data.map((user) => (
-                <tr key={user.id} data-testid="user-row">
-                  <td>
-                    {user.name} {user.id === me.id && <Badge kind="neutral">You</Badge>}
-                  </td>
-                  <td>{user.email}</td>
-                  <td>{user.roles.map((r) => r.name).join(', ') || '–'}</td>
-                  <td>{user.emailVerified ? <Badge kind="ok">Verified</Badge> : <Badge kind="warn">No</Badge>}</td>
-                  <td>{user.quotaBytes === null ? 'Default' : user.quotaBytes === 0 ? 'None' : formatBytes(user.quotaBytes)}</td>
-                  <td>{formatDate(user.createdAt)}</td>
-                  <td>
-                    <span className="row-actions">
-                      <button type="button" className="small" onClick={() => setEditing(user)} aria-label={`Edit ${user.email}`}>
-                        Edit
-                      </button>
-                      {user.id !== me.id && (
-                        <button
-                          type="button"
-                          className="small danger"
-                          aria-label={`Delete ${user.email}`}
-                          onClick={async () => {
-                            if (!(await confirm('Delete account', `Delete ${user.email} and everything it owns: files, links, tokens, webhooks?`))) return;
-                            if (await run(() => del(`/api/users/${encodeURIComponent(user.id)}`), 'Account deleted')) void users.reload();
-                          }}
-                        >
-                          Delete
-                        </button>
-                      )}
-                    </span>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={['Name', 'Email', 'Roles', 'Verified', 'Quota', 'Created']}>
+          {users.data.map((user) => (
+            <tr key={user.id} data-testid="user-row">
+              <td>
+                {user.name} {user.id === me.id && <Badge kind="neutral">You</Badge>}
+              </td>
+              <td>{user.email}</td>
+              <td>{user.roles.map((r) => r.name).join(', ') || '–'}</td>
+              <td>{user.emailVerified ? <Badge kind="ok">Verified</Badge> : <Badge kind="warn">No</Badge>}</td>
+              <td>{user.quotaBytes === null ? 'Default' : user.quotaBytes === 0 ? 'None' : formatBytes(user.quotaBytes)}</td>
+              <td>{formatDate(user.createdAt)}</td>
+              <td>
+                <span className="row-actions">
+                  <button type="button" className="small" onClick={() => setEditing(user)} aria-label={`Edit ${user.email}`}>
+                    Edit
+                  </button>
+                  {user.id !== me.id && (
+                    <button
+                      type="button"
+                      className="small danger"
+                      aria-label={`Delete ${user.email}`}
+                      onClick={async () => {
+                        if (!(await confirm('Delete account', `Delete ${user.email} and everything it owns: files, links, tokens, webhooks?`))) return;
+                        if (await run(() => del(`/api/users/${encodeURIComponent(user.id)}`), 'Account deleted')) void users.reload();
+                      }}
+                    >
+                      Delete
+                    </button>
+                  )}
+                </span>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {editing && (
         <UserDialog
@@ -477,53 +452,38 @@ function InvitesSection() {
       <ErrorNote error={invites.error} />
       {invites.data && invites.data.length === 0 && <Empty>No invites.</Empty>}
       {invites.data && invites.data.length > 0 && (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Code</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-                <th scope="col">Expires</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
+        <DataTable columns={['Code', 'Status', 'Created', 'Expires']}>
+          {invites.data.map((invite) => {
+            const status = invite.usedAt ? 'used' : Date.parse(invite.expiresAt) <= now ? 'expired' : 'open';
+            return (
+              <tr key={invite.id}>
+                <td>
+                  <code>{invite.code}</code>
+                </td>
+                <td>
+                  <Badge kind={status === 'open' ? 'ok' : status === 'used' ? 'neutral' : 'warn'}>{status === 'used' ? `Used ${formatDate(invite.usedAt)}` : status === 'open' ? 'Open' : 'Expired'}</Badge>
+                </td>
+                <td>{formatDateTime(invite.createdAt)}</td>
+                <td>{formatDateTime(invite.expiresAt)}</td>
+                <td>
+                  <span className="row-actions">
+                    {status === 'open' && <CopyButton text={inviteLink(invite)} label="Copy invite link" className="small" />}
+                    <button
+                      type="button"
+                      className="small danger"
+                      onClick={async () => {
+                        if (!(await confirm('Withdraw invite', 'Withdraw this invite? Its code stops working.', 'Withdraw'))) return;
+                        if (await run(() => del(`/api/invites/${encodeURIComponent(invite.id)}`), 'Invite withdrawn')) void invites.reload();
+                      }}
+                    >
+                      Withdraw
+                    </button>
+                  </span>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {invites.data.map((invite) => {
-                const status = invite.usedAt ? 'used' : Date.parse(invite.expiresAt) <= now ? 'expired' : 'open';
-                return (
-                  <tr key={invite.id}>
-                    <td>
-                      <code>{invite.code}</code>
-                    </td>
-                    <td>
-                      <Badge kind={status === 'open' ? 'ok' : status === 'used' ? 'neutral' : 'warn'}>{status === 'used' ? `Used ${formatDate(invite.usedAt)}` : status === 'open' ? 'Open' : 'Expired'}</Badge>
-                    </td>
-                    <td>{formatDateTime(invite.createdAt)}</td>
-                    <td>{formatDateTime(invite.expiresAt)}</td>
-                    <td>
-                      <span className="row-actions">
-                        {status === 'open' && <CopyButton text={inviteLink(invite)} label="Copy invite link" className="small" />}
-                        <button
-                          type="button"
-                          className="small danger"
-                          onClick={async () => {
-                            if (!(await confirm('Withdraw invite', 'Withdraw this invite? Its code stops working.', 'Withdraw'))) return;
-                            if (await run(() => del(`/api/invites/${encodeURIComponent(invite.id)}`), 'Invite withdrawn')) void invites.reload();
-                          }}
-                        >
-                          Withdraw
-                        </button>
-                      </span>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </DataTable>
       )}
     </div>
   );

@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
 import { formatBytes, formatDate, formatDateTime, mibToBytes } from '../format.ts';
 import { useSession } from '../session.tsx';
-import { Badge, CopyButton } from '../ui.tsx';
+import { Badge, CopyButton, DataTable } from '../ui.tsx';
 import type { FileRecord, Folder } from '../types.ts';
 import { downloadPath, isPreviewable, rawPath, shareUrl, typeLabel } from './file-links.ts';
 import { Icon } from '../icons.tsx';
@@ -114,68 +114,40 @@ export function FileGrid({ files, folders, selection, previews, onToggle, onOpen
 
 export function FileList({ files, folders, selection, onToggle, onOpen, onEdit, onDelete }: ItemProps) {
   return (
-    <div className="table-wrap">
-      <table className="file-table">
-        <caption className="visually-hidden">Files</caption>
-        <thead>
-          <tr>
-            <th scope="col">
-              <span className="visually-hidden">Selected</span>
-            </th>
-            <th scope="col">Name</th>
-            <th scope="col">Type</th>
-            <th scope="col" className="num">
-              Size
-            </th>
-            <th scope="col">Uploaded</th>
-            <th scope="col">Sharing</th>
-            <th scope="col" className="num">
-              Views
-            </th>
-            <th scope="col" className="num">
-              Downloads
-            </th>
-            <th scope="col">
-              <span className="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {files.map((file) => (
-            <tr key={file.id} className={selection.has(file.id) ? 'selected' : undefined} data-testid="file-row">
-              <td>
-                <input type="checkbox" checked={selection.has(file.id)} onChange={() => onToggle(file)} aria-label={`Select ${file.name}`} />
-              </td>
-              <td className="name-cell">
-                <OpenControl file={file} onOpen={onOpen} className="link-button">
-                  {file.name}
-                </OpenControl>
-                {(file.tags.length > 0 || (folders.length > 0 && file.folderId)) && (
-                  <div className="muted small">
-                    {folders.length > 0 && file.folderId && <span>{folderPath(folders, file.folderId)} </span>}
-                    {file.tags.map((tag) => (
-                      <span key={tag.id} className="tag">
-                        #{tag.name}
-                      </span>
-                    ))}
-                  </div>
-                )}
-              </td>
-              <td className="small">{file.mimeType}</td>
-              <td className="num">{formatBytes(mibToBytes(file.size))}</td>
-              <td className="nowrap">{formatDateTime(file.uploadedAt)}</td>
-              <td>
-                <VisibilityBadges file={file} />
-              </td>
-              <td className="num">{file.views}</td>
-              <td className="num">{file.downloads}</td>
-              <td>
-                <FileActions file={file} onEdit={onEdit} onDelete={onDelete} compact />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable columns={[{ label: <span className="visually-hidden">Selected</span> }, 'Name', 'Type', { label: 'Size', className: 'num' }, 'Uploaded', 'Sharing', { label: 'Views', className: 'num' }, { label: 'Downloads', className: 'num' }]} className="file-table" caption="Files">
+      {files.map((file) => (
+        <tr key={file.id} className={selection.has(file.id) ? 'selected' : undefined} data-testid="file-row">
+          <td>
+            <input type="checkbox" checked={selection.has(file.id)} onChange={() => onToggle(file)} aria-label={`Select ${file.name}`} />
+          </td>
+          <td className="name-cell">
+            <OpenControl file={file} onOpen={onOpen} className="link-button">
+              {file.name}
+            </OpenControl>
+            {(file.tags.length > 0 || (folders.length > 0 && file.folderId)) && (
+              <div className="muted small">
+                {folders.length > 0 && file.folderId && <span>{folderPath(folders, file.folderId)} </span>}
+                {file.tags.map((tag) => (
+                  <span key={tag.id} className="tag">
+                    #{tag.name}
+                  </span>
+                ))}
+              </div>
+            )}
+          </td>
+          <td className="small">{file.mimeType}</td>
+          <td className="num">{formatBytes(mibToBytes(file.size))}</td>
+          <td className="nowrap">{formatDateTime(file.uploadedAt)}</td>
+          <td>
+            <VisibilityBadges file={file} />
+          </td>
+          <td className="num">{file.views}</td>
+          <td className="num">{file.downloads}</td>
+          <td>
+            <FileActions file={file} onEdit={onEdit} onDelete={onDelete} compact />
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }

@@ -1,9 +1,8 @@
 import { Fragment, useState, type FormEvent } from 'react';
 import { del, get, patch, post } from '../api.ts';
 import { formatDateTime, fromLocalInput } from '../format.ts';
-import { useQueryState } from '../router.tsx';
 import { useSession } from '../session.tsx';
-import { Badge, CopyButton, Empty, ErrorNote, Loading, PageHeader, SecretReveal, Tabs, useAction, useConfirm, useLoad, useToast } from '../ui.tsx';
+import { Badge, CopyButton, DataTable, Empty, ErrorNote, Loading, SecretReveal, TabbedPage, useAction, useConfirm, useLoad, useToast } from '../ui.tsx';
 import { allScopes, type Delivery, type Scope, type TokenRecord, type UploadProfile, type Webhook } from '../types.ts';
 
 const scopeHelp: Record<Scope, string> = {
@@ -15,21 +14,15 @@ const scopeHelp: Record<Scope, string> = {
 
 export function IntegrationsPage() {
   const { can } = useSession();
-  const [params, setParams] = useQueryState();
-  const tabs = [
-    ...(can('tokens.manage') ? [{ id: 'tokens', label: 'API tokens' }] : []),
-    ...(can('webhooks.manage') ? [{ id: 'webhooks', label: 'Webhooks' }] : []),
-    ...(can('tokens.manage') ? [{ id: 'uploaders', label: 'Uploader apps' }] : []),
-  ];
-  const current = tabs.find((t) => t.id === params.get('tab'))?.id ?? tabs[0]?.id ?? '';
   return (
-    <section>
-      <PageHeader title="Integrations" />
-      <Tabs label="Integrations" tabs={tabs} current={current} onChange={(id) => setParams({ tab: id }, { push: true })} />
-      {current === 'tokens' && <TokensSection />}
-      {current === 'webhooks' && <WebhooksSection />}
-      {current === 'uploaders' && <UploadersSection />}
-    </section>
+    <TabbedPage
+      title="Integrations"
+      tabs={[
+        { id: 'tokens', label: 'API tokens', allowed: can('tokens.manage'), render: () => <TokensSection /> },
+        { id: 'webhooks', label: 'Webhooks', allowed: can('webhooks.manage'), render: () => <WebhooksSection /> },
+        { id: 'uploaders', label: 'Uploader apps', allowed: can('tokens.manage'), render: () => <UploadersSection /> },
+      ]}
+    />
   );
 }
 
@@ -152,75 +145,57 @@ function TokensSection() {
         {tokens.loading && !tokens.data && <Loading />}
         {tokens.data && tokens.data.tokens.length === 0 && <Empty>No tokens yet.</Empty>}
         {tokens.data && tokens.data.tokens.length > 0 && (
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Scopes</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Profile</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {tokens.data.tokens.map((token) => (
-                  <tr key={token.id} data-testid="token-row">
-                    <td>{token.name}</td>
-                    <td>
-                      {token.scopes.map((s) => (
-                        <code key={s} className="scope">
-                          {s}
-                        </code>
-                      ))}
-                    </td>
-                    <td>{statusBadge(token.status)}</td>
-                    <td>{profileName(token.profileId)}</td>
-                    <td>{formatDateTime(token.createdAt)}</td>
-                    <td>{token.revokedAt ? `Revoked ${formatDateTime(token.revokedAt)}` : token.expiresAt ? formatDateTime(token.expiresAt) : 'Never'}</td>
-                    <td>{token.lastUsedAt ? formatDateTime(token.lastUsedAt) : 'Never'}</td>
-                    <td>
-                      {token.status === 'active' && (
-                        <span className="row-actions">
-                          <button
-                            type="button"
-                            className="small"
-                            aria-label={`Rotate ${token.name}`}
-                            onClick={async () => {
-                              if (!(await confirm('Rotate token', `Replace “${token.name}” with a new secret? The current secret stops working at once.`, 'Rotate'))) return;
-                              await run(async () => {
-                                const rotated = await post<{ token: TokenRecord; secret: string }>(`/api/tokens/${encodeURIComponent(token.id)}/rotate`);
-                                setSecret({ title: `New secret of “${rotated.token.name}”`, value: rotated.secret });
-                                await tokens.reload();
-                              });
-                            }}
-                          >
-                            Rotate
-                          </button>
-                          <button
-                            type="button"
-                            className="small danger"
-                            aria-label={`Revoke ${token.name}`}
-                            onClick={async () => {
-                              if (!(await confirm('Revoke token', `Revoke “${token.name}”? Scripts using it stop working at once. It stays listed as revoked.`, 'Revoke'))) return;
-                              if (await run(() => del(`/api/tokens/${encodeURIComponent(token.id)}`), 'Token revoked')) void tokens.reload();
-                            }}
-                          >
-                            Revoke
-                          </button>
-                        </span>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable columns={['Name', 'Scopes', 'Status', 'Profile', 'Created', 'Expires', 'Last used']}>
+            {tokens.data.tokens.map((token) => (
+              <tr key={token.id} data-testid="token-row">
+                <td>{token.name}</td>
+                <td>
+                  {token.scopes.map((s) => (
+                    <code key={s} className="scope">
+                      {s}
+                    </code>
+                  ))}
+                </td>
+                <td>{statusBadge(token.status)}</td>
+                <td>{profileName(token.profileId)}</td>
+                <td>{formatDateTime(token.createdAt)}</td>
+                <td>{token.revokedAt ? `Revoked ${formatDateTime(token.revokedAt)}` : token.expiresAt ? formatDateTime(token.expiresAt) : 'Never'}</td>
+                <td>{token.lastUsedAt ? formatDateTime(token.lastUsedAt) : 'Never'}</td>
+                <td>
+                  {token.status === 'active' && (
+                    <span className="row-actions">
+                      <button
+                        type="button"
+                        className="small"
+                        aria-label={`Rotate ${token.name}`}
+                        onClick={async () => {
+                          if (!(await confirm('Rotate token', `Replace “${token.name}” with a new secret? The current secret stops working at once.`, 'Rotate'))) return;
+                          await run(async () => {
+                            const rotated = await post<{ token: TokenRecord; secret: string }>(`/api/tokens/${encodeURIComponent(token.id)}/rotate`);
+                            setSecret({ title: `New secret of “${rotated.token.name}”`, value: rotated.secret });
+                            await tokens.reload();
+                          });
+                        }}
+                      >
+                        Rotate
+                      </button>
+                      <button
+                        type="button"
+                        className="small danger"
+                        aria-label={`Revoke ${token.name}`}
+                        onClick={async () => {
+                          if (!(await confirm('Revoke token', `Revoke “${token.name}”? Scripts using it stop working at once. It stays listed as revoked.`, 'Revoke'))) return;
+                          if (await run(() => del(`/api/tokens/${encodeURIComponent(token.id)}`), 'Token revoked')) void tokens.reload();
+                        }}
+                      >
+                        Revoke
+                      </button>
+                    </span>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         )}
       </div>
     </div>
@@ -284,86 +259,72 @@ function WebhooksSection() {
         {webhooks.loading && !webhooks.data && <Loading />}
         {webhooks.data && webhooks.data.length === 0 && <Empty>No webhooks yet.</Empty>}
         {webhooks.data && webhooks.data.length > 0 && (
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Receiver</th>
-                  <th scope="col">Enabled</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
+          <DataTable columns={['Name', 'Receiver', 'Enabled']}>
+            {webhooks.data.map((hook) => (
+              <Fragment key={hook.id}>
+                <tr data-testid="webhook-row">
+                  <td>{hook.name}</td>
+                  <td className="truncate-cell" title={hook.url}>
+                    {hook.url}
+                  </td>
+                  <td>
+                    <label className="switch">
+                      <input
+                        type="checkbox"
+                        role="switch"
+                        checked={hook.enabled}
+                        onChange={async (e) => {
+                          const enabled = e.target.checked;
+                          // Shown at once; put back if the server refuses.
+                          webhooks.setData(webhooks.data!.map((w) => (w.id === hook.id ? { ...w, enabled } : w)));
+                          await run(() => patch(`/api/webhooks/${encodeURIComponent(hook.id)}`, { enabled }), enabled ? 'Webhook enabled' : 'Webhook disabled');
+                          void webhooks.reload();
+                        }}
+                      />
+                      <span className="visually-hidden">Enabled: {hook.name}</span>
+                    </label>
+                  </td>
+                  <td>
+                    <span className="row-actions">
+                      <button
+                        type="button"
+                        className="small"
+                        onClick={async () => {
+                          if (await run(() => post(`/api/webhooks/${encodeURIComponent(hook.id)}/test`))) {
+                            toast('Test event queued');
+                            setOpen(hook.id);
+                          }
+                        }}
+                      >
+                        Send test
+                      </button>
+                      <button type="button" className="small" aria-expanded={open === hook.id} onClick={() => setOpen(open === hook.id ? null : hook.id)}>
+                        Deliveries
+                      </button>
+                      <button
+                        type="button"
+                        className="small danger"
+                        aria-label={`Delete webhook ${hook.name}`}
+                        onClick={async () => {
+                          if (!(await confirm('Delete webhook', `Delete “${hook.name}” and its delivery log? Unsent deliveries are dropped.`))) return;
+                          if (await run(() => del(`/api/webhooks/${encodeURIComponent(hook.id)}`), 'Webhook deleted')) void webhooks.reload();
+                        }}
+                      >
+                        Delete
+                      </button>
+                    </span>
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {webhooks.data.map((hook) => (
-                  <Fragment key={hook.id}>
-                    <tr data-testid="webhook-row">
-                      <td>{hook.name}</td>
-                      <td className="truncate-cell" title={hook.url}>
-                        {hook.url}
-                      </td>
-                      <td>
-                        <label className="switch">
-                          <input
-                            type="checkbox"
-                            role="switch"
-                            checked={hook.enabled}
-                            onChange={async (e) => {
-                              const enabled = e.target.checked;
-                              // Shown at once; put back if the server refuses.
-                              webhooks.setData(webhooks.data!.map((w) => (w.id === hook.id ? { ...w, enabled } : w)));
-                              await run(() => patch(`/api/webhooks/${encodeURIComponent(hook.id)}`, { enabled }), enabled ? 'Webhook enabled' : 'Webhook disabled');
-                              void webhooks.reload();
-                            }}
-                          />
-                          <span className="visually-hidden">Enabled: {hook.name}</span>
-                        </label>
-                      </td>
-                      <td>
-                        <span className="row-actions">
-                          <button
-                            type="button"
-                            className="small"
-                            onClick={async () => {
-                              if (await run(() => post(`/api/webhooks/${encodeURIComponent(hook.id)}/test`))) {
-                                toast('Test event queued');
-                                setOpen(hook.id);
-                              }
-                            }}
-                          >
-                            Send test
-                          </button>
-                          <button type="button" className="small" aria-expanded={open === hook.id} onClick={() => setOpen(open === hook.id ? null : hook.id)}>
-                            Deliveries
-                          </button>
-                          <button
-                            type="button"
-                            className="small danger"
-                            aria-label={`Delete webhook ${hook.name}`}
-                            onClick={async () => {
-                              if (!(await confirm('Delete webhook', `Delete “${hook.name}” and its delivery log? Unsent deliveries are dropped.`))) return;
-                              if (await run(() => del(`/api/webhooks/${encodeURIComponent(hook.id)}`), 'Webhook deleted')) void webhooks.reload();
-                            }}
-                          >
-                            Delete
-                          </button>
-                        </span>
-                      </td>
-                    </tr>
-                    {open === hook.id && (
-                      <tr className="subrow">
-                        <td colSpan={4}>
-                          <Deliveries webhookId={hook.id} />
-                        </td>
-                      </tr>
-                    )}
-                  </Fragment>
-                ))}
-              </tbody>
-            </table>
-          </div>
+                {open === hook.id && (
+                  <tr className="subrow">
+                    <td colSpan={4}>
+                      <Deliveries webhookId={hook.id} />
+                    </td>
+                  </tr>
+                )}
+              </Fragment>
+            ))}
+          </DataTable>
         )}
       </div>
     </div>
@@ -383,32 +344,19 @@ function Deliveries({ webhookId }: { webhookId: string }) {
       <ErrorNote error={deliveries.error} />
       {deliveries.data && deliveries.data.length === 0 && <Empty>No deliveries yet.</Empty>}
       {deliveries.data && deliveries.data.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Created</th>
-              <th scope="col">Status</th>
-              <th scope="col" className="num">
-                Attempts
-              </th>
-              <th scope="col">Last response</th>
-              <th scope="col">Delivered</th>
+        <DataTable columns={['Created', 'Status', { label: 'Attempts', className: 'num' }, 'Last response', 'Delivered']} actions={false} wrap={false}>
+          {deliveries.data.map((d) => (
+            <tr key={d.id}>
+              <td>{formatDateTime(d.createdAt)}</td>
+              <td>
+                <Badge kind={d.status === 'delivered' ? 'ok' : d.status === 'pending' ? 'neutral' : 'bad'}>{d.status}</Badge>
+              </td>
+              <td className="num">{d.attempts}</td>
+              <td className="small">{d.lastStatus !== null ? `HTTP ${d.lastStatus}` : ''} {d.lastError ?? ''}</td>
+              <td>{formatDateTime(d.deliveredAt)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {deliveries.data.map((d) => (
-              <tr key={d.id}>
-                <td>{formatDateTime(d.createdAt)}</td>
-                <td>
-                  <Badge kind={d.status === 'delivered' ? 'ok' : d.status === 'pending' ? 'neutral' : 'bad'}>{d.status}</Badge>
-                </td>
-                <td className="num">{d.attempts}</td>
-                <td className="small">{d.lastStatus !== null ? `HTTP ${d.lastStatus}` : ''} {d.lastError ?? ''}</td>
-                <td>{formatDateTime(d.deliveredAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </DataTable>
       )}
     </div>
   );

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { del, get, post } from '../api.ts';
 import { formatDateTime } from '../format.ts';
 import { useSession } from '../session.tsx';
-import { CopyButton, Empty, ErrorNote, Loading, PageHeader, useAction, useConfirm, useLoad } from '../ui.tsx';
+import { CopyButton, DataTable, Empty, ErrorNote, Loading, PageHeader, useAction, useConfirm, useLoad } from '../ui.tsx';
 import type { ShortLink } from '../types.ts';
 
 export const shortUrl = (link: ShortLink) => `${window.location.origin}/u/${link.shortCode}`;
@@ -69,59 +69,42 @@ export function LinksPage() {
           {links.loading && !links.data && <Loading />}
           {links.data && links.data.length === 0 && <Empty>No short links yet.</Empty>}
           {links.data && links.data.length > 0 && (
-            <div className="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Short link</th>
-                    <th scope="col">Target</th>
-                    <th scope="col" className="num">
-                      Clicks
-                    </th>
-                    <th scope="col">Created</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {links.data.map((link) => (
-                    <tr key={link.id} data-testid="short-link-row">
-                      <td>
-                        <a href={shortUrl(link)} target="_blank" rel="noopener noreferrer">
-                          /u/{link.shortCode}
-                        </a>
-                      </td>
-                      <td className="truncate-cell" title={link.targetUrl}>
-                        {link.targetUrl}
-                      </td>
-                      <td className="num" data-testid="clicks">
-                        {link.clicks}
-                      </td>
-                      <td>{formatDateTime(link.createdAt)}</td>
-                      <td>
-                        <span className="row-actions">
-                          <CopyButton text={shortUrl(link)} className="small" />
-                          {can('links.delete') && (
-                            <button
-                              type="button"
-                              className="small danger"
-                              aria-label={`Delete /u/${link.shortCode}`}
-                              onClick={async () => {
-                                if (!(await confirm('Delete short link', `Delete /u/${link.shortCode}? Visitors will get “not found”.`))) return;
-                                if (await run(() => del(`/api/urls/${encodeURIComponent(link.id)}`), 'Short link deleted')) void links.reload();
-                              }}
-                            >
-                              Delete
-                            </button>
-                          )}
-                        </span>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable columns={['Short link', 'Target', { label: 'Clicks', className: 'num' }, 'Created']}>
+              {links.data.map((link) => (
+                <tr key={link.id} data-testid="short-link-row">
+                  <td>
+                    <a href={shortUrl(link)} target="_blank" rel="noopener noreferrer">
+                      /u/{link.shortCode}
+                    </a>
+                  </td>
+                  <td className="truncate-cell" title={link.targetUrl}>
+                    {link.targetUrl}
+                  </td>
+                  <td className="num" data-testid="clicks">
+                    {link.clicks}
+                  </td>
+                  <td>{formatDateTime(link.createdAt)}</td>
+                  <td>
+                    <span className="row-actions">
+                      <CopyButton text={shortUrl(link)} className="small" />
+                      {can('links.delete') && (
+                        <button
+                          type="button"
+                          className="small danger"
+                          aria-label={`Delete /u/${link.shortCode}`}
+                          onClick={async () => {
+                            if (!(await confirm('Delete short link', `Delete /u/${link.shortCode}? Visitors will get “not found”.`))) return;
+                            if (await run(() => del(`/api/urls/${encodeURIComponent(link.id)}`), 'Short link deleted')) void links.reload();
+                          }}
+                        >
+                          Delete
+                        </button>
+                      )}
+                    </span>
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
           <div>
             <button type="button" onClick={() => void links.reload()}>

@@ -1,29 +1,22 @@
 import { useState, type FormEvent } from 'react';
 import { del, get, patch, post } from '../api.ts';
-import { useQueryState } from '../router.tsx';
 import { useSession } from '../session.tsx';
-import { Badge, Dialog, Empty, ErrorNote, Loading, PageHeader, Tabs, useAction, useConfirm, useLoad } from '../ui.tsx';
+import { Badge, Dialog, Empty, ErrorNote, Loading, TabbedPage, useAction, useConfirm, useLoad } from '../ui.tsx';
 import type { Folder, ProfileOptions, Tag, UploadProfile } from '../types.ts';
 import { folderOptions } from './folder-tree.ts';
 import { Icon } from '../icons.tsx';
 
 export function OrganisationPage() {
   const { can } = useSession();
-  const [params, setParams] = useQueryState();
-  const tabs = [
-    ...(can('uploadProfiles.manage') ? [{ id: 'profiles', label: 'Upload profiles' }] : []),
-    ...(can('folders.manage') ? [{ id: 'folders', label: 'Folders' }] : []),
-    ...(can('tags.manage') ? [{ id: 'tags', label: 'Tags' }] : []),
-  ];
-  const current = tabs.find((t) => t.id === params.get('tab'))?.id ?? tabs[0]?.id ?? '';
   return (
-    <section>
-      <PageHeader title="Organisation" />
-      <Tabs label="Organisation" tabs={tabs} current={current} onChange={(id) => setParams({ tab: id }, { push: true })} />
-      {current === 'profiles' && <ProfilesSection />}
-      {current === 'folders' && <FoldersSection />}
-      {current === 'tags' && <TagsSection />}
-    </section>
+    <TabbedPage
+      title="Organisation"
+      tabs={[
+        { id: 'profiles', label: 'Upload profiles', allowed: can('uploadProfiles.manage'), render: () => <ProfilesSection /> },
+        { id: 'folders', label: 'Folders', allowed: can('folders.manage'), render: () => <FoldersSection /> },
+        { id: 'tags', label: 'Tags', allowed: can('tags.manage'), render: () => <TagsSection /> },
+      ]}
+    />
   );
 }
 
