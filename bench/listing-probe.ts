@@ -19,29 +19,18 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql, type Insertable } from 'kysely';
 import type { Database } from '../src/db/schema.ts';
-import net from 'node:net';
 import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { createLogger, startServer } from '../src/server.ts';
 import { foldForSearch } from '../src/listing/search-text.ts';
 import { randomLowerAlnum } from '../src/db/ids.ts';
-import { startPostgres, type PostgresCluster } from '../test/support/postgres.ts';
+import { freePort, startPostgres, type PostgresCluster } from '../test/support/postgres.ts';
 
 const { values: args } = parseArgs({
   options: { db: { type: 'string', default: 'sqlite' }, files: { type: 'string', default: '100000' }, vacuum: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false }, reuse: { type: 'boolean', default: false }, shuffled: { type: 'boolean', default: false }, cold: { type: 'boolean', default: false }, only: { type: 'string' } },
 });
 const requestedFiles = Number(args.files);
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 // --keep leaves the data (and the PostgreSQL cluster) in place and notes where; --reuse measures it
 // again without seeding.

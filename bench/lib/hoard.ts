@@ -1,6 +1,6 @@
+import { createDatabase } from '../../test/support/postgres.ts';
 import fs from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { sql, type Insertable } from 'kysely';
 import { loadConfig } from '../../src/config.ts';
 import { openDatabase, type Db, type Dialect } from '../../src/db/database.ts';
@@ -29,19 +29,7 @@ export interface HoardInstance {
 const repoRoot = benchDir('..');
 
 /** A new, empty PostgreSQL database in the cluster at `adminUrl`. */
-export async function createPostgresDatabase(adminUrl: string): Promise<string> {
-  const name = `hoard_bench_${randomLowerAlnum(8)}`;
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(`create database ${name}`);
-  } finally {
-    await client.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
+export const createPostgresDatabase = (adminUrl: string) => createDatabase(adminUrl, 'hoard_bench');
 
 /**
  * Prepares a Hoard instance the way an operator would get one (migrated database, first account =

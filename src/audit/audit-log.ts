@@ -1,16 +1,9 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
+import type { AuditEventsTable } from '../db/schema.ts';
 import { newId } from '../db/ids.ts';
 
-export interface AuditEntry {
-  userId: string;
-  tokenId: string | null;
-  credential: 'token' | 'legacy';
-  operation: string;
-  route: string;
-  status: number;
-  ip: string | null;
-}
+export type AuditEntry = Omit<AuditEventsTable, 'id' | 'createdAt'>;
 
 const FLUSH_INTERVAL_MS = 250;
 const MAX_BATCH = 500;

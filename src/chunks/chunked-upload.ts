@@ -11,7 +11,8 @@ import { overLimit, uploadAllowance } from '../uploads/allowance.ts';
 import { resolveOptions, type UploadPlan } from '../uploads/upload-plan.ts';
 import type { RequestOptions, ResolvedOptions } from '../uploads/upload-options.ts';
 import { resolveMimeType } from '../uploads/content-type.ts';
-import { commitFile, type FileRow } from '../uploads/commit-file.ts';
+import { commitFile } from '../uploads/commit-file.ts';
+import type { FileRow } from '../files/file-access.ts';
 import { chunkLimits, UPLOAD_ID_PATTERN } from './chunk-limits.ts';
 import { scheduleSessionSweep } from './chunk-session-jobs.ts';
 

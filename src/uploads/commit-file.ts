@@ -15,6 +15,7 @@ import { scheduleExpiry } from '../files/expiry.ts';
 import { cancelStorageDelete } from '../files/storage-cleanup.ts';
 import { emitFileReady } from '../webhooks/outbox.ts';
 import { uploadLinks } from '../files/file-views.ts';
+import type { FileRow } from '../files/file-access.ts';
 import { foldForSearch } from '../listing/search-text.ts';
 
 /** Bytes already in storage at `storageKey`, waiting for their record. */
@@ -29,8 +30,6 @@ export interface StoredUpload {
   options: ResolvedOptions;
 }
 
-export type { FileRow } from '../files/file-access.ts';
-import type { FileRow } from '../files/file-access.ts';
 
 /**
  * Makes stored bytes a file, atomically: the record, its tags, the quota charge, the expiry job and

@@ -8,7 +8,8 @@ import { invalid } from '../errors.ts';
 import { StorageLimitError } from '../storage/storage.ts';
 import { ContentProbe, resolveMimeType } from './content-type.ts';
 import { overLimit, uploadAllowance } from './allowance.ts';
-import { commitFile, type FileRow } from './commit-file.ts';
+import { commitFile } from './commit-file.ts';
+import type { FileRow } from '../files/file-access.ts';
 import { resolveOptions, type UploadPlan } from './upload-plan.ts';
 import { parseOptionFields, type OptionFields } from './option-fields.ts';
 

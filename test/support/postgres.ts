@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
+import { randomLowerAlnum } from '../../src/db/ids.ts';
 
 /**
  * A throwaway PostgreSQL cluster made with the machine's own initdb/pg_ctl. PostgreSQL refuses to
@@ -36,7 +38,8 @@ function ensureInstalled(): string {
   return binDir;
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
@@ -79,4 +82,19 @@ export async function startPostgres(): Promise<PostgresCluster> {
       }
     },
   };
+}
+
+/** A new, empty database in the cluster at `adminUrl`; returns its URL. */
+export async function createDatabase(adminUrl: string, prefix = 'hoard'): Promise<string> {
+  const name = `${prefix}_${randomLowerAlnum(12)}`;
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`create database ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
 }

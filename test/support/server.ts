@@ -1,23 +1,13 @@
+import { createDatabase, freePort } from './postgres.ts';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { inject } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger, startServer, type RunningServer } from '../../src/server.ts';
-import { randomLowerAlnum } from '../../src/db/ids.ts';
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+
+export { freePort };
 
 export const dialectUnderTest: 'sqlite' | 'postgres' = inject('postgresUrl') ? 'postgres' : 'sqlite';
 
@@ -25,17 +15,7 @@ export const dialectUnderTest: 'sqlite' | 'postgres' = inject('postgresUrl') ? '
 export async function freshDatabaseUrl(): Promise<string | undefined> {
   const adminUrl = inject('postgresUrl');
   if (!adminUrl) return undefined;
-  const name = `hoard_${randomLowerAlnum(12)}`;
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(`create database ${name}`);
-  } finally {
-    await client.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return createDatabase(adminUrl);
 }
 
 export interface TestServer extends RunningServer {

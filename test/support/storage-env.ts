@@ -11,16 +11,21 @@ export async function storageEnv(kind: StorageKind): Promise<{ env: Record<strin
   if (kind === 'local') return { env: {}, stop: async () => {} };
   const s3rver = await startS3rver();
   return {
-    env: {
-      STORAGE: 's3',
-      S3_ENDPOINT: s3rver.endpoint,
-      S3_BUCKET: s3rver.bucket,
-      S3_REGION: s3rver.region,
-      S3_ACCESS_KEY_ID: s3rver.accessKeyId,
-      S3_SECRET_ACCESS_KEY: s3rver.secretAccessKey,
-      S3_FORCE_PATH_STYLE: 'true',
-    },
+    env: s3Env(s3rver),
     stop: () => s3rver.stop(),
     s3: s3rver,
+  };
+}
+
+/** The variables that point Hoard at an s3rver. */
+export function s3Env(s3rver: S3rverHandle): Record<string, string> {
+  return {
+    STORAGE: 's3',
+    S3_ENDPOINT: s3rver.endpoint,
+    S3_BUCKET: s3rver.bucket,
+    S3_REGION: s3rver.region,
+    S3_ACCESS_KEY_ID: s3rver.accessKeyId,
+    S3_SECRET_ACCESS_KEY: s3rver.secretAccessKey,
+    S3_FORCE_PATH_STYLE: 'true',
   };
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { startS3rver, type S3rverHandle } from './s3rver.ts';
+import { s3Env } from './storage-env.ts';
 
 export type Provider = 'local' | 's3';
 export const providers: Provider[] = ['local', 's3'];
@@ -54,15 +55,7 @@ export async function storageUnderTest(provider: Provider): Promise<StorageUnder
   });
   return {
     provider,
-    env: {
-      STORAGE: 's3',
-      S3_ENDPOINT: s3rver.endpoint,
-      S3_BUCKET: s3rver.bucket,
-      S3_REGION: s3rver.region,
-      S3_ACCESS_KEY_ID: s3rver.accessKeyId,
-      S3_SECRET_ACCESS_KEY: s3rver.secretAccessKey,
-      S3_FORCE_PATH_STYLE: 'true',
-    },
+    env: s3Env(s3rver),
     async keys(_dataDir, prefix = '') {
       const keys: string[] = [];
       let token: string | undefined;

@@ -60,7 +60,13 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
   }
 }
 
-const lockedMessage = 'This file is protected by a password; unlock it first';
+/** The file whose bytes this request may have: 404 when hidden or missing, 403 while locked. */
+function openableFile(found: { file: FileRow } | null, request: FastifyRequest): FileRow {
+  const access = found ? accessTo(found.file, viewerOf(request)) : 'hidden';
+  if (!found || access === 'hidden') throw notFound('File not found');
+  if (access === 'locked') throw forbidden('This file is protected by a password; unlock it first');
+  return found.file;
+}
 
 const UNLOCK_LIMIT = { attempts: 10, windowMs: 15 * 60 * 1000 };
 
@@ -71,12 +77,9 @@ export const fileServingRoutes: RouteModule = (app, ctx) => {
     '/api/files/:urlId/:name',
     { schema: { tags, summary: 'Raw bytes of a file (public, unlocked, or your own); counts a view', params: z.object({ urlId: z.string().max(64), name: z.string().max(512) }) } },
     async (request, reply) => {
-      const found = await findByUrlPath(ctx.db, request.params.urlId, request.params.name);
-      const access = found ? accessTo(found.file, viewerOf(request)) : 'hidden';
-      if (!found || access === 'hidden') throw notFound('File not found');
-      if (access === 'locked') throw forbidden(lockedMessage);
-      if (request.method === 'GET') await countView(ctx.db, found.file.id);
-      return sendBytes(ctx, request, reply, found.file, 'inline');
+      const file = openableFile(await findByUrlPath(ctx.db, request.params.urlId, request.params.name), request);
+      if (request.method === 'GET') await countView(ctx.db, file.id);
+      return sendBytes(ctx, request, reply, file, 'inline');
     },
   );
 
@@ -84,12 +87,9 @@ export const fileServingRoutes: RouteModule = (app, ctx) => {
     '/api/files/:id/download',
     { schema: { tags, summary: 'Download a file as an attachment; counts a download', params: z.object({ id: z.string().max(128) }) } },
     async (request, reply) => {
-      const found = await findById(ctx.db, request.params.id);
-      const access = found ? accessTo(found.file, viewerOf(request)) : 'hidden';
-      if (!found || access === 'hidden') throw notFound('File not found');
-      if (access === 'locked') throw forbidden(lockedMessage);
-      if (request.method === 'GET') await countDownload(ctx.db, found.file.id);
-      return sendBytes(ctx, request, reply, found.file, 'attachment');
+      const file = openableFile(await findById(ctx.db, request.params.id), request);
+      if (request.method === 'GET') await countDownload(ctx.db, file.id);
+      return sendBytes(ctx, request, reply, file, 'attachment');
     },
   );
 
