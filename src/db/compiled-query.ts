@@ -10,20 +10,33 @@ import type { Compilable, CompiledQuery, Kysely } from 'kysely';
 export function compiledOnce<Db extends Kysely<any>, Values extends unknown[], Row>(
   build: (db: Db, ...values: Values) => Compilable<Row>,
 ): (db: Db, ...values: Values) => CompiledQuery<Row> {
-  const templates = new Map<unknown, { compiled: CompiledQuery<Row>; slots: Array<number | null> }>();
-  return (db, ...values) => {
+  const byShape = compiledByShape((db: Db, _shape: '', ...values: Values) => build(db, ...values));
+  return (db, ...values) => byShape(db, '', ...values);
+}
+
+/**
+ * Like compiledOnce, for a query that comes in a few shapes (a sort order, say): `build` may branch
+ * on `shape`, never on the values, and is called once per dialect and shape.
+ */
+export function compiledByShape<Db extends Kysely<any>, Shape extends string, Values extends unknown[], Row>(
+  build: (db: Db, shape: Shape, ...values: Values) => Compilable<Row>,
+): (db: Db, shape: Shape, ...values: Values) => CompiledQuery<Row> {
+  const templates = new Map<unknown, Map<Shape, { compiled: CompiledQuery<Row>; slots: Array<number | null> }>>();
+  return (db, shape, ...values) => {
     const dialect = db.getExecutor().adapter.constructor;
-    let template = templates.get(dialect);
+    let shapes = templates.get(dialect);
+    if (!shapes) templates.set(dialect, (shapes = new Map()));
+    let template = shapes.get(shape);
     if (!template) {
       const placeholders = values.map((_, i) => `\u0000compiledOnce:${i}\u0000`);
-      const compiled = build(db, ...(placeholders as Values)).compile();
+      const compiled = build(db, shape, ...(placeholders as Values)).compile();
       const slots = compiled.parameters.map((value) => {
         const index = placeholders.indexOf(value as string);
         return index < 0 ? null : index;
       });
-      if (slots.filter((slot) => slot !== null).length < values.length) throw new Error('compiledOnce: every value must become a query parameter');
+      if (new Set(slots.filter((slot) => slot !== null)).size < values.length) throw new Error('compiledOnce: every value must become a query parameter');
       template = { compiled, slots };
-      templates.set(dialect, template);
+      shapes.set(shape, template);
     }
     const { compiled, slots } = template;
     return { ...compiled, parameters: slots.map((slot, i) => (slot === null ? compiled.parameters[i] : values[slot])) };

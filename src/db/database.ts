@@ -2,12 +2,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteQueryCompiler, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 
 export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
+
+/** The dialect a Kysely instance (or transaction) speaks. */
+export function dialectOf(db: Kysely<any>): Dialect {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+}
 
 export interface DatabaseHandle {
   db: Db;
@@ -63,8 +68,29 @@ export function openDatabase(options: { databaseUrl: string | null; dataDir: str
   // 64 MiB of page cache (the default is 2 MiB): listing a large account scans its indexes, which
   // should stay in memory rather than be re-read from the file on every request.
   file.pragma('cache_size = -65536');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
+  const db = new Kysely<Database>({ dialect: new StablePlanSqliteDialect({ database: withStatementCache(file) }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+/**
+ * SQLite (3.47+, as bundled by better-sqlite3) marks a statement for recompilation whenever a
+ * parameter is rebound if that parameter's value could steer the plan: a LIMIT, or any parameter of
+ * a statement that joins tables. Every execution of such a prepared statement then parses and plans
+ * it again (measured: a two-table lookup 8 µs instead of 1 µs; the file listing's page query 102 µs
+ * instead of 47 µs). Written as `+?` (the no-op unary plus: same value, same type, no affinity, as a
+ * bare `?`), a parameter is no longer a bare variable to the planner, so plans stay fixed, as they do
+ * on PostgreSQL. Hoard's plans never depend on a bound value.
+ */
+class StablePlanQueryCompiler extends SqliteQueryCompiler {
+  protected override getCurrentParameterPlaceholder(): string {
+    return '+?';
+  }
+}
+
+class StablePlanSqliteDialect extends SqliteDialect {
+  override createQueryCompiler(): SqliteQueryCompiler {
+    return new StablePlanQueryCompiler();
+  }
 }
 
 /**

@@ -1,12 +1,13 @@
 import { sql } from 'kysely';
-import { prepared, type Db, type Dialect } from '../db/database.ts';
+import { dialectOf, prepared, type Db, type Dialect } from '../db/database.ts';
+import { compiledByShape } from '../db/compiled-query.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { notFound } from '../errors.ts';
 import { fileRecord } from '../files/file-views.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import { assertOwnedSelection, beyond, countOf, filteredFiles, orderedBy, sortOrder, type FilesQuery, type SortColumn } from './file-query.ts';
-import { isUnfiltered, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
+import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { refreshStatisticsIfStale, withSearchHints } from './planner.ts';
 
 export type FileRecord = ReturnType<typeof fileRecord>;
@@ -79,9 +80,25 @@ async function recordsByIds(db: Executor, dialect: Dialect, urlId: string, ids: 
 }
 
 function toRecords(urlId: string, rows: RecordRow[]): FileRecord[] {
-  return rows.map(({ tags, ...row }) =>
-    // SQLite hands the JSON array over as text.
-    fileRecord({ ...row, size: Number(row.size), hasPassword: Number(row.hasPassword) === 1 }, urlId, typeof tags === 'string' ? JSON.parse(tags) : tags),
+  return rows.map((row) =>
+    fileRecord(
+      {
+        id: row.id,
+        name: row.name,
+        mimeType: row.mimeType,
+        size: Number(row.size),
+        visibility: row.visibility,
+        folderId: row.folderId,
+        expiresAt: row.expiresAt,
+        createdAt: row.createdAt,
+        views: row.views,
+        downloads: row.downloads,
+        hasPassword: Number(row.hasPassword) === 1,
+      },
+      urlId,
+      // SQLite hands the JSON array over as text.
+      typeof row.tags === 'string' ? JSON.parse(row.tags) : row.tags,
+    ),
   );
 }
 
@@ -129,6 +146,18 @@ function pageIds(db: Executor, dialect: Dialect, userId: string, filters: FileFi
   return orderedBy(filteredFiles(db, dialect, userId, filters).select('files.id'), sortBy).limit(limit).offset(offset);
 }
 
+/**
+ * The hot path, an unfiltered page: the page and the account's file count in one statement (one
+ * round trip, one snapshot), compiled once per sort order and prepared once per connection on
+ * PostgreSQL.
+ */
+const unfilteredPage = compiledByShape((db: Executor, sortBy: SortBy, userId: string, limit: number, offset: number) => {
+  const dialect = dialectOf(db);
+  return orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, NO_FILTERS, sortBy, limit, offset)), dialect), sortBy)
+    .select((eb) => eb.selectFrom('users').select('users.fileCount').where('users.id', '=', userId).as('total'))
+    .modifyEnd(prepared);
+});
+
 /** GET /api/files: a page of the account's files, or the images next to a gallery anchor. */
 export async function listFiles(db: Db, dialect: Dialect, userId: string, urlId: string, query: ListQuery): Promise<FileListing> {
   await assertOwnedSelection(db, userId, query.filters);
@@ -145,21 +174,14 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, urlId: 
     return { data: [], pagination: pagination(total) };
   }
 
-  if (!isUnfiltered(filters)) {
-    const small = await smallSelection(db, dialect, userId, filters, sortBy);
-    if (small) return { data: await recordsByIds(db, dialect, urlId, small.slice(offset, offset + limit)), pagination: pagination(small.length) };
-  }
-  const pageQuery = orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset)), dialect), sortBy);
   if (isUnfiltered(filters)) {
-    // The hot path: the page and the account's file count in one statement (one round trip, one
-    // snapshot), prepared once per connection on PostgreSQL.
-    const rows = await pageQuery
-      .select((eb) => eb.selectFrom('users').select('users.fileCount').where('users.id', '=', userId).as('total'))
-      .modifyEnd(prepared)
-      .execute();
+    const { rows } = await db.executeQuery(unfilteredPage(db, sortBy, userId, limit, offset));
     const total = rows.length ? Number(rows[0]!.total) : await accountFileCount(db, userId);
     return { data: toRecords(urlId, rows), pagination: pagination(total) };
   }
+  const small = await smallSelection(db, dialect, userId, filters, sortBy);
+  if (small) return { data: await recordsByIds(db, dialect, urlId, small.slice(offset, offset + limit)), pagination: pagination(small.length) };
+  const pageQuery = orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset)), dialect), sortBy);
   const [total, rows] = await Promise.all([countOf(filteredFiles(db, dialect, userId, filters)), pageQuery.execute()]);
   return { data: toRecords(urlId, rows), pagination: pagination(total) };
 }

@@ -283,6 +283,9 @@ export function parseTimelineQuery(raw: RawQuery): TimelineQuery {
   return { filters, sortBy, groupBy: (groupByValue as GroupBy | undefined) ?? 'none', timeZone };
 }
 
+/** The filter set of a listing without conditions. */
+export const NO_FILTERS: Readonly<FileFilters> = { ids: null, search: null, types: null, from: null, until: null, visibility: null, folder: null, tag: null, imagesOnly: false };
+
 /** True when no condition narrows the account's files (the total is then the account's file count). */
 export function isUnfiltered(filters: FileFilters): boolean {
   return (
