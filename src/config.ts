@@ -31,6 +31,8 @@ export interface Config {
   logLevel: string;
   /** Upload starts per minute per client IP; 0 switches the limit off (benchmarks only). */
   uploadRateLimit: number;
+  /** Memory for reusable listing responses (src/listing/listing-cache.ts), in bytes; 0 turns it off. */
+  listingCacheBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -76,6 +78,7 @@ const variables = {
     .transform((v) => v.split(',').map(Number))
     .optional(),
   UPLOAD_RATE_LIMIT: z.string().regex(/^\d+$/, 'must be a whole number of requests per minute').transform(Number).optional(),
+  LISTING_CACHE_MB: z.string().regex(/^\d+$/, 'must be a whole number of MiB (0 turns the cache off)').transform(Number).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
 } satisfies Record<string, z.ZodType>;
 
@@ -128,5 +131,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     webhookRetryDelaysMs: parsed.WEBHOOK_RETRY_DELAYS_MS ?? null,
     logLevel: parsed.LOG_LEVEL ?? 'info',
     uploadRateLimit: parsed.UPLOAD_RATE_LIMIT ?? 30,
+    listingCacheBytes: (parsed.LISTING_CACHE_MB ?? 32) * 1024 * 1024,
   };
 }

@@ -4,6 +4,7 @@ import type { Db, Dialect } from './db/database.ts';
 import type { Storage } from './storage/storage.ts';
 import type { AuditLog } from './audit/audit-log.ts';
 import type { SecretBox } from './webhooks/secret-box.ts';
+import type { ListingCache } from './listing/listing-cache.ts';
 
 /** What the running instance is made of; handed to routes and background work. */
 export interface AppContext {
@@ -15,6 +16,8 @@ export interface AppContext {
   audit: AuditLog;
   /** Encrypts secrets kept at rest (webhook signing secrets). */
   secretBox: SecretBox;
+  /** Reusable listing responses, valid while an account's listing version is unchanged. */
+  listingCache: ListingCache;
   /** The background job runner: wake() after committing an enqueueJob() (src/jobs/queue.ts). */
   jobs: { wake(): void };
 }

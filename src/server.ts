@@ -10,6 +10,7 @@ import { ensureSettings, initialSettings } from './settings/instance-settings.ts
 import { createStorage } from './storage/create-storage.ts';
 import { buildApp, type App } from './http/app.ts';
 import { AuditLog } from './audit/audit-log.ts';
+import { ListingCache } from './listing/listing-cache.ts';
 import { JobRunner } from './jobs/queue.ts';
 import { loadSecretBox } from './webhooks/secret-box.ts';
 import { webhookJobHandlers } from './webhooks/delivery-job.ts';
@@ -46,7 +47,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
 
   const storage = await createStorage({ kind: config.storage, dataDir: config.dataDir, ...(config.s3 ? { s3: config.s3 } : {}) });
   const secretBox = loadSecretBox(config);
-  const ctx: AppContext = { config, db: database.db, dialect: database.dialect, storage, log, audit: new AuditLog(database.db, log), secretBox, jobs: { wake: () => jobs.wake() } };
+  const ctx: AppContext = { config, db: database.db, dialect: database.dialect, storage, log, audit: new AuditLog(database.db, log), secretBox, listingCache: new ListingCache(config.listingCacheBytes), jobs: { wake: () => jobs.wake() } };
   // Every background job type and its handler.
   const jobs = new JobRunner(ctx, {
     [FILE_EXPIRY_JOB]: fileExpiryHandler(ctx),

@@ -23,7 +23,9 @@ const bearer = /^bearer[ ]+([^\s]+)[ ]*$/i;
 // lastUsedAt is best effort: written at most this often per token.
 const LAST_USED_RESOLUTION_MS = 60 * 1000;
 
-const userColumns = ['users.id', 'users.email', 'users.name', 'users.urlId', 'users.emailVerified', 'users.quotaBytes', 'users.createdAt'] as const;
+// With the account, its listing version (the listing cache's validator): read here, in the query
+// that runs anyway, it costs nothing.
+const userColumns = ['users.id', 'users.email', 'users.name', 'users.urlId', 'users.emailVerified', 'users.quotaBytes', 'users.createdAt', 'users.listingVersion'] as const;
 
 /**
  * Step one of the single authorization point: who is calling, judged against the route's policy.
@@ -61,9 +63,9 @@ export async function authenticate(db: Db, policy: RoutePolicy, credentials: Cre
 async function sessionPrincipal(db: Db, cookie: string): Promise<Principal | null> {
   const session = await findSession(db, cookie);
   if (!session) return null;
-  const user = await db.selectFrom('users').select(userColumns).where('id', '=', session.userId).executeTakeFirst();
-  if (!user) return null;
-  return { ...(await withAccess(db, 'session', user)), sessionId: session.id };
+  const row = await db.selectFrom('users').select(userColumns).where('id', '=', session.userId).executeTakeFirst();
+  if (!row) return null;
+  return { ...(await withAccess(db, 'session', row)), sessionId: session.id };
 }
 
 /** Step two: may this principal do this, now. Throws 403 when not. */
@@ -78,9 +80,9 @@ export function checkAccess(policy: RoutePolicy, principal: Principal | null, re
   if (needed && !hasPermission(principal.permissions, needed)) throw forbidden();
 }
 
-async function withAccess(db: Db, via: Principal['via'], user: UserRow): Promise<Principal> {
+async function withAccess(db: Db, via: Principal['via'], { listingVersion, ...user }: UserRow & { listingVersion: number }): Promise<Principal> {
   const { permissions, roles } = await loadAccess(db, user.id);
-  return { via, user, permissions, roles };
+  return { via, user, listingVersion, permissions, roles };
 }
 
 /**
@@ -131,11 +133,11 @@ async function namedTokenPrincipal(db: Db, secret: string, finalizesUpload: bool
   }
   const { permissions, roles } = foldRoles(rows.map((r) => ({ id: r.roleId, name: r.roleName, systemKey: r.roleSystemKey, permissions: r.rolePermissions })));
   const user = { id: row.id, email: row.email, name: row.name, urlId: row.urlId, emailVerified: row.emailVerified, quotaBytes: row.quotaBytes, createdAt: row.createdAt };
-  return { via: 'token', user, permissions, roles, token: { id: row.tokenId, scopes: new Set(parseScopes(row.scopes)), profileId: row.profileId } };
+  return { via: 'token', user, listingVersion: row.listingVersion, permissions, roles, token: { id: row.tokenId, scopes: new Set(parseScopes(row.scopes)), profileId: row.profileId } };
 }
 
 async function legacyPrincipal(db: Db, secret: string): Promise<Principal | null> {
   // Looked up by hash: the database comparison then leaks nothing about the secret's characters.
-  const user = await db.selectFrom('users').select(userColumns).where('uploadTokenHash', '=', sha256Hex(secret)).executeTakeFirst();
-  return user ? withAccess(db, 'legacy', user) : null;
+  const row = await db.selectFrom('users').select(userColumns).where('uploadTokenHash', '=', sha256Hex(secret)).executeTakeFirst();
+  return row ? withAccess(db, 'legacy', row) : null;
 }

@@ -14,6 +14,8 @@ export interface TokenGrant {
 export interface Principal {
   via: 'session' | 'token' | 'legacy';
   user: UserRow;
+  /** The account's listing version when the request was authenticated (src/listing/listing-cache.ts). */
+  listingVersion: number;
   permissions: PermissionSet;
   roles: RoleSummary[];
   sessionId?: string;

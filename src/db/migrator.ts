@@ -7,6 +7,7 @@ import * as links from './migrations/0004-links.ts';
 import * as chunks from './migrations/0007-chunks.ts';
 import * as jobsWebhooks from './migrations/0005-jobs-webhooks.ts';
 import * as listing from './migrations/0006-listing.ts';
+import * as listingVersion from './migrations/0008-listing-version.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 const migrations: Record<string, Migration> = {
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '0005-jobs-webhooks': jobsWebhooks,
   '0006-listing': listing,
   '0007-chunks': chunks,
+  '0008-listing-version': listingVersion,
 };
 
 export async function migrate(db: Db): Promise<string[]> {

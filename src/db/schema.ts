@@ -18,6 +18,8 @@ export interface UsersTable {
   usedBytes: Generated<number>;
   /** Number of the account's files, kept by database triggers on every insert and delete. */
   fileCount: Generated<number>;
+  /** Changes with everything the account's file listing shows (migration 0008-listing-version). */
+  listingVersion: Generated<number>;
   defaultProfileId: string | null;
   uploadDefaults: string | null;
   createdAt: number;

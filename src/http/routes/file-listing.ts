@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.ts';
 import type { RouteModule } from '../app.ts';
 import { principalOf } from '../app.ts';
 import { listFiles, listTypes } from '../../listing/list-files.ts';
@@ -36,25 +38,36 @@ const timelineQuery = z.object({
   timezone: once('IANA time zone for calendar boundaries; default UTC'),
 });
 
+/**
+ * Sends a listing response through the listing cache: `parameters` (the parsed, canonical request)
+ * and the account's URL ID are everything the body depends on besides the account's listing version.
+ */
+async function sendListing(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, route: string, parameters: unknown, produce: () => Promise<unknown>) {
+  const { user, listingVersion } = principalOf(request);
+  const key = `${route}\u0000${user.urlId}\u0000${JSON.stringify(parameters)}`;
+  const body = await ctx.listingCache.body(user.id, listingVersion, key, async () => JSON.stringify(await produce()));
+  return reply.header('Cache-Control', 'private, no-store').type('application/json; charset=utf-8').send(body);
+}
+
 /** The file listing of the named-token API (spec, GET /api/files, /types, /timeline). */
 export const fileListingRoutes: RouteModule = (app, ctx) => {
   const tags = ['files'];
   app.get(
     '/api/files',
     { schema: { tags, summary: "List and search the account's files (sizes in MiB), or the images next to a gallery anchor", querystring: listQuery } },
-    async (request, reply) => {
+    (request, reply) => {
       const { user } = principalOf(request);
-      const listing = await listFiles(ctx.db, ctx.dialect, user.id, user.urlId, parseListQuery(request.query));
-      reply.header('Cache-Control', 'private, no-store');
-      return { success: true, data: listing.data, pagination: listing.pagination };
+      const query = parseListQuery(request.query);
+      return sendListing(ctx, request, reply, 'files', query, async () => {
+        const listing = await listFiles(ctx.db, ctx.dialect, user.id, user.urlId, query);
+        return { success: true, data: listing.data, pagination: listing.pagination };
+      });
     },
   );
 
-  app.get('/api/files/types', { schema: { tags, summary: "The account's distinct MIME types, sorted" } }, async (request, reply) => {
-    const types = await listTypes(ctx.db, principalOf(request).user.id);
-    reply.header('Cache-Control', 'private, no-store');
-    return { success: true, data: { types } };
-  });
+  app.get('/api/files/types', { schema: { tags, summary: "The account's distinct MIME types, sorted" } }, (request, reply) =>
+    sendListing(ctx, request, reply, 'types', null, async () => ({ success: true, data: { types: await listTypes(ctx.db, principalOf(request).user.id) } })),
+  );
 
   app.get(
     '/api/files/timeline',
