@@ -2,14 +2,26 @@ import { randomBytes } from 'node:crypto';
 
 const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
+// Random bytes drawn from the CSPRNG a few KiB at a time and handed out once each: a call into
+// OpenSSL per ID (every audited request makes one) costs more than the rest of making the ID.
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
+function nextRandomByte(): number {
+  if (poolOffset === pool.length) {
+    pool = randomBytes(POOL_BYTES);
+    poolOffset = 0;
+  }
+  return pool[poolOffset++]!;
+}
+
 /** Random lowercase alphanumeric string; rejection sampling keeps every character equally likely. */
 export function randomLowerAlnum(length: number): string {
   let out = '';
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 252) out += alphabet[byte % 36];
-      if (out.length === length) break;
-    }
+    const byte = nextRandomByte();
+    if (byte < 252) out += alphabet[byte % 36];
   }
   return out;
 }
