@@ -32,19 +32,37 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value,
 export const prepared = sql`/* prepared */`;
 const PREPARED_MARK = '/* prepared */';
 
+/** Prepared statements a connection keeps at most; further marked queries run unprepared. */
+const MAX_PREPARED_PER_CONNECTION = 200;
+const statementNames = new Map<string, string>();
+
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `h${createHash('sha1').update(text).digest('hex')}`;
+    if (statementNames.size < 4 * MAX_PREPARED_PER_CONNECTION) statementNames.set(text, name);
+  }
+  return name;
+}
+
 /** A pool whose clients run marked statements as named prepared statements. */
 function preparingPool(pool: pg.Pool): pg.Pool {
   const connect = pool.connect.bind(pool);
   (pool as { connect: unknown }).connect = async () => {
     const client = await connect();
-    const marked = client as pg.PoolClient & { hoardPreparing?: true };
-    if (!marked.hoardPreparing) {
-      marked.hoardPreparing = true;
+    const marked = client as pg.PoolClient & { hoardPrepared?: Set<string> };
+    if (!marked.hoardPrepared) {
+      const preparedHere = (marked.hoardPrepared = new Set());
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as { query: unknown }).query = (text: unknown, values?: unknown) =>
-        typeof text === 'string' && text.endsWith(PREPARED_MARK)
-          ? query({ name: `h${createHash('sha1').update(text).digest('hex')}`, text, values })
-          : query(text, values);
+      (client as { query: unknown }).query = (text: unknown, values?: unknown) => {
+        if (typeof text !== 'string' || !text.endsWith(PREPARED_MARK)) return query(text, values);
+        const name = statementName(text);
+        if (!preparedHere.has(name)) {
+          if (preparedHere.size >= MAX_PREPARED_PER_CONNECTION) return query(text, values);
+          preparedHere.add(name);
+        }
+        return query({ name, text, values });
+      };
     }
     return client;
   };

@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
+import type { Database } from '../db/schema.ts';
 import { dialectOf, prepared, type Db, type Dialect } from '../db/database.ts';
 import { compiledByShape } from '../db/compiled-query.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
@@ -146,16 +147,34 @@ function pageIds(db: Executor, dialect: Dialect, userId: string, filters: FileFi
   return orderedBy(filteredFiles(db, dialect, userId, filters).select('files.id'), sortBy).limit(limit).offset(offset);
 }
 
+/** The account's file count read in the page's own statement (one round trip, one snapshot). */
+function withTotal<O>(query: SelectQueryBuilder<Database, 'files', O>, userId: string) {
+  return query.select((eb) => eb.selectFrom('users').select('users.fileCount').where('users.id', '=', userId).as('total'));
+}
+
 /**
- * The hot path, an unfiltered page: the page and the account's file count in one statement (one
- * round trip, one snapshot), compiled once per sort order and prepared once per connection on
- * PostgreSQL.
+ * The hot path, an unfiltered first page, read straight from the sort's index. Compiled once per
+ * sort order and page size, with the size in the SQL: PostgreSQL cannot judge a plan for an unknown
+ * LIMIT, so with a LIMIT parameter it plans the prepared statement again on every execution (0.2–0.4
+ * ms); with a literal one it keeps the plan. At most 100 sizes × 9 orders exist, and the database
+ * layer caps the prepared statements a connection keeps.
+ */
+const unfilteredFirstPage = compiledByShape((db: Executor, shape: `${SortBy} ${number}`, userId: string) => {
+  const [sortBy, limit] = shape.split(' ') as [SortBy, string];
+  return withTotal(orderedBy(recordColumns(forAccount(db, userId).selectFrom('files'), dialectOf(db)), sortBy), userId)
+    .limit(sql.lit(Number(limit)))
+    .modifyEnd(prepared);
+});
+
+/**
+ * A later unfiltered page: its IDs from the sort's index (the skipped rows are not read), then
+ * those rows. Compiled once per sort order.
  */
 const unfilteredPage = compiledByShape((db: Executor, sortBy: SortBy, userId: string, limit: number, offset: number) => {
   const dialect = dialectOf(db);
-  return orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, NO_FILTERS, sortBy, limit, offset)), dialect), sortBy)
-    .select((eb) => eb.selectFrom('users').select('users.fileCount').where('users.id', '=', userId).as('total'))
-    .modifyEnd(prepared);
+  return withTotal(orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, NO_FILTERS, sortBy, limit, offset)), dialect), sortBy), userId).modifyEnd(
+    prepared,
+  );
 });
 
 /** GET /api/files: a page of the account's files, or the images next to a gallery anchor. */
@@ -175,7 +194,8 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, urlId: 
   }
 
   if (isUnfiltered(filters)) {
-    const { rows } = await db.executeQuery(unfilteredPage(db, sortBy, userId, limit, offset));
+    const compiled = offset === 0 ? unfilteredFirstPage(db, `${sortBy} ${limit}`, userId) : unfilteredPage(db, sortBy, userId, limit, offset);
+    const { rows } = await db.executeQuery(compiled);
     const total = rows.length ? Number(rows[0]!.total) : await accountFileCount(db, userId);
     return { data: toRecords(urlId, rows), pagination: pagination(total) };
   }

@@ -317,6 +317,21 @@ describe('GET /api/files: pages and sort orders', () => {
     expect((await list(m, { sortBy: 'name' })).body.data.map((f: { name: string }) => f.name)).toEqual(['apple-2.txt', 'apple.txt', 'Banana.txt', 'cherry.txt', 'Äpfel.txt']);
   });
 
+  it('answers every page size, first and later pages, in several orders (each a statement of its own)', async () => {
+    const m = await member();
+    const base = Date.UTC(2022, 0, 1);
+    const rows = Array.from({ length: 120 }, (_, i) => row(m, { size: (i * 37) % 50, createdAt: base + i * 1000 }));
+    await insert(rows);
+    const newest = [...rows].sort((a, b) => b.createdAt! - a.createdAt!).map((r) => r.id);
+    const smallest = [...rows].sort((a, b) => a.size! - b.size! || (a.id < b.id ? -1 : 1)).map((r) => r.id);
+    // 300 statement shapes: more than a PostgreSQL connection keeps prepared (the rest run unprepared).
+    for (let limit = 1; limit <= 100; limit++) {
+      expect(ids(await list(m, { limit })), `limit ${limit}`).toEqual(newest.slice(0, limit));
+      expect(ids(await list(m, { limit, sortBy: 'smallest' })), `smallest, limit ${limit}`).toEqual(smallest.slice(0, limit));
+      expect(ids(await list(m, { limit, page: 2, sortBy: 'smallest' })), `smallest, limit ${limit}, page 2`).toEqual(smallest.slice(limit, 2 * limit));
+    }
+  });
+
   it('sorts and pages a selection larger than a thousand files in the database the same way', async () => {
     const m = await member();
     const base = Date.UTC(2023, 0, 1);
