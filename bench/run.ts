@@ -21,7 +21,7 @@ import Sqlite from 'better-sqlite3';
 import pg from 'pg';
 import { startPostgres, type PostgresCluster } from '../test/support/postgres.ts';
 import { benchDir, freePort, MemoryWatch, memoryOf, startChild, type ChildServer } from './lib/child.ts';
-import { createPostgresDatabase, SEARCH_TERM, startHoard, type HoardInstance } from './lib/hoard.ts';
+import { createPostgresDatabase, SEARCH_TERM, startHoard, startHoardProcess, type HoardInstance } from './lib/hoard.ts';
 import { getJson, latency, requestRate } from './lib/load.ts';
 import { figure, textTable, writeReports, type Figure, type Results } from './lib/report.ts';
 import { GiB, MiB, smallFileUploads, timedChunkedUpload, timedMultipartUpload } from './lib/uploads.ts';
@@ -279,15 +279,28 @@ async function databaseSection(dialect: 'sqlite' | 'postgres'): Promise<void> {
     `${dialect}:   listing ${listing.requestsPerSecond.toFixed(0)} req/s (p99 ${listing.p99Ms} ms, ${listing.serverCpuMicrosPerRequest} µs server CPU per request), hello world ${baseline.requestsPerSecond.toFixed(0)} req/s (${baseline.serverCpuMicrosPerRequest} µs)`,
   );
 
-  const searchUrl = `${base}/api/files?limit=24&search=${encodeURIComponent(SEARCH_TERM)}`;
+  // The same listing from a second process on the same database with the listing cache off: what
+  // every request costs when the account changes between requests. Search and timeline are timed
+  // there too, so that they measure their queries, not the cache.
+  const uncachedServer = await startHoardProcess({ workDir: path.join(workDir, dialect), env: { ...hoard.env, LISTING_CACHE_MB: '0' }, name: `hoard-${dialect}-uncached` });
+  children.push(uncachedServer);
+  const uncachedBase = uncachedServer.url;
+  log(`${dialect}: the same listing with the listing cache off`);
+  const uncached = await requestRate(`${uncachedBase}/api/files?limit=24`, { connections: CONNECTIONS, seconds: rateSeconds, warmupSeconds: 2, headers: auth, serverPid: uncachedServer.pid });
+  log(`${dialect}:   uncached listing ${uncached.requestsPerSecond.toFixed(0)} req/s (p99 ${uncached.p99Ms} ms, ${uncached.serverCpuMicrosPerRequest} µs server CPU per request)`);
+
+  const searchUrl = `${uncachedBase}/api/files?limit=24&search=${encodeURIComponent(SEARCH_TERM)}`;
   const searchAnswer = await getJson(searchUrl, auth);
   const search = await latency(searchUrl, { runs: 50, warmup: 5, headers: auth });
-  const rareUrl = `${base}/api/files?limit=24&search=f12345`;
+  const rareUrl = `${uncachedBase}/api/files?limit=24&search=f12345`;
   const rare = await latency(rareUrl, { runs: 50, warmup: 5, headers: auth });
-  const timelineUrl = `${base}/api/files/timeline?groupBy=month`;
+  const timelineUrl = `${uncachedBase}/api/files/timeline?groupBy=month`;
   const timelineAnswer = await getJson(timelineUrl, auth);
   const timeline = await latency(timelineUrl, { runs: 50, warmup: 5, headers: auth });
   log(`${dialect}:   search median ${search.medianMs.toFixed(1)} ms (${searchAnswer.pagination.total} matches), timeline median ${timeline.medianMs.toFixed(1)} ms (${timelineAnswer.data.buckets.length} buckets)`);
+
+  await uncachedServer.stop();
+  children.splice(children.indexOf(uncachedServer), 1);
 
   log(`${dialect}: ${SMALL_FILE_BYTES / 1024} KiB uploads, ${SMALL_FILE_CONCURRENCY} concurrent, ${rateSeconds} s`);
   const small = await smallFileUploads(base, hoard.token, { size: SMALL_FILE_BYTES, concurrency: SMALL_FILE_CONCURRENCY, seconds: rateSeconds, warmupSeconds: 2 });
@@ -306,6 +319,17 @@ async function databaseSection(dialect: 'sqlite' | 'postgres'): Promise<void> {
       detail: { listing, baseline },
     }),
     figure({ id: `listing.${dialect}.p99`, label: `${label}: GET /api/files?limit=24 p99 latency`, unit: 'ms', value: listing.p99Ms, baseline: null, baselineLabel: null, target: { on: 'value', op: '<', value: 50 } }),
+    figure({
+      id: `listing.${dialect}.uncachedRate`,
+      label: `${label}: the same, listing cache off (every request queried)`,
+      unit: 'req/s',
+      value: uncached.requestsPerSecond,
+      baseline: baseline.requestsPerSecond,
+      baselineLabel: 'Fastify hello world',
+      target: null,
+      detail: { uncached },
+    }),
+    figure({ id: `listing.${dialect}.uncachedP99`, label: `${label}: the same, listing cache off, p99 latency`, unit: 'ms', value: uncached.p99Ms, baseline: null, baselineLabel: null, target: { on: 'value', op: '<', value: 50 } }),
     figure({
       id: `listing.${dialect}.search`,
       label: `${label}: search=${SEARCH_TERM} (${searchAnswer.pagination.total} matches) median`,

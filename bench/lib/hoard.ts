@@ -24,6 +24,8 @@ export interface HoardInstance {
   token: string;
   seededFiles: number;
   seedSeconds: number;
+  /** The environment the server was started with (without its port). */
+  env: Record<string, string>;
 }
 
 const repoRoot = benchDir('..');
@@ -94,18 +96,26 @@ export async function startHoard(options: { workDir: string; databaseUrl?: strin
     await database.close();
   }
 
+  const server = await startHoardProcess({ workDir: options.workDir, env, name: `hoard-${database.dialect}`, ...(options.nodeArgs ? { nodeArgs: options.nodeArgs } : {}), ...(options.script ? { script: options.script } : {}) });
+  return { server, dataDir, databaseUrl: options.databaseUrl, dialect: database.dialect, userId, token, seededFiles: options.files ?? 0, seedSeconds, env };
+}
+
+/**
+ * `node src/main.ts` as a child process with `env` (plus a free port), e.g. a second process on the
+ * data of an instance made by startHoard(): `startHoardProcess({ ...instance, env: { ...instance.env, X: '1' } })`.
+ */
+export async function startHoardProcess(options: { workDir: string; env: Record<string, string>; name: string; nodeArgs?: string[]; script?: string }): Promise<ChildServer> {
   const port = await freePort();
-  const server = await startChild({
-    name: `hoard-${database.dialect}`,
+  return startChild({
+    name: options.name,
     script: options.script ?? path.join(repoRoot, 'src', 'main.ts'),
     ...(options.nodeArgs ? { nodeArgs: options.nodeArgs } : {}),
-    env: { ...env, PORT: String(port), BASE_URL: `http://127.0.0.1:${port}` },
+    env: { ...options.env, PORT: String(port), BASE_URL: `http://127.0.0.1:${port}` },
     cwd: options.workDir,
     port,
     readyPath: '/api/health',
-    logFile: path.join(options.workDir, 'server.log'),
+    logFile: path.join(options.workDir, `${options.name}.log`),
   });
-  return { server, dataDir, databaseUrl: options.databaseUrl, dialect: database.dialect, userId, token, seededFiles: options.files ?? 0, seedSeconds };
 }
 
 const words = ['holiday', 'invoice', 'screenshot', 'report', 'Ärger', 'draft', 'scan', 'photo', 'backup', 'notes', 'résumé', 'budget', 'diagram', 'meeting', 'straße'];
