@@ -170,6 +170,21 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect(raw.text).toBe(alphabet);
     });
 
+    it('serves a file named "download" from its raw URL, counting a view, not a download', async () => {
+      // Its raw URL /api/files/<urlId>/download has the shape of the download route's.
+      const file = await upload('download', 'named like a route');
+      expect(file.raw).toBe(`/api/files/${urlId}/download`);
+      const raw = await anonymous().get(file.raw);
+      expect(raw.status).toBe(200);
+      expect(raw.text).toBe('named like a route');
+      expect(raw.headers.get('content-disposition')).toMatch(/^inline; filename="download"/);
+      expect(await countsOf(file.id)).toEqual({ views: 1, downloads: 0 });
+      // The download route still answers for the file's ID, and HEAD on both.
+      expect((await anonymous().get(file.download)).headers.get('content-disposition')).toMatch(/^attachment; filename="download"/);
+      expect((await anonymous().request('HEAD', file.raw)).status).toBe(200);
+      expect(await countsOf(file.id)).toEqual({ views: 1, downloads: 1 });
+    });
+
     it('answers byte ranges with 206 and the exact bytes, and 416 outside the file', async () => {
       const file = await upload('ranges.txt', alphabet);
       const range = (value: string) => anonymous().get(file.raw, { headers: { range: value } });

@@ -73,21 +73,27 @@ const UNLOCK_LIMIT = { attempts: 10, windowMs: 15 * 60 * 1000 };
 export const fileServingRoutes: RouteModule = (app, ctx) => {
   const tags = ['files'];
 
+  async function sendRaw(request: FastifyRequest, reply: FastifyReply, found: { file: FileRow } | null) {
+    const file = openableFile(found, request);
+    if (request.method === 'GET') await countView(ctx.db, file.id);
+    return sendBytes(ctx, request, reply, file, 'inline');
+  }
+
   app.get(
     '/api/files/:urlId/:name',
     { schema: { tags, summary: 'Raw bytes of a file (public, unlocked, or your own); counts a view', params: z.object({ urlId: z.string().max(64), name: z.string().max(512) }) } },
-    async (request, reply) => {
-      const file = openableFile(await findByUrlPath(ctx.db, request.params.urlId, request.params.name), request);
-      if (request.method === 'GET') await countView(ctx.db, file.id);
-      return sendBytes(ctx, request, reply, file, 'inline');
-    },
+    async (request, reply) => sendRaw(request, reply, await findByUrlPath(ctx.db, request.params.urlId, request.params.name)),
   );
 
   app.get(
     '/api/files/:id/download',
     { schema: { tags, summary: 'Download a file as an attachment; counts a download', params: z.object({ id: z.string().max(128) }) } },
     async (request, reply) => {
-      const file = openableFile(await findById(ctx.db, request.params.id), request);
+      const byId = await findById(ctx.db, request.params.id);
+      // The raw URL of a file named "download" has this route's shape; file IDs and URL IDs differ
+      // in length, so a segment that names no file may name an account.
+      if (!byId) return sendRaw(request, reply, await findByUrlPath(ctx.db, request.params.id, 'download'));
+      const file = openableFile(byId, request);
       if (request.method === 'GET') await countDownload(ctx.db, file.id);
       return sendBytes(ctx, request, reply, file, 'attachment');
     },
