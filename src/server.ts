@@ -16,7 +16,7 @@ import { loadSecretBox } from './webhooks/secret-box.ts';
 import { webhookJobHandlers } from './webhooks/delivery-job.ts';
 import { FILE_EXPIRY_JOB, fileExpiryHandler } from './files/expiry.ts';
 import { STORAGE_CLEANUP_JOB, storageCleanupHandler } from './files/storage-cleanup.ts';
-import { CHUNK_SESSION_SWEEP_JOB, chunkSessionSweepHandler } from './chunks/chunk-session-jobs.ts';
+import { CHUNK_SESSION_SWEEP_JOB, CHUNK_STORAGE_ABORT_JOB, chunkSessionSweepHandler, chunkStorageAbortHandler } from './chunks/chunk-session-jobs.ts';
 
 export interface RunningServer {
   app: App;
@@ -59,6 +59,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     [FILE_EXPIRY_JOB]: fileExpiryHandler(ctx),
     [STORAGE_CLEANUP_JOB]: storageCleanupHandler(ctx),
     [CHUNK_SESSION_SWEEP_JOB]: chunkSessionSweepHandler(ctx),
+    [CHUNK_STORAGE_ABORT_JOB]: chunkStorageAbortHandler(ctx),
     ...webhookJobHandlers({ db: ctx.db, log, secretBox, allowPrivate: config.webhookAllowPrivate, retryDelaysMs: config.webhookRetryDelaysMs }),
   });
   const app = await buildApp(ctx);

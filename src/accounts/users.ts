@@ -9,6 +9,7 @@ import { hasPermission, type PermissionSet } from '../auth/permissions.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { consumeInvite } from './invites.ts';
 import { scheduleStorageDelete } from '../files/storage-cleanup.ts';
+import { scheduleSessionStorageAbort } from '../chunks/chunk-session-jobs.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 
 export interface UserRow {
@@ -233,10 +234,13 @@ export async function deleteUserAsAdmin(db: Db, actorId: string, id: string): Pr
     // The records go with the account (foreign keys cascade); their bytes are removed by durable
     // jobs committed in the same transaction, so nothing stays in storage without a record.
     const files = await trx.selectFrom('files').select('storageKey').where('userId', '=', id).execute();
+    // Unfinished chunked uploads keep parts in storage (local temporary files, S3 multipart uploads).
+    const openSessions = await trx.selectFrom('chunkSessions').select(['fileKey', 'storageUploadId', 'storageTarget']).where('userId', '=', id).where('state', '!=', 'completed').execute();
     const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
     if (Number(result.numDeletedRows) === 0) return false;
     const now = Date.now();
     for (const file of files) await scheduleStorageDelete(trx, file.storageKey, now);
+    await scheduleSessionStorageAbort(trx, openSessions, now);
     return true;
   });
   if (!deleted) throw notFound('User not found');

@@ -4,6 +4,37 @@ import { enqueueJob, type JobHandler } from '../jobs/queue.ts';
 import { chunkLimits } from './chunk-limits.ts';
 
 export const CHUNK_SESSION_SWEEP_JOB = 'chunks.sweep';
+export const CHUNK_STORAGE_ABORT_JOB = 'chunks.abortStorage';
+
+interface SessionStorage {
+  fileKey: string;
+  storageUploadId: string;
+  storageTarget: string | null;
+}
+
+/**
+ * Removes the stored parts of sessions whose rows are being deleted with their account: the sweep
+ * job of such a session finds no row and could not say where its parts are. Committed with the
+ * deletion, so the parts are removed even if the process stops right after.
+ */
+export async function scheduleSessionStorageAbort(executor: Executor, sessions: SessionStorage[], runAt: number): Promise<void> {
+  for (const session of sessions) {
+    await enqueueJob(executor, {
+      type: CHUNK_STORAGE_ABORT_JOB,
+      payload: { fileKey: session.fileKey, storageUploadId: session.storageUploadId, storageTarget: session.storageTarget },
+      runAt,
+      dedupeKey: `chunk-storage-abort:${session.storageUploadId}`,
+    });
+  }
+}
+
+export function chunkStorageAbortHandler(ctx: AppContext): JobHandler {
+  return async (job) => {
+    const { fileKey, storageUploadId, storageTarget } = job.payload as SessionStorage;
+    // Parts in another storage (the instance has moved since) are not this process's to remove.
+    if (storageTarget === ctx.storage.target) await ctx.storage.abortMultipart(fileKey, storageUploadId);
+  };
+}
 
 /**
  * One sweep job per session, due when it would go stale (or, once completed, when its metadata is

@@ -438,6 +438,24 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
     });
   });
 
+  describe('account deletion', () => {
+    it("removes the stored parts of the account's unfinished chunked uploads", async () => {
+      const { user, caller } = await scripted();
+      const uploadId = await started(caller, { size: 10 });
+      etagOf(await putPart(caller, uploadId, 1, Buffer.from('hello')));
+      const { storageUploadId } = (await sessionRow(uploadId))!;
+      const partsDir = path.join(server.dataDir, 'tmp', 'multipart', storageUploadId);
+      const stored = async () => (kind === 'local' ? fs.existsSync(partsDir) : (await s3!.pendingUploadIds()).includes(storageUploadId));
+      expect(await stored()).toBe(true);
+
+      expect((await admin.delete(`/api/users/${user.userId}`)).status).toBe(204);
+      expect(await sessionRow(uploadId)).toBeUndefined();
+      await server.jobs.runDueJobs();
+      // The process's own poller may have claimed the job first: wait for whichever runs it.
+      await expect.poll(stored, { timeout: 10_000 }).toBe(false);
+    });
+  });
+
   // -------------------------------------------------------------------------------------------
   describe('part URLs', () => {
     it('validates uploadId and partNumber with 400 on every route', async () => {
