@@ -136,6 +136,8 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'PATCH', path: '/api/files/:id', access: session('files.update'), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/files/:id', access: session('files.delete'), errors: 'ApiError' },
   { method: 'GET', path: '/api/files/:id/download', access: publicWithSession, errors: 'Error' },
+  // The web app's previews of the owner's own files (docs/decisions.md, "Owner previews").
+  { method: 'GET', path: '/api/files/:id/preview', access: publicWithSession, errors: 'Error' },
   { method: 'POST', path: '/api/files/:id/unlock', access: publicRoute, errors: 'Error' },
   { method: 'GET', path: '/api/files/:urlId/:name', access: publicWithSession, errors: 'Error' },
   { method: 'GET', path: '/:urlId/:name', access: publicWithSession, errors: 'Error' },

@@ -168,6 +168,9 @@ describe('the web app in Chromium', () => {
     await shot('06-gallery');
     await page.keyboard.press('Escape');
     await gallery.waitFor({ state: 'detached' });
+    // The owner looking through previews and the gallery is not counted as views.
+    const viewed = (await (await browser.context.request.get(`${server.baseUrl}/api/files?types=image/png`)).json()) as { data: Array<{ views: number }> };
+    expect(viewed.data.map((f) => f.views)).toEqual([0, 0, 0]);
 
     // Edit: make a file private with a password.
     await page.getByRole('button', { name: 'Edit forest.png' }).click();

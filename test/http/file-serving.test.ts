@@ -185,6 +185,32 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect(await countsOf(file.id)).toEqual({ views: 1, downloads: 1 });
     });
 
+    it("serves the owner's previews to the owner's browser only, counting no view", async () => {
+      const file = await upload('previewed.png', PNG_1X1, { type: 'image/png' });
+      const secret = await upload('previewed-private.png', PNG_1X1, { type: 'image/png', fields: { visibility: 'PRIVATE' } });
+      for (const { id } of [file, secret]) {
+        const preview = await owner.get(`/api/files/${id}/preview`);
+        expect(preview.status).toBe(200);
+        expect(preview.headers.get('content-type')).toBe('image/png');
+        expect(preview.headers.get('x-content-type-options')).toBe('nosniff');
+        expect(preview.headers.get('content-disposition')).toMatch(/^inline; filename="previewed/);
+        expect(await countsOf(id)).toEqual({ views: 0, downloads: 0 });
+      }
+      // Anyone else: not found, even for a public file, and so is a token (previews are the web app's).
+      const stranger = await signUp(server.baseUrl, uniqueEmail('stranger'));
+      const token = await createToken(owner, ['files:read']);
+      for (const answer of [await anonymous().get(`/api/files/${file.id}/preview`), await stranger.get(`/api/files/${file.id}/preview`), await anonymous().get(`/api/files/${file.id}/preview`, { token })]) {
+        expect(answer.status).toBe(404);
+      }
+      expect((await anonymous().get(`/api/files/nosuchfileid0000000000/preview`)).status).toBe(404);
+      expect(await countsOf(file.id)).toEqual({ views: 0, downloads: 0 });
+
+      // A file named "preview" is still served from its raw URL.
+      const named = await upload('preview', 'named like a route');
+      expect((await anonymous().get(named.raw)).text).toBe('named like a route');
+      expect(await countsOf(named.id)).toEqual({ views: 1, downloads: 0 });
+    });
+
     it('answers byte ranges with 206 and the exact bytes, and 416 outside the file', async () => {
       const file = await upload('ranges.txt', alphabet);
       const range = (value: string) => anonymous().get(file.raw, { headers: { range: value } });

@@ -85,18 +85,37 @@ export const fileServingRoutes: RouteModule = (app, ctx) => {
     async (request, reply) => sendRaw(request, reply, await findByUrlPath(ctx.db, request.params.urlId, request.params.name)),
   );
 
+  /**
+   * `/api/files/<segment>/<word>` is also the raw URL of a file named `<word>` when `<segment>` is an
+   * account's URL ID: when no file has that ID, such a request gets that file's raw bytes. (File IDs
+   * and URL IDs differ in length, so one segment never names both.)
+   */
+  async function byIdOrRawNamed(request: FastifyRequest, reply: FastifyReply, id: string, word: string, serve: (found: { file: FileRow }) => Promise<FastifyReply>) {
+    const found = await findById(ctx.db, id);
+    return found ? serve(found) : sendRaw(request, reply, await findByUrlPath(ctx.db, id, word));
+  }
+
   app.get(
     '/api/files/:id/download',
     { schema: { tags, summary: 'Download a file as an attachment; counts a download', params: z.object({ id: z.string().max(128) }) } },
-    async (request, reply) => {
-      const byId = await findById(ctx.db, request.params.id);
-      // The raw URL of a file named "download" has this route's shape; file IDs and URL IDs differ
-      // in length, so a segment that names no file may name an account.
-      if (!byId) return sendRaw(request, reply, await findByUrlPath(ctx.db, request.params.id, 'download'));
-      const file = openableFile(byId, request);
-      if (request.method === 'GET') await countDownload(ctx.db, file.id);
-      return sendBytes(ctx, request, reply, file, 'attachment');
-    },
+    (request, reply) =>
+      byIdOrRawNamed(request, reply, request.params.id, 'download', async (found) => {
+        const file = openableFile(found, request);
+        if (request.method === 'GET') await countDownload(ctx.db, file.id);
+        return sendBytes(ctx, request, reply, file, 'attachment');
+      }),
+  );
+
+  app.get(
+    '/api/files/:id/preview',
+    { schema: { tags, summary: 'Your own file, inline, for previews in the web app (browser session only); counts no view', params: z.object({ id: z.string().max(128) }) } },
+    (request, reply) =>
+      byIdOrRawNamed(request, reply, request.params.id, 'preview', async ({ file }) => {
+        // Only the owner, signed in in this browser: previews are how the owner looks through their
+        // files, which is not what the view count counts.
+        if (file.userId !== viewerOf(request).userId) throw notFound('File not found');
+        return sendBytes(ctx, request, reply, file, 'inline');
+      }),
   );
 
   app.post(

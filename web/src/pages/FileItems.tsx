@@ -3,7 +3,7 @@ import { formatBytes, formatDate, formatDateTime, mibToBytes } from '../format.t
 import { useSession } from '../session.tsx';
 import { Badge, CopyButton, DataTable } from '../ui.tsx';
 import type { FileRecord, Folder } from '../types.ts';
-import { downloadPath, isPreviewable, rawPath, shareUrl, typeLabel } from './file-links.ts';
+import { downloadPath, isPreviewable, previewPath, rawPath, shareUrl, typeLabel } from './file-links.ts';
 import { Icon } from '../icons.tsx';
 import { folderPath } from './folder-tree.ts';
 
@@ -82,7 +82,7 @@ export function FileGrid({ files, folders, selection, previews, onToggle, onOpen
         return (
           <li key={file.id} className={selected ? 'file-card selected' : 'file-card'} data-testid="file-card">
             <OpenControl file={file} onOpen={onOpen} className="thumb">
-              {previews && isPreviewable(file) ? <img src={rawPath(file)} alt="" loading="lazy" decoding="async" /> : <span className="type-label" aria-hidden="true">{typeLabel(file)}</span>}
+              {previews && isPreviewable(file) ? <img src={previewPath(file)} alt="" loading="lazy" decoding="async" /> : <span className="type-label" aria-hidden="true">{typeLabel(file)}</span>}
             </OpenControl>
             <div className="file-card-body">
               <label className="checkbox file-name" title={file.name}>

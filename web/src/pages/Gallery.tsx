@@ -4,7 +4,7 @@ import { formatBytes, formatDateTime, mibToBytes, pluralize } from '../format.ts
 import { useSession } from '../session.tsx';
 import { CopyButton, Dialog, ErrorNote } from '../ui.tsx';
 import type { FileRecord, Pagination } from '../types.ts';
-import { downloadPath, rawPath, shareUrl } from './file-links.ts';
+import { downloadPath, previewPath, shareUrl } from './file-links.ts';
 import { VisibilityBadges } from './FileItems.tsx';
 
 interface Neighbour {
@@ -80,7 +80,7 @@ export function Gallery({ start, listParams, onClose, onEdit }: { start: FileRec
             ‹
           </button>
           <figure>
-            <img key={current.id} src={rawPath(current)} alt={current.name} />
+            <img key={current.id} src={previewPath(current)} alt={current.name} />
             <figcaption>
               {position && (
                 <span aria-live="polite">

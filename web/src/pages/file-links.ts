@@ -6,6 +6,8 @@ const segment = (name: string) => encodeURIComponent(name);
 export const shareUrl = (file: FileRecord) => `${window.location.origin}/${file.user.urlId}/${segment(file.name)}`;
 /** The raw bytes (`/api/files/<urlId>/<name>`); counts a view. */
 export const rawPath = (file: FileRecord) => `/api/files/${file.user.urlId}/${segment(file.name)}`;
+/** The owner's own file for previews in this app (`/api/files/<id>/preview`); counts no view. */
+export const previewPath = (file: FileRecord) => `/api/files/${encodeURIComponent(file.id)}/preview`;
 /** As an attachment; counts a download. */
 export const downloadPath = (file: FileRecord) => `/api/files/${encodeURIComponent(file.id)}/download`;
 
