@@ -25,49 +25,34 @@ export async function up(db: Kysely<any>): Promise<void> {
         end if;
         return null;
       end $$`.execute(db);
-    // A trigger with transition tables serves one event, so each event has its own function; the
-    // argument says whether the changed rows name their account (`user`) or their file (`file`).
-    await sql`
-      create function hoard_listing_changed_insert() returns trigger language plpgsql as $$
-      begin
-        if tg_argv[0] = 'file' then
-          update users set "listingVersion" = "listingVersion" + 1 where id in (select f."userId" from files f where f.id in (select "fileId" from new_rows));
-        else
-          update users set "listingVersion" = "listingVersion" + 1 where id in (select "userId" from new_rows);
-        end if;
-        return null;
-      end $$`.execute(db);
-    await sql`
-      create function hoard_listing_changed_delete() returns trigger language plpgsql as $$
-      begin
-        if tg_argv[0] = 'file' then
-          update users set "listingVersion" = "listingVersion" + 1 where id in (select f."userId" from files f where f.id in (select "fileId" from old_rows));
-        else
-          update users set "listingVersion" = "listingVersion" + 1 where id in (select "userId" from old_rows);
-        end if;
-        return null;
-      end $$`.execute(db);
-    await sql`
-      create function hoard_listing_changed_update() returns trigger language plpgsql as $$
-      begin
-        if tg_argv[0] = 'file' then
-          update users set "listingVersion" = "listingVersion" + 1
-            where id in (select f."userId" from files f where f.id in (select "fileId" from new_rows union select "fileId" from old_rows));
-        else
-          update users set "listingVersion" = "listingVersion" + 1 where id in (select "userId" from new_rows union select "userId" from old_rows);
-        end if;
-        return null;
-      end $$`.execute(db);
-    await sql`create trigger files_listing_update after update on files referencing old table as old_rows new table as new_rows for each statement execute function hoard_listing_changed_update('user')`.execute(db);
+    // A trigger with transition tables serves one event, so each event has its own function, reading
+    // the transition tables that event has; the trigger's argument says whether the changed rows
+    // name their account (`user`) or their file (`file`).
+    const transitionTables = { insert: ['new_rows'], delete: ['old_rows'], update: ['new_rows', 'old_rows'] } as const;
+    for (const [event, tables] of Object.entries(transitionTables)) {
+      const changed = (column: string) => sql.raw(tables.map((table) => `select "${column}" from ${table}`).join(' union '));
+      await sql`
+        create function ${sql.id(`hoard_listing_changed_${event}`)}() returns trigger language plpgsql as $$
+        begin
+          if tg_argv[0] = 'file' then
+            update users set "listingVersion" = "listingVersion" + 1 where id in (select f."userId" from files f where f.id in (${changed('fileId')}));
+          else
+            update users set "listingVersion" = "listingVersion" + 1 where id in (${changed('userId')});
+          end if;
+          return null;
+        end $$`.execute(db);
+    }
+    const referencing = { insert: sql`new table as new_rows`, delete: sql`old table as old_rows`, update: sql`old table as old_rows new table as new_rows` };
+    const onChange = (table: string, event: keyof typeof transitionTables, kind: 'file' | 'user') =>
+      sql`create trigger ${sql.id(`${table}_listing_${event}`)} after ${sql.raw(event)} on ${sql.table(table)} referencing ${referencing[event]} for each statement execute function ${sql.id(`hoard_listing_changed_${event}`)}(${sql.lit(kind)})`.execute(db);
+    // Inserts and deletes of files change the version with the file count, above.
+    await onChange('files', 'update', 'user');
     for (const [table, kind] of [
       ['fileTags', 'file'],
       ['tags', 'user'],
       ['folders', 'user'],
     ] as const) {
-      const name = (event: string) => sql.id(`${table}_listing_${event}`);
-      await sql`create trigger ${name('insert')} after insert on ${sql.table(table)} referencing new table as new_rows for each statement execute function hoard_listing_changed_insert(${sql.lit(kind)})`.execute(db);
-      await sql`create trigger ${name('update')} after update on ${sql.table(table)} referencing old table as old_rows new table as new_rows for each statement execute function hoard_listing_changed_update(${sql.lit(kind)})`.execute(db);
-      await sql`create trigger ${name('delete')} after delete on ${sql.table(table)} referencing old table as old_rows for each statement execute function hoard_listing_changed_delete(${sql.lit(kind)})`.execute(db);
+      for (const event of ['insert', 'update', 'delete'] as const) await onChange(table, event, kind);
     }
   } else {
     await sql`drop trigger files_count_insert`.execute(db);
