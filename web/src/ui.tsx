@@ -1,4 +1,4 @@
-import { createContext, Fragment, useCallback, useContext, useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { createContext, Fragment, useCallback, useContext, useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { copyText } from './clipboard.ts';
 import { errorMessage } from './api.ts';
 import { useQueryState } from './router.tsx';
@@ -97,6 +97,44 @@ export function Dialog({ open, title, onClose, children, wide }: { open: boolean
         </div>
       )}
     </dialog>
+  );
+}
+
+/**
+ * A dialog holding one form: its fields, the error of the last attempt, Cancel and a primary submit
+ * button that says when it is busy. `onSubmit` saves (and closes the dialog through its caller);
+ * what it throws is shown in the dialog, which stays open.
+ */
+export function FormDialog({ title, onClose, onSubmit, submitLabel = 'Save', children }: { title: string; onClose: () => void; onSubmit: () => Promise<void>; submitLabel?: string; children: ReactNode }) {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    setBusy(true);
+    try {
+      await onSubmit();
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog open title={title} onClose={onClose}>
+      <form onSubmit={submit} className="stack">
+        {children}
+        <ErrorNote error={error} />
+        <div className="actions">
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="primary" disabled={busy}>
+            {busy ? 'Saving…' : submitLabel}
+          </button>
+        </div>
+      </form>
+    </Dialog>
   );
 }
 

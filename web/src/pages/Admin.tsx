@@ -2,7 +2,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { del, get, patch, post } from '../api.ts';
 import { formatBytes, formatDate, formatDateTime, fromLocalInput } from '../format.ts';
 import { useMe, useSession } from '../session.tsx';
-import { Badge, CopyButton, DataTable, Dialog, Empty, ErrorNote, Loading, TabbedPage, useAction, useConfirm, useLoad, useToast } from '../ui.tsx';
+import { Badge, CopyButton, DataTable, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, useConfirm, useLoad, useToast } from '../ui.tsx';
 import { permissionGroups, type AdminUser, type InstanceSettings, type Invite, type Permission, type Role, type RoleSummary } from '../types.ts';
 
 export function AdminPage() {
@@ -112,82 +112,64 @@ function UserDialog({ user, roles, onClose, onSaved }: { user: AdminUser | null;
   const [roleIds, setRoleIds] = useState<string[]>(user?.roleIds ?? []);
   const [verified, setVerified] = useState(user?.emailVerified ?? true);
   const [quota, setQuota] = useState(user ? toMiB(user.quotaBytes) : '');
-  const [error, setError] = useState<unknown>(null);
   // Roles the account has that this list does not show stay assigned.
   const shownRoles = [...roles, ...(user?.roles.filter((r) => r.systemKey !== 'everyone' && !roles.some((x) => x.id === r.id)) ?? [])];
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      if (user) {
-        const body: Record<string, unknown> = { roleIds, emailVerified: verified, quotaBytes: quota.trim() === '' ? null : fromMiB(quota) };
-        if (name.trim()) body.name = name.trim();
-        await patch(`/api/users/${encodeURIComponent(user.id)}`, body);
-      } else {
-        const body: Record<string, unknown> = { email, password, roleIds, emailVerified: verified };
-        if (name.trim()) body.name = name.trim();
-        await post('/api/users', body);
-      }
-      onSaved();
-    } catch (caught) {
-      setError(caught);
+  const submit = async () => {
+    if (user) {
+      const body: Record<string, unknown> = { roleIds, emailVerified: verified, quotaBytes: quota.trim() === '' ? null : fromMiB(quota) };
+      if (name.trim()) body.name = name.trim();
+      await patch(`/api/users/${encodeURIComponent(user.id)}`, body);
+    } else {
+      const body: Record<string, unknown> = { email, password, roleIds, emailVerified: verified };
+      if (name.trim()) body.name = name.trim();
+      await post('/api/users', body);
     }
+    onSaved();
   };
 
   return (
-    <Dialog open title={user ? `Edit ${user.email}` : 'Create account'} onClose={onClose}>
-      <form onSubmit={submit} className="stack">
-        {!user && (
-          <>
-            <label>
-              Email
-              <input type="email" value={email} onChange={(e) => setEmail(e.target.value)} required autoComplete="off" />
-            </label>
-            <label>
-              Password
-              <input type="password" value={password} onChange={(e) => setPassword(e.target.value)} required minLength={8} autoComplete="new-password" />
-            </label>
-          </>
-        )}
-        <label>
-          Name {!user && <span className="muted">(optional)</span>}
-          <input type="text" value={name} onChange={(e) => setName(e.target.value)} maxLength={100} />
-        </label>
-        <fieldset>
-          <legend>Roles</legend>
-          <p className="hint">Everyone’s permissions apply to every account in addition to these.</p>
-          {shownRoles.length === 0 && <p className="muted">No other roles.</p>}
-          <div className="checkbox-grid">
-            {shownRoles.map((role) => (
-              <label key={role.id} className="checkbox">
-                <input type="checkbox" checked={roleIds.includes(role.id)} onChange={(e) => setRoleIds((ids) => (e.target.checked ? [...ids, role.id] : ids.filter((id) => id !== role.id)))} />
-                {role.name}
-              </label>
-            ))}
-          </div>
-        </fieldset>
-        <label className="checkbox">
-          <input type="checkbox" checked={verified} onChange={(e) => setVerified(e.target.checked)} />
-          Email address verified
-        </label>
-        {user && (
+    <FormDialog title={user ? `Edit ${user.email}` : 'Create account'} onClose={onClose} onSubmit={submit} submitLabel={user ? 'Save' : 'Create account'}>
+      {!user && (
+        <>
           <label>
-            Quota in MiB <span className="muted">(empty: the instance default; 0: no quota)</span>
-            <input type="number" min={0} step="any" value={quota} onChange={(e) => setQuota(e.target.value)} />
+            Email
+            <input type="email" value={email} onChange={(e) => setEmail(e.target.value)} required autoComplete="off" />
           </label>
-        )}
-        <ErrorNote error={error} />
-        <div className="actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="primary">
-            {user ? 'Save' : 'Create account'}
-          </button>
+          <label>
+            Password
+            <input type="password" value={password} onChange={(e) => setPassword(e.target.value)} required minLength={8} autoComplete="new-password" />
+          </label>
+        </>
+      )}
+      <label>
+        Name {!user && <span className="muted">(optional)</span>}
+        <input type="text" value={name} onChange={(e) => setName(e.target.value)} maxLength={100} />
+      </label>
+      <fieldset>
+        <legend>Roles</legend>
+        <p className="hint">Everyone’s permissions apply to every account in addition to these.</p>
+        {shownRoles.length === 0 && <p className="muted">No other roles.</p>}
+        <div className="checkbox-grid">
+          {shownRoles.map((role) => (
+            <label key={role.id} className="checkbox">
+              <input type="checkbox" checked={roleIds.includes(role.id)} onChange={(e) => setRoleIds((ids) => (e.target.checked ? [...ids, role.id] : ids.filter((id) => id !== role.id)))} />
+              {role.name}
+            </label>
+          ))}
         </div>
-      </form>
-    </Dialog>
+      </fieldset>
+      <label className="checkbox">
+        <input type="checkbox" checked={verified} onChange={(e) => setVerified(e.target.checked)} />
+        Email address verified
+      </label>
+      {user && (
+        <label>
+          Quota in MiB <span className="muted">(empty: the instance default; 0: no quota)</span>
+          <input type="number" min={0} step="any" value={quota} onChange={(e) => setQuota(e.target.value)} />
+        </label>
+      )}
+    </FormDialog>
   );
 }
 

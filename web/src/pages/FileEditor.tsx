@@ -1,8 +1,8 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { patch } from '../api.ts';
 import { fromLocalInput, toLocalInput } from '../format.ts';
 import { useSession } from '../session.tsx';
-import { Dialog, ErrorNote, useToast } from '../ui.tsx';
+import { FormDialog, useToast } from '../ui.tsx';
 import type { FileRecord, Folder, Tag } from '../types.ts';
 import { folderOptions } from './folder-tree.ts';
 
@@ -25,11 +25,8 @@ export function FileEditor({ file, folders, tags, onClose, onSaved }: { file: Fi
   const [actionTouched, setActionTouched] = useState(false);
   const [folderId, setFolderId] = useState(file.folderId ?? '');
   const [tagIds, setTagIds] = useState(file.tags.map((t) => t.id));
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
+  const submit = async () => {
     const body: Record<string, unknown> = {};
     if (name.trim() && name !== file.name) body.name = name.trim();
     if (canShare && visibility !== file.visibility) body.visibility = visibility;
@@ -49,127 +46,109 @@ export function FileEditor({ file, folders, tags, onClose, onSaved }: { file: Fi
       onClose();
       return;
     }
-    setBusy(true);
-    setError(null);
-    try {
-      await patch(`/api/files/${encodeURIComponent(file.id)}`, body);
-      toast(`Saved ${body.name ?? file.name}`);
-      onSaved();
-    } catch (caught) {
-      setError(caught);
-      setBusy(false);
-    }
+    await patch(`/api/files/${encodeURIComponent(file.id)}`, body);
+    toast(`Saved ${body.name ?? file.name}`);
+    onSaved();
   };
 
   return (
-    <Dialog open title={`Edit ${file.name}`} onClose={onClose}>
-      <form onSubmit={submit} className="stack">
-        <label>
-          Name
-          <input type="text" value={name} onChange={(e) => setName(e.target.value)} maxLength={255} required />
-          <span className="hint">Renaming changes the file’s links.</span>
-        </label>
-        {canShare && (
-          <fieldset>
-            <legend>Visibility</legend>
-            <label className="checkbox">
-              <input type="radio" name="visibility" checked={visibility === 'PUBLIC'} onChange={() => setVisibility('PUBLIC')} />
-              Public: anyone with the link
-            </label>
-            <label className="checkbox">
-              <input type="radio" name="visibility" checked={visibility === 'PRIVATE'} onChange={() => setVisibility('PRIVATE')} />
-              Private: only you
-            </label>
-          </fieldset>
-        )}
-        {canShare && (
-          <fieldset>
-            <legend>Password</legend>
-            {file.hasPassword && (
-              <label className="checkbox">
-                <input type="radio" name="password-mode" checked={passwordMode === 'keep'} onChange={() => setPasswordMode('keep')} />
-                Keep the current password
-              </label>
-            )}
-            <label className="checkbox">
-              <input type="radio" name="password-mode" checked={passwordMode === 'set'} onChange={() => setPasswordMode('set')} />
-              {file.hasPassword ? 'Change the password' : 'Protect with a password'}
-            </label>
-            {passwordMode === 'set' && (
-              <label>
-                New password
-                <input type="password" value={password} onChange={(e) => setPassword(e.target.value)} required autoComplete="new-password" maxLength={1024} />
-              </label>
-            )}
-            <label className="checkbox">
-              <input type="radio" name="password-mode" checked={passwordMode === 'remove'} onChange={() => setPasswordMode('remove')} />
-              No password
-            </label>
-          </fieldset>
-        )}
-        {expiryActions.length > 0 && (
-          <fieldset>
-            <legend>Expiry</legend>
-            <label>
-              Expires at <span className="muted">(empty: never)</span>
-              <input type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
-            </label>
-            {expires && (
-              <label>
-                Then
-                <select value={expiryAction} onChange={(e) => {
-                    setExpiryAction(e.target.value as 'DELETE' | 'SET_PRIVATE');
-                    setActionTouched(true);
-                  }}>
-                  {expiryActions.includes('DELETE') && <option value="DELETE">Delete the file</option>}
-                  {expiryActions.includes('SET_PRIVATE') && <option value="SET_PRIVATE">Make it private</option>}
-                </select>
-              </label>
-            )}
-            {expires && (
-              <button type="button" className="link-button" onClick={() => setExpires('')}>
-                Remove the expiry
-              </button>
-            )}
-          </fieldset>
-        )}
-        {can('folders.manage') && (
-          <label>
-            Folder
-            <select value={folderId} onChange={(e) => setFolderId(e.target.value)}>
-              <option value="">Unfiled</option>
-              {folderOptions(folders).map(({ folder, depth }) => (
-                <option key={folder.id} value={folder.id}>
-                  {'\u00a0\u00a0'.repeat(depth)}
-                  {folder.name}
-                </option>
-              ))}
-            </select>
+    <FormDialog title={`Edit ${file.name}`} onClose={onClose} onSubmit={submit}>
+      <label>
+        Name
+        <input type="text" value={name} onChange={(e) => setName(e.target.value)} maxLength={255} required />
+        <span className="hint">Renaming changes the file’s links.</span>
+      </label>
+      {canShare && (
+        <fieldset>
+          <legend>Visibility</legend>
+          <label className="checkbox">
+            <input type="radio" name="visibility" checked={visibility === 'PUBLIC'} onChange={() => setVisibility('PUBLIC')} />
+            Public: anyone with the link
           </label>
-        )}
-        {can('tags.manage') && tags.length > 0 && (
-          <fieldset>
-            <legend>Tags</legend>
-            <div className="checkbox-grid">
-              {tags.map((tag) => (
-                <label key={tag.id} className="checkbox">
-                  <input type="checkbox" checked={tagIds.includes(tag.id)} onChange={(e) => setTagIds((ids) => (e.target.checked ? [...ids, tag.id] : ids.filter((id) => id !== tag.id)))} />
-                  {tag.name}
-                </label>
-              ))}
-            </div>
-          </fieldset>
-        )}
-        <ErrorNote error={error} />
-        <div className="actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? 'Saving…' : 'Save'}
-          </button>
-        </div>
-      </form>
-    </Dialog>
+          <label className="checkbox">
+            <input type="radio" name="visibility" checked={visibility === 'PRIVATE'} onChange={() => setVisibility('PRIVATE')} />
+            Private: only you
+          </label>
+        </fieldset>
+      )}
+      {canShare && (
+        <fieldset>
+          <legend>Password</legend>
+          {file.hasPassword && (
+            <label className="checkbox">
+              <input type="radio" name="password-mode" checked={passwordMode === 'keep'} onChange={() => setPasswordMode('keep')} />
+              Keep the current password
+            </label>
+          )}
+          <label className="checkbox">
+            <input type="radio" name="password-mode" checked={passwordMode === 'set'} onChange={() => setPasswordMode('set')} />
+            {file.hasPassword ? 'Change the password' : 'Protect with a password'}
+          </label>
+          {passwordMode === 'set' && (
+            <label>
+              New password
+              <input type="password" value={password} onChange={(e) => setPassword(e.target.value)} required autoComplete="new-password" maxLength={1024} />
+            </label>
+          )}
+          <label className="checkbox">
+            <input type="radio" name="password-mode" checked={passwordMode === 'remove'} onChange={() => setPasswordMode('remove')} />
+            No password
+          </label>
+        </fieldset>
+      )}
+      {expiryActions.length > 0 && (
+        <fieldset>
+          <legend>Expiry</legend>
+          <label>
+            Expires at <span className="muted">(empty: never)</span>
+            <input type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
+          </label>
+          {expires && (
+            <label>
+              Then
+              <select value={expiryAction} onChange={(e) => {
+                  setExpiryAction(e.target.value as 'DELETE' | 'SET_PRIVATE');
+                  setActionTouched(true);
+                }}>
+                {expiryActions.includes('DELETE') && <option value="DELETE">Delete the file</option>}
+                {expiryActions.includes('SET_PRIVATE') && <option value="SET_PRIVATE">Make it private</option>}
+              </select>
+            </label>
+          )}
+          {expires && (
+            <button type="button" className="link-button" onClick={() => setExpires('')}>
+              Remove the expiry
+            </button>
+          )}
+        </fieldset>
+      )}
+      {can('folders.manage') && (
+        <label>
+          Folder
+          <select value={folderId} onChange={(e) => setFolderId(e.target.value)}>
+            <option value="">Unfiled</option>
+            {folderOptions(folders).map(({ folder, depth }) => (
+              <option key={folder.id} value={folder.id}>
+                {'\u00a0\u00a0'.repeat(depth)}
+                {folder.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      {can('tags.manage') && tags.length > 0 && (
+        <fieldset>
+          <legend>Tags</legend>
+          <div className="checkbox-grid">
+            {tags.map((tag) => (
+              <label key={tag.id} className="checkbox">
+                <input type="checkbox" checked={tagIds.includes(tag.id)} onChange={(e) => setTagIds((ids) => (e.target.checked ? [...ids, tag.id] : ids.filter((id) => id !== tag.id)))} />
+                {tag.name}
+              </label>
+            ))}
+          </div>
+        </fieldset>
+      )}
+    </FormDialog>
   );
 }

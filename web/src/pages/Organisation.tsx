@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { del, get, patch, post } from '../api.ts';
 import { useSession } from '../session.tsx';
-import { Badge, Dialog, Empty, ErrorNote, Loading, TabbedPage, useAction, useConfirm, useLoad } from '../ui.tsx';
+import { Badge, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, useConfirm, useLoad } from '../ui.tsx';
 import type { Folder, ProfileOptions, Tag, UploadProfile } from '../types.ts';
 import { folderOptions } from './folder-tree.ts';
 import { Icon } from '../icons.tsx';
@@ -199,37 +199,19 @@ function ProfilesSection() {
 function ProfileDialog({ profile, tags, onClose, onSaved }: { profile: UploadProfile | null; tags: Tag[]; onClose: () => void; onSaved: () => void }) {
   const [name, setName] = useState(profile?.name ?? '');
   const [options, setOptions] = useState<ProfileOptions>(profile?.options ?? {});
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      if (profile) await patch(`/api/upload-profiles/${encodeURIComponent(profile.id)}`, { name: name.trim(), options });
-      else await post('/api/upload-profiles', { name: name.trim(), options });
-      onSaved();
-    } catch (caught) {
-      setError(caught);
-    }
+  const submit = async () => {
+    if (profile) await patch(`/api/upload-profiles/${encodeURIComponent(profile.id)}`, { name: name.trim(), options });
+    else await post('/api/upload-profiles', { name: name.trim(), options });
+    onSaved();
   };
   return (
-    <Dialog open title={profile ? `Edit ${profile.name}` : 'New upload profile'} onClose={onClose}>
-      <form onSubmit={submit} className="stack">
-        <label>
-          Name
-          <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={80} />
-        </label>
-        <OptionsEditor value={options} onChange={setOptions} tags={tags} />
-        <ErrorNote error={error} />
-        <div className="actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="primary">
-            Save
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog title={profile ? `Edit ${profile.name}` : 'New upload profile'} onClose={onClose} onSubmit={submit}>
+      <label>
+        Name
+        <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={80} />
+      </label>
+      <OptionsEditor value={options} onChange={setOptions} tags={tags} />
+    </FormDialog>
   );
 }
 
@@ -333,52 +315,34 @@ function FoldersSection() {
 function FolderDialog({ folder, folders, onClose, onSaved }: { folder: Folder; folders: Folder[]; onClose: () => void; onSaved: () => void }) {
   const [name, setName] = useState(folder.name);
   const [parentId, setParentId] = useState(folder.parentId ?? '');
-  const [error, setError] = useState<unknown>(null);
   // A folder cannot move into itself or below itself.
   const below = new Set<string>([folder.id]);
   for (const { folder: f } of folderOptions(folders)) if (f.parentId && below.has(f.parentId)) below.add(f.id);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      await patch(`/api/folders/${encodeURIComponent(folder.id)}`, { name: name.trim(), parentId: parentId || null });
-      onSaved();
-    } catch (caught) {
-      setError(caught);
-    }
+  const submit = async () => {
+    await patch(`/api/folders/${encodeURIComponent(folder.id)}`, { name: name.trim(), parentId: parentId || null });
+    onSaved();
   };
   return (
-    <Dialog open title={`Rename or move ${folder.name}`} onClose={onClose}>
-      <form onSubmit={submit} className="stack">
-        <label>
-          Name
-          <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />
-        </label>
-        <label>
-          Inside
-          <select value={parentId} onChange={(e) => setParentId(e.target.value)}>
-            <option value="">Top level</option>
-            {folderOptions(folders)
-              .filter(({ folder: f }) => !below.has(f.id))
-              .map(({ folder: f, depth }) => (
-                <option key={f.id} value={f.id}>
-                  {'\u00a0\u00a0'.repeat(depth)}
-                  {f.name}
-                </option>
-              ))}
-          </select>
-        </label>
-        <ErrorNote error={error} />
-        <div className="actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="primary">
-            Save
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog title={`Rename or move ${folder.name}`} onClose={onClose} onSubmit={submit}>
+      <label>
+        Name
+        <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />
+      </label>
+      <label>
+        Inside
+        <select value={parentId} onChange={(e) => setParentId(e.target.value)}>
+          <option value="">Top level</option>
+          {folderOptions(folders)
+            .filter(({ folder: f }) => !below.has(f.id))
+            .map(({ folder: f, depth }) => (
+              <option key={f.id} value={f.id}>
+                {'\u00a0\u00a0'.repeat(depth)}
+                {f.name}
+              </option>
+            ))}
+        </select>
+      </label>
+    </FormDialog>
   );
 }
 
@@ -391,7 +355,6 @@ function TagsSection() {
   const [name, setName] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [renaming, setRenaming] = useState<{ tag: Tag; name: string } | null>(null);
-  const [renameError, setRenameError] = useState<unknown>(null);
 
   const create = async (event: FormEvent) => {
     event.preventDefault();
@@ -448,37 +411,22 @@ function TagsSection() {
           ))}
         </ul>
       )}
-      <Dialog open={renaming !== null} title={`Rename #${renaming?.tag.name ?? ''}`} onClose={() => setRenaming(null)}>
-        <form
-          className="stack"
-          onSubmit={async (event) => {
-            event.preventDefault();
-            if (!renaming) return;
-            setRenameError(null);
-            try {
-              await patch(`/api/tags/${encodeURIComponent(renaming.tag.id)}`, { name: renaming.name.trim() });
-              setRenaming(null);
-              void tags.reload();
-            } catch (caught) {
-              setRenameError(caught);
-            }
+      {renaming && (
+        <FormDialog
+          title={`Rename #${renaming.tag.name}`}
+          onClose={() => setRenaming(null)}
+          onSubmit={async () => {
+            await patch(`/api/tags/${encodeURIComponent(renaming.tag.id)}`, { name: renaming.name.trim() });
+            setRenaming(null);
+            void tags.reload();
           }}
         >
           <label>
             Name
-            <input type="text" value={renaming?.name ?? ''} onChange={(e) => renaming && setRenaming({ ...renaming, name: e.target.value })} required maxLength={50} />
+            <input type="text" value={renaming.name} onChange={(e) => setRenaming({ ...renaming, name: e.target.value })} required maxLength={50} />
           </label>
-          <ErrorNote error={renameError} />
-          <div className="actions">
-            <button type="button" onClick={() => setRenaming(null)}>
-              Cancel
-            </button>
-            <button type="submit" className="primary">
-              Save
-            </button>
-          </div>
-        </form>
-      </Dialog>
+        </FormDialog>
+      )}
     </div>
   );
 }
