@@ -31,6 +31,8 @@ export interface Config {
   logLevel: string;
   /** Upload starts per minute per client IP; 0 switches the limit off (benchmarks only). */
   uploadRateLimit: number;
+  /** Days audit records are kept; 0 keeps them forever. */
+  auditRetentionDays: number;
   /** Memory for reusable listing responses (src/listing/listing-cache.ts), in bytes; 0 turns it off. */
   listingCacheBytes: number;
 }
@@ -78,6 +80,7 @@ const variables = {
     .transform((v) => v.split(',').map(Number))
     .optional(),
   UPLOAD_RATE_LIMIT: z.string().regex(/^\d+$/, 'must be a whole number of requests per minute').transform(Number).optional(),
+  AUDIT_RETENTION_DAYS: z.string().regex(/^\d+$/, 'must be a whole number of days (0 keeps records forever)').transform(Number).optional(),
   LISTING_CACHE_MB: z.string().regex(/^\d+$/, 'must be a whole number of MiB (0 turns the cache off)').transform(Number).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
 } satisfies Record<string, z.ZodType>;
@@ -131,6 +134,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     webhookRetryDelaysMs: parsed.WEBHOOK_RETRY_DELAYS_MS ?? null,
     logLevel: parsed.LOG_LEVEL ?? 'info',
     uploadRateLimit: parsed.UPLOAD_RATE_LIMIT ?? 30,
+    auditRetentionDays: parsed.AUDIT_RETENTION_DAYS ?? 90,
     listingCacheBytes: (parsed.LISTING_CACHE_MB ?? 32) * 1024 * 1024,
   };
 }

@@ -11,6 +11,7 @@ import { createStorage } from './storage/create-storage.ts';
 import { buildApp, type App } from './http/app.ts';
 import { AuditLog } from './audit/audit-log.ts';
 import { ListingCache } from './listing/listing-cache.ts';
+import { AUDIT_PRUNE_JOB, auditPruneHandler, scheduleAuditPrune } from './audit/audit-retention.ts';
 import { JobRunner } from './jobs/queue.ts';
 import { loadSecretBox } from './webhooks/secret-box.ts';
 import { webhookJobHandlers } from './webhooks/delivery-job.ts';
@@ -60,10 +61,13 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     [STORAGE_CLEANUP_JOB]: storageCleanupHandler(ctx),
     [CHUNK_SESSION_SWEEP_JOB]: chunkSessionSweepHandler(ctx),
     [CHUNK_STORAGE_ABORT_JOB]: chunkStorageAbortHandler(ctx),
+    [AUDIT_PRUNE_JOB]: auditPruneHandler(ctx),
     ...webhookJobHandlers({ db: ctx.db, log, secretBox, allowPrivate: config.webhookAllowPrivate, retryDelaysMs: config.webhookRetryDelaysMs }),
   });
   const app = await buildApp(ctx);
   const address = await app.listen({ port: config.port, host: config.host });
+  // Prunes now, then daily; a later start (of any process) moves the next prune to that start.
+  await scheduleAuditPrune(ctx.db, config.auditRetentionDays);
   jobs.start();
 
   return {

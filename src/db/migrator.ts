@@ -8,6 +8,7 @@ import * as chunks from './migrations/0007-chunks.ts';
 import * as jobsWebhooks from './migrations/0005-jobs-webhooks.ts';
 import * as listing from './migrations/0006-listing.ts';
 import * as listingVersion from './migrations/0008-listing-version.ts';
+import * as auditReading from './migrations/0009-audit-reading.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 const migrations: Record<string, Migration> = {
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '0006-listing': listing,
   '0007-chunks': chunks,
   '0008-listing-version': listingVersion,
+  '0009-audit-reading': auditReading,
 };
 
 export async function migrate(db: Db): Promise<string[]> {

@@ -33,6 +33,7 @@ import { tagRoutes } from './routes/tags.ts';
 import { accountRoutes } from './routes/account.ts';
 import { fileListingRoutes } from './routes/file-listing.ts';
 import { setupRoutes } from './routes/setup.ts';
+import { auditRoutes } from './routes/audit.ts';
 import { webAppRoutes } from './routes/web-app.ts';
 
 declare module 'fastify' {
@@ -46,7 +47,7 @@ export type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
 /** A route plugin: registers its routes on the app with the shared context. */
 export type RouteModule = (app: App, ctx: AppContext) => void;
 
-const routeModules: RouteModule[] = [healthRoutes, authRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes, setupRoutes, webAppRoutes];
+const routeModules: RouteModule[] = [healthRoutes, authRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes, auditRoutes, setupRoutes, webAppRoutes];
 
 /** The principal of a route whose policy requires one. */
 export function principalOf(request: { principal: Principal | null }): Principal {

@@ -399,6 +399,17 @@ describe('the web app in Chromium', () => {
     await page.getByRole('link', { name: 'ShareX uploader (.sxcu)' }).click();
     expect((await download).suggestedFilename()).toMatch(/\.sxcu$/);
     await shot('16-integrations-uploaders');
+
+    // What the token did is in the administration's activity log (records are written in batches).
+    await expect
+      .poll(async () => {
+        await page.goto(`${server.baseUrl}/app/admin?tab=activity`);
+        await page.getByRole('heading', { name: 'Administration', level: 1 }).waitFor();
+        return page.getByTestId('audit-row').filter({ hasText: 'backup script' }).count();
+      }, { timeout: 10_000 })
+      .toBeGreaterThan(0);
+    await page.getByTestId('audit-row').filter({ hasText: 'backup script' }).filter({ hasText: 'GET /api/files' }).first().waitFor();
+    await shot('31-admin-activity');
   });
 
   test('creating a short link, copying and following it', async () => {

@@ -17,6 +17,8 @@ describe('loadConfig', () => {
       trustProxy: false,
       webhookAllowPrivate: false,
       logLevel: 'info',
+      auditRetentionDays: 90,
+      listingCacheBytes: 32 * 1024 * 1024,
     });
     expect(config.dataDir).toMatch(/\/data$/);
   });
@@ -34,8 +36,11 @@ describe('loadConfig', () => {
       TRUST_PROXY: 'true',
       WEBHOOK_ALLOW_PRIVATE: '1',
       LOG_LEVEL: 'warn',
+      AUDIT_RETENTION_DAYS: '0',
+      LISTING_CACHE_MB: '4',
     });
     expect(config.baseUrl).toBe('http://localhost:8080');
+    expect(config).toMatchObject({ auditRetentionDays: 0, listingCacheBytes: 4 * 1024 * 1024 });
     expect(config.s3).toMatchObject({ endpoint: 'http://127.0.0.1:9000', bucket: 'files', forcePathStyle: true, region: 'us-east-1' });
     expect(config).toMatchObject({ maxUploadSize: 1000, defaultQuota: 5000, trustProxy: true, webhookAllowPrivate: true, logLevel: 'warn' });
   });
@@ -51,6 +56,8 @@ describe('loadConfig', () => {
     ['DEFAULT_QUOTA', '1.5'],
     ['TRUST_PROXY', 'maybe'],
     ['LOG_LEVEL', 'loud'],
+    ['AUDIT_RETENTION_DAYS', '-3'],
+    ['LISTING_CACHE_MB', 'lots'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}=`));

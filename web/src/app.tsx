@@ -28,7 +28,7 @@ export const pages: PageDef[] = [
   { path: '/app/integrations', label: 'Integrations', anyOf: ['tokens.manage', 'webhooks.manage'], render: () => <IntegrationsPage /> },
   { path: '/app/organisation', label: 'Organisation', anyOf: ['uploadProfiles.manage', 'folders.manage', 'tags.manage'], render: () => <OrganisationPage /> },
   { path: '/app/account', label: 'Account', anyOf: [], render: () => <AccountPage /> },
-  { path: '/app/admin', label: 'Administration', anyOf: ['users.manage', 'roles.manage', 'settings.manage'], render: () => <AdminPage /> },
+  { path: '/app/admin', label: 'Administration', anyOf: ['users.manage', 'roles.manage', 'settings.manage', 'audit.read'], render: () => <AdminPage /> },
 ];
 
 export function App() {

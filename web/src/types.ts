@@ -148,3 +148,16 @@ export interface InstanceSettings {
 }
 
 export interface Invite { id: string; code: string; createdAt: string; expiresAt: string; usedAt: string | null }
+
+/** A record of a token- or legacy-authorized request (GET /api/audit). */
+export interface AuditRecord {
+  id: string;
+  at: string;
+  user: { id: string; email: string };
+  credential: 'token' | 'legacy';
+  token: { id: string; name: string | null } | null;
+  operation: string;
+  route: string;
+  status: number;
+  ip: string | null;
+}

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import type { RouteModule } from '../app.ts';
+import { listAuditRecords } from '../../audit/audit-query.ts';
+
+const id = z.string().min(1).max(128);
+const auditQuery = z.object({
+  userId: id.optional().describe("only this account's records"),
+  tokenId: id.optional().describe("only this named token's records"),
+  before: id.optional().describe('records older than this record ID (the previous page\'s nextBefore)'),
+  limit: z.coerce.number({ error: 'limit must be a whole number from 1 to 100' }).int('limit must be a whole number from 1 to 100').min(1, 'limit must be a whole number from 1 to 100').max(100, 'limit must be a whole number from 1 to 100').optional().describe('1 to 100; default 50'),
+});
+
+/** Reading the audit records (browser session with audit.read; never a token, spec rule 11). */
+export const auditRoutes: RouteModule = (app, ctx) => {
+  app.get(
+    '/api/audit',
+    { schema: { tags: ['administration'], summary: 'Records of token- and legacy-authorized requests, newest first', querystring: auditQuery } },
+    async (request, reply) => {
+      const { userId, tokenId, before, limit } = request.query;
+      const page = await listAuditRecords(ctx.db, { userId: userId ?? null, tokenId: tokenId ?? null, before: before ?? null, limit: limit ?? 50 });
+      reply.header('Cache-Control', 'private, no-store');
+      return { success: true, data: page };
+    },
+  );
+};
