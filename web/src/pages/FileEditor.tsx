@@ -4,7 +4,7 @@ import { fromLocalInput, toLocalInput } from '../format.ts';
 import { useSession } from '../session.tsx';
 import { FormDialog, useToast } from '../ui.tsx';
 import type { FileRecord, Folder, Tag } from '../types.ts';
-import { folderOptions } from './folder-tree.ts';
+import { FolderOptions } from './FolderOptions.tsx';
 
 /**
  * PATCH /api/files/{id}. Only the fields the account may change are shown: visibility and password
@@ -127,12 +127,7 @@ export function FileEditor({ file, folders, tags, onClose, onSaved }: { file: Fi
           Folder
           <select value={folderId} onChange={(e) => setFolderId(e.target.value)}>
             <option value="">Unfiled</option>
-            {folderOptions(folders).map(({ folder, depth }) => (
-              <option key={folder.id} value={folder.id}>
-                {'\u00a0\u00a0'.repeat(depth)}
-                {folder.name}
-              </option>
-            ))}
+            <FolderOptions folders={folders} />
           </select>
         </label>
       )}

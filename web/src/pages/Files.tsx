@@ -6,7 +6,7 @@ import { Link, useQueryState } from '../router.tsx';
 import { useSession } from '../session.tsx';
 import { Empty, ErrorNote, Loading, PageHeader, useAction, useConfirm, useLoad, useToast } from '../ui.tsx';
 import type { FileRecord, Folder, Pagination, Tag, Timeline, TimelineBucket } from '../types.ts';
-import { folderOptions } from './folder-tree.ts';
+import { FolderOptions } from './FolderOptions.tsx';
 import { shareUrl } from './file-links.ts';
 import { FileGrid, FileList } from './FileItems.tsx';
 import { FileEditor } from './FileEditor.tsx';
@@ -266,12 +266,7 @@ export function FilesPage() {
           <select value={filters.folder} onChange={(e) => setFilter({ folder: e.target.value })}>
             <option value="">Any folder</option>
             <option value="unfiled">Unfiled</option>
-            {folderOptions(folders.data ?? []).map(({ folder, depth }) => (
-              <option key={folder.id} value={folder.id}>
-                {'\u00a0\u00a0'.repeat(depth)}
-                {folder.name}
-              </option>
-            ))}
+            <FolderOptions folders={folders.data ?? []} />
           </select>
         </label>
         <label>
@@ -349,12 +344,7 @@ export function FilesPage() {
                 <select value={moveTarget} onChange={(e) => setMoveTarget(e.target.value)} aria-label="Move to folder">
                   <option value="">Move to…</option>
                   <option value="unfiled">Unfiled</option>
-                  {folderOptions(folders.data ?? []).map(({ folder, depth }) => (
-                    <option key={folder.id} value={folder.id}>
-                      {'\u00a0\u00a0'.repeat(depth)}
-                      {folder.name}
-                    </option>
-                  ))}
+                  <FolderOptions folders={folders.data ?? []} />
                 </select>
               </label>
               <button

@@ -4,6 +4,7 @@ import { useSession } from '../session.tsx';
 import { Badge, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, useConfirm, useLoad } from '../ui.tsx';
 import type { Folder, ProfileOptions, Tag, UploadProfile } from '../types.ts';
 import { folderOptions } from './folder-tree.ts';
+import { FolderOptions } from './FolderOptions.tsx';
 import { Icon } from '../icons.tsx';
 
 export function OrganisationPage() {
@@ -252,12 +253,7 @@ function FoldersSection() {
             Inside
             <select value={parentId} onChange={(e) => setParentId(e.target.value)}>
               <option value="">Top level</option>
-              {tree.map(({ folder, depth }) => (
-                <option key={folder.id} value={folder.id}>
-                  {'\u00a0\u00a0'.repeat(depth)}
-                  {folder.name}
-                </option>
-              ))}
+              <FolderOptions folders={folders.data ?? []} />
             </select>
           </label>
           <button type="submit" className="primary">
@@ -332,14 +328,7 @@ function FolderDialog({ folder, folders, onClose, onSaved }: { folder: Folder; f
         Inside
         <select value={parentId} onChange={(e) => setParentId(e.target.value)}>
           <option value="">Top level</option>
-          {folderOptions(folders)
-            .filter(({ folder: f }) => !below.has(f.id))
-            .map(({ folder: f, depth }) => (
-              <option key={f.id} value={f.id}>
-                {'\u00a0\u00a0'.repeat(depth)}
-                {f.name}
-              </option>
-            ))}
+          <FolderOptions folders={folders} except={below} />
         </select>
       </label>
     </FormDialog>

@@ -6,7 +6,7 @@ import { CopyButton, PageHeader, useLoad } from '../ui.tsx';
 import { errorMessage } from '../api.ts';
 import { CHUNK_THRESHOLD, UploadAborted, uploadFile, type Selectors } from '../upload/uploader.ts';
 import type { Account, Folder, UploadLinks, UploadProfile } from '../types.ts';
-import { folderOptions } from './folder-tree.ts';
+import { FolderOptions } from './FolderOptions.tsx';
 
 type Status = 'queued' | 'uploading' | 'done' | 'failed' | 'cancelled';
 
@@ -161,12 +161,7 @@ export function UploadPage() {
             Folder
             <select value={folder} onChange={(e) => setFolder(e.target.value)} name="folder">
               <option value="">Unfiled</option>
-              {folderOptions(folders.data ?? []).map(({ folder: f, depth }) => (
-                <option key={f.id} value={f.id}>
-                  {'\u00a0\u00a0'.repeat(depth)}
-                  {f.name}
-                </option>
-              ))}
+              <FolderOptions folders={folders.data ?? []} />
             </select>
           </label>
         )}
