@@ -27,7 +27,8 @@ export class ListingCache {
    * body for exactly that version is kept.
    */
   async body(userId: string, version: number, key: string, produce: () => Promise<string>): Promise<Buffer> {
-    if (this.maxBytes === 0) return Buffer.from(await produce());
+    // A version that is not a number (a principal built without one) never matches: no reuse.
+    if (this.maxBytes === 0 || !Number.isSafeInteger(version)) return Buffer.from(await produce());
     const id = `${userId}\u0000${key}`;
     const kept = this.entries.get(id);
     if (kept?.version === version) {

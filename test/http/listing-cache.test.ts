@@ -128,6 +128,23 @@ describe('listing cache', () => {
     expect(byName((await readThere()).body, 'shared-renamed.txt')).toBeUndefined();
   });
 
+  it('is as fresh for a browser session and for the legacy upload credential as for a named token', async () => {
+    const legacy = (await admin.get('/api/profile/upload-token')).body.data.uploadToken as string;
+    const readers = [() => admin.get('/api/files?limit=100'), () => new Client(server.baseUrl).get('/api/files?limit=100', { token: legacy })];
+    for (const read of readers) {
+      await read();
+      await read();
+    }
+    const { id } = await upload('seen-by-every-credential.txt');
+    for (const read of readers) expect(byName((await read()).body, 'seen-by-every-credential.txt')?.id).toBe(id);
+    expect((await admin.patch(`/api/files/${id}`, { name: 'renamed-for-every-credential.txt' })).status).toBe(200);
+    for (const read of readers) {
+      const body = (await read()).body;
+      expect(byName(body, 'seen-by-every-credential.txt')).toBeUndefined();
+      expect(byName(body, 'renamed-for-every-credential.txt')?.id).toBe(id);
+    }
+  });
+
   it('never serves one account the listing kept for another', async () => {
     await upload('mine.txt');
     const mine = await keptListing(server.baseUrl, 'limit=5');

@@ -59,6 +59,17 @@ describe('ListingCache', () => {
     expect(cache.stats().entries).toBe(1);
   });
 
+  it('reuses nothing for a version that is not a number', async () => {
+    const cache = new ListingCache(1024);
+    const made = producer('{}');
+    for (const version of [undefined, null, Number.NaN, 1.5]) {
+      await cache.body('u', version as unknown as number, 'k', made.produce);
+      await cache.body('u', version as unknown as number, 'k', made.produce);
+    }
+    expect(made.calls).toBe(8);
+    expect(cache.stats().entries).toBe(0);
+  });
+
   it('keeps nothing with a budget of zero', async () => {
     const cache = new ListingCache(0);
     const made = producer('{}');
