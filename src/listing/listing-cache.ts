@@ -10,8 +10,11 @@
  * change. An entry is stored under the version read before its listing was queried: its content may
  * be newer than that label, never older.
  *
- * Entries are evicted least recently used first once they exceed the byte budget.
+ * Entries (bodies, keys and bookkeeping) are evicted least recently used first beyond the byte budget.
  */
+/** The Map entry, its record and the Buffer object around a body, roughly. */
+const ENTRY_OVERHEAD_BYTES = 200;
+
 export class ListingCache {
   private readonly entries = new Map<string, { version: number; body: Buffer }>();
   private bytes = 0;
@@ -29,7 +32,7 @@ export class ListingCache {
   async body(userId: string, version: number, key: string, produce: () => Promise<string>): Promise<Buffer> {
     // A version that is not a number (a principal built without one) never matches: no reuse.
     if (this.maxBytes === 0 || !Number.isSafeInteger(version)) return Buffer.from(await produce());
-    const id = `${userId}\u0000${key}`;
+    const id = entryId(userId, key);
     const kept = this.entries.get(id);
     if (kept?.version === version) {
       // Most recently used last in the Map's order.
@@ -44,20 +47,21 @@ export class ListingCache {
   }
 
   private store(id: string, version: number, body: Buffer): void {
-    if (body.length > this.maxBytes / 4) return;
+    const size = sizeOf(id, body.length);
+    if (size > this.maxBytes / 4) return;
     const kept = this.entries.get(id);
     // A slow request must not replace what a request authenticated later stored.
     if (kept && kept.version > version) return;
     if (kept) {
       this.entries.delete(id);
-      this.bytes -= kept.body.length;
+      this.bytes -= sizeOf(id, kept.body.length);
     }
     this.entries.set(id, { version, body });
-    this.bytes += body.length;
+    this.bytes += size;
     for (const [oldest, entry] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
       this.entries.delete(oldest);
-      this.bytes -= entry.body.length;
+      this.bytes -= sizeOf(oldest, entry.body.length);
     }
   }
 
@@ -65,4 +69,16 @@ export class ListingCache {
   stats(): { entries: number; bytes: number } {
     return { entries: this.entries.size, bytes: this.bytes };
   }
+}
+
+const entryId = (userId: string, key: string) => `${userId}\u0000${key}`;
+
+/** What an entry costs: its body, its key (two bytes a character, as JavaScript holds it at worst) and a little bookkeeping. */
+function sizeOf(id: string, bodyBytes: number): number {
+  return bodyBytes + 2 * id.length + ENTRY_OVERHEAD_BYTES;
+}
+
+/** The budget an entry of `bodyBytes` for this account and key takes (for tests and sizing). */
+export function entryBytes(userId: string, key: string, bodyBytes: number): number {
+  return sizeOf(entryId(userId, key), bodyBytes);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ListingCache } from '../../src/listing/listing-cache.ts';
+import { entryBytes, ListingCache } from '../../src/listing/listing-cache.ts';
 
 /** A producer that counts its calls and answers `body`. */
 function producer(body: string) {
@@ -33,14 +33,15 @@ describe('ListingCache', () => {
   });
 
   it('evicts the least recently used entries beyond its byte budget', async () => {
-    const cache = new ListingCache(400);
+    const entry = entryBytes('u', 'a', 100);
+    const cache = new ListingCache(4 * entry);
     const body = 'x'.repeat(100);
     for (const key of ['a', 'b', 'c', 'd']) await cache.body('u', 1, key, producer(body).produce);
-    expect(cache.stats()).toEqual({ entries: 4, bytes: 400 });
+    expect(cache.stats()).toEqual({ entries: 4, bytes: 4 * entry });
     // Using "a" makes "b" the least recently used.
     await cache.body('u', 1, 'a', producer('unused').produce);
     await cache.body('u', 1, 'e', producer(body).produce);
-    expect(cache.stats()).toEqual({ entries: 4, bytes: 400 });
+    expect(cache.stats()).toEqual({ entries: 4, bytes: 4 * entry });
     const a = producer('again');
     const b = producer('again');
     await cache.body('u', 1, 'a', a.produce);
@@ -48,11 +49,14 @@ describe('ListingCache', () => {
     expect([a.calls, b.calls]).toEqual([0, 1]);
   });
 
-  it('counts bytes, not characters, and keeps no body larger than a quarter of its budget', async () => {
-    const cache = new ListingCache(400);
+  it('counts the encoded bytes and the keys, and keeps no entry larger than a quarter of its budget', async () => {
+    const accents = entryBytes('u', 'accents', 100);
+    const cache = new ListingCache(4 * accents);
+    // 50 characters, 100 bytes of UTF-8.
     await cache.body('u', 1, 'accents', producer('é'.repeat(50)).produce);
-    expect(cache.stats()).toEqual({ entries: 1, bytes: 100 });
-    const big = producer('y'.repeat(101));
+    expect(cache.stats()).toEqual({ entries: 1, bytes: accents });
+    expect(entryBytes('u', 'a much longer key', 100)).toBeGreaterThan(entryBytes('u', 'k', 100));
+    const big = producer('y'.repeat(accents));
     await cache.body('u', 1, 'big', big.produce);
     await cache.body('u', 1, 'big', big.produce);
     expect(big.calls).toBe(2);
