@@ -101,11 +101,10 @@ export function Dialog({ open, title, onClose, children, wide }: { open: boolean
 }
 
 /**
- * A dialog holding one form: its fields, the error of the last attempt, Cancel and a primary submit
- * button that says when it is busy. `onSubmit` saves (and closes the dialog through its caller);
- * what it throws is shown in the dialog, which stays open.
+ * A form's submit handler around `action`: no page reload, the error of the last attempt (cleared
+ * when the next one starts), and whether an attempt is running.
  */
-export function FormDialog({ title, onClose, onSubmit, submitLabel = 'Save', children }: { title: string; onClose: () => void; onSubmit: () => Promise<void>; submitLabel?: string; children: ReactNode }) {
+export function useSubmit(action: () => Promise<void>): { submit: (event: FormEvent) => Promise<void>; error: unknown; busy: boolean } {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const submit = async (event: FormEvent) => {
@@ -113,13 +112,23 @@ export function FormDialog({ title, onClose, onSubmit, submitLabel = 'Save', chi
     setError(null);
     setBusy(true);
     try {
-      await onSubmit();
+      await action();
     } catch (caught) {
       setError(caught);
     } finally {
       setBusy(false);
     }
   };
+  return { submit, error, busy };
+}
+
+/**
+ * A dialog holding one form: its fields, the error of the last attempt, Cancel and a primary submit
+ * button that says when it is busy. `onSubmit` saves (and closes the dialog through its caller);
+ * what it throws is shown in the dialog, which stays open.
+ */
+export function FormDialog({ title, onClose, onSubmit, submitLabel = 'Save', children }: { title: string; onClose: () => void; onSubmit: () => Promise<void>; submitLabel?: string; children: ReactNode }) {
+  const { submit, error, busy } = useSubmit(onSubmit);
   return (
     <Dialog open title={title} onClose={onClose}>
       <form onSubmit={submit} className="stack">

@@ -1,8 +1,8 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useState } from 'react';
 import { get, patch } from '../api.ts';
 import { formatBytes } from '../format.ts';
 import { useSession } from '../session.tsx';
-import { ErrorNote, Loading, PageHeader, useLoad, useToast } from '../ui.tsx';
+import { ErrorNote, Loading, PageHeader, useLoad, useSubmit, useToast } from '../ui.tsx';
 import type { Account, ProfileOptions, Tag, UploadProfile } from '../types.ts';
 import { OptionsEditor } from './Organisation.tsx';
 
@@ -18,7 +18,6 @@ export function AccountPage() {
   const [name, setName] = useState('');
   const [defaultProfileId, setDefaultProfileId] = useState('');
   const [defaults, setDefaults] = useState<ProfileOptions>({});
-  const [settingsError, setSettingsError] = useState<unknown>(null);
   useEffect(() => {
     if (!account.data) return;
     setName(account.data.name);
@@ -29,40 +28,24 @@ export function AccountPage() {
   const [currentPassword, setCurrentPassword] = useState('');
   const [newPassword, setNewPassword] = useState('');
   const [repeat, setRepeat] = useState('');
-  const [passwordError, setPasswordError] = useState<unknown>(null);
 
-  const saveSettings = async (event: FormEvent) => {
-    event.preventDefault();
-    setSettingsError(null);
-    try {
-      const body: Record<string, unknown> = { name: name.trim(), uploadDefaults: defaults };
-      if (can('uploadProfiles.manage')) body.defaultProfileId = defaultProfileId || null;
-      const data = await patch<{ account: Account }>('/api/account', body);
-      account.setData(data.account);
-      toast('Account saved');
-      void refresh();
-    } catch (caught) {
-      setSettingsError(caught);
-    }
-  };
+  const { submit: saveSettings, error: settingsError } = useSubmit(async () => {
+    const body: Record<string, unknown> = { name: name.trim(), uploadDefaults: defaults };
+    if (can('uploadProfiles.manage')) body.defaultProfileId = defaultProfileId || null;
+    const data = await patch<{ account: Account }>('/api/account', body);
+    account.setData(data.account);
+    toast('Account saved');
+    void refresh();
+  });
 
-  const changePassword = async (event: FormEvent) => {
-    event.preventDefault();
-    setPasswordError(null);
-    if (newPassword !== repeat) {
-      setPasswordError(new Error('The new passwords do not match'));
-      return;
-    }
-    try {
-      await patch('/api/account', { currentPassword, newPassword });
-      setCurrentPassword('');
-      setNewPassword('');
-      setRepeat('');
-      toast('Password changed; your other browser sessions were signed out');
-    } catch (caught) {
-      setPasswordError(caught);
-    }
-  };
+  const { submit: changePassword, error: passwordError } = useSubmit(async () => {
+    if (newPassword !== repeat) throw new Error('The new passwords do not match');
+    await patch('/api/account', { currentPassword, newPassword });
+    setCurrentPassword('');
+    setNewPassword('');
+    setRepeat('');
+    toast('Password changed; your other browser sessions were signed out');
+  });
 
   const data = account.data;
   return (

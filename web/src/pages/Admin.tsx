@@ -1,8 +1,8 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useState } from 'react';
 import { del, get, patch, post } from '../api.ts';
 import { formatBytes, formatDate, formatDateTime, fromLocalInput } from '../format.ts';
 import { useMe, useSession } from '../session.tsx';
-import { Badge, CopyButton, DataTable, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, useConfirm, useLoad, useToast } from '../ui.tsx';
+import { Badge, CopyButton, DataTable, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, useConfirm, useLoad, useSubmit, useToast } from '../ui.tsx';
 import { permissionGroups, type AdminUser, type AuditRecord, type InstanceSettings, type Invite, type Permission, type Role, type RoleSummary } from '../types.ts';
 
 export function AdminPage() {
@@ -212,20 +212,13 @@ function RolesSection() {
   const roles = useLoad(() => get<{ roles: Role[]; permissions: Permission[] }>('/api/roles'), []);
   const [name, setName] = useState('');
   const [permissions, setPermissions] = useState<Permission[]>([]);
-  const [error, setError] = useState<unknown>(null);
 
-  const create = async (event: FormEvent) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      await post('/api/roles', { name: name.trim(), permissions });
-      setName('');
-      setPermissions([]);
-      void roles.reload();
-    } catch (caught) {
-      setError(caught);
-    }
-  };
+  const { submit: create, error } = useSubmit(async () => {
+    await post('/api/roles', { name: name.trim(), permissions });
+    setName('');
+    setPermissions([]);
+    void roles.reload();
+  });
 
   return (
     <div className="stack-lg">
@@ -269,19 +262,12 @@ function RoleEditor({ role, vocabulary, onSaved, onDelete }: { role: Role; vocab
   const toast = useToast();
   const [name, setName] = useState(role.name);
   const [permissions, setPermissions] = useState<Permission[]>(role.permissions);
-  const [error, setError] = useState<unknown>(null);
   const dirty = name !== role.name || [...permissions].sort().join() !== [...role.permissions].sort().join();
-  const save = async (event: FormEvent) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      await patch(`/api/roles/${encodeURIComponent(role.id)}`, { name: name.trim(), permissions });
-      toast(`Saved role ${name.trim()}`);
-      onSaved();
-    } catch (caught) {
-      setError(caught);
-    }
-  };
+  const { submit: save, error } = useSubmit(async () => {
+    await patch(`/api/roles/${encodeURIComponent(role.id)}`, { name: name.trim(), permissions });
+    toast(`Saved role ${name.trim()}`);
+    onSaved();
+  });
   return (
     <form className="card stack" onSubmit={save} aria-label={`Role ${role.name}`} data-testid="role-editor">
       <div className="card-row">
@@ -329,7 +315,6 @@ function SettingsSection() {
   const [requireVerification, setRequireVerification] = useState(false);
   const [maxUpload, setMaxUpload] = useState('');
   const [quota, setQuota] = useState('');
-  const [error, setError] = useState<unknown>(null);
   useEffect(() => {
     const s = settings.data;
     if (!s) return;
@@ -339,22 +324,16 @@ function SettingsSection() {
     setQuota(toMiB(s.defaultQuotaBytes));
   }, [settings.data]);
 
-  const save = async (event: FormEvent) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      const data = await patch<InstanceSettings>('/api/settings', {
-        registration,
-        requireEmailVerification: requireVerification,
-        maxUploadSizeBytes: fromMiB(maxUpload),
-        defaultQuotaBytes: fromMiB(quota || '0'),
-      });
-      settings.setData(data);
-      toast('Settings saved');
-    } catch (caught) {
-      setError(caught);
-    }
-  };
+  const { submit: save, error } = useSubmit(async () => {
+    const data = await patch<InstanceSettings>('/api/settings', {
+      registration,
+      requireEmailVerification: requireVerification,
+      maxUploadSizeBytes: fromMiB(maxUpload),
+      defaultQuotaBytes: fromMiB(quota || '0'),
+    });
+    settings.setData(data);
+    toast('Settings saved');
+  });
 
   if (!settings.data) return settings.error ? <ErrorNote error={settings.error} /> : <Loading />;
   return (
@@ -400,20 +379,13 @@ function InvitesSection() {
   const confirm = useConfirm();
   const invites = useLoad(() => get<{ invites: Invite[] }>('/api/invites').then((d) => d.invites), []);
   const [expires, setExpires] = useState('');
-  const [error, setError] = useState<unknown>(null);
 
-  const create = async (event: FormEvent) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      const expiresAt = fromLocalInput(expires);
-      await post('/api/invites', expiresAt ? { expiresAt } : {});
-      setExpires('');
-      void invites.reload();
-    } catch (caught) {
-      setError(caught);
-    }
-  };
+  const { submit: create, error } = useSubmit(async () => {
+    const expiresAt = fromLocalInput(expires);
+    await post('/api/invites', expiresAt ? { expiresAt } : {});
+    setExpires('');
+    void invites.reload();
+  });
 
   const now = Date.now();
   return (

@@ -1,8 +1,8 @@
-import { Fragment, useState, type FormEvent } from 'react';
+import { Fragment, useState } from 'react';
 import { del, get, patch, post } from '../api.ts';
 import { formatDateTime, fromLocalInput } from '../format.ts';
 import { useSession } from '../session.tsx';
-import { Badge, CopyButton, DataTable, Empty, ErrorNote, Loading, SecretReveal, TabbedPage, useAction, useConfirm, useLoad, useToast } from '../ui.tsx';
+import { Badge, CopyButton, DataTable, Empty, ErrorNote, Loading, SecretReveal, TabbedPage, useAction, useConfirm, useLoad, useSubmit, useToast } from '../ui.tsx';
 import { allScopes, type Delivery, type Scope, type TokenRecord, type UploadProfile, type Webhook } from '../types.ts';
 
 const scopeHelp: Record<Scope, string> = {
@@ -43,30 +43,19 @@ function TokensSection() {
   const [expires, setExpires] = useState('');
   const [profileId, setProfileId] = useState('');
   const [secret, setSecret] = useState<{ title: string; value: string } | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
 
-  const create = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const body: Record<string, unknown> = { name: name.trim(), scopes };
-      const expiresAt = fromLocalInput(expires);
-      if (expiresAt) body.expiresAt = expiresAt;
-      if (profileId && scopes.includes('files:upload')) body.profileId = profileId;
-      const created = await post<{ token: TokenRecord; secret: string }>('/api/tokens', body);
-      setSecret({ title: `Secret of “${created.token.name}”`, value: created.secret });
-      setName('');
-      setExpires('');
-      setProfileId('');
-      void tokens.reload();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { submit: create, error, busy } = useSubmit(async () => {
+    const body: Record<string, unknown> = { name: name.trim(), scopes };
+    const expiresAt = fromLocalInput(expires);
+    if (expiresAt) body.expiresAt = expiresAt;
+    if (profileId && scopes.includes('files:upload')) body.profileId = profileId;
+    const created = await post<{ token: TokenRecord; secret: string }>('/api/tokens', body);
+    setSecret({ title: `Secret of “${created.token.name}”`, value: created.secret });
+    setName('');
+    setExpires('');
+    setProfileId('');
+    void tokens.reload();
+  });
 
   const profileName = (id: string | null) => (id === null ? '–' : (profiles.data?.find((p) => p.id === id)?.name ?? 'Deleted profile'));
   const minExpiry = new Date(Date.now() + 60_000);
@@ -212,22 +201,15 @@ function WebhooksSection() {
   const [name, setName] = useState('');
   const [url, setUrl] = useState('');
   const [secret, setSecret] = useState<{ title: string; value: string } | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [open, setOpen] = useState<string | null>(null);
 
-  const create = async (event: FormEvent) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      const created = await post<{ webhook: Webhook; secret: string }>('/api/webhooks', { name: name.trim(), url: url.trim() });
-      setSecret({ title: `Signing secret of “${created.webhook.name}”`, value: created.secret });
-      setName('');
-      setUrl('');
-      void webhooks.reload();
-    } catch (caught) {
-      setError(caught);
-    }
-  };
+  const { submit: create, error } = useSubmit(async () => {
+    const created = await post<{ webhook: Webhook; secret: string }>('/api/webhooks', { name: name.trim(), url: url.trim() });
+    setSecret({ title: `Signing secret of “${created.webhook.name}”`, value: created.secret });
+    setName('');
+    setUrl('');
+    void webhooks.reload();
+  });
 
   return (
     <div className="stack-lg">

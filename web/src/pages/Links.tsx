@@ -1,8 +1,8 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { del, get, post } from '../api.ts';
 import { formatDateTime } from '../format.ts';
 import { useSession } from '../session.tsx';
-import { CopyButton, DataTable, Empty, ErrorNote, Loading, PageHeader, useAction, useConfirm, useLoad } from '../ui.tsx';
+import { CopyButton, DataTable, Empty, ErrorNote, Loading, PageHeader, useAction, useConfirm, useLoad, useSubmit } from '../ui.tsx';
 import type { ShortLink } from '../types.ts';
 
 export const shortUrl = (link: ShortLink) => `${window.location.origin}/u/${link.shortCode}`;
@@ -15,24 +15,13 @@ export function LinksPage() {
   const links = useLoad(() => (can('links.read') ? get<{ urls: ShortLink[] }>('/api/urls').then((d) => d.urls) : Promise.resolve([] as ShortLink[])), []);
   const [target, setTarget] = useState('');
   const [created, setCreated] = useState<ShortLink | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
 
-  const create = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const link = await post<ShortLink>('/api/urls', { url: target.trim() });
-      setCreated(link);
-      setTarget('');
-      void links.reload();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { submit: create, error, busy } = useSubmit(async () => {
+    const link = await post<ShortLink>('/api/urls', { url: target.trim() });
+    setCreated(link);
+    setTarget('');
+    void links.reload();
+  });
 
   return (
     <section className="stack-lg">

@@ -1,7 +1,7 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { del, get, patch, post } from '../api.ts';
 import { useSession } from '../session.tsx';
-import { Badge, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, useConfirm, useLoad } from '../ui.tsx';
+import { Badge, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, useConfirm, useLoad, useSubmit } from '../ui.tsx';
 import type { Folder, ProfileOptions, Tag, UploadProfile } from '../types.ts';
 import { folderOptions } from './folder-tree.ts';
 import { FolderOptions } from './FolderOptions.tsx';
@@ -224,21 +224,14 @@ function FoldersSection() {
   const folders = useLoad(() => get<{ folders: Folder[] }>('/api/folders').then((d) => d.folders), []);
   const [name, setName] = useState('');
   const [parentId, setParentId] = useState('');
-  const [error, setError] = useState<unknown>(null);
   const [editing, setEditing] = useState<Folder | null>(null);
   const tree = folderOptions(folders.data ?? []);
 
-  const create = async (event: FormEvent) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      await post('/api/folders', { name: name.trim(), parentId: parentId || null });
-      setName('');
-      void folders.reload();
-    } catch (caught) {
-      setError(caught);
-    }
-  };
+  const { submit: create, error } = useSubmit(async () => {
+    await post('/api/folders', { name: name.trim(), parentId: parentId || null });
+    setName('');
+    void folders.reload();
+  });
 
   return (
     <div className="stack-lg">
@@ -342,20 +335,13 @@ function TagsSection() {
   const confirm = useConfirm();
   const tags = useLoad(() => get<{ tags: Tag[] }>('/api/tags').then((d) => d.tags), []);
   const [name, setName] = useState('');
-  const [error, setError] = useState<unknown>(null);
   const [renaming, setRenaming] = useState<{ tag: Tag; name: string } | null>(null);
 
-  const create = async (event: FormEvent) => {
-    event.preventDefault();
-    setError(null);
-    try {
-      await post('/api/tags', { name: name.trim() });
-      setName('');
-      void tags.reload();
-    } catch (caught) {
-      setError(caught);
-    }
-  };
+  const { submit: create, error } = useSubmit(async () => {
+    await post('/api/tags', { name: name.trim() });
+    setName('');
+    void tags.reload();
+  });
 
   return (
     <div className="stack-lg">

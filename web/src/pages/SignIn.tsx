@@ -1,8 +1,8 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useState } from 'react';
 import { post } from '../api.ts';
 import { useRouter } from '../router.tsx';
 import { useSession } from '../session.tsx';
-import { ErrorNote } from '../ui.tsx';
+import { ErrorNote, useSubmit } from '../ui.tsx';
 import type { Me } from '../types.ts';
 
 /**
@@ -77,20 +77,10 @@ export function SignInPage() {
 function SignInForm({ onDone }: { onDone: (me: Me) => void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const data = await post<{ user: Me }>('/api/auth/login', { email, password });
-      onDone(data.user);
-    } catch (caught) {
-      setError(caught);
-      setBusy(false);
-    }
-  };
+  const { submit, error, busy } = useSubmit(async () => {
+    const data = await post<{ user: Me }>('/api/auth/login', { email, password });
+    onDone(data.user);
+  });
   return (
     <form onSubmit={submit} className="stack">
       <label>
@@ -128,25 +118,19 @@ function RegisterForm({
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [inviteCode, setInviteCode] = useState(invite);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
+  const { submit, error, busy } = useSubmit(async () => {
+    const body: Record<string, string> = { email, password };
+    if (name.trim()) body.name = name.trim();
+    if (askInvite && inviteCode.trim()) body.inviteCode = inviteCode.trim();
     try {
-      const body: Record<string, string> = { email, password };
-      if (name.trim()) body.name = name.trim();
-      if (askInvite && inviteCode.trim()) body.inviteCode = inviteCode.trim();
       const data = await post<{ user: Me }>('/api/auth/register', body);
       onDone(data.user);
     } catch (caught) {
-      setError(caught);
-      setBusy(false);
       // Someone else may have created the first account meanwhile: show the right form.
       void onRace().catch(() => {});
+      throw caught;
     }
-  };
+  });
   return (
     <form onSubmit={submit} className="stack">
       <label>
