@@ -1,4 +1,5 @@
 import type { Compilable, CompiledQuery, Kysely } from 'kysely';
+import { dialectOf, type Dialect } from './database.ts';
 
 /**
  * A hot query built and compiled once, then run with new values. Kysely builds and compiles every
@@ -21,9 +22,9 @@ export function compiledOnce<Db extends Kysely<any>, Values extends unknown[], R
 export function compiledByShape<Db extends Kysely<any>, Shape extends string, Values extends unknown[], Row>(
   build: (db: Db, shape: Shape, ...values: Values) => Compilable<Row>,
 ): (db: Db, shape: Shape, ...values: Values) => CompiledQuery<Row> {
-  const templates = new Map<unknown, Map<Shape, { compiled: CompiledQuery<Row>; slots: Array<number | null> }>>();
+  const templates = new Map<Dialect, Map<Shape, { compiled: CompiledQuery<Row>; slots: Array<number | null> }>>();
   return (db, shape, ...values) => {
-    const dialect = db.getExecutor().adapter.constructor;
+    const dialect = dialectOf(db);
     let shapes = templates.get(dialect);
     if (!shapes) templates.set(dialect, (shapes = new Map()));
     let template = shapes.get(shape);

@@ -1,4 +1,5 @@
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { dialectOf } from '../database.ts';
 import { foldForSearch } from '../../listing/search-text.ts';
 
 /**
@@ -11,7 +12,7 @@ import { foldForSearch } from '../../listing/search-text.ts';
  * - indexes for every sort order and the filters that can use one.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  const postgres = dialectOf(db) === 'postgres';
   const collateC = (c: any) => (postgres ? c.modifyEnd(sql`collate "C"`) : c);
 
   await db.schema.alterTable('files').addColumn('searchName', 'text', collateC).execute();

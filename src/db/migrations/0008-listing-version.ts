@@ -1,4 +1,5 @@
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { dialectOf } from '../database.ts';
 
 /**
  * `users.listingVersion`: a counter that changes, in the same transaction, with everything an
@@ -8,7 +9,7 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
  * (src/listing/listing-cache.ts) relies on exactly that, in every process sharing the database.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  const postgres = dialectOf(db) === 'postgres';
   await db.schema.alterTable('users').addColumn('listingVersion', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
 
   if (postgres) {

@@ -3,11 +3,12 @@ import type { RouteModule } from '../app.ts';
 import { listAuditRecords } from '../../audit/audit-query.ts';
 
 const id = z.string().min(1).max(128);
+const badLimit = 'limit must be a whole number from 1 to 100';
 const auditQuery = z.object({
   userId: id.optional().describe("only this account's records"),
   tokenId: id.optional().describe("only this named token's records"),
   before: id.optional().describe('records older than this record ID (the previous page\'s nextBefore)'),
-  limit: z.coerce.number({ error: 'limit must be a whole number from 1 to 100' }).int('limit must be a whole number from 1 to 100').min(1, 'limit must be a whole number from 1 to 100').max(100, 'limit must be a whole number from 1 to 100').optional().describe('1 to 100; default 50'),
+  limit: z.coerce.number({ error: badLimit }).int(badLimit).min(1, badLimit).max(100, badLimit).optional().describe('1 to 100; default 50'),
 });
 
 /** Reading the audit records (browser session with audit.read; never a token, spec rule 11). */
