@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import type { S3StorageOptions } from './storage/s3.ts';
 
 /**
  * Configuration comes from the environment only (a .env file is merged into it by the entry point).
@@ -12,14 +13,7 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | null;
   storage: 'local' | 's3';
-  s3: {
-    endpoint?: string;
-    region: string;
-    bucket: string;
-    accessKeyId?: string;
-    secretAccessKey?: string;
-    forcePathStyle: boolean;
-  } | null;
+  s3: Omit<S3StorageOptions, 'tmpDir'> | null;
   maxUploadSize: number;
   defaultQuota: number;
   trustProxy: boolean;

@@ -81,25 +81,9 @@ async function recordsByIds(db: Executor, dialect: Dialect, urlId: string, ids: 
 }
 
 function toRecords(urlId: string, rows: RecordRow[]): FileRecord[] {
-  return rows.map((row) =>
-    fileRecord(
-      {
-        id: row.id,
-        name: row.name,
-        mimeType: row.mimeType,
-        size: Number(row.size),
-        visibility: row.visibility,
-        folderId: row.folderId,
-        expiresAt: row.expiresAt,
-        createdAt: row.createdAt,
-        views: row.views,
-        downloads: row.downloads,
-        hasPassword: Number(row.hasPassword) === 1,
-      },
-      urlId,
-      // SQLite hands the JSON array over as text.
-      typeof row.tags === 'string' ? JSON.parse(row.tags) : row.tags,
-    ),
+  return rows.map(({ tags, ...row }) =>
+    // SQLite hands the JSON array over as text.
+    fileRecord({ ...row, size: Number(row.size), hasPassword: Number(row.hasPassword) === 1 }, urlId, typeof tags === 'string' ? JSON.parse(tags) : tags),
   );
 }
 
