@@ -137,6 +137,7 @@ export const routePolicies: readonly RoutePolicy[] = [
   // Files (contract §3 "Files", §6).
   { method: 'PATCH', path: '/api/files/:id', access: session('files.update'), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/files/:id', access: session('files.delete'), errors: 'ApiError' },
+  // A bearer credential on a file that is not public: the generic 401, from the route (contract §10).
   { method: 'GET', path: '/api/files/:id/download', access: publicWithSession, errors: 'Error' },
   // The web app's previews of the owner's own files (docs/decisions.md, "Owner previews").
   { method: 'GET', path: '/api/files/:id/preview', access: publicWithSession, errors: 'Error' },

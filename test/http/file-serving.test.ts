@@ -196,12 +196,14 @@ describe.each(providers)('serving files from %s storage', (provider) => {
         expect(preview.headers.get('content-disposition')).toMatch(/^inline; filename="previewed/);
         expect(await countsOf(id)).toEqual({ views: 0, downloads: 0 });
       }
-      // Anyone else: not found, even for a public file, and so is a token (previews are the web app's).
+      // Anyone else: not found, even for a public file; a token gets the generic 401, as on the owner's
+      // other session-only file routes (contract §10).
       const stranger = await signUp(server.baseUrl, uniqueEmail('stranger'));
       const token = await createToken(owner, ['files:read']);
-      for (const answer of [await anonymous().get(`/api/files/${file.id}/preview`), await stranger.get(`/api/files/${file.id}/preview`), await anonymous().get(`/api/files/${file.id}/preview`, { token })]) {
+      for (const answer of [await anonymous().get(`/api/files/${file.id}/preview`), await stranger.get(`/api/files/${file.id}/preview`)]) {
         expect(answer.status).toBe(404);
       }
+      expect((await anonymous().get(`/api/files/${file.id}/preview`, { token })).status).toBe(401);
       expect((await anonymous().get(`/api/files/nosuchfileid0000000000/preview`)).status).toBe(404);
       expect(await countsOf(file.id)).toEqual({ views: 0, downloads: 0 });
 
@@ -311,13 +313,16 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       const legacy = (await owner.get('/api/profile/upload-token')).body.data.uploadToken;
       for (const credential of [token, legacy]) {
         expect((await anonymous().get(file.raw, { token: credential })).status).toBe(404);
-        expect((await anonymous().get(file.download, { token: credential })).status).toBe(404);
+        // Private downloads are outside named-token access: the generic 401 (contract §10).
+        const download = await anonymous().get(file.download, { token: credential });
+        expect(download.status).toBe(401);
+        expect(download.body).toEqual({ error: 'Unauthorized' });
       }
       // A token acts with its own authority even when the owner's cookies accompany it (spec, Authentication 2).
       const withCookies = new Client(server.baseUrl);
       withCookies.cookies = new Map(owner.cookies);
       expect((await withCookies.get(file.raw, { token })).status).toBe(404);
-      expect((await withCookies.get(file.download, { token })).status).toBe(404);
+      expect((await withCookies.get(file.download, { token })).status).toBe(401);
       expect((await withCookies.get(file.page, { token })).status).toBe(404);
       // The same browser without the token is the owner.
       expect((await withCookies.get(file.raw)).text).toBe('private bytes');
@@ -380,6 +385,47 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect(own.text).toBe('owner only');
       expect(own.headers.get('cache-control')).toBe('private, no-store');
       expect(await countsOf(file.id)).toEqual({ views: 0, downloads: 1 });
+    });
+  });
+
+  describe('bearer credentials on the file-ID routes (contract §10, "Private file bytes and named tokens")', () => {
+    it('answers the generic 401 to a named token or the legacy credential for a file that is not public', async () => {
+      const token = await createToken(owner, ['files:read', 'files:upload']);
+      const legacy = (await owner.get('/api/profile/upload-token')).body.data.uploadToken;
+      const privateFile = await upload('bearer-private.txt', 'private', { fields: { visibility: 'PRIVATE' } });
+      const protectedFile = await upload('bearer-protected.txt', 'protected', { fields: { password: 'open sesame' } });
+      const expired = await upload('bearer-expired.txt', 'expired', { fields: { expiresAt: new Date(Date.now() + 3_600_000).toISOString() } });
+      await server.ctx.db.updateTable('files').set({ expiresAt: Date.now() - 1000 }).where('id', '=', expired.id).execute();
+      for (const credential of [token, legacy, 'not-a-credential']) {
+        for (const file of [privateFile, protectedFile, expired]) {
+          for (const path of [file.download, `/api/files/${file.id}/preview`]) {
+            const response = await anonymous().get(path, { token: credential });
+            expect(response.status, path).toBe(401);
+            expect(response.body).toEqual({ error: 'Unauthorized' });
+          }
+        }
+      }
+      expect(await countsOf(privateFile.id)).toEqual({ views: 0, downloads: 0 });
+    });
+
+    it("serves a public file's download to a bearer request as to anyone; its owner preview stays the owner's session's", async () => {
+      const token = await createToken(owner, ['files:read']);
+      const legacy = (await owner.get('/api/profile/upload-token')).body.data.uploadToken;
+      const file = await upload('bearer-public.txt', 'for everyone');
+      for (const credential of [token, legacy]) {
+        const response = await anonymous().get(file.download, { token: credential });
+        expect(response.status).toBe(200);
+        expect(response.text).toBe('for everyone');
+        // The preview is the owner's browser session's alone; a bearer credential is never that.
+        const preview = await anonymous().get(`/api/files/${file.id}/preview`, { token: credential });
+        expect(preview.status).toBe(401);
+        expect(preview.body).toEqual({ error: 'Unauthorized' });
+      }
+      expect(await countsOf(file.id)).toEqual({ views: 0, downloads: 2 });
+      // Without a credential nothing changed: anyone downloads, the preview is the owner's.
+      expect((await anonymous().get(file.download)).status).toBe(200);
+      expect((await anonymous().get(`/api/files/${file.id}/preview`)).status).toBe(404);
+      expect((await owner.get(`/api/files/${file.id}/preview`)).text).toBe('for everyone');
     });
   });
 

@@ -5,7 +5,7 @@ import type { AppContext } from '../../context.ts';
 import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveContent, parseRange, unlockCookieName, unlockToken, type FileRow, type Viewer } from '../../files/file-access.ts';
 import { verifyPassword } from '../../auth/passwords.ts';
 import { blockedFor, countHit } from '../../auth/throttle.ts';
-import { AppError, forbidden, notFound, rateLimited } from '../../errors.ts';
+import { AppError, forbidden, notFound, rateLimited, unauthorized } from '../../errors.ts';
 import { StorageNotFoundError } from '../../storage/storage.ts';
 
 export function viewerOf(request: FastifyRequest): Viewer {
@@ -68,6 +68,15 @@ function openableFile(found: { file: FileRow } | null, request: FastifyRequest):
   return found.file;
 }
 
+/**
+ * A named token or the legacy credential never opens a file that is not open to anyone (private,
+ * expired or password-protected): private downloads are outside named-token access, so such a
+ * request gets the generic 401 rather than a 404 (contract §10, "Private file bytes and named tokens").
+ */
+function refuseBearerUnlessPublic(request: FastifyRequest, file: FileRow): void {
+  if (request.headers.authorization !== undefined && accessTo(file, { userId: null, cookies: {} }) !== 'open') throw unauthorized();
+}
+
 const UNLOCK_LIMIT = { attempts: 10, windowMs: 15 * 60 * 1000 };
 
 export const fileServingRoutes: RouteModule = (app, ctx) => {
@@ -100,6 +109,7 @@ export const fileServingRoutes: RouteModule = (app, ctx) => {
     { schema: { tags, summary: 'Download a file as an attachment; counts a download', params: z.object({ id: z.string().max(128) }) } },
     (request, reply) =>
       byIdOrRawNamed(request, reply, request.params.id, 'download', async (found) => {
+        refuseBearerUnlessPublic(request, found.file);
         const file = openableFile(found, request);
         if (request.method === 'GET') await countDownload(ctx.db, file.id);
         return sendBytes(ctx, request, reply, file, 'attachment');
@@ -112,7 +122,9 @@ export const fileServingRoutes: RouteModule = (app, ctx) => {
     (request, reply) =>
       byIdOrRawNamed(request, reply, request.params.id, 'preview', async ({ file }) => {
         // Only the owner, signed in in this browser: previews are how the owner looks through their
-        // files, which is not what the view count counts.
+        // files, which is not what the view count counts. A bearer credential is never that session,
+        // and is refused like on a private download (contract §10).
+        if (request.headers.authorization !== undefined) throw unauthorized();
         if (file.userId !== viewerOf(request).userId) throw notFound('File not found');
         return sendBytes(ctx, request, reply, file, 'inline');
       }),
