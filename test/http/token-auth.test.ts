@@ -135,8 +135,9 @@ describe('Authentication rules', () => {
     const token = await createToken(owner, ['files:read', 'files:upload']);
     const raw = await new Client(server.baseUrl).get(new URL(upload.body.data.rawUrl).pathname, { token });
     expect(raw.status).toBe(404);
+    // Private downloads are outside named-token access: the generic 401 (contract §10).
     const download = await new Client(server.baseUrl).get(new URL(upload.body.data.downloadUrl).pathname, { token });
-    expect(download.status).toBe(404);
+    expect(download.status).toBe(401);
     expect((await owner.get(new URL(upload.body.data.rawUrl).pathname)).text).toBe('top secret');
   });
 
