@@ -3,7 +3,7 @@ import type { Config } from './config.ts';
 import type { Db, Dialect } from './db/database.ts';
 import type { Storage } from './storage/storage.ts';
 import type { AuditLog } from './audit/audit-log.ts';
-import type { SecretBox } from './webhooks/secret-box.ts';
+import type { SecretBox } from './auth/secret-box.ts';
 import type { ListingCache } from './listing/listing-cache.ts';
 
 /** What the running instance is made of; handed to routes and background work. */
@@ -14,7 +14,7 @@ export interface AppContext {
   storage: Storage;
   log: Logger;
   audit: AuditLog;
-  /** Encrypts secrets kept at rest (webhook signing secrets). */
+  /** Encrypts secrets kept at rest (webhook signing secrets, the legacy upload credential). */
   secretBox: SecretBox;
   /** Reusable listing responses, valid while an account's listing version is unchanged. */
   listingCache: ListingCache;

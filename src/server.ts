@@ -13,7 +13,8 @@ import { AuditLog } from './audit/audit-log.ts';
 import { ListingCache } from './listing/listing-cache.ts';
 import { AUDIT_PRUNE_JOB, auditPruneHandler, scheduleAuditPrune } from './audit/audit-retention.ts';
 import { JobRunner } from './jobs/queue.ts';
-import { loadSecretBox } from './webhooks/secret-box.ts';
+import { loadSecretBox } from './auth/secret-box.ts';
+import { sealPlaintextUploadTokens } from './tokens/legacy-token.ts';
 import { webhookJobHandlers } from './webhooks/delivery-job.ts';
 import { FILE_EXPIRY_JOB, fileExpiryHandler } from './files/expiry.ts';
 import { STORAGE_CLEANUP_JOB, storageCleanupHandler } from './files/storage-cleanup.ts';
@@ -54,6 +55,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
 
   const storage = await createStorage({ kind: config.storage, dataDir: config.dataDir, ...(config.s3 ? { s3: config.s3 } : {}) });
   const secretBox = loadSecretBox(config);
+  // Before serving: no legacy upload credential stays in plaintext (migration 0011).
+  const sealed = await sealPlaintextUploadTokens(database.db, secretBox);
+  if (sealed > 0) log.info({ accounts: sealed }, 'encrypted plaintext upload credentials');
   const ctx: AppContext = { config, db: database.db, dialect: database.dialect, storage, log, audit: new AuditLog(database.db, log), secretBox, listingCache: new ListingCache(config.listingCacheBytes), jobs: { wake: () => jobs.wake() } };
   // Every background job type and its handler.
   const jobs = new JobRunner(ctx, {

@@ -13,8 +13,11 @@ export interface UsersTable {
   urlId: string;
   emailVerified: number;
   quotaBytes: number | null;
+  /** Plaintext legacy upload credential of older versions; emptied at start-up (migration 0011). */
   uploadToken: string | null;
   uploadTokenHash: string | null;
+  /** The legacy upload credential, sealed by the secret box (src/auth/secret-box.ts). */
+  uploadTokenEncrypted: string | null;
   usedBytes: Generated<number>;
   /** Number of the account's files, kept by database triggers on every insert and delete. */
   fileCount: Generated<number>;

@@ -4,7 +4,7 @@ import { forAccount, type AccountScope } from '../db/account-scope.ts';
 import { jobDone, retryJob, type ClaimedJob, type JobHandlers, type JobOutcome } from '../jobs/queue.ts';
 import { sendWebhook, type DeliveryResult } from './deliver.ts';
 import { WEBHOOK_DELIVERY_JOB, type DeliveryJobPayload } from './outbox.ts';
-import type { SecretBox } from './secret-box.ts';
+import type { SecretBox } from '../auth/secret-box.ts';
 import type { Lookup } from './ssrf-guard.ts';
 
 /**

@@ -7,7 +7,7 @@ import { conflict, invalid, notFound } from '../errors.ts';
 import { SECRET_PREFIX } from './deliver.ts';
 import { FILE_READY, fileReadyBody, newEventId, queueDeliveries } from './outbox.ts';
 import { DELIVERIES_KEPT } from './delivery-job.ts';
-import type { SecretBox } from './secret-box.ts';
+import type { SecretBox } from '../auth/secret-box.ts';
 import { hostRefusal } from './ssrf-guard.ts';
 
 /** Webhook management: the browser-session routes of contract §3 call these. */

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyStatus, sendWebhook, signWebhook } from '../../src/webhooks/deliver.ts';
-import { loadSecretBox, SecretBox } from '../../src/webhooks/secret-box.ts';
+import { loadSecretBox, SecretBox } from '../../src/auth/secret-box.ts';
 import { newWebhookSecret } from '../../src/webhooks/webhooks.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 

@@ -10,16 +10,16 @@ export const legacyCredentialRoutes: RouteModule = (app, ctx) => {
 
   app.get('/api/profile/upload-token', { schema: { tags, summary: 'The account upload credential used by uploader configurations' } }, async (request) => ({
     success: true,
-    data: { uploadToken: await getUploadToken(ctx.db, principalOf(request).user.id) },
+    data: { uploadToken: await getUploadToken(ctx.db, ctx.secretBox, request.log, principalOf(request).user.id) },
   }));
 
   app.post('/api/profile/upload-token', { schema: { tags, summary: 'Regenerate the upload credential; earlier configurations stop working' } }, async (request) => ({
     success: true,
-    data: { uploadToken: await regenerateUploadToken(ctx.db, principalOf(request).user.id) },
+    data: { uploadToken: await regenerateUploadToken(ctx.db, ctx.secretBox, principalOf(request).user.id) },
   }));
 
   app.get('/api/profile/sharex', { schema: { tags, summary: 'ShareX custom uploader (.sxcu)' } }, async (request, reply) => {
-    const token = await getUploadToken(ctx.db, principalOf(request).user.id);
+    const token = await getUploadToken(ctx.db, ctx.secretBox, request.log, principalOf(request).user.id);
     return reply
       .header('Content-Disposition', `attachment; filename="hoard-${host.replace(/[^a-zA-Z0-9.-]/g, '_')}.sxcu"`)
       .type('application/json; charset=utf-8')
@@ -31,7 +31,7 @@ export const legacyCredentialRoutes: RouteModule = (app, ctx) => {
     ['/api/profile/bash', bashScript, 'hoard-upload.sh'],
   ] as const) {
     app.get(path, { schema: { tags, summary: `Shell script (${file}) that uploads with the account credential` } }, async (request, reply) => {
-      const token = await getUploadToken(ctx.db, principalOf(request).user.id);
+      const token = await getUploadToken(ctx.db, ctx.secretBox, request.log, principalOf(request).user.id);
       return reply.header('Content-Disposition', `attachment; filename="${file}"`).type('text/x-shellscript; charset=utf-8').send(make(baseUrl, token));
     });
   }

@@ -3,13 +3,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /**
- * Encrypts secrets the instance must be able to read back (webhook signing secrets) with AES-256-GCM.
+ * Encrypts secrets the instance must be able to read back (webhook signing secrets, the legacy upload
+ * credential) with AES-256-GCM.
  *
  * The key is derived with HKDF-SHA256 from the `SECRET_KEY` environment variable or, when it is unset,
  * from `DATA_DIR/secret.key`, a random key written (mode 0600) on first start. Several processes
  * sharing one PostgreSQL database must share the key: give them the same SECRET_KEY (or the same
  * secret.key file). A sealed value is bound to a context string (e.g. the webhook's ID) as GCM
- * additional data, so a ciphertext copied to another row does not open.
+ * additional data, so a ciphertext copied to another row does not open. One key serves every kind of
+ * secret: the contexts differ (a webhook's ID; `upload-credential:<account ID>`).
  *
  * Format: `v1.<base64url(12-byte IV ‖ ciphertext ‖ 16-byte tag)>`.
  */
