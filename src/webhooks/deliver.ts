@@ -16,12 +16,20 @@ export function signWebhook(secret: string, messageId: string, timestampSeconds:
   return `v1,${createHmac('sha256', key).update(`${messageId}.${timestampSeconds}.${body}`).digest('base64')}`;
 }
 
+/**
+ * `error` is what the webhook's owner sees in the deliveries list: it never names the addresses a
+ * receiver's name resolved to or that a connection went to (that would let anyone who may create a
+ * webhook map the instance's internal network). `detail`, when there is more to say, is for the
+ * instance's log only.
+ */
 export type DeliveryResult =
   | { result: 'delivered'; status: number }
   /** Worth trying again later: 408, 429, 5xx, network errors, time-outs. */
-  | { result: 'retry'; status: number | null; error: string }
+  | { result: 'retry'; status: number | null; error: string; detail?: string }
   /** Trying again would not help: other statuses, redirects, refused or invalid receivers. */
-  | { result: 'final'; status: number | null; error: string };
+  | { result: 'final'; status: number | null; error: string; detail?: string };
+
+export const RECEIVER_REFUSED = "Refused to deliver: the receiver's address is not allowed (private, loopback or other non-public network)";
 
 export interface DeliveryRequest {
   url: string;
@@ -50,10 +58,17 @@ function pinnedLookup(vetted: VettedAddress): LookupFunction {
   }) as unknown as LookupFunction;
 }
 
+/** The whole error, for the log: its message may name addresses. */
 const networkError = (error: unknown) => {
   const code = (error as NodeJS.ErrnoException).code;
   const message = error instanceof Error ? error.message : String(error);
   return code && !message.includes(code) ? `${code}: ${message}` : message;
+};
+
+/** Only the error's code (e.g. ` (ECONNREFUSED)`), which names no address, for the owner. */
+const codeOf = (error: unknown) => {
+  const code = (error as NodeJS.ErrnoException).code;
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(code) ? ` (${code})` : '';
 };
 
 /** Sends one attempt. Never throws: every failure is a DeliveryResult. */
@@ -70,8 +85,8 @@ export async function sendWebhook(request: DeliveryRequest): Promise<DeliveryRes
   try {
     vetted = await resolveReceiver(target.hostname, { allowPrivate: request.allowPrivate, ...(request.lookup ? { lookup: request.lookup } : {}) });
   } catch (error) {
-    if (error instanceof ReceiverRefusedError) return { result: 'final', status: null, error: error.message };
-    return { result: 'retry', status: null, error: `Could not resolve ${target.hostname}: ${networkError(error)}` };
+    if (error instanceof ReceiverRefusedError) return { result: 'final', status: null, error: RECEIVER_REFUSED, detail: error.message };
+    return { result: 'retry', status: null, error: `Could not resolve ${target.hostname}${codeOf(error)}`, detail: `Could not resolve ${target.hostname}: ${networkError(error)}` };
   }
 
   const timeoutMs = request.timeoutMs ?? DELIVERY_TIMEOUT_MS;
@@ -105,7 +120,7 @@ export async function sendWebhook(request: DeliveryRequest): Promise<DeliveryRes
       settle({ result: 'retry', status: null, error: `No response within ${timeoutMs / 1000} s` });
       outgoing.destroy();
     }, timeoutMs);
-    outgoing.on('error', (error) => settle({ result: 'retry', status: null, error: `Request failed: ${networkError(error)}` }));
+    outgoing.on('error', (error) => settle({ result: 'retry', status: null, error: `Request to the receiver failed${codeOf(error)}`, detail: `Request failed: ${networkError(error)}` }));
     outgoing.end(request.body);
   });
 }

@@ -115,11 +115,14 @@ async function deliverOnce(options: WebhookDeliveryOptions, job: ClaimedJob): Pr
   }
 
   const delays = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+  // The full reason (addresses included) is for the log; the owner sees the generic one.
+  const detail = result.detail ?? result.error;
   if (result.result === 'retry' && attempt <= delays.length) {
+    options.log.info({ deliveryId: row.id, webhookId: row.webhookId, attempt, error: detail }, 'webhook delivery attempt failed; will retry');
     await finishDelivery(account, row.id, row.attempts, { status: 'pending', attempts: attempt, lastStatus: result.status, lastError: result.error });
     return retryJob(jitter(delays[attempt - 1]!), result.error);
   }
   const error = result.result === 'retry' ? `${result.error} (gave up after ${attempt} attempts)` : result.error;
-  options.log.info({ deliveryId: row.id, webhookId: row.webhookId, attempt, error }, 'webhook delivery failed');
+  options.log.info({ deliveryId: row.id, webhookId: row.webhookId, attempt, error: detail }, 'webhook delivery failed');
   return fail(error, attempt, result.status);
 }
