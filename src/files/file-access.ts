@@ -69,9 +69,45 @@ export async function countDownload(db: Db, fileId: string): Promise<void> {
   await db.updateTable('files').set((eb) => ({ downloads: eb('downloads', '+', 1) })).where('id', '=', fileId).execute();
 }
 
-/** Types a browser would execute in our origin; they are only ever served as downloads. */
+/**
+ * Types a browser would run or render as a document in our origin: every JavaScript MIME type of the
+ * WHATWG MIME Sniffing standard, HTML, XHTML, SVG and other XML (any `+xml` type, XSL), and
+ * multipart/x-mixed-replace, whose parts a browser renders. The one list; such files are only ever
+ * served as downloads. JSON is not on it: a browser never runs it.
+ */
+const activeTypes = new Set([
+  'application/ecmascript',
+  'application/javascript',
+  'application/x-ecmascript',
+  'application/x-javascript',
+  'text/ecmascript',
+  'text/javascript',
+  'text/javascript1.0',
+  'text/javascript1.1',
+  'text/javascript1.2',
+  'text/javascript1.3',
+  'text/javascript1.4',
+  'text/javascript1.5',
+  'text/jscript',
+  'text/livescript',
+  'text/x-ecmascript',
+  'text/x-javascript',
+  'text/html',
+  'application/xhtml+xml',
+  'image/svg+xml',
+  'text/xml',
+  'application/xml',
+  'text/xsl',
+  'application/xml-dtd',
+  'text/xml-external-parsed-entity',
+  'application/xml-external-parsed-entity',
+  'multipart/x-mixed-replace',
+]);
+
 export function isActiveContent(mimeType: string): boolean {
-  return /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|application\/[a-z0-9.+-]*\+xml|text\/javascript|application\/javascript|text\/xsl)$/.test(mimeType);
+  // Parameters and case do not change what a browser does with the type.
+  const type = mimeType.split(';')[0]!.trim().toLowerCase();
+  return activeTypes.has(type) || type.endsWith('+xml');
 }
 
 /** One `bytes=` range of the Range header; multiple ranges are answered with the whole file. */

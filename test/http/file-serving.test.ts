@@ -277,6 +277,45 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect(other.text).toBe('cache me');
     });
 
+    it('serves every type a browser would run (scripts, HTML, XHTML, SVG, XML, XSL) only as attachments', async () => {
+      const script = 'alert(document.cookie)';
+      const types = [
+        'text/javascript',
+        'application/javascript',
+        'application/x-javascript',
+        'text/x-javascript',
+        'application/ecmascript',
+        'application/x-ecmascript',
+        'text/ecmascript',
+        'text/x-ecmascript',
+        'text/jscript',
+        'text/livescript',
+        'text/javascript1.5',
+        'text/html',
+        'application/xhtml+xml',
+        'image/svg+xml',
+        'text/xml',
+        'application/xml',
+        'application/rss+xml',
+        'text/xsl',
+        'application/xslt+xml',
+        'multipart/x-mixed-replace',
+      ];
+      for (const [index, type] of types.entries()) {
+        const file = await upload(`active-${index}.bin`, script, { type });
+        const raw = await anonymous().get(file.raw);
+        expect(raw.status, type).toBe(200);
+        expect(raw.headers.get('content-disposition'), type).toMatch(/^attachment; /);
+        expect(raw.headers.get('x-content-type-options')).toBe('nosniff');
+        expect(raw.text).toBe(script);
+      }
+      // Types a browser only shows stay inline, JSON included (it is never run).
+      for (const [index, type] of ['text/plain', 'application/json', 'image/png', 'text/css', 'application/pdf'].entries()) {
+        const file = await upload(`passive-${index}.bin`, '{}', { type });
+        expect((await anonymous().get(file.raw)).headers.get('content-disposition'), type).toMatch(/^inline; /);
+      }
+    });
+
     it('serves HTML, SVG and XML only as attachments', async () => {
       const cases = [
         ['page.html', '<!doctype html><html><body><script>alert(1)</script></body></html>', 'text/html'],
