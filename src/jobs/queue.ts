@@ -43,9 +43,11 @@
  *
  * Guarantees:
  * - A runner claims due jobs by setting a lease (`leasedUntil`, `leasedBy` = a token unique to that
- *   claim) and incrementing `attempts`, in one statement: `UPDATE … WHERE id IN (SELECT … FOR UPDATE
- *   SKIP LOCKED LIMIT n)` on PostgreSQL, one write transaction on SQLite. Two processes never claim
+ *   claim of that job) and incrementing `attempts`, in one statement: `UPDATE … WHERE id IN
+ *   (SELECT … FOR UPDATE SKIP LOCKED LIMIT n)` on PostgreSQL, one write transaction on SQLite. Two processes never claim
  *   the same attempt. Only types the runner has handlers for are claimed (rolling upgrades are safe).
+ * - Each claimed job takes one of the `concurrency` slots until its own handler ends, also when it
+ *   was claimed together with others; a poll that finds every slot busy claims nothing.
  * - While a handler runs, its lease (default 5 min) is renewed every third of it. A process killed
  *   mid-job stops renewing; once the lease expires, any process claims the job again (next attempt).
  * - The job is deleted or rescheduled only by the claim that holds its lease (`WHERE leasedBy = …`),
@@ -55,6 +57,7 @@
  * - Leases compare wall-clock times of different processes: keep the hosts' clocks in sync (NTP).
  */
 import { hostname } from 'node:os';
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db, Dialect } from '../db/database.ts';
 import type { Executor } from '../db/account-scope.ts';
@@ -173,7 +176,7 @@ export class JobRunner {
   private again = false;
   /** Set when the last claim filled every free slot: more jobs may be due. */
   private saturated = false;
-  /** Running attempts by lease token. */
+  /** Running attempts by lease token (one per job). */
   private readonly running = new Map<string, Promise<void>>();
 
   constructor(ctx: JobRunnerContext, handlers: JobHandlers, options: JobRunnerOptions = {}) {
@@ -249,35 +252,47 @@ export class JobRunner {
       this.again = true;
       return;
     }
-    this.ticking = (async () => {
-      try {
-        do {
-          this.again = false;
-          const free = this.concurrency - this.running.size;
-          if (free <= 0 || this.stopping) break;
-          const jobs = await this.claim(free, Date.now());
-          this.saturated = jobs.length === free;
-          for (const job of jobs) void this.launch(job);
-          if (this.saturated) this.again = true;
-        } while (this.again && !this.stopping);
-      } catch (error) {
-        if (!this.stopping) this.log.error({ err: error }, 'job queue: could not claim jobs');
-      } finally {
-        this.ticking = null;
-      }
-    })();
-    await this.ticking;
+    // Assigned before the loop runs and cleared only after it ended: the loop may end without
+    // awaiting anything (every slot busy), and a flag cleared inside it would be set again here.
+    const ticking = this.claimLoop();
+    this.ticking = ticking;
+    try {
+      await ticking;
+    } finally {
+      this.ticking = null;
+    }
     this.schedule(this.pollIntervalMs);
   }
 
-  /** Leases up to `limit` due jobs to this runner in one statement. */
+  /** Claims due jobs for the free slots until none are left or nothing more is due. */
+  private async claimLoop(): Promise<void> {
+    try {
+      do {
+        this.again = false;
+        const free = this.concurrency - this.running.size;
+        if (free <= 0 || this.stopping) break;
+        const jobs = await this.claim(free, Date.now());
+        this.saturated = jobs.length === free;
+        for (const job of jobs) void this.launch(job);
+        if (this.saturated) this.again = true;
+      } while (this.again && !this.stopping);
+    } catch (error) {
+      if (!this.stopping) this.log.error({ err: error }, 'job queue: could not claim jobs');
+    }
+  }
+
+  /**
+   * Leases up to `limit` due jobs to this runner in one statement. Each job gets its own token (the
+   * claim's token and the job's id): a job's result, its slot and its lease renewal are its own, not
+   * those of the whole claim.
+   */
   private async claim(limit: number, dueBy: number): Promise<JobRow[]> {
     if (this.types.length === 0 || limit <= 0) return [];
     const now = Date.now();
-    const token = `${this.id}:${randomLowerAlnum(10)}`;
+    const token = `${this.id}:${randomLowerAlnum(10)}:`;
     const rows = await this.db
       .updateTable('jobs')
-      .set((eb) => ({ attempts: eb('attempts', '+', 1), leasedUntil: now + this.leaseMs, leasedBy: token }))
+      .set((eb) => ({ attempts: eb('attempts', '+', 1), leasedUntil: now + this.leaseMs, leasedBy: sql<string>`${token} || ${eb.ref('id')}` }))
       .where('id', 'in', (eb) =>
         eb
           .selectFrom('jobs')

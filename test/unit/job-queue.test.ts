@@ -332,3 +332,62 @@ describe('JobRunner loop', () => {
     expect([...counts.values()].every((c) => c === 1)).toBe(true);
   });
 });
+
+describe('slow handlers', () => {
+  it('runs every job, never more than `concurrency` at once, when handlers outlast the poll interval', async () => {
+    let running = 0;
+    let most = 0;
+    const ran = new Set<number>();
+    const jobs = runner(
+      {
+        slow: async (job) => {
+          running++;
+          most = Math.max(most, running);
+          await sleep(60 + (job.payload as number) * 3);
+          ran.add(job.payload as number);
+          running--;
+        },
+      },
+      { concurrency: 3, pollIntervalMs: 10 },
+    );
+    const total = 14;
+    // Due before start, so the first polls claim several jobs in one statement (a batch).
+    for (let n = 0; n < total; n++) await enqueueJob(handle.db, { type: 'slow', payload: n });
+    jobs.start();
+    await waitFor(async () => ran.size === total && (await jobRows()).length === 0);
+    expect(most).toBeLessThanOrEqual(3);
+    // Jobs enqueued after the runner was saturated (a poll found every slot busy) still run.
+    for (let n = total; n < total + 4; n++) await enqueueJob(handle.db, { type: 'slow', payload: n });
+    jobs.wake();
+    await waitFor(async () => ran.size === total + 4 && (await jobRows()).length === 0);
+    expect(most).toBeLessThanOrEqual(3);
+  });
+
+  it('renews the lease of every running job of a claimed batch, also after another of them ended', async () => {
+    const gate = deferred();
+    const started = deferred();
+    const jobs = runner(
+      {
+        quick: async () => undefined,
+        long: async () => {
+          started.resolve();
+          await gate.promise;
+        },
+      },
+      // Renewed every leaseMs / 3, at least every second.
+      { concurrency: 2, leaseMs: 1500, pollIntervalMs: 60_000 },
+    );
+    await enqueueJob(handle.db, { type: 'quick', payload: null, runAt: Date.now() - 10 });
+    const longId = await enqueueJob(handle.db, { type: 'long', payload: null });
+    jobs.start();
+    await started.promise;
+    // The quick job of the same claim ended; the long one is the only row left.
+    await waitFor(async () => (await jobRows()).length === 1);
+    const [claimed] = await jobRows();
+    expect(claimed).toMatchObject({ id: longId, attempts: 1 });
+    await waitFor(async () => (await jobRows())[0]!.leasedUntil! > claimed!.leasedUntil!, 3000);
+    gate.resolve();
+    await jobs.stop();
+    expect(await jobRows()).toEqual([]);
+  });
+});

@@ -1,0 +1,57 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/client.ts';
+import { uploadFile } from '../support/uploads.ts';
+
+/**
+ * The background job runner of a real server under load: more jobs than its slots (8), each running
+ * longer than its poll interval (500 ms). A webhook receiver that answers slowly keeps every slot
+ * busy while further uploads queue deliveries.
+ */
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let server: TestServer;
+let receiver: http.Server;
+let receiverUrl = '';
+const received: string[] = [];
+let inFlight = 0;
+let mostInFlight = 0;
+
+beforeAll(async () => {
+  receiver = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (c: Buffer) => chunks.push(c));
+    request.on('end', () => {
+      received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')).data.name as string);
+      mostInFlight = Math.max(mostInFlight, ++inFlight);
+      setTimeout(() => {
+        inFlight--;
+        response.end('ok');
+      }, 700);
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/slow`;
+  server = await startTestServer({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+});
+afterAll(async () => {
+  await server.close();
+  await new Promise<void>((resolve) => receiver.close(() => resolve()));
+});
+
+describe('job runner', () => {
+  it('delivers every webhook when deliveries outnumber the runner’s slots and outlast its poll interval', async () => {
+    const owner = await signUp(server.baseUrl);
+    expect((await owner.post('/api/webhooks', { name: 'slow receiver', url: receiverUrl })).status).toBe(201);
+    const names = Array.from({ length: 12 }, (_, n) => `upload-${n}.txt`);
+    for (const name of names) expect((await uploadFile(owner, name, `content of ${name}`)).status).toBe(200);
+
+    const deadline = Date.now() + 10_000;
+    while (received.length < names.length && Date.now() < deadline) await sleep(50);
+    expect(received.sort()).toEqual([...names].sort());
+    // One slot per delivery, whether it was claimed alone or with others.
+    expect(mostInFlight).toBeLessThanOrEqual(8);
+  });
+});
