@@ -12,6 +12,7 @@ import { buildApp, type App } from './http/app.ts';
 import { AuditLog } from './audit/audit-log.ts';
 import { ListingCache } from './listing/listing-cache.ts';
 import { AUDIT_PRUNE_JOB, auditPruneHandler, scheduleAuditPrune } from './audit/audit-retention.ts';
+import { RATE_LIMIT_PRUNE_JOB, rateLimitPruneHandler, scheduleRateLimitPrune } from './auth/throttle.ts';
 import { JobRunner } from './jobs/queue.ts';
 import { loadSecretBox } from './auth/secret-box.ts';
 import { sealPlaintextUploadTokens } from './tokens/legacy-token.ts';
@@ -66,12 +67,14 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     [CHUNK_SESSION_SWEEP_JOB]: chunkSessionSweepHandler(ctx),
     [CHUNK_STORAGE_ABORT_JOB]: chunkStorageAbortHandler(ctx),
     [AUDIT_PRUNE_JOB]: auditPruneHandler(ctx),
+    [RATE_LIMIT_PRUNE_JOB]: rateLimitPruneHandler(ctx),
     ...webhookJobHandlers({ db: ctx.db, log, secretBox, allowPrivate: config.webhookAllowPrivate, retryDelaysMs: config.webhookRetryDelaysMs }),
   });
   const app = await buildApp(ctx);
   const address = await app.listen({ port: config.port, host: config.host });
   // Prunes now, then daily; a later start (of any process) moves the next prune to that start.
   await scheduleAuditPrune(ctx.db, config.auditRetentionDays);
+  await scheduleRateLimitPrune(ctx.db);
   jobs.start();
 
   return {

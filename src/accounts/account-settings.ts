@@ -2,13 +2,13 @@ import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { lockAccountRow } from '../db/locks.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from '../auth/passwords.ts';
-import { blockedFor, clearHits, countHit } from '../auth/throttle.ts';
+import { clearHits, takeAttempt } from '../auth/throttle.ts';
 import { loginLimits } from '../auth/login.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { parseStoredOptions, type ProfileOptions } from '../uploads/upload-options.ts';
 import { checkProfileOptions, findOwnedProfile } from '../organisation/profiles.ts';
 import { nameSchema, parseField } from '../organisation/common.ts';
-import { forbidden, invalid, notFound, rateLimited } from '../errors.ts';
+import { forbidden, invalid, notFound } from '../errors.ts';
 
 export const accountNameSchema = nameSchema(100);
 
@@ -77,13 +77,13 @@ export interface Actor {
 // Wrong current passwords are counted like failed sign-ins, so a stolen session cannot be used to
 // guess the password at leisure.
 const passwordKey = (userId: string) => `password-change:${userId}`;
+const WRONG_PASSWORDS_PER_ACCOUNT = 10;
 
 async function checkCurrentPassword(db: Db, userId: string, currentPassword: string): Promise<void> {
-  const wait = await blockedFor(db, passwordKey(userId), loginLimits.perAccount, loginLimits.windowMs);
-  if (wait !== null) throw rateLimited('Too many wrong passwords; try again later', wait);
+  // Counted before the verification, so parallel attempts cannot all pass the limit.
+  await takeAttempt(db, passwordKey(userId), WRONG_PASSWORDS_PER_ACCOUNT, loginLimits.windowMs, 'Too many wrong passwords; try again later');
   const row = await db.selectFrom('users').select('passwordHash').where('id', '=', userId).executeTakeFirst();
   if (!(await verifyPassword(row?.passwordHash ?? null, currentPassword))) {
-    await countHit(db, passwordKey(userId), loginLimits.windowMs);
     throw forbidden('currentPassword: the current password is not correct');
   }
   await clearHits(db, passwordKey(userId));

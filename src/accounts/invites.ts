@@ -36,6 +36,14 @@ export async function deleteInvite(db: Executor, id: string): Promise<void> {
   if (Number(result.numDeletedRows) === 0) throw notFound('Invite not found');
 }
 
+const UNUSABLE = 'inviteCode: the invite code is unknown, used or expired';
+
+/** Refuses a code that is unknown, used or expired (registration checks it before hashing). */
+export async function assertInviteUsable(db: Executor, code: string): Promise<void> {
+  const usable = await db.selectFrom('invites').select('id').where('code', '=', code).where('usedAt', 'is', null).where('expiresAt', '>', Date.now()).executeTakeFirst();
+  if (!usable) throw invalid(UNUSABLE);
+}
+
 /** Marks the invite used by `userId`, atomically: two registrations cannot share one code. */
 export async function consumeInvite(trx: Transaction<Database>, code: string, userId: string): Promise<void> {
   const now = Date.now();
@@ -46,5 +54,5 @@ export async function consumeInvite(trx: Transaction<Database>, code: string, us
     .where('usedAt', 'is', null)
     .where('expiresAt', '>', now)
     .executeTakeFirst();
-  if (Number(result.numUpdatedRows) !== 1) throw invalid('inviteCode: the invite code is unknown, used or expired');
+  if (Number(result.numUpdatedRows) !== 1) throw invalid(UNUSABLE);
 }

@@ -7,7 +7,8 @@ import { hashPassword } from '../auth/passwords.ts';
 import { loadAccess, parsePermissions, roleIdBySystemKey, type RoleSummary } from '../auth/roles.ts';
 import { hasPermission, type PermissionSet } from '../auth/permissions.ts';
 import { readSettings } from '../settings/instance-settings.ts';
-import { consumeInvite } from './invites.ts';
+import { assertInviteUsable, consumeInvite } from './invites.ts';
+import { takeAttempt } from '../auth/throttle.ts';
 import { scheduleStorageDelete } from '../files/storage-cleanup.ts';
 import { scheduleSessionStorageAbort } from '../chunks/chunk-session-jobs.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
@@ -91,7 +92,20 @@ async function insertAccount(trx: Transaction<Database>, account: NewAccount, pa
  * Self-service registration. The very first account becomes the Administrator; after that the
  * instance must be open, or the caller must bring an unused invite.
  */
-export async function register(db: Db, dialect: Dialect, input: { email: string; password: string; name?: string | undefined; inviteCode?: string | undefined }): Promise<UserRow> {
+export async function register(
+  db: Db,
+  dialect: Dialect,
+  input: { email: string; password: string; name?: string | undefined; inviteCode?: string | undefined; ip: string },
+): Promise<UserRow> {
+  // Cheap refusals first: a closed instance or an unusable invite costs no hash and no count. The
+  // transaction below decides again, atomically.
+  const { count: accounts } = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  if (Number(accounts) > 0) {
+    if (input.inviteCode !== undefined) await assertInviteUsable(db, input.inviteCode);
+    else await assertRegistrationOpen(db);
+  }
+  // Counted before the (slow) hash, so a flood of registrations costs little.
+  await takeAttempt(db, `register:ip:${input.ip}`, registrationLimit.perIp, registrationLimit.windowMs, 'Too many registrations from this address; try again later');
   const passwordHash = await hashPassword(input.password);
   return db.transaction().execute(async (trx) => {
     await serializeAccountCreation(trx, dialect);
@@ -100,17 +114,27 @@ export async function register(db: Db, dialect: Dialect, input: { email: string;
       const adminRoleId = await roleIdBySystemKey(trx, 'administrator');
       return insertAccount(trx, { ...input, emailVerified: true, roleIds: [adminRoleId] }, passwordHash);
     }
-    const settings = await readSettings(trx);
     if (input.inviteCode !== undefined) {
       const user = await insertAccount(trx, { ...input, emailVerified: false, roleIds: [] }, passwordHash);
       await consumeInvite(trx, input.inviteCode, user.id);
       return user;
     }
-    if (settings.registration !== 'open') {
-      throw forbidden(settings.registration === 'invite' ? 'Registration requires an invite code' : 'Registration is closed on this instance');
-    }
+    assertOpen((await readSettings(trx)).registration);
     return insertAccount(trx, { ...input, emailVerified: false, roleIds: [] }, passwordHash);
   });
+}
+
+/** Self-service registrations per client IP address per window (counted before hashing). */
+export const registrationLimit = { perIp: 30, windowMs: 60 * 60 * 1000 } as const;
+
+function assertOpen(registration: string): void {
+  if (registration !== 'open') {
+    throw forbidden(registration === 'invite' ? 'Registration requires an invite code' : 'Registration is closed on this instance');
+  }
+}
+
+async function assertRegistrationOpen(db: Executor): Promise<void> {
+  assertOpen((await readSettings(db)).registration);
 }
 
 /** Nobody may hand out a permission they do not hold themselves. */

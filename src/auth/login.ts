@@ -1,32 +1,32 @@
 import type { Db } from '../db/database.ts';
 import { findUserForLogin, normalizeEmail, type UserRow } from '../accounts/users.ts';
-import { AppError, rateLimited } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import { verifyPassword } from './passwords.ts';
-import { blockedFor, clearHits, countHit } from './throttle.ts';
+import { clearHits, takeAttempt } from './throttle.ts';
 
 /**
- * Failed sign-ins allowed per window: per account they stop password guessing against one victim,
- * per client IP they stop one client spraying many accounts.
+ * Sign-in attempts allowed per window. Attempts on one email address are counted per client IP,
+ * so one attacker's failures lock out that attacker, not the account's owner signing in from
+ * elsewhere nor everyone behind the same address (as happens behind a proxy without TRUST_PROXY).
+ * Attempts on addresses that have no account are also counted per IP alone, which stops one client
+ * spraying guessed addresses.
  */
 export const loginLimits = {
   windowMs: 15 * 60 * 1000,
-  perAccount: 10,
-  perIp: 30,
+  perAccountAndIp: 10,
+  perIpForUnknownAccounts: 30,
 } as const;
 
-export async function login(db: Db, input: { email: string; password: string; ip: string }): Promise<UserRow> {
-  const accountKey = `login:account:${normalizeEmail(input.email)}`;
-  const ipKey = `login:ip:${input.ip}`;
-  const wait = Math.max(
-    (await blockedFor(db, accountKey, loginLimits.perAccount, loginLimits.windowMs)) ?? 0,
-    (await blockedFor(db, ipKey, loginLimits.perIp, loginLimits.windowMs)) ?? 0,
-  );
-  if (wait > 0) throw rateLimited('Too many sign-in attempts; try again later', wait);
+const TOO_MANY = 'Too many sign-in attempts; try again later';
 
+export async function login(db: Db, input: { email: string; password: string; ip: string }): Promise<UserRow> {
   const user = await findUserForLogin(db, input.email);
+  const accountKey = `login:account:${normalizeEmail(input.email)}:ip:${input.ip}`;
+  // Counted before the (slow) verification, so parallel attempts cannot all pass the limit.
+  await takeAttempt(db, accountKey, loginLimits.perAccountAndIp, loginLimits.windowMs, TOO_MANY);
+  if (!user) await takeAttempt(db, `login:ip:${input.ip}`, loginLimits.perIpForUnknownAccounts, loginLimits.windowMs, TOO_MANY);
+
   if (!(await verifyPassword(user?.passwordHash ?? null, input.password)) || !user) {
-    await countHit(db, accountKey, loginLimits.windowMs);
-    await countHit(db, ipKey, loginLimits.windowMs);
     throw new AppError('unauthorized', 'Invalid email or password');
   }
   await clearHits(db, accountKey);

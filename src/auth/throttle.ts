@@ -1,10 +1,17 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import type { Executor } from '../db/account-scope.ts';
+import { rateLimited } from '../errors.ts';
+import { enqueueJob, type JobHandler } from '../jobs/queue.ts';
 
 /**
  * Fixed-window counters kept in the database, so every process sharing it enforces one limit.
+ * No window is longer than this; the prune job deletes the rows of windows older than it.
  */
+export const LONGEST_WINDOW_MS = 60 * 60 * 1000;
+
 export async function countHit(db: Db, key: string, windowMs: number, now = Date.now()): Promise<{ count: number; windowStart: number }> {
+  if (windowMs > LONGEST_WINDOW_MS) throw new Error(`throttle window of ${windowMs} ms is longer than LONGEST_WINDOW_MS`);
   const expired = sql<boolean>`${sql.ref('rateLimits.windowStart')} <= ${now - windowMs}`;
   const row = await db
     .insertInto('rateLimits')
@@ -17,16 +24,44 @@ export async function countHit(db: Db, key: string, windowMs: number, now = Date
     )
     .returning(['count', 'windowStart'])
     .executeTakeFirstOrThrow();
-  return row;
+  return { count: Number(row.count), windowStart: Number(row.windowStart) };
 }
 
-/** Seconds until the window of `key` closes when its count has reached `limit`, else null. */
-export async function blockedFor(db: Db, key: string, limit: number, windowMs: number, now = Date.now()): Promise<number | null> {
-  const row = await db.selectFrom('rateLimits').select(['count', 'windowStart']).where('key', '=', key).executeTakeFirst();
-  if (!row || row.windowStart + windowMs <= now || row.count < limit) return null;
-  return Math.max(1, Math.ceil((row.windowStart + windowMs - now) / 1000));
+/**
+ * Counts one attempt and refuses it (429 with Retry-After, the seconds until the window closes) when
+ * the window already held `limit` attempts. The count comes BEFORE the work it limits (a password
+ * verification, a hash): checking first and counting afterwards let parallel requests all pass the
+ * check before any of them was counted.
+ */
+export async function takeAttempt(db: Db, key: string, limit: number, windowMs: number, message: string, now = Date.now()): Promise<void> {
+  const { count, windowStart } = await countHit(db, key, windowMs, now);
+  if (count > limit) throw rateLimited(message, Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000)));
 }
 
 export async function clearHits(db: Db, key: string): Promise<void> {
   await db.deleteFrom('rateLimits').where('key', '=', key).execute();
+}
+
+export const RATE_LIMIT_PRUNE_JOB = 'rate-limits.prune';
+const PRUNE_KEY = 'rate-limit-prune';
+/** Rows deleted per statement, so one prune never holds the database for long. */
+const PRUNE_BATCH = 5_000;
+
+/**
+ * Schedules the deletion of counters whose window has closed for every limit. One job for the whole
+ * instance (a dedupe key), so several processes share it; a start moves it to that start.
+ */
+export async function scheduleRateLimitPrune(executor: Executor, runAt = Date.now()): Promise<void> {
+  await enqueueJob(executor, { type: RATE_LIMIT_PRUNE_JOB, payload: {}, runAt, dedupeKey: PRUNE_KEY });
+}
+
+/** Deletes a batch of closed windows; runs again at once while there are more, else in an hour. */
+export function rateLimitPruneHandler(ctx: { db: Db; jobs: { wake(): void } }): JobHandler {
+  return async () => {
+    const expired = ctx.db.selectFrom('rateLimits').select('key').where('windowStart', '<=', Date.now() - LONGEST_WINDOW_MS).limit(PRUNE_BATCH);
+    const result = await ctx.db.deleteFrom('rateLimits').where('key', 'in', expired).executeTakeFirst();
+    const more = Number(result.numDeletedRows) === PRUNE_BATCH;
+    await scheduleRateLimitPrune(ctx.db, more ? Date.now() : Date.now() + LONGEST_WINDOW_MS);
+    if (more) ctx.jobs.wake();
+  };
 }

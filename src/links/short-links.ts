@@ -4,12 +4,15 @@ import { newId } from '../db/ids.ts';
 import { isUniqueViolation } from '../db/unique-violation.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
 import { generateShortCode, isShortCode } from './short-code.ts';
+import { takeAttempt } from '../auth/throttle.ts';
 
 export const shortLinkLimits = {
   /** Longest accepted target URL, in characters. */
   targetUrlLength: 2048,
   /** Inserts tried before giving up on finding a free short code. */
   codeAttempts: 5,
+  /** Links an account may create per minute: generous for people and scripts, not for floods. */
+  perMinute: 120,
 } as const;
 
 /** A short link as the API returns it (spec, Resources: Short link). */
@@ -86,6 +89,7 @@ export async function listShortLinks(db: Db, userId: string): Promise<ShortLinkV
  */
 export async function createShortLink(db: Db, userId: string, url: string, generateCode: () => string = generateShortCode): Promise<ShortLinkView> {
   const targetUrl = normalizeTargetUrl(url);
+  await takeAttempt(db, `short-links:${userId}`, shortLinkLimits.perMinute, 60_000, 'Too many short links created; try again later');
   const account = forAccount(db, userId);
   for (let attempt = 1; ; attempt += 1) {
     const row: ShortLinkRow = { id: newId(), userId, shortCode: generateCode(), targetUrl, clicks: 0, createdAt: Date.now() };

@@ -9,11 +9,14 @@ import { FILE_READY, fileReadyBody, newEventId, queueDeliveries } from './outbox
 import { DELIVERIES_KEPT } from './delivery-job.ts';
 import type { SecretBox } from '../auth/secret-box.ts';
 import { hostRefusal } from './ssrf-guard.ts';
+import { takeAttempt } from '../auth/throttle.ts';
 
 /** Webhook management: the browser-session routes of contract §3 call these. */
 
 export const webhookLimits = {
   perAccount: 10,
+  /** Test sends per account per minute. */
+  testSendsPerMinute: 10,
   nameLength: 80,
   urlLength: 2048,
   deliveriesListed: DELIVERIES_KEPT,
@@ -156,6 +159,9 @@ export async function listDeliveries(db: Db, userId: string, webhookId: string):
  * The caller wakes the job runner.
  */
 export async function sendTestEvent(db: Db, userId: string, webhookId: string, baseUrl: string): Promise<DeliveryView> {
+  // Each test send is a real outbound request; a limit per account keeps one account from using the
+  // instance to hammer a URL.
+  await takeAttempt(db, `webhook-test:${userId}`, webhookLimits.testSendsPerMinute, 60_000, 'Too many test sends; try again later');
   return db.transaction().execute(async (trx) => {
     const account = forAccount(trx, userId);
     const webhook = await account.selectFrom('webhooks').select('id').where('id', '=', webhookId).executeTakeFirst();

@@ -35,7 +35,7 @@ async function startSession(ctx: AppContext, request: FastifyRequest, reply: Fas
 export const authRoutes: RouteModule = (app, ctx) => {
   const tags = ['auth'];
   app.post('/api/auth/register', { schema: { tags, summary: 'Create an account; the first one becomes Administrator', body: registerBody } }, async (request, reply) => {
-    const user = await register(ctx.db, ctx.dialect, request.body);
+    const user = await register(ctx.db, ctx.dialect, { ...request.body, ip: request.ip });
     const data = await startSession(ctx, request, reply, user);
     return reply.code(201).send({ success: true, data });
   });

@@ -4,8 +4,8 @@ import type { RouteModule } from '../app.ts';
 import type { AppContext } from '../../context.ts';
 import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveContent, parseRange, unlockCookieName, unlockToken, type FileRow, type Viewer } from '../../files/file-access.ts';
 import { verifyPassword } from '../../auth/passwords.ts';
-import { blockedFor, countHit } from '../../auth/throttle.ts';
-import { AppError, forbidden, notFound, rateLimited, unauthorized } from '../../errors.ts';
+import { clearHits, takeAttempt } from '../../auth/throttle.ts';
+import { AppError, forbidden, notFound, unauthorized } from '../../errors.ts';
 import { StorageNotFoundError } from '../../storage/storage.ts';
 
 export function viewerOf(request: FastifyRequest): Viewer {
@@ -137,12 +137,10 @@ export const fileServingRoutes: RouteModule = (app, ctx) => {
       const found = await findById(ctx.db, request.params.id);
       if (!found || accessTo(found.file, { userId: null, cookies: {} }) === 'hidden' || found.file.passwordHash === null) throw notFound('File not found');
       const key = `unlock:${request.ip}:${found.file.id}`;
-      const wait = await blockedFor(ctx.db, key, UNLOCK_LIMIT.attempts, UNLOCK_LIMIT.windowMs);
-      if (wait) throw rateLimited('Too many wrong passwords; try again later', wait);
-      if (!(await verifyPassword(found.file.passwordHash, request.body.password))) {
-        await countHit(ctx.db, key, UNLOCK_LIMIT.windowMs);
-        throw new AppError('forbidden', 'Wrong password');
-      }
+      // Counted before the verification, so parallel guesses cannot all pass the limit.
+      await takeAttempt(ctx.db, key, UNLOCK_LIMIT.attempts, UNLOCK_LIMIT.windowMs, 'Too many wrong passwords; try again later');
+      if (!(await verifyPassword(found.file.passwordHash, request.body.password))) throw new AppError('forbidden', 'Wrong password');
+      await clearHits(ctx.db, key);
       reply.setCookie(unlockCookieName(found.file.id), unlockToken(found.file), {
         httpOnly: true,
         sameSite: 'lax',

@@ -1,0 +1,205 @@
+/**
+ * Throttles on password checks, registration, webhook test sends and short links: counted before the
+ * work they limit (so parallel requests cannot slip past), keyed so that one attacker does not lock
+ * out others, and their counters pruned by a job.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { Client, signUp, uniqueEmail } from '../support/client.ts';
+import { uploadFile } from '../support/uploads.ts';
+
+let server: TestServer;
+let admin: Awaited<ReturnType<typeof signUp>>;
+let ipCounter = 0;
+
+beforeAll(async () => {
+  // TRUST_PROXY lets each test speak from its own client address through X-Forwarded-For.
+  server = await startTestServer({ TRUST_PROXY: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' });
+  admin = await signUp(server.baseUrl);
+});
+afterAll(() => server.close());
+
+/** A browser at its own client IP address. */
+function clientAt(ip = `198.51.100.${++ipCounter}`): Client & { ip: string } {
+  const client = new Client(server.baseUrl) as Client & { ip: string };
+  client.ip = ip;
+  const request = client.request.bind(client);
+  client.request = (method, path, options = {}) => request(method, path, { ...options, headers: { ...options.headers, 'x-forwarded-for': ip } });
+  return client;
+}
+
+async function createAccount(password = 'the right password') {
+  const email = uniqueEmail('throttled');
+  const created = await admin.post('/api/users', { email, password });
+  expect(created.status).toBe(201);
+  return { email, password };
+}
+
+async function signedIn(account: { email: string; password: string }) {
+  const client = clientAt();
+  expect((await client.post('/api/auth/login', account)).status).toBe(200);
+  return client;
+}
+
+function tally(statuses: number[]): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
+  return counts;
+}
+
+function expectRetryAfter(response: { headers: Headers }, atMost: number) {
+  const seconds = Number(response.headers.get('retry-after'));
+  expect(seconds).toBeGreaterThan(0);
+  expect(seconds).toBeLessThanOrEqual(atMost);
+}
+
+describe('parallel wrong passwords', () => {
+  it('let at most 10 sign-in attempts reach verification; the rest are 429', async () => {
+    const victim = await createAccount();
+    const attacker = clientAt();
+    const answers = await Promise.all(Array.from({ length: 25 }, (_, i) => attacker.post('/api/auth/login', { email: victim.email, password: `guess ${i}` })));
+    expect(tally(answers.map((a) => a.status))).toEqual({ 401: 10, 429: 15 });
+    expectRetryAfter(answers.find((a) => a.status === 429)!, 900);
+  });
+
+  it('let at most 10 unlock attempts reach verification; the rest are 429', async () => {
+    const uploaded = await uploadFile(admin, 'locked.txt', 'behind a password', { fields: { password: 'open sesame' } });
+    expect(uploaded.status).toBe(200);
+    const fileId = (uploaded.body.data.downloadUrl as string).split('/').at(-2);
+    const visitor = clientAt();
+    const answers = await Promise.all(Array.from({ length: 25 }, (_, i) => visitor.post(`/api/files/${fileId}/unlock`, { password: `guess ${i}` })));
+    expect(tally(answers.map((a) => a.status))).toEqual({ 403: 10, 429: 15 });
+    expectRetryAfter(answers.find((a) => a.status === 429)!, 900);
+    // Another visitor is not locked out of the file.
+    expect((await clientAt().post(`/api/files/${fileId}/unlock`, { password: 'open sesame' })).status).toBe(204);
+  });
+
+  it('let at most 10 password-change attempts reach verification; the rest are 429', async () => {
+    const account = await createAccount();
+    const session = await signedIn(account);
+    const answers = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => session.patch('/api/account', { currentPassword: `guess ${i}`, newPassword: 'a brand new password' })),
+    );
+    expect(tally(answers.map((a) => a.status))).toEqual({ 403: 10, 429: 15 });
+    const limited = answers.find((a) => a.status === 429)!;
+    expect(limited.body).toEqual({ success: false, error: 'Too many wrong passwords; try again later' });
+    expectRetryAfter(limited, 900);
+  });
+});
+
+describe('sign-in lock-out', () => {
+  it('holds only the attacking address on the attacked account', async () => {
+    const a = await createAccount();
+    const b = await createAccount();
+    const attacker = clientAt();
+    for (let i = 0; i < 10; i++) expect((await attacker.post('/api/auth/login', { email: a.email, password: `guess ${i}` })).status).toBe(401);
+    const blocked = await attacker.post('/api/auth/login', a);
+    expect(blocked.status).toBe(429);
+    expectRetryAfter(blocked, 900);
+
+    // Another account from the same address, and the attacked account from another address, sign in.
+    expect((await clientAt(attacker.ip).post('/api/auth/login', b)).status).toBe(200);
+    expect((await clientAt().post('/api/auth/login', a)).status).toBe(200);
+    // The email address is the same account whatever its case.
+    expect((await attacker.post('/api/auth/login', { email: a.email.toUpperCase(), password: a.password })).status).toBe(429);
+  });
+
+  it('counts addresses without an account per client IP, without blocking real accounts there', async () => {
+    const account = await createAccount();
+    const sprayer = clientAt();
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i++) statuses.push((await sprayer.post('/api/auth/login', { email: uniqueEmail('nobody'), password: 'nope nope' })).status);
+    expect(statuses.slice(0, 30)).toEqual(Array(30).fill(401));
+    expect(statuses[30]).toBe(429);
+    expect((await sprayer.post('/api/auth/login', account)).status).toBe(200);
+  });
+});
+
+describe('registration', () => {
+  it('is refused while closed without counting or hashing, then limited to 30 per hour per client IP', async () => {
+    const registrant = clientAt();
+    const attempt = () => registrant.post('/api/auth/register', { email: uniqueEmail('reg'), password: 'a good password' });
+    // Closed: every attempt is answered 403 and none of them is counted.
+    for (let i = 0; i < 35; i++) expect((await attempt()).status).toBe(403);
+
+    expect((await admin.patch('/api/settings', { registration: 'open' })).status).toBe(200);
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 30; i++) statuses.push((await attempt()).status);
+      expect(statuses).toEqual(Array(30).fill(201));
+      const limited = await attempt();
+      expect(limited.status).toBe(429);
+      expect(limited.body).toEqual({ success: false, error: 'Too many registrations from this address; try again later' });
+      expectRetryAfter(limited, 3600);
+      // Another address still registers.
+      expect((await clientAt().post('/api/auth/register', { email: uniqueEmail('reg'), password: 'a good password' })).status).toBe(201);
+    } finally {
+      await admin.patch('/api/settings', { registration: 'closed' });
+    }
+  });
+
+  it('refuses an unusable invite code before counting', async () => {
+    const registrant = clientAt();
+    for (let i = 0; i < 35; i++) {
+      const response = await registrant.post('/api/auth/register', { email: uniqueEmail('inv'), password: 'a good password', inviteCode: 'no-such-code' });
+      expect(response.status).toBe(400);
+      expect(response.body.error).toMatch(/^inviteCode:/);
+    }
+    const invite = await admin.post('/api/invites', {});
+    expect(invite.status).toBe(201);
+    const accepted = await registrant.post('/api/auth/register', { email: uniqueEmail('inv'), password: 'a good password', inviteCode: invite.body.data.code });
+    expect(accepted.status).toBe(201);
+  });
+});
+
+describe('rate-limit counters', () => {
+  it('are pruned by a job once their window has closed', async () => {
+    const now = Date.now();
+    const hour = 60 * 60 * 1000;
+    await server.ctx.db
+      .insertInto('rateLimits')
+      .values([
+        { key: 'prune-test:old', windowStart: now - hour - 1000, count: 3 },
+        { key: 'prune-test:older', windowStart: now - 5 * hour, count: 1 },
+        { key: 'prune-test:fresh', windowStart: now - 1000, count: 2 },
+      ])
+      .execute();
+    await server.ctx.db.updateTable('jobs').set({ runAt: Date.now() - 1000 }).where('dedupeKey', '=', 'rate-limit-prune').execute();
+    expect(await server.jobs.runDueJobs()).toBeGreaterThanOrEqual(1);
+    const left = await server.ctx.db.selectFrom('rateLimits').select('key').where('key', 'like', 'prune-test:%').execute();
+    expect(left.map((r) => r.key)).toEqual(['prune-test:fresh']);
+    // The next prune is scheduled about an hour away.
+    const next = await server.ctx.db.selectFrom('jobs').select('runAt').where('dedupeKey', '=', 'rate-limit-prune').executeTakeFirstOrThrow();
+    expect(Number(next.runAt)).toBeGreaterThan(Date.now() + hour - 60_000);
+  });
+});
+
+describe('per-account limits', () => {
+  it('allow 10 webhook test sends per minute per account', async () => {
+    const account = await createAccount();
+    const session = await signedIn(account);
+    const created = await session.post('/api/webhooks', { name: 'nowhere', url: 'http://127.0.0.1:9/hook' });
+    expect(created.status).toBe(201);
+    const id = created.body.data.webhook.id;
+    for (let i = 0; i < 10; i++) expect((await session.post(`/api/webhooks/${id}/test`)).status).toBe(202);
+    const limited = await session.post(`/api/webhooks/${id}/test`);
+    expect(limited.status).toBe(429);
+    expect(limited.body).toEqual({ success: false, error: 'Too many test sends; try again later' });
+    expectRetryAfter(limited, 60);
+    // Another account is not limited by this one.
+    const other = await signedIn(await createAccount());
+    const itsHook = await other.post('/api/webhooks', { name: 'nowhere', url: 'http://127.0.0.1:9/hook' });
+    expect((await other.post(`/api/webhooks/${itsHook.body.data.webhook.id}/test`)).status).toBe(202);
+  });
+
+  it('allow 120 short links per minute per account, then answer 429 in the ApiError shape', async () => {
+    const session = await signedIn(await createAccount());
+    for (let i = 0; i < 120; i++) expect((await session.post('/api/urls', { url: `https://example.com/${i}` })).status).toBe(200);
+    const limited = await session.post('/api/urls', { url: 'https://example.com/one-too-many' });
+    expect(limited.status).toBe(429);
+    expect(limited.body).toEqual({ success: false, error: 'Too many short links created; try again later' });
+    expectRetryAfter(limited, 60);
+    const other = await signedIn(await createAccount());
+    expect((await other.post('/api/urls', { url: 'https://example.com/other' })).status).toBe(200);
+  });
+});
