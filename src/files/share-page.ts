@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FileRow } from './file-access.ts';
 
 const escapeHtml = (value: string) =>
@@ -59,15 +60,43 @@ function page(title: string, head: string, body: string, style = 'framed'): stri
 <title>${escapeHtml(title)}</title>${head}<style>${styles}</style></head><body class="${escapeHtml(style)}"><main>${body}</main></body></html>`;
 }
 
+/** The locked page's one script: constant (the unlock URL is in the form's data), so a hash allows it. */
+const unlockScript = `const f=document.getElementById('unlock');f.addEventListener('submit',async e=>{e.preventDefault();const r=await fetch(f.dataset.unlockUrl,{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify({password:document.getElementById('password').value})});if(r.ok)location.reload();else document.getElementById('error').textContent=r.status===429?'Too many attempts; try again later.':'Wrong password.'})`;
+
+const hashSource = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
+/**
+ * The share page's Content-Security-Policy: nothing but its own style and unlock script (by hash),
+ * the preview and the unlock request from this instance, and no framing by other sites. Chat apps
+ * read the OpenGraph tags and embed the raw URL (og:image, og:video, twitter:player), never this
+ * page, so `frame-ancestors 'none'` costs no embed.
+ */
+export function sharePagePolicy(baseUrl: string): string {
+  const own = `'self' ${new URL(baseUrl).origin}`;
+  return [
+    "default-src 'none'",
+    `img-src ${own}`,
+    `media-src ${own}`,
+    `frame-src ${own}`,
+    `connect-src ${own}`,
+    `style-src ${hashSource(styles)}`,
+    `script-src ${hashSource(unlockScript)}`,
+    "form-action 'self'",
+    "base-uri 'none'",
+    "object-src 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
 export function renderSharePage(input: SharePageInput): string {
   const { file } = input;
   const name = escapeHtml(file.name);
   const meta = `${escapeHtml(file.mimeType)} · ${humanSize(file.size)}`;
   if (input.locked) {
     const form = `<div class="card"><h1>${name}</h1><p class="meta">This file is protected by a password.</p>
-<form id="unlock"><label for="password">Password</label><div class="actions"><input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
+<form id="unlock" data-unlock-url="${escapeHtml(input.unlockUrl)}"><label for="password">Password</label><div class="actions"><input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
 <button type="submit">Unlock</button></div><p class="error" id="error" role="alert"></p></form></div>
-<script>document.getElementById('unlock').addEventListener('submit',async e=>{e.preventDefault();const r=await fetch(${JSON.stringify(input.unlockUrl)},{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify({password:document.getElementById('password').value})});if(r.ok)location.reload();else document.getElementById('error').textContent=r.status===429?'Too many attempts; try again later.':'Wrong password.'})</script>`;
+<script>${unlockScript}</script>`;
     return page(`${file.name} · Hoard`, '<meta name="robots" content="noindex">', form, 'delivery');
   }
 

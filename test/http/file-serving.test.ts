@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
@@ -114,13 +115,38 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       const page = await anonymous().get(file.page);
       expect(page.status).toBe(200);
       expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
-      expect(page.text).toContain('<form id="unlock">');
+      expect(page.text).toContain(`<form id="unlock" data-unlock-url="${server.baseUrl}/api/files/${file.id}/unlock">`);
       expect(page.text).toContain('type="password"');
-      expect(page.text).toContain(JSON.stringify(`${server.baseUrl}/api/files/${file.id}/unlock`));
       expect(page.text).not.toContain('the secret text');
       expect(page.text).not.toContain('og:');
       expect(page.text).not.toContain(file.links.rawUrl);
       expect(page.headers.get('cache-control')).toBe('private, no-store');
+    });
+
+    it('carries a Content-Security-Policy that forbids framing and allows only its own preview, style and unlock script', async () => {
+      const image = await upload('csp.png', PNG_1X1, { type: 'image/png' });
+      const locked = await upload('csp-locked.txt', 'locked', { fields: { password: 'open sesame' } });
+      const origin = new URL(server.baseUrl).origin;
+      const pages = [await anonymous().get(image.page), await anonymous().get(locked.page), await anonymous().get(`/${urlId}/no-such-file.png`)];
+      for (const page of pages) {
+        const csp = page.headers.get('content-security-policy') ?? '';
+        const directives = new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name!, values]));
+        expect(directives.get('default-src'), csp).toEqual(["'none'"]);
+        expect(directives.get('frame-ancestors')).toEqual(["'none'"]);
+        expect(directives.get('base-uri')).toEqual(["'none'"]);
+        expect(directives.get('object-src')).toEqual(["'none'"]);
+        for (const source of ['img-src', 'media-src', 'frame-src', 'connect-src']) expect(directives.get(source), source).toEqual(["'self'", origin]);
+        // The page's one style element, and on a locked page its one script, are allowed by their hashes.
+        const style = /<style>([\s\S]*?)<\/style>/.exec(page.text)![1]!;
+        expect(directives.get('style-src')).toEqual([`'sha256-${createHash('sha256').update(style).digest('base64')}'`]);
+        const script = /<script>([\s\S]*?)<\/script>/.exec(page.text)?.[1];
+        if (script !== undefined) expect(directives.get('script-src')).toEqual([`'sha256-${createHash('sha256').update(script).digest('base64')}'`]);
+        expect(page.headers.get('x-frame-options')).toBe('DENY');
+      }
+      expect(pages.map((p) => p.status)).toEqual([200, 200, 404]);
+      expect(pages[1]!.text).toContain('<script>');
+      // The raw URL is what chat apps embed (og:image, twitter:player): it keeps its own policy, without frame-ancestors.
+      expect((await anonymous().get(image.raw)).headers.get('content-security-policy')).not.toContain('frame-ancestors');
     });
 
     it('is a 404 HTML page for private, expired and missing files, but the owner sees their own', async () => {
@@ -500,11 +526,11 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       const page = await visitor.get(file.page);
       expect(page.status).toBe(200);
       expect(page.text).toContain('<pre>behind a password</pre>');
-      expect(page.text).not.toContain('<form id="unlock">');
+      expect(page.text).not.toContain('<form id="unlock"');
 
       // The cookie opens that one file: not its sibling with the same password, and not for others.
       expect((await visitor.get(sibling.raw)).status).toBe(403);
-      expect((await visitor.get(sibling.page)).text).toContain('<form id="unlock">');
+      expect((await visitor.get(sibling.page)).text).toContain('<form id="unlock"');
       expect((await anonymous().get(file.raw)).status).toBe(403);
       // A cookie copied onto the sibling's name does not open it either.
       const forger = anonymous();
