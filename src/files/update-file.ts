@@ -1,5 +1,7 @@
 import type { AppContext } from '../context.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
+import { lockAccountRow } from '../db/locks.ts';
+import { isUniqueViolation } from '../db/unique-violation.ts';
 import type { ExpiryAction, Visibility } from '../db/schema.ts';
 import { hasPermission, type PermissionSet } from '../auth/permissions.ts';
 import { hashPassword } from '../auth/passwords.ts';
@@ -76,29 +78,36 @@ export async function updateFile(ctx: AppContext, userId: string, permissions: P
     if (!can('tags.manage')) throw forbidden();
     await assertOwnedTags(ctx.db, userId, changes.tagIds);
   }
-  let name: string | undefined;
-  if (changes.name !== undefined) {
-    name = sanitizeFileName(changes.name);
-    if (name !== file.name && (await account.selectFrom('files').select('id').where('name', '=', name).executeTakeFirst())) {
-      throw conflict(`A file named ${name} already exists`);
-    }
-  }
+  const name = changes.name !== undefined ? sanitizeFileName(changes.name) : undefined;
+  const nameTaken = () => conflict(`A file named ${name} already exists`);
   const passwordHash = changes.password ? await hashPassword(changes.password) : changes.password === null || changes.password === '' ? null : undefined;
 
   await ctx.db.transaction().execute(async (trx) => {
     const scoped = forAccount(trx, userId);
-    await scoped
-      .updateTable('files')
-      .set({
-        updatedAt: Date.now(),
-        ...(name !== undefined ? { name, searchName: foldForSearch(name) } : {}),
-        ...(changes.visibility !== undefined ? { visibility: changes.visibility } : {}),
-        ...(passwordHash !== undefined ? { passwordHash } : {}),
-        ...(touchesExpiry ? { expiresAt, expiryAction } : {}),
-        ...(changes.folderId !== undefined ? { folderId: changes.folderId } : {}),
-      })
-      .where('id', '=', fileId)
-      .execute();
+    if (name !== undefined && name !== file.name) {
+      // Under the account's lock, which uploads take to choose their names (src/uploads/commit-file.ts),
+      // so the check holds until the commit.
+      await lockAccountRow(trx, ctx.dialect, userId);
+      if (await scoped.selectFrom('files').select('id').where('name', '=', name).where('id', '<>', fileId).executeTakeFirst()) throw nameTaken();
+    }
+    try {
+      await scoped
+        .updateTable('files')
+        .set({
+          updatedAt: Date.now(),
+          ...(name !== undefined ? { name, searchName: foldForSearch(name) } : {}),
+          ...(changes.visibility !== undefined ? { visibility: changes.visibility } : {}),
+          ...(passwordHash !== undefined ? { passwordHash } : {}),
+          ...(touchesExpiry ? { expiresAt, expiryAction } : {}),
+          ...(changes.folderId !== undefined ? { folderId: changes.folderId } : {}),
+        })
+        .where('id', '=', fileId)
+        .execute();
+    } catch (error) {
+      // The names' unique constraint (files_userId_name) is the last word, whatever took the name.
+      if (name !== undefined && isUniqueViolation(error)) throw nameTaken();
+      throw error;
+    }
     if (touchesExpiry) {
       if (expiresAt === null) await cancelExpiry(trx, fileId);
       else await scheduleExpiry(trx, fileId, expiresAt);

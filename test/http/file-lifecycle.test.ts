@@ -136,6 +136,32 @@ describe.each(providers)('file lifecycle on %s storage', (provider) => {
       }
     });
 
+    it('answers 409, never 500, to renames racing each other and an upload to the same name', async () => {
+      const member = await createMember();
+      for (let round = 0; round < 8; round++) {
+        const a = await upload(member, `mover-a-${round}.txt`, 'a');
+        const b = await upload(member, `mover-b-${round}.txt`, 'b');
+        const target = `race-${round}.txt`;
+        const [renameA, renameB, uploaded] = await Promise.all([
+          member.patch(`/api/files/${a.id}`, { name: target }),
+          member.patch(`/api/files/${b.id}`, { name: target }),
+          uploadFile(member, target, 'uploaded'),
+        ]);
+        expect(uploaded.status, uploaded.text).toBe(200);
+        for (const rename of [renameA, renameB]) {
+          expect([200, 409], rename.text).toContain(rename.status);
+          if (rename.status === 409) expect(rename.body).toEqual({ success: false, error: `A file named ${target} already exists` });
+        }
+        // One file has the name: a rename that won it, or else the upload; the upload otherwise got the next free name.
+        const winners = [renameA, renameB].filter((r) => r.status === 200);
+        expect(winners.length).toBeLessThanOrEqual(1);
+        const named = await server.ctx.db.selectFrom('files').select(['id', 'name']).where('userId', '=', member.userId).where('name', '=', target).execute();
+        expect(named).toHaveLength(1);
+        if (winners.length === 0) expect(uploaded.body.data.name).toBe(target);
+        else expect(named[0]!.id).toBe(winners[0]!.body.data.file.id);
+      }
+    });
+
     it('is a 404 for another account’s file or a missing one', async () => {
       const owner = await createMember();
       const stranger = await createMember();
