@@ -453,6 +453,41 @@ describe.each(providers)('serving files from %s storage', (provider) => {
     });
   });
 
+  describe('a file whose bytes are missing from storage', () => {
+    it('is a 404 on the share page, the raw route, the download and the preview, never a 500', async () => {
+      const text = await upload('vanished.txt', 'gone from storage');
+      const image = await upload('vanished.png', PNG_1X1, { type: 'image/png' });
+      const locked = await upload('vanished-locked.txt', 'locked', { fields: { password: 'open sesame' } });
+      for (const { id } of [text, image, locked]) {
+        const { storageKey } = await server.ctx.db.selectFrom('files').select('storageKey').where('id', '=', id).executeTakeFirstOrThrow();
+        // Behind the server's back: the object goes, the record stays.
+        await server.ctx.storage.delete(storageKey);
+        expect(await server.ctx.storage.stat(storageKey)).toBeNull();
+      }
+      for (const file of [text, image, locked]) {
+        for (const visitor of [anonymous(), owner]) {
+          const page = await visitor.get(file.page);
+          expect(page.status, file.page).toBe(404);
+          expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+          expect(page.text).toContain('Not found');
+        }
+      }
+      for (const file of [text, image]) {
+        for (const [path, options] of [
+          [file.raw, {}],
+          [file.raw, { headers: { range: 'bytes=0-3' } }],
+          [file.download, {}],
+          [`/api/files/${file.id}/preview`, {}],
+        ] as const) {
+          const response = await owner.get(path, options);
+          expect(response.status, path).toBe(404);
+          expect(response.body).toEqual({ error: 'File not found' });
+        }
+      }
+      expect((await fetch(server.baseUrl + text.raw, { method: 'HEAD' })).status).toBe(404);
+    });
+  });
+
   describe('bearer credentials on the file-ID routes (contract §10, "Private file bytes and named tokens")', () => {
     it('answers the generic 401 to a named token or the legacy credential for a file that is not public', async () => {
       const token = await createToken(owner, ['files:read', 'files:upload']);

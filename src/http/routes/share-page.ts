@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { text } from 'node:stream/consumers';
 import type { RouteModule } from '../app.ts';
-import { accessTo, findByUrlPath } from '../../files/file-access.ts';
+import { accessTo, findByUrlPath, type FileRow } from '../../files/file-access.ts';
+import { StorageNotFoundError } from '../../storage/storage.ts';
 import { previewKind, renderNotFoundPage, renderSharePage, sharePagePolicy } from '../../files/share-page.ts';
 import { uploadLinks } from '../../files/file-views.ts';
 import { viewerOf } from './file-serving.ts';
@@ -10,6 +11,21 @@ const TEXT_PREVIEW_BYTES = 64 * 1024;
 
 export const sharePageRoutes: RouteModule = (app, ctx) => {
   const policy = sharePagePolicy(ctx.config.baseUrl);
+
+  /**
+   * Whether the file's bytes are in storage (a file without them has no share page, as its raw URL
+   * has none), with the beginning of a text file when it is previewed: then reading it is the check.
+   */
+  async function storedBytes(file: FileRow, withText: boolean): Promise<{ textPreview: string | null } | null> {
+    if (!withText || file.size === 0) return (await ctx.storage.stat(file.storageKey)) ? { textPreview: null } : null;
+    try {
+      const object = await ctx.storage.get(file.storageKey, { start: 0, end: Math.min(file.size, TEXT_PREVIEW_BYTES) - 1 });
+      return { textPreview: await text(object.stream) };
+    } catch (error) {
+      if (error instanceof StorageNotFoundError) return null;
+      throw error;
+    }
+  }
   app.get(
     '/:urlId/:name',
     { schema: { tags: ['files'], summary: 'Share page (HTML) of a public file', params: z.object({ urlId: z.string().max(64), name: z.string().max(512) }) } },
@@ -23,14 +39,16 @@ export const sharePageRoutes: RouteModule = (app, ctx) => {
         .header('Content-Security-Policy', policy)
         // For browsers without CSP frame-ancestors.
         .header('X-Frame-Options', 'DENY');
-      if (!found || access === 'hidden') return reply.code(404).header('Cache-Control', 'no-store').send(renderNotFoundPage());
+      const notFoundPage = () => reply.code(404).header('Cache-Control', 'no-store').send(renderNotFoundPage());
+      if (!found || access === 'hidden') return notFoundPage();
       const { file } = found;
       const links = uploadLinks(ctx.config.baseUrl, found.urlId, file);
-      let textPreview: string | null = null;
-      if (access === 'open' && previewKind(file.mimeType) === 'text' && file.size > 0) {
-        const object = await ctx.storage.get(file.storageKey, { start: 0, end: Math.min(file.size, TEXT_PREVIEW_BYTES) - 1 });
-        textPreview = await text(object.stream);
+      const bytes = await storedBytes(file, access === 'open' && previewKind(file.mimeType) === 'text');
+      if (bytes === null) {
+        ctx.log.error({ fileId: file.id, storageKey: file.storageKey }, 'file record without bytes');
+        return notFoundPage();
       }
+      const { textPreview } = bytes;
       reply.header('Cache-Control', file.visibility === 'PUBLIC' && file.passwordHash === null ? 'public, max-age=60' : 'private, no-store');
       return reply.send(
         renderSharePage({
