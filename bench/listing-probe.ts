@@ -98,6 +98,9 @@ async function prepare(): Promise<string> {
 
   async function seedFiles(owner: string, count: number, prefix: string) {
     const started = performance.now();
+    // Empty stand-ins for the files' bytes (local storage keeps key K at DATA_DIR/files/K): a restart
+    // (--reuse) is refused on a DATA_DIR that holds none of the database's files.
+    fs.mkdirSync(path.join(dataDir, 'files', 'bench', owner), { recursive: true });
     for (let offset = 0; offset < count; offset += 1000) {
       const rows: Insertable<Database['files']>[] = [];
       const fileTags: Insertable<Database['fileTags']>[] = [];
@@ -139,6 +142,7 @@ async function prepare(): Promise<string> {
         await trx.insertInto('files').values(rows).execute();
         if (fileTags.length) await trx.insertInto('fileTags').values(fileTags).execute();
       });
+      for (const row of rows) fs.writeFileSync(path.join(dataDir, 'files', row.storageKey), '');
     }
     return performance.now() - started;
   }

@@ -8,6 +8,7 @@ import { migrate } from './db/migrator.ts';
 import { ensureBuiltinRoles } from './auth/roles.ts';
 import { ensureSettings, initialSettings } from './settings/instance-settings.ts';
 import { createStorage } from './storage/create-storage.ts';
+import { checkDataDirHoldsFiles } from './storage/data-dir-check.ts';
 import { buildApp, type App } from './http/app.ts';
 import { AuditLog } from './audit/audit-log.ts';
 import { ListingCache } from './listing/listing-cache.ts';
@@ -55,6 +56,12 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   await ensureSettings(database.db, initialSettings(config));
 
   const storage = await createStorage({ kind: config.storage, dataDir: config.dataDir, ...(config.s3 ? { s3: config.s3 } : {}) });
+  // A process whose DATA_DIR lacks the database's files would serve 404s for them: refused.
+  await checkDataDirHoldsFiles(database.db, storage, config.dataDir).catch(async (error: unknown) => {
+    await storage.close();
+    await database.close();
+    throw error;
+  });
   const secretBox = loadSecretBox(config);
   // Before serving: no legacy upload credential stays in plaintext (migration 0011).
   const sealed = await sealPlaintextUploadTokens(database.db, secretBox);

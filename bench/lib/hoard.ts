@@ -66,14 +66,14 @@ export async function startHoard(options: { workDir: string; databaseUrl?: strin
     token = (await createToken(database.db, database.dialect, userId, { name: 'bench', scopes: ['files:read', 'files:upload'] })).secret;
     if (options.files) {
       const started = performance.now();
-      await seedAccount(database.db, userId, options.files, 'f', true);
+      await seedAccount(database.db, userId, options.files, 'f', true, dataDir);
       // A second account, so every query really has to pick one account's rows.
       const other = await database.db
         .insertInto('users')
         .values({ id: `benchother${randomLowerAlnum(10)}`, email: 'other@example.test', name: 'Other', passwordHash: 'x', urlId: randomLowerAlnum(8), emailVerified: 1, quotaBytes: null, uploadToken: null, uploadTokenHash: null, defaultProfileId: null, uploadDefaults: null, createdAt: Date.now(), updatedAt: Date.now() })
         .returning('id')
         .executeTakeFirstOrThrow();
-      await seedAccount(database.db, other.id, Math.min(options.files, 5000), 'o', false);
+      await seedAccount(database.db, other.id, Math.min(options.files, 5000), 'o', false, dataDir);
       // PostgreSQL's autovacuum would analyse (and vacuum, for index-only scans) a table that just
       // grew by 100,000 rows within a minute; doing it now makes the run independent of that timing.
       // SQLite gets nothing: Hoard never runs ANALYZE there, so its planner works without statistics.
@@ -129,7 +129,11 @@ export const SEARCH_TERM = 'invoice';
  * with OCR text. The account's `usedBytes` is charged with the seeded sizes (its `fileCount` is kept
  * by the schema's own triggers), so the account looks exactly as if the files had been uploaded.
  */
-async function seedAccount(db: Db, userId: string, count: number, prefix: string, organise: boolean): Promise<void> {
+async function seedAccount(db: Db, userId: string, count: number, prefix: string, organise: boolean, dataDir: string): Promise<void> {
+  // Empty stand-ins for the files' bytes (local storage keeps key K at DATA_DIR/files/K): a process
+  // refuses to start on a DATA_DIR that holds none of the database's files (src/storage/data-dir-check.ts).
+  const storageRoot = path.join(dataDir, 'files');
+  fs.mkdirSync(path.join(storageRoot, 'files', userId), { recursive: true });
   const now = Date.now();
   const folderIds = organise ? Array.from({ length: 10 }, () => `benchfolder${randomLowerAlnum(9)}`) : [];
   const tagIds = organise ? Array.from({ length: 10 }, () => `benchtag${randomLowerAlnum(12)}`) : [];
@@ -182,6 +186,7 @@ async function seedAccount(db: Db, userId: string, count: number, prefix: string
       await trx.insertInto('files').values(rows).execute();
       if (fileTags.length) await trx.insertInto('fileTags').values(fileTags).execute();
     });
+    for (const row of rows) fs.writeFileSync(path.join(storageRoot, row.storageKey), '');
   }
   await db.updateTable('users').set((eb) => ({ usedBytes: eb('usedBytes', '+', usedBytes) })).where('id', '=', userId).execute();
 }

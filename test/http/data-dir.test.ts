@@ -1,0 +1,76 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { dialectUnderTest, startTestServer, type TestServer } from '../support/server.ts';
+import { Client, signUp } from '../support/client.ts';
+import { uploadFile } from '../support/uploads.ts';
+import { storageEnv } from '../support/storage-env.ts';
+
+/**
+ * Several processes on one database: with STORAGE=local the bytes are in DATA_DIR, so a process with
+ * another DATA_DIR is refused at start-up; with S3 the bucket is shared and DATA_DIR is not.
+ */
+const servers: TestServer[] = [];
+const stops: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+  for (const stop of stops.splice(0)) await stop();
+});
+
+async function start(...args: Parameters<typeof startTestServer>): Promise<TestServer> {
+  const server = await startTestServer(...args);
+  servers.push(server);
+  return server;
+}
+
+/** A server holding one uploaded file; returns it and the file's raw path. */
+async function serverWithFile(env: Record<string, string> = {}) {
+  const server = await start(env);
+  const owner = await signUp(server.baseUrl);
+  const upload = await uploadFile(owner, 'kept.txt', 'bytes of the kept file');
+  expect(upload.status).toBe(200);
+  return { server, raw: new URL(upload.body.data.rawUrl as string).pathname };
+}
+
+/**
+ * The same database for a process with another DATA_DIR. The SQLite database lives in DATA_DIR
+ * itself, so there it is a copy of the (closed) database file.
+ */
+async function sameDatabaseElsewhere(server: TestServer): Promise<string> {
+  const otherDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-other-data-'));
+  if (dialectUnderTest === 'sqlite') {
+    servers.splice(servers.indexOf(server), 1);
+    await server.close();
+    fs.copyFileSync(path.join(server.dataDir, 'hoard.sqlite'), path.join(otherDir, 'hoard.sqlite'));
+  }
+  return otherDir;
+}
+
+describe('DATA_DIR of processes sharing a database', () => {
+  it('STORAGE=local: a process whose DATA_DIR holds none of the database’s files is refused; one with the same DATA_DIR starts', async () => {
+    const { server: first, raw } = await serverWithFile();
+    const otherDir = await sameDatabaseElsewhere(first);
+
+    await expect(start({}, { databaseUrl: first.databaseUrl, dataDir: otherDir })).rejects.toThrow(
+      `DATA_DIR (${otherDir}) holds none of the 1 newest files the database lists. With STORAGE=local, every process sharing a database must use the same DATA_DIR`,
+    );
+
+    const same = await start({}, { databaseUrl: first.databaseUrl, dataDir: first.dataDir });
+    const download = await new Client(same.baseUrl).get(raw);
+    expect(download.status).toBe(200);
+    expect(download.text).toBe('bytes of the kept file');
+  });
+
+  it('STORAGE=s3: a process with another DATA_DIR starts and serves the files', async () => {
+    const s3 = await storageEnv('s3');
+    stops.push(s3.stop);
+    const { server: first, raw } = await serverWithFile(s3.env);
+    const otherDir = await sameDatabaseElsewhere(first);
+
+    const other = await start(s3.env, { databaseUrl: first.databaseUrl, dataDir: otherDir });
+    const download = await new Client(other.baseUrl).get(raw);
+    expect(download.status).toBe(200);
+    expect(download.text).toBe('bytes of the kept file');
+  });
+});
