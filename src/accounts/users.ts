@@ -125,7 +125,7 @@ export async function register(
 }
 
 /** Self-service registrations per client IP address per window (counted before hashing). */
-export const registrationLimit = { perIp: 30, windowMs: 60 * 60 * 1000 } as const;
+export const registrationLimit = { perIp: 100, windowMs: 60 * 60 * 1000 } as const;
 
 function assertOpen(registration: string): void {
   if (registration !== 'open') {
