@@ -1,9 +1,9 @@
-import type { Db } from '../db/database.ts';
+import type { Db, Dialect } from '../db/database.ts';
 import { newId } from '../db/ids.ts';
 import { parsePermissions } from '../auth/roles.ts';
-import type { Permission, PermissionSet } from '../auth/permissions.ts';
-import { assertCanGrant } from './users.ts';
-import { conflict, invalid, notFound } from '../errors.ts';
+import { hasPermission, type Permission, type PermissionSet } from '../auth/permissions.ts';
+import { assertAdministratorRemains, assertCanGrant, serializeAdministration } from './users.ts';
+import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 
 export interface RoleView {
   id: string;
@@ -51,7 +51,13 @@ export async function createRole(db: Db, actor: PermissionSet, input: { name: st
   return toView(row);
 }
 
-export async function updateRole(db: Db, actor: PermissionSet, id: string, changes: { name?: string | undefined; permissions?: Permission[] | undefined }): Promise<RoleView> {
+export async function updateRole(
+  db: Db,
+  dialect: Dialect,
+  actor: PermissionSet,
+  id: string,
+  changes: { name?: string | undefined; permissions?: Permission[] | undefined },
+): Promise<RoleView> {
   const row = await db.selectFrom('roles').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw notFound('Role not found');
   const set: Partial<RoleRow> = { updatedAt: Date.now() };
@@ -66,13 +72,25 @@ export async function updateRole(db: Db, actor: PermissionSet, id: string, chang
     assertCanGrant(actor, touched);
     set.permissions = JSON.stringify([...after].sort());
   }
-  await db.updateTable('roles').set(set).where('id', '=', id).execute();
+  await db.transaction().execute(async (trx) => {
+    if (set.permissions !== undefined) await serializeAdministration(trx, dialect);
+    await trx.updateTable('roles').set(set).where('id', '=', id).execute();
+    if (set.permissions !== undefined) await assertAdministratorRemains(trx);
+  });
   return toView({ ...row, ...set });
 }
 
-export async function deleteRole(db: Db, id: string): Promise<void> {
-  const row = await db.selectFrom('roles').select(['id', 'systemKey']).where('id', '=', id).executeTakeFirst();
+/** Deleting a role takes its permissions away from its holders: the actor must hold them all. */
+export async function deleteRole(db: Db, dialect: Dialect, actor: PermissionSet, id: string): Promise<void> {
+  const row = await db.selectFrom('roles').select(['id', 'systemKey', 'permissions']).where('id', '=', id).executeTakeFirst();
   if (!row) throw notFound('Role not found');
   if (row.systemKey !== null) throw invalid('Built-in roles cannot be deleted');
-  await db.deleteFrom('roles').where('id', '=', id).execute();
+  for (const permission of parsePermissions(row.permissions)) {
+    if (!hasPermission(actor, permission)) throw forbidden(`You cannot delete a role granting the permission ${permission}, which you do not have`);
+  }
+  await db.transaction().execute(async (trx) => {
+    await serializeAdministration(trx, dialect);
+    await trx.deleteFrom('roles').where('id', '=', id).execute();
+    await assertAdministratorRemains(trx);
+  });
 }

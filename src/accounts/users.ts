@@ -144,6 +144,39 @@ export function assertCanGrant(actor: PermissionSet, granted: Iterable<string>):
   }
 }
 
+/**
+ * Nor may they change or delete an account holding a permission they lack: that would take away
+ * what they do not hold (docs/decisions.md, Administration).
+ */
+async function assertCanManage(db: Executor, actor: PermissionSet, targetId: string): Promise<void> {
+  const { permissions } = await loadAccess(db, targetId);
+  for (const permission of [...permissions].sort()) {
+    if (!hasPermission(actor, permission)) throw forbidden(`You cannot change an account holding the permission ${permission}, which you do not have`);
+  }
+}
+
+/**
+ * Administration changes that could leave nobody holding `administrator` run one at a time on
+ * PostgreSQL (the lock account creation takes; SQLite runs one write transaction at a time), and
+ * each checks before committing that somebody still holds it.
+ */
+export async function serializeAdministration(trx: Transaction<Database>, dialect: Dialect): Promise<void> {
+  await serializeAccountCreation(trx, dialect);
+}
+
+/** Refuses (409) a change that leaves no account with the `administrator` permission. */
+export async function assertAdministratorRemains(trx: Transaction<Database>): Promise<void> {
+  const roles = await trx.selectFrom('roles').select(['id', 'systemKey', 'permissions']).execute();
+  const granting = roles.filter((r) => parsePermissions(r.permissions).includes('administrator'));
+  const everyone = granting.some((r) => r.systemKey === 'everyone');
+  const holder = everyone
+    ? await trx.selectFrom('users').select('id').limit(1).executeTakeFirst()
+    : granting.length === 0
+      ? undefined
+      : await trx.selectFrom('userRoles').select('userId').where('roleId', 'in', granting.map((r) => r.id)).limit(1).executeTakeFirst();
+  if (!holder) throw conflict('This would remove the last Administrator: at least one account must keep the administrator permission');
+}
+
 async function permissionsOfRoles(db: Executor, roleIds: string[]): Promise<string[]> {
   if (roleIds.length === 0) return [];
   const unique = [...new Set(roleIds)];
@@ -224,12 +257,14 @@ export async function createUserAsAdmin(
 
 export async function updateUserAsAdmin(
   db: Db,
+  dialect: Dialect,
   actor: PermissionSet,
   id: string,
   changes: { name?: string | undefined; roleIds?: string[] | undefined; emailVerified?: boolean | undefined; quotaBytes?: number | null | undefined },
 ): Promise<AdminUserView> {
   const user = await findUserById(db, id);
   if (!user) throw notFound('User not found');
+  await assertCanManage(db, actor, id);
   if (changes.roleIds !== undefined) {
     const current = await db.selectFrom('userRoles').select('roleId').where('userId', '=', id).execute();
     const currentIds = new Set(current.map((r) => r.roleId));
@@ -238,6 +273,7 @@ export async function updateUserAsAdmin(
     assertCanGrant(actor, await permissionsOfRoles(db, touched));
   }
   await db.transaction().execute(async (trx) => {
+    if (changes.roleIds !== undefined) await serializeAdministration(trx, dialect);
     const set: Partial<{ name: string; emailVerified: number; quotaBytes: number | null; updatedAt: number }> = { updatedAt: Date.now() };
     if (changes.name !== undefined) set.name = changes.name.trim();
     if (changes.emailVerified !== undefined) set.emailVerified = changes.emailVerified ? 1 : 0;
@@ -247,14 +283,18 @@ export async function updateUserAsAdmin(
       await trx.deleteFrom('userRoles').where('userId', '=', id).execute();
       const roleIds = [...new Set(changes.roleIds)];
       if (roleIds.length > 0) await trx.insertInto('userRoles').values(roleIds.map((roleId) => ({ userId: id, roleId }))).execute();
+      await assertAdministratorRemains(trx);
     }
   });
   return getUserForAdmin(db, id);
 }
 
-export async function deleteUserAsAdmin(db: Db, actorId: string, id: string): Promise<void> {
-  if (actorId === id) throw invalid('You cannot delete your own account from the administration');
+export async function deleteUserAsAdmin(db: Db, dialect: Dialect, actor: { id: string; permissions: PermissionSet }, id: string): Promise<void> {
+  if (actor.id === id) throw invalid('You cannot delete your own account from the administration');
+  if (!(await findUserById(db, id))) throw notFound('User not found');
+  await assertCanManage(db, actor.permissions, id);
   const deleted = await db.transaction().execute(async (trx) => {
+    await serializeAdministration(trx, dialect);
     // The records go with the account (foreign keys cascade); their bytes are removed by durable
     // jobs committed in the same transaction, so nothing stays in storage without a record.
     const files = await trx.selectFrom('files').select('storageKey').where('userId', '=', id).execute();
@@ -262,6 +302,7 @@ export async function deleteUserAsAdmin(db: Db, actorId: string, id: string): Pr
     const openSessions = await trx.selectFrom('chunkSessions').select(['fileKey', 'storageUploadId', 'storageTarget']).where('userId', '=', id).where('state', '!=', 'completed').execute();
     const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
     if (Number(result.numDeletedRows) === 0) return false;
+    await assertAdministratorRemains(trx);
     const now = Date.now();
     for (const file of files) await scheduleStorageDelete(trx, file.storageKey, now);
     await scheduleSessionStorageAbort(trx, openSessions, now);

@@ -24,13 +24,13 @@ export const roleRoutes: RouteModule = (app, ctx) => {
     '/api/roles/:id',
     { schema: { tags, summary: 'Rename a role or change its permissions', params: idParams, body: z.strictObject({ name: roleName.optional(), permissions: permissionList.optional() }) } },
     async (request) => {
-      const role = await updateRole(ctx.db, principalOf(request).permissions, request.params.id, request.body);
+      const role = await updateRole(ctx.db, ctx.dialect, principalOf(request).permissions, request.params.id, request.body);
       return { success: true, data: { role } };
     },
   );
 
   app.delete('/api/roles/:id', { schema: { tags, summary: 'Delete a custom role', params: idParams } }, async (request, reply) => {
-    await deleteRole(ctx.db, request.params.id);
+    await deleteRole(ctx.db, ctx.dialect, principalOf(request).permissions, request.params.id);
     return reply.code(204).send();
   });
 };

@@ -30,12 +30,13 @@ export const userRoutes: RouteModule = (app, ctx) => {
   });
 
   app.patch('/api/users/:id', { schema: { tags, summary: 'Change an account: name, roles, verification, quota', params: idParams, body: updateBody } }, async (request) => {
-    const user = await updateUserAsAdmin(ctx.db, principalOf(request).permissions, request.params.id, request.body);
+    const user = await updateUserAsAdmin(ctx.db, ctx.dialect, principalOf(request).permissions, request.params.id, request.body);
     return { success: true, data: { user } };
   });
 
   app.delete('/api/users/:id', { schema: { tags, summary: 'Delete an account and everything it owns', params: idParams } }, async (request, reply) => {
-    await deleteUserAsAdmin(ctx.db, principalOf(request).user.id, request.params.id);
+    const principal = principalOf(request);
+    await deleteUserAsAdmin(ctx.db, ctx.dialect, { id: principal.user.id, permissions: principal.permissions }, request.params.id);
     ctx.jobs.wake();
     return reply.code(204).send();
   });

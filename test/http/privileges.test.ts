@@ -1,0 +1,153 @@
+/**
+ * Nobody takes away what they do not hold: an account managing users and roles, but without
+ * `administrator`, cannot change or delete an account holding more than it does, nor delete a role
+ * granting what it lacks. And the last account holding `administrator` cannot lose it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { Client, signUp, uniqueEmail } from '../support/client.ts';
+
+let server: TestServer;
+let admin: Awaited<ReturnType<typeof signUp>>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  admin = await signUp(server.baseUrl);
+});
+afterAll(() => server.close());
+
+async function createRole(name: string, permissions: string[]): Promise<string> {
+  const created = await admin.post('/api/roles', { name, permissions });
+  expect(created.status).toBe(201);
+  return created.body.data.role.id;
+}
+
+async function createAccount(roleIds: string[] = []) {
+  const email = uniqueEmail('account');
+  const created = await admin.post('/api/users', { email, password: 'account password', roleIds });
+  expect(created.status).toBe(201);
+  const client = new Client(server.baseUrl);
+  expect((await client.post('/api/auth/login', { email, password: 'account password' })).status).toBe(200);
+  return { id: created.body.data.user.id as string, client };
+}
+
+async function adminRoleId(): Promise<string> {
+  const roles = (await admin.get('/api/roles')).body.data.roles as Array<{ id: string; systemKey: string | null }>;
+  return roles.find((r) => r.systemKey === 'administrator')!.id;
+}
+
+const userOf = async (id: string) => ((await admin.get('/api/users')).body.data.users as Array<{ id: string }>).find((u) => u.id === id);
+
+describe('a manager without administrator', () => {
+  let manager: Awaited<ReturnType<typeof createAccount>>;
+  let auditRole: string;
+
+  beforeAll(async () => {
+    manager = await createAccount([await createRole('Managers', ['users.manage', 'roles.manage'])]);
+    auditRole = await createRole('Auditors', ['audit.read']);
+  });
+
+  it('cannot delete an administrator', async () => {
+    const response = await manager.client.delete(`/api/users/${admin.userId}`);
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual({ success: false, error: 'You cannot change an account holding the permission administrator, which you do not have' });
+    expect(await userOf(admin.userId)).toBeDefined();
+  });
+
+  it("cannot change an administrator's name, verification or quota", async () => {
+    const before = await userOf(admin.userId);
+    for (const change of [{ name: 'Demoted' }, { emailVerified: false }, { quotaBytes: 1 }]) {
+      const response = await manager.client.patch(`/api/users/${admin.userId}`, change);
+      expect(response.status).toBe(403);
+    }
+    expect(await userOf(admin.userId)).toEqual(before);
+  });
+
+  it('cannot change or delete an account holding a permission it lacks', async () => {
+    const auditor = await createAccount([auditRole]);
+    expect((await manager.client.patch(`/api/users/${auditor.id}`, { name: 'Renamed' })).status).toBe(403);
+    expect((await manager.client.delete(`/api/users/${auditor.id}`)).status).toBe(403);
+    expect(await userOf(auditor.id)).toBeDefined();
+  });
+
+  it('cannot delete a role granting a permission it lacks', async () => {
+    const response = await manager.client.delete(`/api/roles/${auditRole}`);
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual({ success: false, error: 'You cannot delete a role granting the permission audit.read, which you do not have' });
+    const roles = (await admin.get('/api/roles')).body.data.roles as Array<{ id: string }>;
+    expect(roles.map((r) => r.id)).toContain(auditRole);
+  });
+
+  it('still manages ordinary accounts and roles within its own permissions', async () => {
+    const ordinary = await createAccount();
+    const changed = await manager.client.patch(`/api/users/${ordinary.id}`, { name: 'Renamed', emailVerified: false, quotaBytes: 1000 });
+    expect(changed.status).toBe(200);
+    expect(changed.body.data.user).toMatchObject({ name: 'Renamed', emailVerified: false, quotaBytes: 1000 });
+    const ownRole = await manager.client.post('/api/roles', { name: 'Helpers', permissions: ['users.manage'] });
+    expect(ownRole.status).toBe(201);
+    expect((await manager.client.patch(`/api/users/${ordinary.id}`, { roleIds: [ownRole.body.data.role.id] })).status).toBe(200);
+    expect((await manager.client.delete(`/api/roles/${ownRole.body.data.role.id}`)).status).toBe(204);
+    expect((await manager.client.delete(`/api/users/${ordinary.id}`)).status).toBe(204);
+    expect(await userOf(ordinary.id)).toBeUndefined();
+  });
+});
+
+describe('the last administrator', () => {
+  const LAST = { success: false, error: 'This would remove the last Administrator: at least one account must keep the administrator permission' };
+
+  it('cannot lose the Administrator role, nor the role its administrator permission', async () => {
+    const role = await adminRoleId();
+    const demoted = await admin.patch(`/api/users/${admin.userId}`, { roleIds: [] });
+    expect(demoted.status).toBe(409);
+    expect(demoted.body).toEqual(LAST);
+    const emptied = await admin.patch(`/api/roles/${role}`, { permissions: ['users.manage'] });
+    expect(emptied.status).toBe(409);
+    expect(emptied.body).toEqual(LAST);
+    expect((await admin.get('/api/auth/me')).body.data.user.permissions).toContain('administrator');
+    // Renaming the role changes nobody's permissions.
+    expect((await admin.patch(`/api/roles/${role}`, { name: 'Administrators' })).status).toBe(200);
+    expect((await admin.patch(`/api/roles/${role}`, { name: 'Administrator' })).status).toBe(200);
+  });
+
+  it('with two administrators, one can be demoted or deleted, but not the last one', async () => {
+    const role = await adminRoleId();
+    const secondRole = await createRole('Second administrators', ['administrator']);
+    const second = await createAccount([secondRole]);
+
+    // Two administrators: the second takes the Administrator role away from the first.
+    expect((await second.client.patch(`/api/users/${admin.userId}`, { roleIds: [] })).status).toBe(200);
+    // Now the second is the last: neither its role nor that role's permission can go.
+    expect((await second.client.delete(`/api/roles/${secondRole}`)).body).toEqual(LAST);
+    expect((await second.client.patch(`/api/roles/${secondRole}`, { permissions: ['users.manage'] })).body).toEqual(LAST);
+    expect((await second.client.patch(`/api/users/${second.id}`, { roleIds: [] })).body).toEqual(LAST);
+
+    // Back to two, and one is deleted.
+    expect((await second.client.patch(`/api/users/${admin.userId}`, { roleIds: [role] })).status).toBe(200);
+    expect((await admin.delete(`/api/users/${second.id}`)).status).toBe(204);
+    expect((await admin.delete(`/api/roles/${secondRole}`)).status).toBe(204);
+    expect((await admin.get('/api/auth/me')).body.data.user.permissions).toContain('administrator');
+  });
+
+  it('survives two administrators demoting each other at the same time', async () => {
+    const role = await adminRoleId();
+    const secondRole = await createRole('Rival administrators', ['administrator']);
+    const second = await createAccount([secondRole]);
+    const answers = await Promise.all([
+      admin.patch(`/api/users/${second.id}`, { roleIds: [] }),
+      second.client.patch(`/api/users/${admin.userId}`, { roleIds: [] }),
+    ]);
+    // The loser is refused as the last administrator (409), or, when the winner committed before
+    // the loser's request was authorised, as an account that no longer manages users (403).
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses[0]).toBe(200);
+    expect([403, 409]).toContain(statuses[1]);
+    const holders = ((await (answers[0]!.status === 200 ? admin : second.client).get('/api/users')).body.data.users as Array<{ roleIds: string[] }>).filter(
+      (u) => u.roleIds.includes(role) || u.roleIds.includes(secondRole),
+    );
+    expect(holders).toHaveLength(1);
+    // Put the first administrator back in charge and tidy up.
+    if (answers[1]!.status === 200) expect((await second.client.patch(`/api/users/${admin.userId}`, { roleIds: [role] })).status).toBe(200);
+    expect((await admin.delete(`/api/users/${second.id}`)).status).toBe(204);
+    expect((await admin.delete(`/api/roles/${secondRole}`)).status).toBe(204);
+  });
+});
