@@ -19,7 +19,7 @@ import { loadSecretBox } from './auth/secret-box.ts';
 import { sealPlaintextUploadTokens } from './tokens/legacy-token.ts';
 import { webhookJobHandlers } from './webhooks/delivery-job.ts';
 import { FILE_EXPIRY_JOB, fileExpiryHandler } from './files/expiry.ts';
-import { STORAGE_CLEANUP_JOB, storageCleanupHandler } from './files/storage-cleanup.ts';
+import { scheduleTmpSweep, STORAGE_CLEANUP_JOB, storageCleanupHandler, TMP_SWEEP_JOB, tmpSweepHandler } from './files/storage-cleanup.ts';
 import { CHUNK_SESSION_SWEEP_JOB, CHUNK_STORAGE_ABORT_JOB, chunkSessionSweepHandler, chunkStorageAbortHandler } from './chunks/chunk-session-jobs.ts';
 
 export interface RunningServer {
@@ -71,6 +71,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const jobs = new JobRunner(ctx, {
     [FILE_EXPIRY_JOB]: fileExpiryHandler(ctx),
     [STORAGE_CLEANUP_JOB]: storageCleanupHandler(ctx),
+    [TMP_SWEEP_JOB]: tmpSweepHandler(ctx),
     [CHUNK_SESSION_SWEEP_JOB]: chunkSessionSweepHandler(ctx),
     [CHUNK_STORAGE_ABORT_JOB]: chunkStorageAbortHandler(ctx),
     [AUDIT_PRUNE_JOB]: auditPruneHandler(ctx),
@@ -82,6 +83,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   // Prunes now, then daily; a later start (of any process) moves the next prune to that start.
   await scheduleAuditPrune(ctx.db, config.auditRetentionDays);
   await scheduleRateLimitPrune(ctx.db);
+  // Leftovers of writes killed with an earlier process go now, then every quarter of an hour.
+  await scheduleTmpSweep(ctx.db, config.dataDir);
   jobs.start();
 
   return {

@@ -6,7 +6,8 @@ import { forAccount } from '../db/account-scope.ts';
 import { newId, randomLowerAlnum } from '../db/ids.ts';
 import type { Principal } from '../auth/principal.ts';
 import { conflict, forbidden, invalid, notFound, tooLarge } from '../errors.ts';
-import { StorageLimitError, StoragePartError } from '../storage/storage.ts';
+import { StorageLimitError, StoragePartError, StorageUploadGoneError } from '../storage/storage.ts';
+import { CleanupNet } from '../files/storage-cleanup.ts';
 import { overLimit, uploadAllowance } from '../uploads/allowance.ts';
 import { resolveOptions, type UploadPlan } from '../uploads/upload-plan.ts';
 import type { RequestOptions, ResolvedOptions } from '../uploads/upload-options.ts';
@@ -135,6 +136,7 @@ export async function putPart(ctx: AppContext, principal: Principal, uploadId: s
     });
   } catch (error) {
     if (error instanceof StorageLimitError) throw tooLarge(maxBytes < chunkLimits.maxPartBytes ? 'The parts would be larger than the declared size' : 'A part may be at most 64 MiB');
+    if (error instanceof StorageUploadGoneError) throw conflict('The parts of this upload are no longer stored; start a new upload');
     throw error;
   }
   if (ctx.storage.kind === 's3' && stored.size < chunkLimits.s3MinPartBytes && others.some((p) => p.partNumber > partNumber)) {
@@ -182,11 +184,15 @@ function validateParts(request: CompletionRequest, known: Map<number, { etag: st
 /**
  * Completion. Exactly one request assembles a session (others wait for it and get the same file);
  * the file is committed together with the session's completed state, so file.ready fires once.
+ *
+ * Crash safety: the assembled object's clean-up is scheduled before assembling (and pushed back while
+ * the completion lives), and the completion lease is short and renewed while it works. A request that
+ * takes over the lease of a completion whose process died finds either the assembled object (and
+ * commits it), the parts (and assembles them), or neither (409: start a new upload), never a 500.
  */
 export async function completeChunkedUpload(ctx: AppContext, principal: Principal, uploadId: string, request: CompletionRequest, tokenStillValid: () => Promise<boolean>): Promise<FileRow> {
-  const now = Date.now();
-  let session = await usableSession(ctx, principal, uploadId, now);
-  const deadline = now + chunkLimits.completionLeaseMs;
+  let session = await usableSession(ctx, principal, uploadId, Date.now());
+  let takenOver: boolean;
   for (;;) {
     if (session.state === 'completed') return completedFile(ctx, session);
     const claimed = await ctx.db
@@ -195,18 +201,22 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
       .where('id', '=', session.id)
       .where((eb) => eb.or([eb('state', '=', 'open'), eb.and([eb('state', '=', 'completing'), eb('completingUntil', '<', Date.now())])]))
       .executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) === 1) break;
-    if (Date.now() > deadline) throw conflict('Another request is still completing this upload');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    if (Number(claimed.numUpdatedRows) === 1) {
+      // A lease that ran out: the completion holding it died, possibly after assembling.
+      takenOver = session.state === 'completing';
+      break;
+    }
+    // Another completion holds the lease and renews it while it works: wait for its outcome.
+    await new Promise((resolve) => setTimeout(resolve, 250));
     session = await usableSession(ctx, principal, uploadId, Date.now());
   }
 
+  const net = new CleanupNet(ctx, session.fileKey);
+  const lease = renewLease(ctx, session.id, net);
   let assembled = false;
   try {
-    const parts = validateParts(request, await knownParts(ctx, session, request), ctx.storage.kind === 's3');
-    const total = parts.reduce((sum, p) => sum + p.size, 0);
-    if (total !== session.size) throw invalid(`The parts hold ${total} bytes but the upload declared ${session.size}`);
-
+    // Should this process die from here on, the assembled object is removed minutes later.
+    await net.arm();
     const snapshot = JSON.parse(session.options) as ResolvedOptions;
     const plan: UploadPlan = { profileId: session.profileId, folderId: session.folderId, base: { ...snapshot, expiration: 'DISABLED' }, bound: session.boundProfileId !== null };
     const overrides: RequestOptions = {};
@@ -215,20 +225,32 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
     const resolved = await resolveOptions(ctx.db, principal, plan, overrides);
     const options: ResolvedOptions = { ...snapshot, visibility: resolved.visibility, password: resolved.password ?? snapshot.password };
 
-    let stored: { size: number };
-    try {
-      stored = await ctx.storage.completeMultipart(session.fileKey, session.storageUploadId, parts);
-    } catch (error) {
-      if (error instanceof StoragePartError) throw invalid(`parts: ${error.message}`);
-      throw error;
+    // A completion that died after assembling left the object, and the parts are gone into it.
+    const leftBehind = takenOver ? await ctx.storage.stat(session.fileKey) : null;
+    if (leftBehind) {
+      assembled = true;
+      if (leftBehind.size !== session.size) throw conflict('An interrupted completion left this upload unusable; start a new upload');
+    } else {
+      const parts = validateParts(request, await knownParts(ctx, session, request), ctx.storage.kind === 's3');
+      const total = parts.reduce((sum, p) => sum + p.size, 0);
+      if (total !== session.size) throw invalid(`The parts hold ${total} bytes but the upload declared ${session.size}`);
+      let stored: { size: number };
+      try {
+        stored = await ctx.storage.completeMultipart(session.fileKey, session.storageUploadId, parts);
+      } catch (error) {
+        if (error instanceof StoragePartError) throw invalid(`parts: ${error.message}`);
+        throw error;
+      }
+      assembled = true;
+      // The provider's own word on what it assembled (a part may have been replaced since it was listed).
+      if (stored.size !== session.size) throw invalid(`The parts hold ${stored.size} bytes but the upload declared ${session.size}`);
     }
-    assembled = true;
-    // The provider's own word on what it assembled (a part may have been replaced since it was listed).
-    if (stored.size !== session.size) throw invalid(`The parts hold ${stored.size} bytes but the upload declared ${session.size}`);
     const head = await readHead(ctx, session.fileKey, session.size);
     const mimeType = await resolveMimeType(session.mimeType ?? undefined, head, session.filename);
     if (!(await tokenStillValid())) throw forbidden('The token was revoked or expired before the upload was finalized');
 
+    // No renewal may land after the commit cancels the clean-up.
+    await lease.stop();
     const file = await commitFile(
       ctx,
       principal,
@@ -239,17 +261,44 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
         await scheduleSessionSweep(trx, session.id, Date.now() + chunkLimits.completedRetentionMs);
       },
     );
+    // Parts a dead completion had assembled from may still be beside the object (local storage).
+    if (leftBehind) await ctx.storage.abortMultipart(session.fileKey, session.storageUploadId).catch(() => undefined);
     return file;
   } catch (error) {
-    if (assembled) {
+    await lease.stop();
+    if (assembled || error instanceof StorageUploadGoneError) {
       // The parts are gone into an object that will never be committed: the session cannot be retried.
       await ctx.storage.delete(session.fileKey).catch(() => undefined);
       await ctx.db.deleteFrom('chunkSessions').where('id', '=', session.id).execute();
     } else {
       await ctx.db.updateTable('chunkSessions').set({ state: 'open', completingUntil: null }).where('id', '=', session.id).execute();
     }
+    if (error instanceof StorageUploadGoneError) throw conflict('The parts of this upload are no longer stored (an earlier completion was interrupted); start a new upload');
     throw error;
   }
+}
+
+/**
+ * Keeps the completion lease (and the assembled object's clean-up) alive while this process works on
+ * the completion; a process that dies stops renewing, and another request takes over within a lease.
+ */
+function renewLease(ctx: AppContext, sessionId: string, net: CleanupNet): { stop(): Promise<void> } {
+  let running: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = running
+      .then(async () => {
+        await ctx.db.updateTable('chunkSessions').set({ completingUntil: Date.now() + chunkLimits.completionLeaseMs }).where('id', '=', sessionId).where('state', '=', 'completing').execute();
+        net.alive();
+      })
+      .catch((error: unknown) => ctx.log.warn({ err: error, sessionId }, 'could not renew a completion lease'));
+  }, chunkLimits.completionRenewMs);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+      await net.settled();
+    },
+  };
 }
 
 /**

@@ -1,9 +1,20 @@
+import { join } from 'node:path';
 import type { AppContext } from '../context.ts';
 import type { Executor } from '../db/account-scope.ts';
-import { cancelJob, enqueueJob, type JobHandler } from '../jobs/queue.ts';
+import { cancelJob, enqueueJob, retryJob, type JobHandler } from '../jobs/queue.ts';
+import { sweepTemporaryDir } from '../storage/tmp-sweep.ts';
 
 export const STORAGE_CLEANUP_JOB = 'storage.cleanup';
 const keyFor = (storageKey: string) => `storage-cleanup:${storageKey}`;
+
+/**
+ * How long bytes being written may wait for their record before the crash safety net removes them.
+ * Short, so a dead process's debris goes within minutes; a live write keeps pushing it back (see
+ * CleanupNet), so no upload, however long, loses its bytes to it.
+ */
+export const ORPHAN_GRACE_MS = 5 * 60 * 1000;
+/** A live write pushes its safety net back at most this often (one job upsert a minute). */
+export const ORPHAN_PUSH_BACK_MS = 60 * 1000;
 
 /**
  * Deletes the bytes at `storageKey` at `runAt` unless a file record still points at them. Uploads
@@ -18,10 +29,81 @@ export async function cancelStorageDelete(executor: Executor, storageKey: string
   await cancelJob(executor, keyFor(storageKey));
 }
 
+/**
+ * The crash safety net of one write in progress: scheduled ORPHAN_GRACE_MS ahead before the first
+ * byte is stored, and moved ORPHAN_GRACE_MS ahead again (at most once a minute) while the write
+ * shows signs of life. Only a write whose process died stops pushing it back.
+ */
+export class CleanupNet {
+  readonly #ctx: AppContext;
+  readonly #storageKey: string;
+  #pushedAt = 0;
+  #pending: Promise<void> = Promise.resolve();
+
+  constructor(ctx: AppContext, storageKey: string) {
+    this.#ctx = ctx;
+    this.#storageKey = storageKey;
+  }
+
+  /** Schedules the net; awaited before any byte is written. */
+  async arm(): Promise<void> {
+    this.#pushedAt = Date.now();
+    await scheduleStorageDelete(this.#ctx.db, this.#storageKey, this.#pushedAt + ORPHAN_GRACE_MS);
+  }
+
+  /** Called as the write progresses: cheap, and at most one job update a minute. */
+  readonly alive = (): void => {
+    const now = Date.now();
+    if (now - this.#pushedAt < ORPHAN_PUSH_BACK_MS) return;
+    this.#pushedAt = now;
+    this.#pending = this.#pending
+      .then(() => scheduleStorageDelete(this.#ctx.db, this.#storageKey, now + ORPHAN_GRACE_MS))
+      .catch((error: unknown) => this.#ctx.log.warn({ err: error, storageKey: this.#storageKey }, 'could not push back a storage clean-up'));
+  };
+
+  /** Waits for a push-back in flight, so none lands after the caller cancels the net. */
+  async settled(): Promise<void> {
+    await this.#pending;
+  }
+}
+
 export function storageCleanupHandler(ctx: AppContext): JobHandler {
   return async (job) => {
     const { storageKey } = job.payload as { storageKey: string };
     const referenced = await ctx.db.selectFrom('files').select('id').where('storageKey', '=', storageKey).executeTakeFirst();
     if (!referenced) await ctx.storage.delete(storageKey);
+  };
+}
+
+export const TMP_SWEEP_JOB = 'storage.tmpSweep';
+const TMP_SWEEP_KEY = 'storage-tmp-sweep';
+/** How often DATA_DIR/tmp is swept. */
+export const TMP_SWEEP_INTERVAL_MS = 15 * 60 * 1000;
+/**
+ * Temporary items untouched this long are debris of a dead write. Live writers touch theirs at least
+ * every minute (and the body-idle timeout ends a silent upload in seconds): an hour is a wide margin.
+ */
+export const TMP_SAFE_AGE_MS = 60 * 60 * 1000;
+
+/**
+ * Sweeps DATA_DIR/tmp now (every start calls this), then every TMP_SWEEP_INTERVAL_MS. One job per
+ * DATA_DIR: processes sharing one (as local storage requires) share the job; with S3, a process may
+ * have a DATA_DIR of its own, and so a job of its own.
+ */
+export async function scheduleTmpSweep(executor: Executor, dataDir: string, runAt = Date.now()): Promise<void> {
+  await enqueueJob(executor, { type: TMP_SWEEP_JOB, payload: { dataDir }, runAt, dedupeKey: `${TMP_SWEEP_KEY}:${dataDir}` });
+}
+
+export function tmpSweepHandler(ctx: AppContext): JobHandler {
+  return async (job) => {
+    const { dataDir } = job.payload as { dataDir: string };
+    // Another process's directory: left for that process to claim.
+    if (dataDir !== ctx.config.dataDir) return retryJob(1000, 'the sweep of another DATA_DIR');
+    // A chunked upload's directory is in use while a session that has not completed names it.
+    const inUse = async (uploadId: string) =>
+      Boolean(await ctx.db.selectFrom('chunkSessions').select('id').where('storageUploadId', '=', uploadId).where('state', '!=', 'completed').executeTakeFirst());
+    const removed = await sweepTemporaryDir(join(dataDir, 'tmp'), TMP_SAFE_AGE_MS, inUse);
+    if (removed.items > 0) ctx.log.info(removed, 'removed leftovers of interrupted writes from DATA_DIR/tmp');
+    await scheduleTmpSweep(ctx.db, dataDir, Date.now() + TMP_SWEEP_INTERVAL_MS);
   };
 }

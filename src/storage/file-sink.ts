@@ -28,6 +28,11 @@ const EARLY_SYNC_BYTES = 32 * 1024 * 1024;
  * 4 MiB streamed): buffers that do are promoted and then only freed by a full collection.
  */
 const WRITE_BATCH_BYTES = 1024 * 1024;
+/**
+ * A batch is also written once the last write is this old, so a slow but live upload keeps its file's
+ * modification time fresh: the sweep of DATA_DIR/tmp (src/storage/tmp-sweep.ts) judges liveness by it.
+ */
+const FRESH_WRITE_MS = 60 * 1000;
 
 /**
  * The end of every local storage write: counts bytes and enforces limits as they arrive (what
@@ -55,6 +60,7 @@ export class FileSink extends Writable {
   #unsynced = 0;
   #earlySync: Promise<void> = Promise.resolve();
   #earlySyncRunning = false;
+  #lastWriteAt = Date.now();
 
   constructor(handle: FileHandle, options: FileSinkOptions = {}) {
     super({ highWaterMark: WRITE_BATCH_BYTES });
@@ -88,7 +94,7 @@ export class FileSink extends Writable {
     this.bytes = total;
     for (const buffer of buffers) this.#batch.push(buffer);
     this.#batchBytes += length;
-    if (this.#batchBytes < WRITE_BATCH_BYTES) return callback();
+    if (this.#batchBytes < WRITE_BATCH_BYTES && Date.now() - this.#lastWriteAt < FRESH_WRITE_MS) return callback();
     // A full batch: wait for the previous one to be written (backpressure), then start this one.
     this.#writing.then(() => {
       if (this.#failure) return callback(this.#failure as Error);
@@ -102,6 +108,7 @@ export class FileSink extends Writable {
     const buffers = this.#batch;
     const length = this.#batchBytes;
     const position = this.#position;
+    this.#lastWriteAt = Date.now();
     this.#batch = [];
     this.#batchBytes = 0;
     this.#position += length;

@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readFile, rename, rm, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { StorageLimitError, StorageNotFoundError, StoragePartError } from './storage.ts';
+import { StorageLimitError, StorageNotFoundError, StoragePartError, StorageUploadGoneError } from './storage.ts';
 import type { ByteRange, PartInfo, PutOptions, Storage, StoredObject } from './storage.ts';
 import { FileSink } from './file-sink.ts';
 
@@ -178,6 +178,8 @@ export class LocalStorage implements Storage {
     const dest = this.#pathOf(key);
     const dir = await this.#openUpload(key, uploadId);
     const sources = readPartSources(dir, parts, parseParts(await readdir(dir)));
+    // A completion that died after moving the assembly into place left only its markers behind.
+    if (sources.some((source) => source.kind === 'assembled') && !(await exists(join(dir, ASSEMBLY)))) throw new StorageUploadGoneError(uploadId);
     const assembledPrefix = await this.#completeFromAssembly(dest, dir, sources);
     if (assembledPrefix !== null) {
       await rm(dir, { recursive: true, force: true });
@@ -292,7 +294,7 @@ export class LocalStorage implements Storage {
   async #openUpload(key: string, uploadId: string): Promise<string> {
     const dir = this.#uploadDir(uploadId);
     const storedKey = await readFile(join(dir, 'key'), 'utf8').catch((err: unknown) => {
-      throw isCode(err, 'ENOENT') ? new Error(`No multipart upload ${uploadId}`) : err;
+      throw isCode(err, 'ENOENT') ? new StorageUploadGoneError(uploadId, { cause: err }) : err;
     });
     if (storedKey !== key) throw new Error(`Multipart upload ${uploadId} belongs to another key`);
     return dir;
@@ -424,6 +426,10 @@ async function fsyncDir(dir: string): Promise<void> {
   } finally {
     await handle.close();
   }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return Boolean(await lstat(path).catch(() => null));
 }
 
 function randomId(): string {

@@ -17,7 +17,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { ByteCounter, StorageLimitError, StorageNotFoundError, StoragePartError } from './storage.ts';
+import { ByteCounter, StorageLimitError, StorageNotFoundError, StoragePartError, StorageUploadGoneError } from './storage.ts';
 import type { ByteRange, PartInfo, PutOptions, Storage, StoredObject, StoredPart } from './storage.ts';
 
 export interface S3StorageOptions {
@@ -174,6 +174,7 @@ export class S3Storage implements Storage {
       return { etag: requireEtag(res.ETag), size: counter.bytes };
     } catch (err) {
       body.destroy();
+      if (errorName(err) === 'NoSuchUpload') throw new StorageUploadGoneError(uploadId, { cause: err });
       throw counter.errored ?? err;
     }
   }
@@ -192,6 +193,7 @@ export class S3Storage implements Storage {
         }),
       );
     } catch (err) {
+      if (errorName(err) === 'NoSuchUpload') throw new StorageUploadGoneError(uploadId, { cause: err });
       if (['InvalidPart', 'InvalidPartOrder', 'EntityTooSmall'].includes(errorName(err) ?? '')) {
         throw new StoragePartError(`Cannot complete upload ${uploadId}: ${(err as Error).message}`, { cause: err });
       }
@@ -223,7 +225,7 @@ export class S3Storage implements Storage {
         marker = res.NextPartNumberMarker;
       }
     } catch (err) {
-      if (errorName(err) === 'NoSuchUpload') return [];
+      if (errorName(err) === 'NoSuchUpload') throw new StorageUploadGoneError(uploadId, { cause: err });
       throw err;
     }
     return parts.sort((a, b) => a.partNumber - b.partNumber);
@@ -259,6 +261,9 @@ export class S3Storage implements Storage {
         }),
       );
       return { etag: requireEtag(res.ETag), size: counter.bytes };
+    } catch (err) {
+      if (errorName(err) === 'NoSuchUpload') throw new StorageUploadGoneError(uploadId, { cause: err });
+      throw err;
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

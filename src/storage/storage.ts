@@ -72,7 +72,8 @@ export interface Storage {
   /**
    * The parts of a multipart upload as the provider knows them, sorted by number (bare ETags).
    * Only providers with presignPart need it: parts PUT straight to a presigned URL never pass through
-   * the server, so this is the only way to learn their ETags and sizes. An unknown upload has none.
+   * the server, so this is the only way to learn their ETags and sizes. An unknown upload throws
+   * StorageUploadGoneError, as uploadPart and completeMultipart do.
    */
   listParts?(key: string, uploadId: string): Promise<StoredPart[]>;
 
@@ -92,6 +93,14 @@ export class StorageLimitError extends Error {
     super(`More than ${limit} bytes`);
     this.name = 'StorageLimitError';
     this.limit = limit;
+  }
+}
+
+/** The multipart upload no longer exists (completed, or aborted): its parts are gone. */
+export class StorageUploadGoneError extends Error {
+  constructor(uploadId: string, options?: ErrorOptions) {
+    super(`No multipart upload ${uploadId}`, options);
+    this.name = 'StorageUploadGoneError';
   }
 }
 

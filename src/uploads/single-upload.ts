@@ -3,7 +3,7 @@ import type { MultipartFile, MultipartValue, Multipart } from '@fastify/multipar
 import type { AppContext } from '../context.ts';
 import type { Principal } from '../auth/principal.ts';
 import { newId } from '../db/ids.ts';
-import { cancelStorageDelete, scheduleStorageDelete } from '../files/storage-cleanup.ts';
+import { cancelStorageDelete, CleanupNet } from '../files/storage-cleanup.ts';
 import { invalid } from '../errors.ts';
 import { StorageLimitError } from '../storage/storage.ts';
 import { ContentProbe, resolveMimeType } from './content-type.ts';
@@ -14,8 +14,6 @@ import { resolveOptions, type UploadPlan } from './upload-plan.ts';
 import { parseOptionFields, type OptionFields } from './option-fields.ts';
 
 export const FILE_FIELD = 'file';
-/** Longer than any upload can take, so the safety net never races a live upload. */
-export const ORPHAN_GRACE_MS = 24 * 3600 * 1000;
 
 /**
  * POST /api/files after authentication and planning: the `file` part is piped straight to storage
@@ -46,11 +44,19 @@ export async function receiveSingleUpload(ctx: AppContext, principal: Principal,
       await resolveOptions(ctx.db, principal, plan, parseOptionFields(fields));
       const id = newId();
       const key = `files/${principal.user.id}/${id}`;
-      // Should this process die between storing and committing, the bytes are removed later.
-      await scheduleStorageDelete(ctx.db, key, Date.now() + ORPHAN_GRACE_MS);
+      // Should this process die between storing and committing, the bytes are removed minutes
+      // later; while bytes flow, the upload keeps pushing that back.
+      const net = new CleanupNet(ctx, key);
+      await net.arm();
       const probe = new ContentProbe();
+      const onData = (chunk: Buffer) => {
+        probe.update(chunk);
+        net.alive();
+      };
       try {
-        const { size } = await ctx.storage.put(key, file.file, { maxBytes: allowance.maxBytes, contentType: file.mimetype, onData: probe.update });
+        const { size } = await ctx.storage.put(key, file.file, { maxBytes: allowance.maxBytes, contentType: file.mimetype, onData });
+        net.alive();
+        await net.settled();
         stored = { id, key, size, sha256: probe.digest(), head: probe.headBytes(), fileName: file.filename || 'file', declared: file.mimetype || undefined };
       } catch (error) {
         if (error instanceof StorageLimitError) throw overLimit(allowance);
