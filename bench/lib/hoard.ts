@@ -61,7 +61,7 @@ export async function startHoard(options: { workDir: string; databaseUrl?: strin
     await migrate(database.db);
     await ensureBuiltinRoles(database.db);
     await ensureSettings(database.db, initialSettings(config));
-    const user = await register(database.db, database.dialect, { email: 'bench@example.test', password: 'benchmark password 1' });
+    const user = await register(database.db, database.dialect, { email: 'bench@example.test', password: 'benchmark password 1', ip: '127.0.0.1' });
     userId = user.id;
     token = (await createToken(database.db, database.dialect, userId, { name: 'bench', scopes: ['files:read', 'files:upload'] })).secret;
     if (options.files) {
