@@ -29,6 +29,8 @@ export interface Config {
   auditRetentionDays: number;
   /** Memory for reusable listing responses (src/listing/listing-cache.ts), in bytes; 0 turns it off. */
   listingCacheBytes: number;
+  /** Declared bytes all open chunked uploads of the instance may hold in temporary storage; 0: no limit. */
+  chunkedUploadTempLimit: number;
 }
 
 export class ConfigError extends Error {
@@ -75,6 +77,7 @@ const variables = {
     .optional(),
   UPLOAD_RATE_LIMIT: z.string().regex(/^\d+$/, 'must be a whole number of requests per minute').transform(Number).optional(),
   AUDIT_RETENTION_DAYS: z.string().regex(/^\d+$/, 'must be a whole number of days (0 keeps records forever)').transform(Number).optional(),
+  CHUNKED_UPLOAD_TEMP_LIMIT: byteCount.optional(),
   LISTING_CACHE_MB: z.string().regex(/^\d+$/, 'must be a whole number of MiB (0 turns the cache off)').transform(Number).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
 } satisfies Record<string, z.ZodType>;
@@ -130,5 +133,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     uploadRateLimit: parsed.UPLOAD_RATE_LIMIT ?? 30,
     auditRetentionDays: parsed.AUDIT_RETENTION_DAYS ?? 90,
     listingCacheBytes: (parsed.LISTING_CACHE_MB ?? 32) * 1024 * 1024,
+    chunkedUploadTempLimit: parsed.CHUNKED_UPLOAD_TEMP_LIMIT ?? 20 * 1024 * 1024 * 1024,
   };
 }

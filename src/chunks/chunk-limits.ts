@@ -14,6 +14,16 @@ export const chunkLimits = {
    */
   completionLeaseMs: 30 * 1000,
   completionRenewMs: 10 * 1000,
+  /** Unfinished sessions an account may have at once (each reserves its declared size). */
+  maxOpenSessions: 20,
+  /** Retry-After (seconds) when the open-session cap or the instance's temporary storage limit refuses a start. */
+  busyRetryAfterSeconds: 60,
+  /**
+   * A part's reserved room lapses this long after the request streaming it last pushed it back
+   * (every partReservationRenewMs): the room of a part whose process died is free again soon.
+   */
+  partReservationMs: 5 * 60 * 1000,
+  partReservationRenewMs: 60 * 1000,
 } as const;
 
 export const UPLOAD_ID_PATTERN = /^[a-z0-9]{1,100}$/;

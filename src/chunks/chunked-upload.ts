@@ -5,7 +5,10 @@ import type { ChunkSessionsTable } from '../db/schema.ts';
 import { forAccount } from '../db/account-scope.ts';
 import { newId, randomLowerAlnum } from '../db/ids.ts';
 import type { Principal } from '../auth/principal.ts';
-import { conflict, forbidden, invalid, notFound, tooLarge } from '../errors.ts';
+import { sql } from 'kysely';
+import { conflict, forbidden, invalid, notFound, rateLimited, tooLarge } from '../errors.ts';
+import { lockAccountRow } from '../db/locks.ts';
+import { liveSessions } from '../uploads/reservations.ts';
 import { StorageLimitError, StoragePartError, StorageUploadGoneError } from '../storage/storage.ts';
 import { CleanupNet } from '../files/storage-cleanup.ts';
 import { overLimit, uploadAllowance } from '../uploads/allowance.ts';
@@ -26,42 +29,79 @@ export interface ChunkInit {
   options: RequestOptions;
 }
 
-/** POST /api/files/chunks: checks everything a single upload would, then opens a session. */
+/**
+ * POST /api/files/chunks: checks everything a single upload would, then opens a session. The
+ * declared size is reserved against the quota from now on (src/uploads/reservations.ts); the checks
+ * and the session's row commit together under the account's lock, so sessions opened at once cannot
+ * together pass the quota, the open-session cap, or the instance's temporary storage limit.
+ */
 export async function startChunkedUpload(ctx: AppContext, principal: Principal, plan: UploadPlan, init: ChunkInit): Promise<{ uploadId: string; fileKey: string }> {
+  const userId = principal.user.id;
   const allowance = await uploadAllowance(ctx.db, principal);
   if (init.size > allowance.maxBytes) throw overLimit(allowance);
   const options = await resolveOptions(ctx.db, principal, plan, init.options);
   const fileId = newId();
-  const fileKey = `files/${principal.user.id}/${fileId}`;
+  const fileKey = `files/${userId}/${fileId}`;
   const { uploadId: storageUploadId } = await ctx.storage.createMultipart(fileKey, init.mimeType);
   const id = randomLowerAlnum(32);
-  const now = Date.now();
-  await ctx.db.transaction().execute(async (trx) => {
-    await forAccount(trx, principal.user.id)
-      .insertInto('chunkSessions', {
-        id,
-        fileId,
-        fileKey,
-        filename: init.filename,
-        mimeType: init.mimeType ?? null,
-        size: init.size,
-        options: JSON.stringify(options),
-        folderId: plan.folderId,
-        profileId: plan.profileId,
-        boundProfileId: principal.token?.profileId ?? null,
-        storageTarget: ctx.storage.target,
-        storageUploadId,
-        state: 'open',
-        completingUntil: null,
-        completedFileId: null,
-        lastActivityAt: now,
-        createdAt: now,
-      })
-      .execute();
-    await scheduleSessionSweep(trx, id, now + chunkLimits.inactivityMs);
-  });
+  try {
+    await ctx.db.transaction().execute(async (trx) => {
+      await lockAccountRow(trx, ctx.dialect, userId);
+      const now = Date.now();
+      const open = await liveSessions(trx, now)
+        .where('userId', '=', userId)
+        .select((eb) => eb.fn.countAll<number | string>().as('count'))
+        .executeTakeFirstOrThrow();
+      if (Number(open.count) >= chunkLimits.maxOpenSessions) {
+        throw rateLimited(
+          `You have ${chunkLimits.maxOpenSessions} unfinished chunked uploads, the most allowed at once; complete them, or wait for them to expire after an hour without activity`,
+          chunkLimits.busyRetryAfterSeconds,
+        );
+      }
+      const again = await uploadAllowance(trx, principal);
+      if (init.size > again.maxBytes) throw overLimit(again);
+      const limit = ctx.config.chunkedUploadTempLimit;
+      if (limit > 0) {
+        // One instance-wide sum: PostgreSQL serialises it with a transaction-scoped advisory lock
+        // (SQLite runs one write transaction at a time anyway).
+        if (ctx.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${TEMP_LIMIT_LOCK})`.execute(trx);
+        const held = await liveSessions(trx, now).select((eb) => eb.fn.sum<number | string | null>('size').as('total')).executeTakeFirst();
+        if (Number(held?.total ?? 0) + init.size > limit) {
+          throw rateLimited('The server has no room left for chunked uploads in progress; try again later', chunkLimits.busyRetryAfterSeconds);
+        }
+      }
+      await forAccount(trx, userId)
+        .insertInto('chunkSessions', {
+          id,
+          fileId,
+          fileKey,
+          filename: init.filename,
+          mimeType: init.mimeType ?? null,
+          size: init.size,
+          options: JSON.stringify(options),
+          folderId: plan.folderId,
+          profileId: plan.profileId,
+          boundProfileId: principal.token?.profileId ?? null,
+          storageTarget: ctx.storage.target,
+          storageUploadId,
+          state: 'open',
+          completingUntil: null,
+          completedFileId: null,
+          lastActivityAt: now,
+          createdAt: now,
+        })
+        .execute();
+      await scheduleSessionSweep(trx, id, now + chunkLimits.inactivityMs);
+    });
+  } catch (error) {
+    await ctx.storage.abortMultipart(fileKey, storageUploadId).catch(() => undefined);
+    throw error;
+  }
   return { uploadId: id, fileKey };
 }
+
+/** The advisory lock key of the instance's temporary-bytes sum (any constant unique in this application). */
+const TEMP_LIMIT_LOCK = 0x686f6172;
 
 export function parsePartNumber(raw: string | number): number {
   const value = typeof raw === 'number' ? raw : /^\d{1,6}$/.test(raw) ? Number(raw) : NaN;
@@ -110,45 +150,101 @@ export async function partUrl(ctx: AppContext, principal: Principal, uploadId: s
   return url ?? `local://chunks/${session.id}/part/${partNumber}`;
 }
 
-/** PUT part: streamed to storage, at most 64 MiB and never past the declared size. */
+/**
+ * PUT part: streamed to storage, at most 64 MiB and never past the declared size. The part's room is
+ * reserved before the first byte (see reservePartRoom), so parts sent in parallel cannot together pass
+ * the declared size; the reservation becomes the part's recorded size once it is stored.
+ */
 export async function putPart(ctx: AppContext, principal: Principal, uploadId: string, partNumber: number, body: Readable, contentLength: number | undefined): Promise<string> {
   const now = Date.now();
   const session = await usableSession(ctx, principal, uploadId, now);
   assertOpen(session);
-  const others = await ctx.db
-    .selectFrom('chunkParts')
-    .select(['partNumber', 'size'])
-    .where('sessionId', '=', session.id)
-    .where('partNumber', '!=', partNumber)
-    .execute();
-  const storedElsewhere = others.reduce((sum, p) => sum + p.size, 0);
-  const room = session.size - storedElsewhere;
-  const maxBytes = Math.max(0, Math.min(chunkLimits.maxPartBytes, room));
-  if (contentLength !== undefined && contentLength > maxBytes) {
+  if (contentLength !== undefined && contentLength > chunkLimits.maxPartBytes) {
     body.resume();
-    throw tooLarge(contentLength > chunkLimits.maxPartBytes ? 'A part may be at most 64 MiB' : 'The parts would be larger than the declared size');
+    throw tooLarge('A part may be at most 64 MiB');
   }
-  let stored: { etag: string; size: number };
+  let reservation: { id: string; maxBytes: number };
   try {
-    stored = await ctx.storage.uploadPart(session.fileKey, session.storageUploadId, partNumber, body, {
-      maxBytes,
-      ...(contentLength !== undefined ? { contentLength } : {}),
-    });
+    reservation = await reservePartRoom(ctx, session, partNumber, contentLength);
   } catch (error) {
-    if (error instanceof StorageLimitError) throw tooLarge(maxBytes < chunkLimits.maxPartBytes ? 'The parts would be larger than the declared size' : 'A part may be at most 64 MiB');
-    if (error instanceof StorageUploadGoneError) throw conflict('The parts of this upload are no longer stored; start a new upload');
+    body.resume();
     throw error;
   }
-  if (ctx.storage.kind === 's3' && stored.size < chunkLimits.s3MinPartBytes && others.some((p) => p.partNumber > partNumber)) {
-    throw invalid(`Part ${partNumber} is smaller than 5 MiB but is not the last part; S3 needs every part except the last to be at least 5 MiB`);
+  const { maxBytes } = reservation;
+  // The room stays reserved while this process streams the part; should it die, the room lapses.
+  const renewal = setInterval(() => {
+    ctx.db
+      .updateTable('chunkPartReservations')
+      .set({ liveUntil: Date.now() + chunkLimits.partReservationMs })
+      .where('id', '=', reservation.id)
+      .execute()
+      .catch((error: unknown) => ctx.log.warn({ err: error, sessionId: session.id }, 'could not renew a part reservation'));
+  }, chunkLimits.partReservationRenewMs);
+  try {
+    let stored: { etag: string; size: number };
+    try {
+      stored = await ctx.storage.uploadPart(session.fileKey, session.storageUploadId, partNumber, body, {
+        maxBytes,
+        ...(contentLength !== undefined ? { contentLength } : {}),
+      });
+    } catch (error) {
+      if (error instanceof StorageLimitError) throw tooLarge(maxBytes < chunkLimits.maxPartBytes ? 'The parts would be larger than the declared size' : 'A part may be at most 64 MiB');
+      if (error instanceof StorageUploadGoneError) throw conflict('The parts of this upload are no longer stored; start a new upload');
+      throw error;
+    }
+    if (ctx.storage.kind === 's3' && stored.size < chunkLimits.s3MinPartBytes) {
+      const later = await ctx.db.selectFrom('chunkParts').select('partNumber').where('sessionId', '=', session.id).where('partNumber', '>', partNumber).executeTakeFirst();
+      if (later) throw invalid(`Part ${partNumber} is smaller than 5 MiB but is not the last part; S3 needs every part except the last to be at least 5 MiB`);
+    }
+    await ctx.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('chunkParts')
+        .values({ sessionId: session.id, partNumber, etag: stored.etag, size: stored.size })
+        .onConflict((oc) => oc.columns(['sessionId', 'partNumber']).doUpdateSet({ etag: stored.etag, size: stored.size }))
+        .execute();
+      await trx.deleteFrom('chunkPartReservations').where('id', '=', reservation.id).execute();
+    });
+    await touch(ctx, session, now);
+    return stored.etag;
+  } finally {
+    clearInterval(renewal);
+    // Gone already when the part was recorded; otherwise its room is free again.
+    await ctx.db.deleteFrom('chunkPartReservations').where('id', '=', reservation.id).execute().catch(() => undefined);
   }
-  await ctx.db
-    .insertInto('chunkParts')
-    .values({ sessionId: session.id, partNumber, etag: stored.etag, size: stored.size })
-    .onConflict((oc) => oc.columns(['sessionId', 'partNumber']).doUpdateSet({ etag: stored.etag, size: stored.size }))
-    .execute();
-  await touch(ctx, session, now);
-  return stored.etag;
+}
+
+/**
+ * Reserves room for part `partNumber`: the declared size less the other parts stored and the room
+ * other parts in flight hold, at most 64 MiB; the Content-Length when there is one (which must fit),
+ * else all of that room. One reservation at a time per session: PostgreSQL locks the session's row;
+ * on SQLite the reservation's insert takes the database's write lock before anything is read.
+ */
+async function reservePartRoom(ctx: AppContext, session: ChunkSession, partNumber: number, contentLength: number | undefined): Promise<{ id: string; maxBytes: number }> {
+  const id = newId();
+  return ctx.db.transaction().execute(async (trx) => {
+    if (ctx.dialect === 'postgres') await trx.selectFrom('chunkSessions').select('id').where('id', '=', session.id).forUpdate().execute();
+    const now = Date.now();
+    await trx.insertInto('chunkPartReservations').values({ id, sessionId: session.id, partNumber, bytes: 0, liveUntil: now + chunkLimits.partReservationMs }).execute();
+    const stored = await trx
+      .selectFrom('chunkParts')
+      .select((eb) => eb.fn.sum<number | string | null>('size').as('total'))
+      .where('sessionId', '=', session.id)
+      .where('partNumber', '!=', partNumber)
+      .executeTakeFirst();
+    const inFlight = await trx
+      .selectFrom('chunkPartReservations')
+      .select((eb) => eb.fn.sum<number | string | null>('bytes').as('total'))
+      .where('sessionId', '=', session.id)
+      .where('id', '!=', id)
+      .where('liveUntil', '>', now)
+      .executeTakeFirst();
+    const room = session.size - Number(stored?.total ?? 0) - Number(inFlight?.total ?? 0);
+    const maxBytes = Math.max(0, Math.min(chunkLimits.maxPartBytes, room));
+    if (contentLength !== undefined && contentLength > maxBytes) throw tooLarge('The parts would be larger than the declared size');
+    const bytes = contentLength ?? maxBytes;
+    await trx.updateTable('chunkPartReservations').set({ bytes }).where('id', '=', id).execute();
+    return { id, maxBytes: bytes };
+  });
 }
 
 export interface CompletionRequest {
@@ -260,6 +356,7 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
         await trx.deleteFrom('chunkParts').where('sessionId', '=', session.id).execute();
         await scheduleSessionSweep(trx, session.id, Date.now() + chunkLimits.completedRetentionMs);
       },
+      session.id,
     );
     // Parts a dead completion had assembled from may still be beside the object (local storage).
     if (leftBehind) await ctx.storage.abortMultipart(session.fileKey, session.storageUploadId).catch(() => undefined);

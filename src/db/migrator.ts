@@ -9,6 +9,7 @@ import * as jobsWebhooks from './migrations/0005-jobs-webhooks.ts';
 import * as listing from './migrations/0006-listing.ts';
 import * as listingVersion from './migrations/0008-listing-version.ts';
 import * as auditReading from './migrations/0009-audit-reading.ts';
+import * as uploadReservations from './migrations/0010-upload-reservations.ts';
 import * as uploadCredentialEncrypted from './migrations/0011-upload-credential-encrypted.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '0007-chunks': chunks,
   '0008-listing-version': listingVersion,
   '0009-audit-reading': auditReading,
+  '0010-upload-reservations': uploadReservations,
   '0011-upload-credential-encrypted': uploadCredentialEncrypted,
 };
 

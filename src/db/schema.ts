@@ -253,6 +253,14 @@ export interface ChunkPartsTable {
   size: number;
 }
 
+export interface ChunkPartReservationsTable {
+  id: string;
+  sessionId: string;
+  partNumber: number;
+  bytes: number;
+  liveUntil: number;
+}
+
 export interface Database {
   users: UsersTable;
   roles: RolesTable;
@@ -270,6 +278,7 @@ export interface Database {
   fileTags: FileTagsTable;
   chunkSessions: ChunkSessionsTable;
   chunkParts: ChunkPartsTable;
+  chunkPartReservations: ChunkPartReservationsTable;
   jobs: JobsTable;
   webhooks: WebhooksTable;
   webhookDeliveries: WebhookDeliveriesTable;

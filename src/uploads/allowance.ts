@@ -4,6 +4,7 @@ import { hasPermission } from '../auth/permissions.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { tooLarge } from '../errors.ts';
 import { effectiveQuotaBytes } from '../accounts/account-settings.ts';
+import { reservedBytes } from './reservations.ts';
 
 export interface Allowance {
   /** The instance's per-file limit. */
@@ -22,11 +23,12 @@ export function quotaFor(principal: Principal, userQuota: number | null, default
   return effectiveQuotaBytes(userQuota, defaultQuota, hasPermission(principal.permissions, 'quotas.bypass'));
 }
 
+/** What the account may still store: its quota less the bytes it uses and those its open chunked uploads reserve. */
 export async function uploadAllowance(db: Db, principal: Principal): Promise<Allowance> {
   const settings = await readSettings(db);
   const user = await db.selectFrom('users').select(['quotaBytes', 'usedBytes']).where('id', '=', principal.user.id).executeTakeFirstOrThrow();
   const quota = quotaFor(principal, user.quotaBytes, settings.defaultQuotaBytes);
-  const quotaRemaining = quota === null ? null : Math.max(0, quota - user.usedBytes);
+  const quotaRemaining = quota === null ? null : Math.max(0, quota - user.usedBytes - (await reservedBytes(db, principal.user.id, Date.now())));
   return { sizeLimit: settings.maxUploadSizeBytes, quotaRemaining, maxBytes: Math.min(settings.maxUploadSizeBytes, quotaRemaining ?? Infinity) };
 }
 

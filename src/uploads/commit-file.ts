@@ -7,6 +7,7 @@ import { hashPassword } from '../auth/passwords.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { tooLarge } from '../errors.ts';
 import { quotaFor } from './allowance.ts';
+import { reservedBytes } from './reservations.ts';
 import { extensionOf, nameCandidates, randomFileName, sanitizeFileName } from './naming.ts';
 import { extensionFor } from './content-type.ts';
 import type { ResolvedOptions } from './upload-options.ts';
@@ -34,7 +35,14 @@ export interface StoredUpload {
  * Makes stored bytes a file, atomically: the record, its tags, the quota charge, the expiry job and
  * the file.ready event commit together or not at all. The caller deletes the bytes if this throws.
  */
-export async function commitFile(ctx: AppContext, principal: Principal, upload: StoredUpload, trxHook?: (trx: Transaction<Database>, file: FileRow) => Promise<void>): Promise<FileRow> {
+export async function commitFile(
+  ctx: AppContext,
+  principal: Principal,
+  upload: StoredUpload,
+  trxHook?: (trx: Transaction<Database>, file: FileRow) => Promise<void>,
+  /** The chunked-upload session this commit completes: its reservation is replaced by the charge. */
+  completesSession?: string,
+): Promise<FileRow> {
   const userId = principal.user.id;
   const passwordHash = upload.options.password ? await hashPassword(upload.options.password) : null;
   const { defaultQuotaBytes } = await readSettings(ctx.db);
@@ -51,8 +59,10 @@ export async function commitFile(ctx: AppContext, principal: Principal, upload: 
       .executeTakeFirstOrThrow();
     const usedBefore = owner.usedBytes - upload.size;
     const quota = quotaFor(principal, owner.quotaBytes, defaultQuotaBytes);
-    if (quota !== null && owner.usedBytes > quota) {
-      throw tooLarge(`The upload exceeds your storage quota (${Math.max(0, quota - usedBefore)} bytes left)`);
+    if (quota !== null) {
+      // Room the account's open chunked uploads reserved is not this upload's (src/uploads/reservations.ts).
+      const reserved = await reservedBytes(trx, userId, Date.now(), completesSession);
+      if (owner.usedBytes + reserved > quota) throw tooLarge(`The upload exceeds your storage quota (${Math.max(0, quota - usedBefore - reserved)} bytes left)`);
     }
     const account = forAccount(trx, userId);
 

@@ -275,16 +275,17 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
     });
 
     it('refuses a size over the instance limit or the remaining quota with 413', async () => {
-      const { user, caller } = await scripted();
+      const { caller: sized } = await scripted();
       await admin.patch('/api/settings', { maxUploadSizeBytes: 1000 });
       try {
-        const tooBig = await start(caller, { filename: 'big.bin', size: 1001 });
+        const tooBig = await start(sized, { filename: 'big.bin', size: 1001 });
         expect(tooBig.status).toBe(413);
         expect(tooBig.body.error).toMatch(/maximum upload size/);
-        expect((await start(caller, { filename: 'fits.bin', size: 1000 })).status).toBe(200);
+        expect((await start(sized, { filename: 'fits.bin', size: 1000 })).status).toBe(200);
       } finally {
         await admin.patch('/api/settings', { maxUploadSizeBytes: 1073741824 });
       }
+      const { user, caller } = await scripted();
       expect((await admin.patch(`/api/users/${user.userId}`, { quotaBytes: 100 })).status).toBe(200);
       expect((await uploadFile(user, 'used.txt', 'x'.repeat(60))).status).toBe(200);
       const overQuota = await start(caller, { filename: 'q.bin', size: 41 });
@@ -763,15 +764,17 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       const uploadId = await started(caller, { filename: 'quota.bin', size: 50 });
       const etag = etagOf(await putPart(caller, uploadId, 1, bytes(40, 50)));
       const { fileKey } = (await sessionRow(uploadId))!;
-      // Meanwhile another upload takes most of the quota.
-      expect((await uploadFile(user, 'meanwhile.txt', 'x'.repeat(60))).status).toBe(200);
+      // The session's room is reserved: no other upload can take it …
+      expect((await uploadFile(user, 'meanwhile.txt', 'x'.repeat(60))).status).toBe(413);
+      // … but the quota can be lowered meanwhile.
+      expect((await admin.patch(`/api/users/${user.userId}`, { quotaBytes: 40 })).status).toBe(200);
       const overQuota = await complete(caller, uploadId, { parts: [{ PartNumber: 1, ETag: etag }] });
       expect(overQuota.status).toBe(413);
       expect(overQuota.body.error).toMatch(/quota/);
-      expect(await fileCount(user.userId)).toBe(1);
+      expect(await fileCount(user.userId)).toBe(0);
       expect(await server.ctx.storage.stat(fileKey)).toBeNull();
       const usage = await server.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', user.userId).executeTakeFirstOrThrow();
-      expect(usage.usedBytes).toBe(60);
+      expect(usage.usedBytes).toBe(0);
 
       const zip = Buffer.concat([Buffer.from('504b0304', 'hex'), Buffer.alloc(30, 1)]);
       const lie = await started(caller, { filename: 'photo.png', mimeType: 'image/png', size: zip.length });
@@ -779,7 +782,7 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       const lieAnswer = await complete(caller, lie, { parts: [{ PartNumber: 1, ETag: etagOf(await putPart(caller, lie, 1, zip)) }] });
       expect(lieAnswer.status).toBe(400);
       expect(lieAnswer.body.error).toMatch(/does not match/);
-      expect(await fileCount(user.userId)).toBe(1);
+      expect(await fileCount(user.userId)).toBe(0);
       expect(await server.ctx.storage.stat(lieKey)).toBeNull();
     });
 

@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { Client, signUp, uniqueEmail } from '../support/client.ts';
+import { createToken, uploadFile } from '../support/uploads.ts';
+import { storageEnv, storageKinds } from '../support/storage-env.ts';
+
+const MiB = 1024 * 1024;
+const HOUR = 3600_000;
+
+describe.each(storageKinds)('chunked uploads against the quota and the declared size (%s storage)', (kind) => {
+  let server: TestServer;
+  let stopStorage: () => Promise<void>;
+  let admin: Awaited<ReturnType<typeof signUp>>;
+
+  beforeAll(async () => {
+    const storage = await storageEnv(kind);
+    stopStorage = storage.stop;
+    server = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', CHUNKED_UPLOAD_TEMP_LIMIT: String(64 * MiB) });
+    admin = await signUp(server.baseUrl);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await stopStorage?.();
+  });
+
+  /** A member with a quota (bytes, or none) and a files:upload token. */
+  async function member(quotaBytes: number | null) {
+    const email = uniqueEmail('quota');
+    const password = 'correct horse battery';
+    const created = await admin.post('/api/users', { email, password, emailVerified: true });
+    expect(created.status, created.text).toBe(201);
+    const userId = created.body.data.user.id as string;
+    if (quotaBytes !== null) expect((await admin.patch(`/api/users/${userId}`, { quotaBytes })).status).toBe(200);
+    const client = new Client(server.baseUrl);
+    expect((await client.post('/api/auth/login', { email, password })).status).toBe(200);
+    const token = await createToken(client, ['files:upload']);
+    const scripted = new Client(server.baseUrl);
+    return { userId, client, token, scripted };
+  }
+  const start = (who: { scripted: Client; token: string }, size: number) => who.scripted.post('/api/files/chunks', { filename: 'part.bin', size }, { token: who.token });
+  const putPart = (who: { scripted: Client; token: string }, uploadId: string, partNumber: number, data: Buffer) =>
+    who.scripted.request('PUT', `/api/files/chunks/${uploadId}/part/${partNumber}`, { body: data, token: who.token, headers: { 'content-type': 'application/octet-stream' } });
+  const complete = (who: { scripted: Client; token: string }, uploadId: string, parts: Array<{ PartNumber: number; ETag: string }>) =>
+    who.scripted.post(`/api/files/chunks/${uploadId}/complete`, { parts }, { token: who.token });
+  const usedBytes = async (userId: string) => Number((await server.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', userId).executeTakeFirstOrThrow()).usedBytes);
+  const expire = (uploadId: string) => server.ctx.db.updateTable('chunkSessions').set({ lastActivityAt: Date.now() - 2 * HOUR }).where('id', '=', uploadId).execute();
+
+  it('reserves the declared size of open sessions: six 1 MiB sessions on a 1 MiB quota open one, and a single upload finds no room', async () => {
+    const who = await member(MiB);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => start(who, MiB)));
+    const opened = answers.filter((a) => a.status === 200);
+    expect(opened).toHaveLength(1);
+    for (const refused of answers.filter((a) => a.status !== 200)) {
+      expect(refused.status, refused.text).toBe(413);
+      expect(refused.body.error).toMatch(/quota \(0 bytes left\)/);
+    }
+    const uploadId = opened[0]!.body.data.uploadId as string;
+    const single = await uploadFile(who.client, 'one.txt', 'x');
+    expect(single.status).toBe(413);
+    expect(single.body.error).toMatch(/quota/);
+
+    // Completion replaces the reservation with the real charge.
+    const data = randomBytes(MiB);
+    const part = await putPart(who, uploadId, 1, data);
+    expect(part.status, part.text).toBe(200);
+    expect((await complete(who, uploadId, [{ PartNumber: 1, ETag: part.body.data.etag }])).status).toBe(200);
+    expect(await usedBytes(who.userId)).toBe(MiB);
+    expect((await start(who, 1)).status).toBe(413);
+  });
+
+  it('releases the reservation of a session that expired, before and after its sweep', async () => {
+    const who = await member(MiB);
+    const first = await start(who, MiB);
+    expect(first.status).toBe(200);
+    expect((await start(who, MiB)).status).toBe(413);
+    await expire(first.body.data.uploadId);
+    expect((await uploadFile(who.client, 'now.txt', 'x'.repeat(100))).status).toBe(200);
+    await server.ctx.db.updateTable('jobs').set({ runAt: Date.now() - HOUR }).where('dedupeKey', '=', `chunk-session:${first.body.data.uploadId}`).execute();
+    await server.jobs.runDueJobs();
+    await expect.poll(() => server.ctx.db.selectFrom('chunkSessions').select('id').where('id', '=', first.body.data.uploadId).executeTakeFirst(), { timeout: 10_000 }).toBeUndefined();
+    const second = await start(who, MiB - 100);
+    expect(second.status, second.text).toBe(200);
+    expect(await usedBytes(who.userId)).toBe(100);
+  });
+
+  it('never stores more than the declared size: of eight parallel 1 MiB parts on a 1 MiB session, one is taken', async () => {
+    const who = await member(null);
+    const started = await start(who, MiB);
+    expect(started.status).toBe(200);
+    const uploadId = started.body.data.uploadId as string;
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => putPart(who, uploadId, i + 1, randomBytes(MiB))));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    for (const refused of answers.filter((a) => a.status !== 200)) {
+      expect(refused.status, refused.text).toBe(413);
+      expect(refused.body.error).toMatch(/declared size/);
+    }
+    const parts = await server.ctx.db.selectFrom('chunkParts').select(['partNumber', 'size']).where('sessionId', '=', uploadId).execute();
+    expect(parts.reduce((sum, p) => sum + Number(p.size), 0)).toBe(MiB);
+    // The refused parts' room is free again, and nothing of theirs is held.
+    expect(await server.ctx.db.selectFrom('chunkPartReservations').select('id').where('sessionId', '=', uploadId).execute()).toEqual([]);
+    const taken = answers.findIndex((a) => a.status === 200);
+    expect((await complete(who, uploadId, [{ PartNumber: taken + 1, ETag: answers[taken]!.body.data.etag }])).status).toBe(200);
+  });
+
+  it('caps unfinished sessions per account at 20 (429 with Retry-After)', async () => {
+    const who = await member(null);
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const answer = await start(who, 10);
+      expect(answer.status, answer.text).toBe(200);
+      ids.push(answer.body.data.uploadId);
+    }
+    const refused = await start(who, 10);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('60');
+    expect(refused.body.error).toMatch(/20 unfinished chunked uploads/);
+    await expire(ids[0]!);
+    expect((await start(who, 10)).status).toBe(200);
+  });
+
+  it("refuses new sessions past the instance's temporary storage limit (429), across accounts", async () => {
+    const one = await member(null);
+    const other = await member(null);
+    const big = await start(one, 40 * MiB);
+    expect(big.status, big.text).toBe(200);
+    const refused = await start(other, 30 * MiB);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('60');
+    expect(refused.body.error).toMatch(/no room left for chunked uploads/);
+    await expire(big.body.data.uploadId);
+    expect((await start(other, 30 * MiB)).status).toBe(200);
+  });
+});
