@@ -115,8 +115,8 @@ export function checkUploadId(uploadId: string): string {
 }
 
 /**
- * The session a chunk request may act on: the caller's own, not expired, reached with the profile
- * binding it was created with, and still on this instance's storage target.
+ * The session a chunk request may act on: the caller's own, not expired, created with the caller's
+ * bound profile (when the caller is a bound token), and still on this instance's storage target.
  */
 async function usableSession(ctx: AppContext, principal: Principal, uploadId: string, now: number): Promise<ChunkSession> {
   const session = await forAccount(ctx.db, principal.user.id).selectFrom('chunkSessions').selectAll().where('id', '=', checkUploadId(uploadId)).executeTakeFirst();
@@ -124,8 +124,10 @@ async function usableSession(ctx: AppContext, principal: Principal, uploadId: st
   if (session.state !== 'completed' && session.lastActivityAt + chunkLimits.inactivityMs <= now && (session.completingUntil ?? 0) <= now) {
     throw notFound('Upload session not found (it expired after an hour without activity)');
   }
+  // A bound token reaches the sessions created with its profile, whoever created them (spec,
+  // Authentication: "Chunk requests may only reach sessions created with the bound profile").
   const bound = principal.token?.profileId ?? null;
-  if (bound !== null && session.boundProfileId !== bound) throw forbidden('This token is bound to an upload profile and cannot use a session started without it');
+  if (bound !== null && session.profileId !== bound) throw forbidden('This token is bound to an upload profile and cannot use a session started with another profile or none');
   if (session.storageTarget === null) throw conflict('This upload session has no recorded storage target; start a new upload');
   if (session.storageTarget !== ctx.storage.target) throw conflict('The storage target changed since this upload started; start a new upload');
   return session;
@@ -314,7 +316,7 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
     // Should this process die from here on, the assembled object is removed minutes later.
     await net.arm();
     const snapshot = JSON.parse(session.options) as ResolvedOptions;
-    const plan: UploadPlan = { profileId: session.profileId, folderId: session.folderId, base: { ...snapshot, expiration: 'DISABLED' }, bound: session.boundProfileId !== null };
+    const plan: UploadPlan = { profileId: session.profileId, folderId: session.folderId, base: { ...snapshot, expiration: 'DISABLED' }, bound: session.boundProfileId !== null || principal.token?.profileId != null };
     const overrides: RequestOptions = {};
     if (request.visibility !== undefined) overrides.visibility = request.visibility;
     if (request.password) overrides.password = request.password;

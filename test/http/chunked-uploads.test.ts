@@ -864,6 +864,31 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       expect((await partUrlPath(bound, fromSession, 1)).status).toBe(403);
     });
 
+    it('lets a bound token reach a session created with its profile by another token or a browser session', async () => {
+      const user = await member();
+      const profile = (await user.post('/api/upload-profiles', { name: 'shared', options: { visibility: 'PRIVATE' } })).body.data.profile;
+      const another = (await user.post('/api/upload-profiles', { name: 'other', options: {} })).body.data.profile;
+      const bound = withToken(await createToken(user, ['files:upload'], { profileId: profile.id }));
+      const unbound = withToken(await createToken(user, ['files:upload']));
+
+      const byToken = await started(unbound, { filename: 'handed-over.txt', size: 1 }, { 'X-Upload-Profile': profile.id });
+      expect((await partUrlPath(bound, byToken, 1)).status).toBe(200);
+      const first = etagOf(await putPart(bound, byToken, 1, Buffer.from('a')));
+      const done = await complete(bound, byToken, { parts: [{ PartNumber: 1, ETag: first }] });
+      expect(done.status, done.text).toBe(200);
+      expect((await recordOf(user, done.body)).visibility).toBe('PRIVATE');
+
+      const bySession = await started(withSession(user), { filename: 'from-browser.txt', size: 1 }, { 'X-Upload-Profile': profile.id });
+      const etag = etagOf(await putPart(bound, bySession, 1, Buffer.from('c')));
+      // The bound token cannot change what its profile fixes, whoever started the session.
+      expect((await complete(bound, bySession, { parts: [{ PartNumber: 1, ETag: etag }], visibility: 'PUBLIC' })).status).toBe(403);
+      expect((await complete(bound, bySession, { parts: [{ PartNumber: 1, ETag: etag }] })).status).toBe(200);
+
+      // Another profile's session stays out of its reach.
+      const elsewhere = await started(unbound, { size: 1 }, { 'X-Upload-Profile': another.id });
+      expect((await partUrlPath(bound, elsewhere, 1)).status).toBe(403);
+    });
+
     it('checks the token again at completion: revoked after the parts, it gets 403', async () => {
       const user = await member();
       const created = await user.post('/api/tokens', { name: 'revoke me', scopes: ['files:upload'] });
