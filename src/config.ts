@@ -17,6 +17,12 @@ export interface Config {
   maxUploadSize: number;
   defaultQuota: number;
   trustProxy: boolean;
+  /** A request whose body sends no byte for this long, or whose headers take longer, gets a 408 (contract §7). */
+  requestIdleTimeoutMs: number;
+  /** Open connections for the whole server; 0: no cap. */
+  maxConnections: number;
+  /** Open connections from one client address; 0: no cap. Not applied behind a trusted proxy (every connection comes from it). */
+  maxConnectionsPerIp: number;
   webhookAllowPrivate: boolean;
   /** Key material for secrets stored encrypted (webhook signing secrets); null: DATA_DIR/secret.key. */
   secretKey: string | null;
@@ -68,6 +74,9 @@ const variables = {
   MAX_UPLOAD_SIZE: byteCount.optional(),
   DEFAULT_QUOTA: byteCount.optional(),
   TRUST_PROXY: booleanText.optional(),
+  REQUEST_IDLE_TIMEOUT_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).pipe(z.number().min(100, 'must be at least 100 milliseconds')).optional(),
+  MAX_CONNECTIONS: z.string().regex(/^\d+$/, 'must be a whole number of connections (0: no cap)').transform(Number).optional(),
+  MAX_CONNECTIONS_PER_IP: z.string().regex(/^\d+$/, 'must be a whole number of connections (0: no cap)').transform(Number).optional(),
   WEBHOOK_ALLOW_PRIVATE: booleanText.optional(),
   SECRET_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -base64 48)').optional(),
   WEBHOOK_RETRY_DELAYS_MS: z
@@ -126,6 +135,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     maxUploadSize: parsed.MAX_UPLOAD_SIZE ?? 1073741824,
     defaultQuota: parsed.DEFAULT_QUOTA ?? 0,
     trustProxy: parsed.TRUST_PROXY ?? false,
+    requestIdleTimeoutMs: parsed.REQUEST_IDLE_TIMEOUT_MS ?? 30_000,
+    maxConnections: parsed.MAX_CONNECTIONS ?? 2048,
+    maxConnectionsPerIp: parsed.MAX_CONNECTIONS_PER_IP ?? 256,
     webhookAllowPrivate: parsed.WEBHOOK_ALLOW_PRIVATE ?? false,
     secretKey: parsed.SECRET_KEY ?? null,
     webhookRetryDelaysMs: parsed.WEBHOOK_RETRY_DELAYS_MS ?? null,

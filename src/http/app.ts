@@ -9,6 +9,7 @@ import { policyFor } from '../auth/route-policy.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
 import type { Principal } from '../auth/principal.ts';
 import { handleError, sendError } from './error-responses.ts';
+import { bodyMessage, bodyStalled, boundClients, clientBoundOptions, MAX_PARAM_LENGTH, overCapMessage, overConnectionCap } from './client-bounds.ts';
 import { UploadStartLimit, UPLOAD_START_RETRY_AFTER_SECONDS } from '../uploads/upload-start-limit.ts';
 import { fileUploadRoutes } from './routes/file-upload.ts';
 import { chunkUploadRoutes } from './routes/chunk-upload.ts';
@@ -72,8 +73,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     trustProxy: ctx.config.trustProxy,
     bodyLimit: 1024 * 1024,
     // Routes are matched case-sensitively and without a trailing-slash alias, like the contract writes them.
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1024 },
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: MAX_PARAM_LENGTH },
+    ...clientBoundOptions(ctx.config),
   }).withTypeProvider<ZodTypeProvider>();
+  boundClients(app.server, ctx.config, app.log);
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -117,6 +120,12 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   // The single authorization point: every request's route policy, read once, decides the rest.
   const uploadStarts = new UploadStartLimit(ctx.config.uploadRateLimit);
   const expectedOrigin = new URL(ctx.config.baseUrl).origin;
+  // Before anything else: a connection over the per-address cap gets its answer and is closed.
+  app.addHook('onRequest', async (request, reply) => {
+    if (!overConnectionCap(request)) return;
+    reply.header('connection', 'close');
+    return sendError(request, reply, 429, overCapMessage(ctx.config));
+  });
   app.addHook('onRequest', async (request, reply) => {
     const url = request.routeOptions.url;
     const policy = url ? policyFor(request.method, url) : undefined;
@@ -148,7 +157,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     });
   });
 
-  app.setErrorHandler(handleError);
+  // A body that stopped arriving was answered 408 on its connection, now closed; whatever the
+  // interrupted route then throws is that same client mistake, not a server error.
+  app.setErrorHandler((error: Error, request, reply) => (bodyStalled(request) ? sendError(request, reply, 408, bodyMessage(ctx.config.requestIdleTimeoutMs)) : handleError(error, request, reply)));
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
     if (path.startsWith('/api/')) return sendError(request, reply, 404, `No route ${request.method} ${path}`);

@@ -1,7 +1,9 @@
+import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ErrorKind } from '../errors.ts';
 import { policyFor, type ErrorShape } from '../auth/route-policy.ts';
+import { errorShapeForUrl } from './route-match.ts';
 
 const statusOf: Record<ErrorKind, number> = {
   invalid: 400,
@@ -15,14 +17,34 @@ const statusOf: Record<ErrorKind, number> = {
 
 const SERVER_ERROR = 'The operation could not be completed.';
 
-export function errorShapeOf(request: FastifyRequest): ErrorShape {
-  const url = request.routeOptions.url;
-  return (url && policyFor(request.method, url)?.errors) || 'ApiError';
+/**
+ * The error shape of the route a request reached; a request that reached none (not found, refused
+ * before routing) gets the shape of the route its path matches, else `ApiError`.
+ */
+export function errorShapeOf(request: { method: string; url: string; routeOptions?: { url?: string | undefined } }): ErrorShape {
+  const url = request.routeOptions?.url;
+  return (url && policyFor(request.method, url)?.errors) || errorShapeForUrl(request.method, request.url) || 'ApiError';
+}
+
+export function errorBody(shape: ErrorShape, message: string): { error: string } | { success: false; error: string } {
+  return shape === 'ApiError' ? { success: false, error: message } : { error: message };
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, status: number, message: string): FastifyReply {
-  const body = errorShapeOf(request) === 'ApiError' ? { success: false, error: message } : { error: message };
-  return reply.code(status).type('application/json; charset=utf-8').send(body);
+  return reply.code(status).type('application/json; charset=utf-8').send(errorBody(errorShapeOf(request), message));
+}
+
+/**
+ * A whole error response as bytes, for answers written straight to a connection that has no
+ * request object to answer through (a malformed or incomplete request, a body that stopped); the
+ * connection is closed after it.
+ */
+export function rawErrorResponse(status: number, shape: ErrorShape, message: string): string {
+  const body = JSON.stringify(errorBody(shape, message));
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
 }
 
 /** Names the field and says what is wrong with it, e.g. `body.email: must be an email address`. */

@@ -1,0 +1,191 @@
+import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.ts';
+import { errorShapeOf, handleError, rawErrorResponse, sendError } from './error-responses.ts';
+
+/**
+ * How long a client may hold a connection (contract §7: "one client cannot hold the server";
+ * docs/decisions.md, "Client bounds"):
+ * - headers must be complete within the idle time (Node's headersTimeout), else 408;
+ * - a request body that sends no byte for the idle time gets a 408, and the connection is closed;
+ *   there is no deadline on a whole request, so an upload whose bytes keep flowing is never cut;
+ * - an idle keep-alive connection is closed after KEEP_ALIVE_TIMEOUT_MS;
+ * - open connections are capped per client address and for the whole server.
+ * Errors Node answers by itself (malformed request, headers too large, header deadline) are
+ * answered here in the route's error shape, never echoing the URL.
+ */
+
+/** Longer than the 60 s idle time of common reverse proxies' upstream connections, so the proxy closes first and never sends a request onto a connection being closed. */
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+/** Then the connection is closed after its answer and the client opens a new one. */
+const MAX_REQUESTS_PER_SOCKET = 1000;
+/** Node's limit on the request line and headers together (its default). */
+const MAX_HEADER_BYTES = 16 * 1024;
+/** When the headers overflow, a request line this long is what is too large (414, else 431). */
+const LONG_REQUEST_LINE = MAX_HEADER_BYTES / 2;
+/** A connection over the per-address cap gets this long to send the request its 429 answers. */
+const OVER_CAP_GRACE_MS = 1000;
+/** The router's limit on one path parameter. */
+export const MAX_PARAM_LENGTH = 1024;
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} seconds`;
+
+/** The Fastify options that bound clients. */
+export function clientBoundOptions(config: Config) {
+  const idle = config.requestIdleTimeoutMs;
+  const http: ServerOptions = {
+    headersTimeout: idle,
+    maxHeaderSize: MAX_HEADER_BYTES,
+    // How often Node looks for connections past the headers deadline (its default, 30 s, would double it).
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(idle / 4))),
+  };
+  return {
+    // Socket inactivity; what an idle connection gets is decided by the 'timeout' listener below.
+    connectionTimeout: idle,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    // No deadline on a whole request (a long upload is never cut); idleness is bounded instead.
+    requestTimeout: 0,
+    maxRequestsPerSocket: MAX_REQUESTS_PER_SOCKET,
+    http,
+    clientErrorHandler: (error: Error, socket: Socket) => answerClientError(error as Error & { code?: string; rawPacket?: Buffer }, socket, idle),
+    frameworkErrors: answerFrameworkError,
+  };
+}
+
+/** The request each connection is answering, if any. */
+const inFlight = new WeakMap<Socket, { req: IncomingMessage; res: ServerResponse }>();
+
+/** Requests whose body stopped arriving: already answered 408 on the connection, which is closed. */
+const stalledBodies = new WeakSet<IncomingMessage>();
+
+export function bodyStalled(request: FastifyRequest): boolean {
+  return stalledBodies.has(request.raw);
+}
+
+/** Connections over the per-address cap; each request on one is answered 429. */
+const overCap = new WeakSet<Socket>();
+
+export function overConnectionCap(request: FastifyRequest): boolean {
+  return overCap.has(request.raw.socket);
+}
+
+/** Installs the idle-connection decisions and the connection caps on the HTTP server. */
+export function boundClients(server: Server, config: Config, log: FastifyBaseLogger): void {
+  const idle = config.requestIdleTimeoutMs;
+  const served = new WeakSet<Socket>();
+
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    inFlight.set(socket, { req, res });
+    const done = () => {
+      if (inFlight.get(socket)?.res === res) inFlight.delete(socket);
+      served.add(socket);
+    };
+    res.once('finish', done);
+    res.once('close', done);
+  });
+
+  // With a listener here, Node leaves an idle connection to it rather than destroying it.
+  server.on('timeout', (socket: Socket) => {
+    if (overCap.has(socket)) return socket.destroy();
+    const current = inFlight.get(socket);
+    if (!current) {
+      // A first request whose headers stopped, or an idle keep-alive connection (closed quietly, as Node does).
+      if (!served.has(socket)) writeAndClose(socket, rawErrorResponse(408, 'ApiError', headersMessage(idle)));
+      return socket.destroy();
+    }
+    const { req, res } = current;
+    // The answer is going out and the client stopped reading it.
+    if (res.headersSent) return socket.destroy();
+    // The body is being read and the client stopped sending it.
+    if (!req.complete && req.readableFlowing === true) {
+      stalledBodies.add(req);
+      log.info({ req: { method: req.method, url: req.url, remoteAddress: socket.remoteAddress } }, 'request body stopped arriving: answered 408 and closed');
+      writeAndClose(socket, rawErrorResponse(408, errorShapeOf(req as { method: string; url: string }), bodyMessage(idle)));
+      return;
+    }
+    // The server is busy (authenticating, waiting on storage): not the client's idleness.
+    socket.setTimeout(idle);
+  });
+
+  if (config.maxConnections > 0) server.maxConnections = config.maxConnections;
+  // Behind a trusted proxy every connection comes from the proxy; limiting clients is its job.
+  const perAddress = config.trustProxy ? 0 : config.maxConnectionsPerIp;
+  if (perAddress > 0) {
+    const open = new Map<string, number>();
+    server.on('connection', (socket: Socket) => {
+      const address = socket.remoteAddress ?? '';
+      const count = (open.get(address) ?? 0) + 1;
+      open.set(address, count);
+      socket.once('close', () => {
+        const left = (open.get(address) ?? 1) - 1;
+        if (left > 0) open.set(address, left);
+        else open.delete(address);
+      });
+      if (count > perAddress) {
+        overCap.add(socket);
+        socket.setTimeout(Math.min(idle, OVER_CAP_GRACE_MS));
+      }
+    });
+  }
+}
+
+export function overCapMessage(config: Config): string {
+  return `Too many open connections from this address (at most ${config.maxConnectionsPerIp}); close some and retry`;
+}
+
+export function bodyMessage(idleMs: number): string {
+  return `The request body stopped arriving: no data for ${seconds(idleMs)}`;
+}
+
+function headersMessage(idleMs: number): string {
+  return `The request headers were not complete within ${seconds(idleMs)}`;
+}
+
+function writeAndClose(socket: Socket, response: string): void {
+  if (socket.writable) socket.write(response);
+  socket.destroy();
+}
+
+/** The method and path of the request line at the start of `packet`, and that line's length. */
+function requestLineOf(packet: Buffer | undefined): { method: string; url: string; length: number } | null {
+  if (!packet) return null;
+  // The data Node was parsing (one read, at most 64 KiB): a URL longer than that is cut short.
+  const text = packet.toString('latin1');
+  const match = /^([A-Z]+) (\/\S*)/.exec(text);
+  if (!match) return null;
+  const end = text.indexOf('\r\n');
+  return { method: match[1]!, url: match[2]!, length: end < 0 ? text.length : end };
+}
+
+/** Node's 'clientError': a request it could not parse or that missed the headers deadline. */
+function answerClientError(error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket, idleMs: number): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const line = requestLineOf(error.rawPacket);
+  let status = 400;
+  let message = 'The request is not valid HTTP/1.1';
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    status = 408;
+    message = headersMessage(idleMs);
+  } else if (error.code === 'HPE_HEADER_OVERFLOW') {
+    if (line && line.length > LONG_REQUEST_LINE) {
+      status = 414;
+      message = `The URL is too long (the request line and headers may take ${MAX_HEADER_BYTES / 1024} KiB)`;
+    } else {
+      status = 431;
+      message = `The request headers are too large (at most ${MAX_HEADER_BYTES / 1024} KiB)`;
+    }
+  }
+  const shape = line ? errorShapeOf(line) : 'ApiError';
+  // Not in the middle of another answer (an earlier pipelined request's).
+  if (inFlight.has(socket)) socket.destroy();
+  else writeAndClose(socket, rawErrorResponse(status, shape, message));
+}
+
+/** Errors Fastify's router answers by itself, which would echo the URL. */
+function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (error.code === 'FST_ERR_BAD_URL') void sendError(request, reply, 400, 'The URL is not valid: it has a malformed percent-encoded character');
+  else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') void sendError(request, reply, 414, `A path segment is too long (at most ${MAX_PARAM_LENGTH} characters)`);
+  else void handleError(error, request, reply);
+}
