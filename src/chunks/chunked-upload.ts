@@ -142,12 +142,27 @@ function assertOpen(session: ChunkSession): void {
   if (session.state === 'completed') throw conflict('This upload is already completed; start a new upload');
 }
 
-/** A part upload URL: presigned for S3, the `local://` marker for local storage. Refreshes activity. */
-export async function partUrl(ctx: AppContext, principal: Principal, uploadId: string, partNumber: number): Promise<string> {
+/**
+ * A part upload URL: presigned for S3, the `local://` marker for local storage. Refreshes activity.
+ *
+ * A presigned PUT never passes through this server, and S3 can bind only an exact length to it, not
+ * a maximum. So a client that names the part's `size` gets a URL with that Content-Length signed,
+ * and that room reserved (at most 64 MiB, within the declared size less the other parts, as for a
+ * PUT through the server) until the URL expires; asking again for the same part replaces it. Without
+ * a size the URL is not bound, and completion checks the parts' sizes as the provider reports them.
+ */
+export async function partUrl(ctx: AppContext, principal: Principal, uploadId: string, partNumber: number, size?: number): Promise<string> {
   const now = Date.now();
   const session = await usableSession(ctx, principal, uploadId, now);
   assertOpen(session);
-  const url = await ctx.storage.presignPart(session.fileKey, session.storageUploadId, partNumber, chunkLimits.partUrlValiditySeconds);
+  const validitySeconds = chunkLimits.partUrlValiditySeconds;
+  let contentLength: number | undefined;
+  if (size !== undefined && ctx.storage.kind === 's3') {
+    if (size > chunkLimits.maxPartBytes) throw tooLarge('A part may be at most 64 MiB');
+    await reservePartRoom(ctx, session, partNumber, size, { id: `url-${session.id}-${partNumber}`, liveUntil: now + validitySeconds * 1000 });
+    contentLength = size;
+  }
+  const url = await ctx.storage.presignPart(session.fileKey, session.storageUploadId, partNumber, validitySeconds, contentLength);
   await touch(ctx, session, now);
   return url ?? `local://chunks/${session.id}/part/${partNumber}`;
 }
@@ -221,12 +236,20 @@ export async function putPart(ctx: AppContext, principal: Principal, uploadId: s
  * else all of that room. One reservation at a time per session: PostgreSQL locks the session's row;
  * on SQLite the reservation's insert takes the database's write lock before anything is read.
  */
-async function reservePartRoom(ctx: AppContext, session: ChunkSession, partNumber: number, contentLength: number | undefined): Promise<{ id: string; maxBytes: number }> {
-  const id = newId();
+async function reservePartRoom(
+  ctx: AppContext,
+  session: ChunkSession,
+  partNumber: number,
+  contentLength: number | undefined,
+  /** A presigned URL's reservation: one per part (a new URL replaces it), held until the URL expires. */
+  presigned?: { id: string; liveUntil: number },
+): Promise<{ id: string; maxBytes: number }> {
+  const id = presigned?.id ?? newId();
   return ctx.db.transaction().execute(async (trx) => {
     if (ctx.dialect === 'postgres') await trx.selectFrom('chunkSessions').select('id').where('id', '=', session.id).forUpdate().execute();
     const now = Date.now();
-    await trx.insertInto('chunkPartReservations').values({ id, sessionId: session.id, partNumber, bytes: 0, liveUntil: now + chunkLimits.partReservationMs }).execute();
+    if (presigned) await trx.deleteFrom('chunkPartReservations').where('id', '=', id).execute();
+    await trx.insertInto('chunkPartReservations').values({ id, sessionId: session.id, partNumber, bytes: 0, liveUntil: presigned?.liveUntil ?? now + chunkLimits.partReservationMs }).execute();
     const stored = await trx
       .selectFrom('chunkParts')
       .select((eb) => eb.fn.sum<number | string | null>('size').as('total'))
@@ -356,6 +379,7 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
       async (trx) => {
         await trx.updateTable('chunkSessions').set({ state: 'completed', completedFileId: session.fileId, completingUntil: null }).where('id', '=', session.id).execute();
         await trx.deleteFrom('chunkParts').where('sessionId', '=', session.id).execute();
+        await trx.deleteFrom('chunkPartReservations').where('sessionId', '=', session.id).execute();
         await scheduleSessionSweep(trx, session.id, Date.now() + chunkLimits.completedRetentionMs);
       },
       session.id,

@@ -129,14 +129,17 @@ export class S3Storage implements Storage {
     return { uploadId: res.UploadId };
   }
 
-  async presignPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number): Promise<string> {
+  async presignPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number, contentLength?: number): Promise<string> {
     const command = new UploadPartCommand({
       Bucket: this.#bucket,
       Key: key,
       UploadId: uploadId,
       PartNumber: partNumber,
+      ...(contentLength !== undefined ? { ContentLength: contentLength } : {}),
     });
-    return getSignedUrl(this.#client, command, { expiresIn: expiresInSeconds });
+    // A presigned PUT can bind an exact length only (S3 has no maximum for it): Content-Length is then
+    // one of the signed headers, and S3 answers 403 to a body of another length.
+    return getSignedUrl(this.#client, command, { expiresIn: expiresInSeconds, ...(contentLength !== undefined ? { signableHeaders: new Set(['content-length']) } : {}) });
   }
 
   async uploadPart(

@@ -57,8 +57,11 @@ export interface Storage {
   delete(key: string): Promise<void>;
 
   createMultipart(key: string, contentType?: string): Promise<{ uploadId: string }>;
-  /** A URL a client can PUT one part to without credentials, or null when the provider has none. */
-  presignPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number): Promise<string | null>;
+  /**
+   * A URL a client can PUT one part to without credentials, or null when the provider has none. With
+   * `contentLength`, the length is signed: the provider refuses a body of any other length.
+   */
+  presignPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number, contentLength?: number): Promise<string | null>;
   uploadPart(
     key: string,
     uploadId: string,

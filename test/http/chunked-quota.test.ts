@@ -119,6 +119,45 @@ describe.each(storageKinds)('chunked uploads against the quota and the declared 
     expect((await start(who, 10)).status).toBe(200);
   });
 
+  if (kind === 's3') {
+    it('signs the named size of a presigned part as its Content-Length and reserves its room', async () => {
+      const who = await member(null);
+      const started = await start(who, 6 * MiB);
+      expect(started.status).toBe(200);
+      const uploadId = started.body.data.uploadId as string;
+      const urlFor = (partNumber: number, size?: number) =>
+        who.scripted.get(`/api/files/chunks/${uploadId}/part/${partNumber}${size === undefined ? '' : `?size=${size}`}`, { token: who.token });
+
+      const first = await urlFor(1, 5 * MiB);
+      expect(first.status, first.text).toBe(200);
+      const signed = new URL(first.body.data.url);
+      expect(signed.searchParams.get('X-Amz-SignedHeaders')!.split(';')).toContain('content-length');
+      // Only 1 MiB of the declared size is left for other parts, by URL or through the server.
+      const second = await urlFor(2, 2 * MiB);
+      expect(second.status).toBe(413);
+      expect(second.body.error).toMatch(/declared size/);
+      expect((await putPart(who, uploadId, 2, randomBytes(2 * MiB))).status).toBe(413);
+      expect((await urlFor(2, 65 * MiB)).status).toBe(413);
+      expect((await urlFor(2, -1 as number)).status).toBe(400);
+      // Asking again for part 1 replaces its reservation rather than adding one.
+      expect((await urlFor(1, 5 * MiB)).status).toBe(200);
+      const last = await urlFor(2, MiB);
+      expect(last.status, last.text).toBe(200);
+      // Without a size, the URL binds no length (the parts' sizes are checked at completion).
+      expect(new URL((await urlFor(2)).body.data.url).searchParams.get('X-Amz-SignedHeaders')).toBe('host');
+
+      const parts = [];
+      for (const [number, answer, size] of [[1, first, 5 * MiB], [2, last, MiB]] as const) {
+        const put = await fetch(answer.body.data.url, { method: 'PUT', body: randomBytes(size) });
+        expect(put.status).toBe(200);
+        parts.push({ PartNumber: number, ETag: put.headers.get('etag')! });
+      }
+      const done = await complete(who, uploadId, parts);
+      expect(done.status, done.text).toBe(200);
+      expect(await server.ctx.db.selectFrom('chunkPartReservations').select('id').where('sessionId', '=', uploadId).execute()).toEqual([]);
+    });
+  }
+
   it("refuses new sessions past the instance's temporary storage limit (429), across accounts", async () => {
     const one = await member(null);
     const other = await member(null);

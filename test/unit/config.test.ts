@@ -19,6 +19,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       auditRetentionDays: 90,
       listingCacheBytes: 32 * 1024 * 1024,
+      chunkedUploadTempLimit: 20 * 1024 * 1024 * 1024,
     });
     expect(config.dataDir).toMatch(/\/data$/);
   });
@@ -38,9 +39,10 @@ describe('loadConfig', () => {
       LOG_LEVEL: 'warn',
       AUDIT_RETENTION_DAYS: '0',
       LISTING_CACHE_MB: '4',
+      CHUNKED_UPLOAD_TEMP_LIMIT: '0',
     });
     expect(config.baseUrl).toBe('http://localhost:8080');
-    expect(config).toMatchObject({ auditRetentionDays: 0, listingCacheBytes: 4 * 1024 * 1024 });
+    expect(config).toMatchObject({ auditRetentionDays: 0, listingCacheBytes: 4 * 1024 * 1024, chunkedUploadTempLimit: 0 });
     expect(config.s3).toMatchObject({ endpoint: 'http://127.0.0.1:9000', bucket: 'files', forcePathStyle: true, region: 'us-east-1' });
     expect(config).toMatchObject({ maxUploadSize: 1000, defaultQuota: 5000, trustProxy: true, webhookAllowPrivate: true, logLevel: 'warn' });
   });
@@ -58,6 +60,7 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud'],
     ['AUDIT_RETENTION_DAYS', '-3'],
     ['LISTING_CACHE_MB', 'lots'],
+    ['CHUNKED_UPLOAD_TEMP_LIMIT', '20G'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}=`));

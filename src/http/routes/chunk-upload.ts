@@ -29,6 +29,12 @@ const completionFields = {
   password: z.string().max(1024).optional(),
 };
 const partParams = z.object({ uploadId: z.string(), partNumber: z.string() });
+/** Optional: the part's exact size in bytes, signed into a presigned URL (src/chunks/chunked-upload.ts, partUrl). */
+const partSize = z
+  .string()
+  .regex(/^\d{1,16}$/, 'must be a whole number of bytes')
+  .transform(Number)
+  .optional();
 
 function tokenCheck(ctx: AppContext, principal: Principal) {
   return async () => (principal.token ? isTokenActive(ctx.db, principal.token.id) : true);
@@ -50,15 +56,15 @@ export const chunkUploadRoutes: RouteModule = (app, ctx) => {
 
   app.get(
     '/api/files/chunks',
-    { schema: { tags, summary: 'Part upload URL (query form)', querystring: z.object({ uploadId: z.string({ message: 'is required' }), partNumber: z.string({ message: 'is required' }) }) } },
+    { schema: { tags, summary: 'Part upload URL (query form)', querystring: z.object({ uploadId: z.string({ message: 'is required' }), partNumber: z.string({ message: 'is required' }), size: partSize }) } },
     async (request) => {
-      const url = await partUrl(ctx, principalOf(request), checkUploadId(request.query.uploadId), parsePartNumber(request.query.partNumber));
+      const url = await partUrl(ctx, principalOf(request), checkUploadId(request.query.uploadId), parsePartNumber(request.query.partNumber), request.query.size);
       return { url, presignedUrl: url };
     },
   );
 
-  app.get('/api/files/chunks/:uploadId/part/:partNumber', { schema: { tags, summary: 'Part upload URL', params: partParams } }, async (request) => {
-    const url = await partUrl(ctx, principalOf(request), checkUploadId(request.params.uploadId), parsePartNumber(request.params.partNumber));
+  app.get('/api/files/chunks/:uploadId/part/:partNumber', { schema: { tags, summary: 'Part upload URL', params: partParams, querystring: z.object({ size: partSize }) } }, async (request) => {
+    const url = await partUrl(ctx, principalOf(request), checkUploadId(request.params.uploadId), parsePartNumber(request.params.partNumber), request.query.size);
     return { data: { url } };
   });
 
