@@ -14,6 +14,8 @@ export const chunkLimits = {
    */
   completionLeaseMs: 30 * 1000,
   completionRenewMs: 10 * 1000,
+  /** How long a repeated completion waits for the one in progress before answering 409. */
+  completionWaitMs: 10 * 60 * 1000,
   /** Unfinished sessions an account may have at once (each reserves its declared size). */
   maxOpenSessions: 20,
   /** Retry-After (seconds) when the open-session cap or the instance's temporary storage limit refuses a start. */

@@ -313,6 +313,7 @@ function validateParts(request: CompletionRequest, known: Map<number, { etag: st
  */
 export async function completeChunkedUpload(ctx: AppContext, principal: Principal, uploadId: string, request: CompletionRequest, tokenStillValid: () => Promise<boolean>): Promise<FileRow> {
   let session = await usableSession(ctx, principal, uploadId, Date.now());
+  const waitUntil = Date.now() + chunkLimits.completionWaitMs;
   let takenOver: boolean;
   for (;;) {
     if (session.state === 'completed') return completedFile(ctx, session);
@@ -328,6 +329,7 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
       break;
     }
     // Another completion holds the lease and renews it while it works: wait for its outcome.
+    if (Date.now() > waitUntil) throw conflict('Another request is still completing this upload; repeat the completion later to get its file');
     await new Promise((resolve) => setTimeout(resolve, 250));
     session = await usableSession(ctx, principal, uploadId, Date.now());
   }
