@@ -11,3 +11,34 @@ export function discardRestOfBody(raw: IncomingMessage): void {
   raw.unpipe();
   raw.resume();
 }
+
+/** RFC 2046: a multipart boundary is 1 to 70 characters. */
+const MAX_BOUNDARY_LENGTH = 70;
+
+/**
+ * What is wrong with a multipart Content-Type's boundary, if anything; checked before the body is
+ * read, as the parser would otherwise fail on it with an error of its own.
+ */
+export function multipartBoundaryProblem(contentType: string | undefined): string | null {
+  const match = /;\s*boundary=(?:"([^"]*)"|([^;\s]*))/i.exec(contentType ?? '');
+  const boundary = match ? (match[1] ?? match[2] ?? '') : null;
+  if (boundary === null) return 'The multipart/form-data Content-Type has no boundary parameter (multipart/form-data; boundary=…)';
+  if (boundary.length === 0 || boundary.length > MAX_BOUNDARY_LENGTH) return `The multipart boundary must be 1 to ${MAX_BOUNDARY_LENGTH} characters long`;
+  return null;
+}
+
+/**
+ * The multipart parser (busboy) reports a body it cannot read with plain errors, told apart only by
+ * their messages; those are the client's mistake. Anything else is not recognised here.
+ */
+export function isUnreadableMultipart(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return (
+    error.message === 'Unexpected end of multipart data' ||
+    error.message.endsWith('terminated early due to unexpected end of multipart data') ||
+    error.message === 'Multipart: Boundary not found'
+  );
+}
+
+export const UNREADABLE_MULTIPART =
+  'The multipart body ended before it was complete: it is cut short, lacks its closing delimiter, or does not use the boundary its Content-Type names';

@@ -62,8 +62,10 @@ export class S3Storage implements Storage {
 
   async put(key: string, body: Readable, options: PutOptions = {}): Promise<{ size: number }> {
     const counter = new ByteCounter({ maxBytes: options.maxBytes, onData: options.onData });
-    // Errors from the source (client abort) reach Upload through the counter.
-    body.on('error', (err) => counter.destroy(err)).pipe(counter);
+    // Errors from the source (client abort, a multipart part cut short) reach Upload through the
+    // counter, also one the source had failed with before put was called (pipe would never end).
+    if (body.errored) counter.destroy(body.errored);
+    else body.on('error', (err) => counter.destroy(err)).pipe(counter);
     const upload = new Upload({
       client: this.#client,
       params: { Bucket: this.#bucket, Key: key, Body: counter, ContentType: options.contentType },

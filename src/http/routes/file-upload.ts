@@ -5,7 +5,7 @@ import { invalid } from '../../errors.ts';
 import { pickSelector, planUpload } from '../../uploads/upload-plan.ts';
 import { receiveSingleUpload } from '../../uploads/single-upload.ts';
 import { uploadLinks } from '../../files/file-views.ts';
-import { discardRestOfBody } from '../request-body.ts';
+import { discardRestOfBody, isUnreadableMultipart, multipartBoundaryProblem, UNREADABLE_MULTIPART } from '../request-body.ts';
 
 /** Selectors may also come as query parameters; other parameters are ignored (uploader tools add their own). */
 export const selectorQuery = z.object({ profileId: z.string().max(128).optional(), folderId: z.string().max(128).optional() });
@@ -32,6 +32,8 @@ export const fileUploadRoutes: RouteModule = (app, ctx) => {
     },
     async (request) => {
       if (!request.isMultipart()) throw invalid('Send the file as multipart/form-data with one part named "file"');
+      const boundaryProblem = multipartBoundaryProblem(request.headers['content-type']);
+      if (boundaryProblem) throw invalid(boundaryProblem);
       const principal = principalOf(request);
       const plan = await planUpload(ctx.db, principal, selectorsOf(request));
       let file;
@@ -39,7 +41,8 @@ export const fileUploadRoutes: RouteModule = (app, ctx) => {
         file = await receiveSingleUpload(ctx, principal, plan, request.parts());
       } catch (error) {
         discardRestOfBody(request.raw);
-        throw error;
+        // The upload code has removed whatever it stored; the parser's error is the client's mistake.
+        throw isUnreadableMultipart(error) ? invalid(UNREADABLE_MULTIPART) : error;
       }
       return { success: true, data: uploadLinks(ctx.config.baseUrl, principal.user.urlId, file) };
     },
