@@ -9,6 +9,7 @@ import { policyFor } from '../auth/route-policy.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
 import type { Principal } from '../auth/principal.ts';
 import { handleError, sendError } from './error-responses.ts';
+import { methodsForUrl } from './route-match.ts';
 import { bodyMessage, bodyStalled, boundClients, clientBoundOptions, MAX_PARAM_LENGTH, overCapMessage, overConnectionCap } from './client-bounds.ts';
 import { UploadStartLimit, UPLOAD_START_RETRY_AFTER_SECONDS } from '../uploads/upload-start-limit.ts';
 import { fileUploadRoutes } from './routes/file-upload.ts';
@@ -162,6 +163,15 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   app.setErrorHandler((error: Error, request, reply) => (bodyStalled(request) ? sendError(request, reply, 408, bodyMessage(ctx.config.requestIdleTimeoutMs)) : handleError(error, request, reply)));
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
+    // A path the route table has, asked with a method it does not have: 405 and the methods it has
+    // (HEAD goes with GET and is not listed); OPTIONS is answered with them.
+    const allowed = methodsForUrl(path);
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    if (allowed.length > 0 && !allowed.includes(method)) {
+      reply.header('allow', allowed.join(', '));
+      if (request.method === 'OPTIONS') return reply.code(204).send();
+      return sendError(request, reply, 405, `${request.method} is not allowed here; use ${allowed.join(', ')}`);
+    }
     if (path.startsWith('/api/')) return sendError(request, reply, 404, `No route ${request.method} ${path}`);
     return reply.code(404).type('text/html; charset=utf-8').send(renderNotFoundPage());
   });
