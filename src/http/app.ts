@@ -10,7 +10,7 @@ import { SESSION_COOKIE } from '../auth/sessions.ts';
 import type { Principal } from '../auth/principal.ts';
 import { handleError, sendError } from './error-responses.ts';
 import { methodsForUrl } from './route-match.ts';
-import { bodyMessage, bodyStalled, boundClients, clientBoundOptions, MAX_PARAM_LENGTH, overCapMessage, overConnectionCap } from './client-bounds.ts';
+import { bodyMessage, bodyStalled, boundClients, clientBoundOptions, MAX_PARAM_LENGTH, missingHost, overCapMessage, overConnectionCap } from './client-bounds.ts';
 import { UploadStartLimit, UPLOAD_START_RETRY_AFTER_SECONDS } from '../uploads/upload-start-limit.ts';
 import { fileUploadRoutes } from './routes/file-upload.ts';
 import { chunkUploadRoutes } from './routes/chunk-upload.ts';
@@ -121,8 +121,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   // The single authorization point: every request's route policy, read once, decides the rest.
   const uploadStarts = new UploadStartLimit(ctx.config.uploadRateLimit);
   const expectedOrigin = new URL(ctx.config.baseUrl).origin;
-  // Before anything else: a connection over the per-address cap gets its answer and is closed.
+  // Before anything else: a request without Host (which Node would refuse with an empty 400), and
+  // one on a connection over the per-address cap (answered, then closed).
   app.addHook('onRequest', async (request, reply) => {
+    if (missingHost(request)) return sendError(request, reply, 400, 'The request has no Host header (HTTP/1.1 requires one)');
     if (!overConnectionCap(request)) return;
     reply.header('connection', 'close');
     return sendError(request, reply, 429, overCapMessage(ctx.config));

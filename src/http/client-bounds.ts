@@ -39,6 +39,8 @@ export function clientBoundOptions(config: Config) {
     maxHeaderSize: MAX_HEADER_BYTES,
     // How often Node looks for connections past the headers deadline (its default, 30 s, would double it).
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(idle / 4))),
+    // Node would answer a request without Host with an empty 400 of its own; missingHost() below answers it instead.
+    requireHostHeader: false,
   };
   return {
     // Socket inactivity; what an idle connection gets is decided by the 'timeout' listener below.
@@ -129,6 +131,11 @@ export function boundClients(server: Server, config: Config, log: FastifyBaseLog
       }
     });
   }
+}
+
+/** HTTP/1.1 requires a Host header (RFC 9112 §3.2). */
+export function missingHost(request: FastifyRequest): boolean {
+  return request.raw.httpVersion === '1.1' && request.headers.host === undefined;
 }
 
 export function overCapMessage(config: Config): string {

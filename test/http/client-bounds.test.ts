@@ -190,6 +190,22 @@ describe('errors Node and Fastify raise themselves', () => {
     expect(response.json).toEqual({ success: false, error: expect.any(String) });
   });
 
+  it('answers a request without a Host header with a JSON 400 in the route’s error shape', async () => {
+    const response = await exchange('GET /api/urls HTTP/1.1\r\n\r\n');
+    expect(response.status).toBe(400);
+    expect(response.json).toEqual({ success: false, error: expect.stringMatching(/Host/) });
+  });
+
+  it('answers a body over the limit (413) and an unsupported Content-Type in the route’s error shape', async () => {
+    const client = new Client(server.baseUrl);
+    const tooLarge = await client.request('POST', '/api/auth/login', { body: JSON.stringify({ email: 'a@example.test', password: 'p'.repeat(2 * 1024 * 1024) }), headers: { 'content-type': 'application/json' } });
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.body).toEqual({ success: false, error: expect.any(String) });
+    const unsupported = await client.request('POST', '/api/files/some-id/unlock', { body: '<password/>', headers: { 'content-type': 'application/xml' } });
+    expect(unsupported.status).toBe(400);
+    expect(unsupported.body).toEqual({ error: expect.stringMatching(/Content-Type/) });
+  });
+
   it('answers a URL that cannot be decoded with 400 in the route’s error shape, without echoing it', async () => {
     const response = await exchange(requestHead('GET', '/api/files/%zzechoed/name.txt', host));
     expect(response.status).toBe(400);
