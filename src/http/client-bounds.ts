@@ -103,7 +103,7 @@ export function boundClients(server: Server, config: Config, log: FastifyBaseLog
     // The body is being read and the client stopped sending it.
     if (!req.complete && req.readableFlowing === true) {
       stalledBodies.add(req);
-      log.info({ req: { method: req.method, url: req.url, remoteAddress: socket.remoteAddress } }, 'request body stopped arriving: answered 408 and closed');
+      log.info({ method: req.method, url: req.url, remoteAddress: socket.remoteAddress }, 'request body stopped arriving: answered 408 and closed');
       writeAndClose(socket, rawErrorResponse(408, errorShapeOf(req as { method: string; url: string }), bodyMessage(idle)));
       return;
     }

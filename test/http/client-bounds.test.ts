@@ -3,6 +3,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp } from '../support/client.ts';
 import { createToken } from '../support/uploads.ts';
 import { RawConnection, requestHead, sleep } from '../support/raw-http.ts';
+import { storageUnderTest } from '../support/stored-objects.ts';
 
 /**
  * Contract §7: one client cannot hold the server. A body with no new byte for the idle time, or
@@ -71,7 +72,10 @@ describe('request deadlines', () => {
     expect(response.status).toBe(408);
     expect(response.json).toEqual({ error: expect.stringMatching(/stopped arriving/) });
     // The interrupted upload left nothing behind (contract §7).
-    await expect.poll(async () => [await filesOf(), await usedBytes()]).toEqual([[], 0]);
+    const local = await storageUnderTest('local');
+    await expect
+      .poll(async () => [await filesOf(), await usedBytes(), await local.keys(server.dataDir, `files/${owner.userId}/`), await local.leftovers(server.dataDir)])
+      .toEqual([[], 0, [], []]);
   });
 
   it('answers 408 and closes when a JSON body is shorter than its Content-Length (POST /api/urls)', async () => {
