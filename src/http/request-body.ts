@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { invalid, type AppError } from '../errors.ts';
 
 /**
  * An upload refused part-way (size, quota, a bad field) leaves the request paused mid-body: its
@@ -28,17 +29,22 @@ export function multipartBoundaryProblem(contentType: string | undefined): strin
 }
 
 /**
- * The multipart parser (busboy) reports a body it cannot read with plain errors, told apart only by
- * their messages; those are the client's mistake. Anything else is not recognised here.
+ * A multipart body the parser (busboy, through @fastify/multipart) cannot take, as the client's
+ * mistake; null for any other error. Busboy's own errors are plain Errors, told apart only by their
+ * messages; the form limits set in app.ts come as coded errors.
  */
-export function isUnreadableMultipart(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  return (
+export function multipartMistake(error: unknown): AppError | null {
+  if (!(error instanceof Error)) return null;
+  const code = (error as { code?: string }).code;
+  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT' || code === 'FST_FILES_LIMIT') {
+    return invalid('The form has too many parts: send one file part named "file" and only the option fields');
+  }
+  if (
     error.message === 'Unexpected end of multipart data' ||
     error.message.endsWith('terminated early due to unexpected end of multipart data') ||
     error.message === 'Multipart: Boundary not found'
-  );
+  ) {
+    return invalid('The multipart body ended before it was complete: it is cut short, lacks its closing delimiter, or does not use the boundary its Content-Type names');
+  }
+  return null;
 }
-
-export const UNREADABLE_MULTIPART =
-  'The multipart body ended before it was complete: it is cut short, lacks its closing delimiter, or does not use the boundary its Content-Type names';

@@ -102,6 +102,14 @@ describe.each(providers)('unreadable multipart bodies on %s storage', (provider)
     await expectConsistent();
   });
 
+  it('answers 400 with a clear message for a form with more parts than an upload has', async () => {
+    const fields = Array.from({ length: 45 }, (_, i) => part(`Content-Disposition: form-data; name="field${i}"`, 'value')).join('');
+    const response = await send(fields + part(fileHeaders, fileContent) + `--${boundary}--\r\n`);
+    expect(response.status, response.text).toBe(400);
+    expect(response.body).toEqual({ error: expect.stringMatching(/too many parts/) });
+    await expectConsistent();
+  });
+
   it('never answers a 5xx to a few hundred truncated or mutated bodies', async () => {
     const random = generator(provider === 'local' ? 7 : 11);
     const source = Buffer.from(wellFormed);

@@ -5,7 +5,7 @@ import { invalid } from '../../errors.ts';
 import { pickSelector, planUpload } from '../../uploads/upload-plan.ts';
 import { receiveSingleUpload } from '../../uploads/single-upload.ts';
 import { uploadLinks } from '../../files/file-views.ts';
-import { discardRestOfBody, isUnreadableMultipart, multipartBoundaryProblem, UNREADABLE_MULTIPART } from '../request-body.ts';
+import { discardRestOfBody, multipartBoundaryProblem, multipartMistake } from '../request-body.ts';
 
 /** Selectors may also come as query parameters; other parameters are ignored (uploader tools add their own). */
 export const selectorQuery = z.object({ profileId: z.string().max(128).optional(), folderId: z.string().max(128).optional() });
@@ -42,7 +42,7 @@ export const fileUploadRoutes: RouteModule = (app, ctx) => {
       } catch (error) {
         discardRestOfBody(request.raw);
         // The upload code has removed whatever it stored; the parser's error is the client's mistake.
-        throw isUnreadableMultipart(error) ? invalid(UNREADABLE_MULTIPART) : error;
+        throw multipartMistake(error) ?? error;
       }
       return { success: true, data: uploadLinks(ctx.config.baseUrl, principal.user.urlId, file) };
     },
