@@ -110,6 +110,16 @@ describe.each(providers)('unreadable multipart bodies on %s storage', (provider)
     await expectConsistent();
   });
 
+  it('answers 400 for an option field longer than the parser keeps, instead of using it cut short', async () => {
+    const before = (await filesOf()).length;
+    const password = 'p'.repeat(64 * 1024 + 10);
+    const response = await send(part('Content-Disposition: form-data; name="password"', password) + part(fileHeaders, fileContent) + `--${boundary}--\r\n`);
+    expect(response.status, response.text).toBe(400);
+    expect(response.body).toEqual({ error: expect.stringMatching(/password.*too long/) });
+    expect(await filesOf()).toHaveLength(before);
+    await expectConsistent();
+  });
+
   it('never answers a 5xx to a few hundred truncated or mutated bodies', async () => {
     const random = generator(provider === 'local' ? 7 : 11);
     const source = Buffer.from(wellFormed);
