@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { Page } from 'playwright-core';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { launchBrowser, type BrowserSession } from '../support/browser.ts';
+import { signUp } from '../support/client.ts';
+import { PNG_1X1, uploadFile } from '../support/uploads.ts';
+
+/**
+ * The share page is server-rendered under its own strict Content-Security-Policy (docs/decisions.md,
+ * "Share-page CSP"): its style and unlock script are allowed by hash, previews by origin. A header
+ * test cannot show that the page still works under it; a real browser can.
+ */
+describe('the share page in Chromium, under its Content-Security-Policy', () => {
+  let server: TestServer;
+  let browser: BrowserSession;
+  let page: Page;
+  let owner: Awaited<ReturnType<typeof signUp>>;
+  const violations: string[] = [];
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    owner = await signUp(server.baseUrl);
+    browser = await launchBrowser();
+    page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    page.on('pageerror', (error) => violations.push(`${error.name}: ${error.message}`));
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  const pageOf = (links: { body: { data: { url: string } } }) => new URL(links.body.data.url).pathname;
+
+  test('shows its styled page and an image preview without a policy violation', async () => {
+    const image = await uploadFile(owner, 'dot.png', PNG_1X1, { type: 'image/png' });
+    expect(image.status, image.text).toBe(200);
+
+    await page.goto(server.baseUrl + pageOf(image));
+    const preview = page.locator('img');
+    await expect.poll(() => preview.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(1);
+    // The stylesheet applied: the page's buttons are not the browser's plain links.
+    const download = page.getByRole('link', { name: 'Download' });
+    expect(await download.evaluate((a) => getComputedStyle(a).paddingTop)).not.toBe('0px');
+    expect(violations).toEqual([]);
+  });
+
+  test('unlocks a password-protected file through its form and shows the text', async () => {
+    const locked = await uploadFile(owner, 'secret.txt', 'the hidden text', { fields: { password: 'open sesame 1' } });
+    expect(locked.status, locked.text).toBe(200);
+
+    await page.goto(server.baseUrl + pageOf(locked));
+    expect(await page.getByText('the hidden text').count()).toBe(0);
+    await page.locator('input[type=password]').fill('wrong password');
+    await page.locator('input[type=password]').press('Enter');
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/\S/);
+
+    await page.locator('input[type=password]').fill('open sesame 1');
+    await page.locator('input[type=password]').press('Enter');
+    await page.getByText('the hidden text').waitFor();
+    expect(violations).toEqual([]);
+  });
+});
