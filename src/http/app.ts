@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
@@ -7,7 +7,7 @@ import type { AppContext } from '../context.ts';
 import { authenticate, checkAccess } from '../auth/authorize.ts';
 import { policyFor } from '../auth/route-policy.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
-import type { Principal } from '../auth/principal.ts';
+import type { App, RouteModule } from './route-module.ts';
 import { handleError, sendError } from './error-responses.ts';
 import { methodsForUrl } from './route-match.ts';
 import { bodyMessage, bodyStalled, boundClients, clientBoundOptions, MAX_PARAM_LENGTH, missingHost, overCapMessage, overConnectionCap } from './client-bounds.ts';
@@ -37,25 +37,11 @@ import { fileListingRoutes } from './routes/file-listing.ts';
 import { setupRoutes } from './routes/setup.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { webAppRoutes } from './routes/web-app.ts';
+import { apiDocsRoutes } from './routes/api-docs.ts';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    principal: Principal | null;
-  }
-}
+export type { App } from './route-module.ts';
 
-export type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
-
-/** A route plugin: registers its routes on the app with the shared context. */
-export type RouteModule = (app: App, ctx: AppContext) => void;
-
-const routeModules: RouteModule[] = [healthRoutes, authRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes, auditRoutes, setupRoutes, webAppRoutes];
-
-/** The principal of a route whose policy requires one. */
-export function principalOf(request: { principal: Principal | null }): Principal {
-  if (!request.principal) throw new Error('principalOf() used on a route without authentication');
-  return request.principal;
-}
+const routeModules: RouteModule[] = [healthRoutes, authRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes, auditRoutes, setupRoutes, apiDocsRoutes, webAppRoutes];
 
 /** One access-log line per request, when it completes, instead of Fastify's two (received, completed). */
 class AccessLog extends LogController {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RouteModule } from '../app.ts';
+import type { RouteModule } from '../route-module.ts';
 import { listAuditRecords } from '../../audit/audit-query.ts';
 
 const id = z.string().min(1).max(128);

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../app.ts';
-import { principalOf } from '../app.ts';
+import { principalOf, type RouteModule } from '../route-module.ts';
 import type { AppContext } from '../../context.ts';
 import { describeSelf, register, selfView, type UserRow } from '../../accounts/users.ts';
 import { login } from '../../auth/login.ts';

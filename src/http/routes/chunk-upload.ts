@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { Readable } from 'node:stream';
-import type { RouteModule } from '../app.ts';
-import { principalOf } from '../app.ts';
+import { principalOf, type RouteModule } from '../route-module.ts';
 import type { AppContext } from '../../context.ts';
 import type { Principal } from '../../auth/principal.ts';
 import { invalid } from '../../errors.ts';

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import type { RouteModule } from '../app.ts';
-import { principalOf } from '../app.ts';
+import { principalOf, type RouteModule } from '../route-module.ts';
 import { listFiles, listTypes } from '../../listing/list-files.ts';
 import { fileTimeline } from '../../listing/timeline.ts';
 import { parseListQuery, parseTimelineQuery } from '../../listing/parameters.ts';

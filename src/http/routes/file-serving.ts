@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RouteModule } from '../app.ts';
+import type { RouteModule } from '../route-module.ts';
 import type { AppContext } from '../../context.ts';
 import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveContent, parseRange, unlockCookieName, unlockToken, type FileRow, type Viewer } from '../../files/file-access.ts';
 import { verifyPassword } from '../../auth/passwords.ts';

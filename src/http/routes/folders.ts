@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { RouteModule } from '../app.ts';
-import { principalOf } from '../app.ts';
+import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams } from '../schemas.ts';
 import { createFolder, deleteFolder, folderNameSchema, listFolders, updateFolder } from '../../organisation/folders.ts';
 

@@ -1,4 +1,4 @@
-import type { RouteModule } from '../app.ts';
+import type { RouteModule } from '../route-module.ts';
 
 export const healthRoutes: RouteModule = (app) => {
   app.get('/api/health', { schema: { hide: false, tags: ['meta'], summary: 'Liveness: 200 once the server accepts requests' } }, async () => ({ status: 'ok' }));

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { RouteModule } from '../app.ts';
-import { principalOf } from '../app.ts';
+import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams, isoDateTime } from '../schemas.ts';
 import { createInvite, deleteInvite, listInvites } from '../../accounts/invites.ts';
 

@@ -1,5 +1,4 @@
-import type { RouteModule } from '../app.ts';
-import { principalOf } from '../app.ts';
+import { principalOf, type RouteModule } from '../route-module.ts';
 import { getUploadToken, regenerateUploadToken } from '../../tokens/legacy-token.ts';
 import { bashScript, flameshotScript, sharexConfig } from '../../tokens/uploader-configs.ts';
 

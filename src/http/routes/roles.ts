@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { RouteModule } from '../app.ts';
-import { principalOf } from '../app.ts';
+import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams } from '../schemas.ts';
 import { allPermissions, type Permission } from '../../auth/permissions.ts';
 import { createRole, deleteRole, listRoles, updateRole } from '../../accounts/roles-admin.ts';

@@ -1,4 +1,4 @@
-import type { RouteModule } from '../app.ts';
+import type { RouteModule } from '../route-module.ts';
 import { instanceSettingsSchema, readSettings, updateSettings } from '../../settings/instance-settings.ts';
 
 export const settingsRoutes: RouteModule = (app, ctx) => {

@@ -1,4 +1,4 @@
-import type { RouteModule } from '../app.ts';
+import type { RouteModule } from '../route-module.ts';
 import { setupStatus } from '../../accounts/setup-status.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { text } from 'node:stream/consumers';
-import type { RouteModule } from '../app.ts';
+import type { RouteModule } from '../route-module.ts';
 import { accessTo, findByUrlPath, type FileRow } from '../../files/file-access.ts';
 import { StorageNotFoundError } from '../../storage/storage.ts';
 import { previewKind, renderNotFoundPage, renderSharePage, sharePagePolicy } from '../../files/share-page.ts';

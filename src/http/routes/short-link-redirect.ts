@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RouteModule } from '../app.ts';
+import type { RouteModule } from '../route-module.ts';
 import { resolveShortCode } from '../../links/short-links.ts';
 
 const notFoundPage = `<!doctype html>

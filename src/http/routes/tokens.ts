@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { RouteModule } from '../app.ts';
-import { principalOf } from '../app.ts';
+import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams, isoDateTime } from '../schemas.ts';
 import { scopes } from '../../auth/route-policy.ts';
 import { createToken, listTokens, revokeToken, rotateToken, tokenLimits } from '../../tokens/named-tokens.ts';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply } from 'fastify';
-import type { RouteModule } from '../app.ts';
+import type { RouteModule } from '../route-module.ts';
 import type { Config } from '../../config.ts';
 
 /** Where `vite build` (web/vite.config.ts) writes the single-page app. */
