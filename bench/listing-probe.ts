@@ -22,7 +22,7 @@ import type { Database } from '../src/db/schema.ts';
 import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { createLogger, startServer } from '../src/server.ts';
-import { foldForSearch } from '../src/listing/search-text.ts';
+import { foldForSearch } from '../src/shared/search-text.ts';
 import { randomLowerAlnum } from '../src/db/ids.ts';
 import { freePort, startPostgres, type PostgresCluster } from '../test/support/postgres.ts';
 

@@ -10,7 +10,7 @@ import { ensureBuiltinRoles } from '../../src/auth/roles.ts';
 import { ensureSettings, initialSettings } from '../../src/settings/instance-settings.ts';
 import { register } from '../../src/accounts/users.ts';
 import { createToken } from '../../src/tokens/named-tokens.ts';
-import { foldForSearch } from '../../src/listing/search-text.ts';
+import { foldForSearch } from '../../src/shared/search-text.ts';
 import { randomLowerAlnum } from '../../src/db/ids.ts';
 import { benchDir, freePort, startChild, type ChildServer } from './child.ts';
 

@@ -5,7 +5,7 @@ import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from '../auth/passw
 import { clearHits, takeAttempt } from '../auth/throttle.ts';
 import { loginLimits } from '../auth/login.ts';
 import { readSettings } from '../settings/instance-settings.ts';
-import { parseStoredOptions, type ProfileOptions } from '../uploads/upload-options.ts';
+import { parseStoredOptions, type ProfileOptions } from '../shared/upload-options.ts';
 import { checkProfileOptions, findOwnedProfile } from '../organisation/profiles.ts';
 import { nameSchema, parseField } from '../organisation/common.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';

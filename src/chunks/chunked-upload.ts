@@ -13,7 +13,7 @@ import { StorageLimitError, StoragePartError, StorageUploadGoneError } from '../
 import { CleanupNet } from '../files/storage-cleanup.ts';
 import { overLimit, uploadAllowance } from '../uploads/allowance.ts';
 import { resolveOptions, type UploadPlan } from '../uploads/upload-plan.ts';
-import type { RequestOptions, ResolvedOptions } from '../uploads/upload-options.ts';
+import type { RequestOptions, ResolvedOptions } from '../shared/upload-options.ts';
 import { resolveMimeType } from '../uploads/content-type.ts';
 import { commitFile } from '../uploads/commit-file.ts';
 import type { FileRow } from '../files/file-access.ts';

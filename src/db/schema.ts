@@ -208,7 +208,7 @@ export interface FilesTable {
   downloads: Generated<number>;
   ocrText: string | null;
   /**
-   * `foldForSearch()` of name and ocrText (src/listing/search-text.ts): written with every name or OCR
+   * `foldForSearch()` of name and ocrText (src/shared/search-text.ts): written with every name or OCR
    * text; a database trigger only backstops inserts that leave it out (with an ASCII-only lower()).
    */
   searchName: string | null;

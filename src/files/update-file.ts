@@ -7,11 +7,11 @@ import { hasPermission, type PermissionSet } from '../auth/permissions.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { findOwnedFolder } from '../organisation/folders.ts';
 import { assertOwnedTags } from '../organisation/tags.ts';
-import { sanitizeFileName } from '../uploads/naming.ts';
+import { sanitizeFileName } from '../shared/naming.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import { cancelExpiry, scheduleExpiry } from './expiry.ts';
 import { fileRecord } from './file-views.ts';
-import { foldForSearch } from '../listing/search-text.ts';
+import { foldForSearch } from '../shared/search-text.ts';
 
 export interface FileChanges {
   name?: string | undefined;

@@ -1,6 +1,6 @@
 import { invalid } from '../errors.ts';
 import { canonicalTimeZone, groupings, type GroupBy } from './calendar.ts';
-import { foldForSearch } from './search-text.ts';
+import { foldForSearch } from '../shared/search-text.ts';
 
 /**
  * The query parameters of GET /api/files and GET /api/files/timeline (spec, GET /api/files), checked

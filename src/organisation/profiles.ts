@@ -2,7 +2,7 @@ import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import { lockAccountRow } from '../db/locks.ts';
-import { parseStoredOptions, profileOptionsSchema, type ProfileOptions } from '../uploads/upload-options.ts';
+import { parseStoredOptions, profileOptionsSchema, type ProfileOptions } from '../shared/upload-options.ts';
 import { notFound } from '../errors.ts';
 import { byName, iso, nameSchema, parseField } from './common.ts';
 import { assertOwnedTags } from './tags.ts';

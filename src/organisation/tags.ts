@@ -3,7 +3,7 @@ import { forAccount, type Executor } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import { lockAccountRow } from '../db/locks.ts';
 import { isUniqueViolation } from '../db/unique-violation.ts';
-import { parseStoredOptions } from '../uploads/upload-options.ts';
+import { parseStoredOptions } from '../shared/upload-options.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import { byName, iso, nameSchema, parseField, sameName } from './common.ts';
 

@@ -8,15 +8,15 @@ import { readSettings } from '../settings/instance-settings.ts';
 import { tooLarge } from '../errors.ts';
 import { quotaFor } from './allowance.ts';
 import { reservedBytes } from './reservations.ts';
-import { extensionOf, nameCandidates, randomFileName, sanitizeFileName } from './naming.ts';
+import { extensionOf, nameCandidates, randomFileName, sanitizeFileName } from '../shared/naming.ts';
 import { extensionFor } from './content-type.ts';
-import type { ResolvedOptions } from './upload-options.ts';
+import type { ResolvedOptions } from '../shared/upload-options.ts';
 import { scheduleExpiry } from '../files/expiry.ts';
 import { cancelStorageDelete } from '../files/storage-cleanup.ts';
 import { emitFileReady } from '../webhooks/outbox.ts';
 import { uploadLinks } from '../files/file-views.ts';
 import type { FileRow } from '../files/file-access.ts';
-import { foldForSearch } from '../listing/search-text.ts';
+import { foldForSearch } from '../shared/search-text.ts';
 
 /** Bytes already in storage at `storageKey`, waiting for their record. */
 export interface StoredUpload {

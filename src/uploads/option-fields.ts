@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { invalid } from '../errors.ts';
-import { profileOptionsSchema, type RequestOptions } from './upload-options.ts';
+import { profileOptionsSchema, type RequestOptions } from '../shared/upload-options.ts';
 
 /**
  * Upload option fields as JSON values (the chunked-upload body uses them as they are). `expiresAt`

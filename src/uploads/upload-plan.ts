@@ -5,7 +5,7 @@ import { accountUploadDefaults, findOwnedProfile } from '../organisation/profile
 import { findOwnedFolder } from '../organisation/folders.ts';
 import { assertOwnedTags } from '../organisation/tags.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
-import { applyRequest, conflictingOverrides, layerProfileOptions, type ProfileOptions, type RequestOptions, type ResolvedOptions } from './upload-options.ts';
+import { applyRequest, conflictingOverrides, layerProfileOptions, type ProfileOptions, type RequestOptions, type ResolvedOptions } from '../shared/upload-options.ts';
 
 /** Profile and folder selectors: from the X-Upload-* header or the query; `none` or an ID. */
 export interface Selectors {

@@ -5,7 +5,7 @@ import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { createToken, PNG_1X1, uploadFile } from '../support/uploads.ts';
 import type { FilesTable } from '../../src/db/schema.ts';
 import { newId } from '../../src/db/ids.ts';
-import { foldForSearch } from '../../src/listing/search-text.ts';
+import { foldForSearch } from '../../src/shared/search-text.ts';
 import { withoutEveryonePermission } from '../support/roles.ts';
 
 let server: TestServer;

@@ -1,10 +1,9 @@
-import { sql, type Kysely } from 'kysely';
-import { dialectOf } from '../database.ts';
-import { foldForSearch } from '../../listing/search-text.ts';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
 /**
  * File listing, search and timeline (docs/decisions.md, "Listing"):
- * - `files.searchName` / `files.searchOcr`: the name and OCR text folded by `foldForSearch()`, written
+ * - `files.searchName` / `files.searchOcr`: the name and OCR text folded by `foldForSearch()`
+ *   (src/shared/search-text.ts; the rows that exist when this runs are folded by its own copy), written
  *   by the application wherever a name or OCR text is written. On PostgreSQL they use the "C"
  *   collation, so ordering by name is code-point order, exactly as on SQLite.
  * - `users.fileCount`: the account's number of files, kept by triggers in the same statement as every
@@ -12,7 +11,8 @@ import { foldForSearch } from '../../listing/search-text.ts';
  * - indexes for every sort order and the filters that can use one.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  const postgres = dialectOf(db) === 'postgres';
+  // Migrations import no application code (docs/architecture.md), so the dialect is read here.
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   const collateC = (c: any) => (postgres ? c.modifyEnd(sql`collate "C"`) : c);
 
   await db.schema.alterTable('files').addColumn('searchName', 'text', collateC).execute();
@@ -118,4 +118,15 @@ export async function up(db: Kysely<any>): Promise<void> {
     // OCR search reads only the files that have OCR text, from this index alone.
     await db.schema.createIndex('files_userId_searchOcr_id').on('files').columns(['userId', 'searchOcr', 'id']).where(sql.ref('searchOcr'), 'is not', null).execute();
   }
+}
+
+/**
+ * A copy of the application's `foldForSearch()` (src/shared/search-text.ts) as it was when this
+ * migration was written. Migrations are frozen and import no application code: were the application's
+ * folding to change later, this migration must still fold the rows it fills exactly as it always did
+ * (a changed folding needs its own migration to refold stored values). test/unit/search-folding.test.ts
+ * fixes this copy's output and checks that the application's function agrees with it today.
+ */
+export function foldForSearch(text: string): string {
+  return text.normalize('NFKC').toUpperCase().toLowerCase().replaceAll('ς', 'σ').replaceAll('i\u0307', 'i');
 }

@@ -1,5 +1,4 @@
-import { sql, type Kysely } from 'kysely';
-import { dialectOf } from '../database.ts';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
 /**
  * `users.listingVersion`: a counter that changes, in the same transaction, with everything an
@@ -9,7 +8,8 @@ import { dialectOf } from '../database.ts';
  * (src/listing/listing-cache.ts) relies on exactly that, in every process sharing the database.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  const postgres = dialectOf(db) === 'postgres';
+  // Migrations import no application code (docs/architecture.md), so the dialect is read here.
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   await db.schema.alterTable('users').addColumn('listingVersion', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
 
   if (postgres) {

@@ -3,7 +3,7 @@ import { principalOf, type RouteModule } from '../route-module.ts';
 import { passwordSchema } from './auth.ts';
 import { hasPermission } from '../../auth/permissions.ts';
 import type { Principal } from '../../auth/principal.ts';
-import { profileOptionsSchema } from '../../uploads/upload-options.ts';
+import { profileOptionsSchema } from '../../shared/upload-options.ts';
 import { accountNameSchema, getAccountSettings, updateAccountSettings } from '../../accounts/account-settings.ts';
 
 const updateBody = z.strictObject({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams } from '../schemas.ts';
-import { profileOptionsSchema } from '../../uploads/upload-options.ts';
+import { profileOptionsSchema } from '../../shared/upload-options.ts';
 import { createProfile, deleteProfile, listProfiles, profileNameSchema, updateProfile } from '../../organisation/profiles.ts';
 
 const createBody = z.strictObject({

@@ -7,6 +7,8 @@
  * lower-casing applies the full case mappings ("ß" and "SS" both become "ss"); final sigma and the
  * dotted capital I are reduced to their plain forms. Stored in `files.searchName` / `files.searchOcr`
  * (migration 0006-listing) wherever a name or OCR text is written, and applied to the search term.
+ * Stored values depend on it: a change here needs a migration that refolds them (0006 folded the rows
+ * of its time with its own frozen copy).
  */
 export function foldForSearch(text: string): string {
   return text.normalize('NFKC').toUpperCase().toLowerCase().replaceAll('ς', 'σ').replaceAll('i\u0307', 'i');

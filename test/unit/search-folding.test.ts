@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { foldForSearch } from '../../src/shared/search-text.ts';
+import { foldForSearch as migration0006Fold } from '../../src/db/migrations/0006-listing.ts';
+
+// Text and the folded form stored in files.searchName / files.searchOcr.
+const cases: Array<[string, string]> = [
+  ['photo_2024-01-01.JPG', 'photo_2024-01-01.jpg'],
+  ['ÄRGER.txt', 'ärger.txt'],
+  ['ﬁle.pdf', 'file.pdf'],
+  ['ＦＵＬＬ', 'full'],
+  ['Straße', 'strasse'],
+  ['STRASSE', 'strasse'],
+  ['ΟΔΟΣ', 'οδοσ'],
+  ['İstanbul', 'istanbul'],
+  ['cafe\u0301', 'caf\u00e9'],
+  ['Ⅻ', 'xii'],
+  ['', ''],
+];
+
+describe('search folding', () => {
+  // Migration 0006 folded the rows that existed when it ran with its own copy of the function: a
+  // migration is frozen, so that copy's output must never change.
+  it("migration 0006's copy folds as it did when it was written", () => {
+    for (const [text, folded] of cases) expect(migration0006Fold(text), text).toBe(folded);
+  });
+
+  // Today the application folds the same way, so rows folded by the migration and rows written since
+  // are compared alike. Were the application's folding ever changed on purpose, this would fail: the
+  // change then needs a migration that refolds the stored values, and this case moves there.
+  it('the application folds as migration 0006 did', () => {
+    for (const [text, folded] of cases) expect(foldForSearch(text), text).toBe(folded);
+  });
+});
