@@ -6,6 +6,7 @@ import { clearHits, takeAttempt } from '../auth/throttle.ts';
 import { loginLimits } from '../auth/login.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { parseStoredOptions, type ProfileOptions } from '../shared/upload-options.ts';
+import { effectiveQuotaBytes } from '../shared/quota.ts';
 import { checkProfileOptions, findOwnedProfile } from '../organisation/profiles.ts';
 import { nameSchema, parseField } from '../organisation/common.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
@@ -24,17 +25,6 @@ export interface AccountView {
   usedBytes: number;
   /** The quota that applies to the account in bytes; null means unlimited. */
   quotaBytes: number | null;
-}
-
-/**
- * The quota that applies to an account: its own quota when an administrator set one, else the
- * instance default. 0 means "no quota" in both places (as `DEFAULT_QUOTA=0` does). Accounts exempt
- * from the default quota (`quotas.bypass`, Administrators) are still held to a quota set on them.
- */
-export function effectiveQuotaBytes(userQuotaBytes: number | null, defaultQuotaBytes: number, exemptFromDefault: boolean): number | null {
-  if (userQuotaBytes !== null) return userQuotaBytes > 0 ? Number(userQuotaBytes) : null;
-  if (exemptFromDefault) return null;
-  return defaultQuotaBytes > 0 ? defaultQuotaBytes : null;
 }
 
 export async function getAccountSettings(db: Executor, userId: string, options: { exemptFromDefaultQuota: boolean }): Promise<AccountView> {

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.ts';
 import type { Executor } from '../db/account-scope.ts';
 import { enqueueJob, type JobHandler } from '../jobs/queue.ts';
-import { chunkLimits } from './chunk-limits.ts';
+import { chunkLimits } from '../shared/chunk-limits.ts';
 
 export const CHUNK_SESSION_SWEEP_JOB = 'chunks.sweep';
 export const CHUNK_STORAGE_ABORT_JOB = 'chunks.abortStorage';

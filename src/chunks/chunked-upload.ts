@@ -17,7 +17,7 @@ import type { RequestOptions, ResolvedOptions } from '../shared/upload-options.t
 import { resolveMimeType } from '../uploads/content-type.ts';
 import { commitFile } from '../uploads/commit-file.ts';
 import type { FileRow } from '../files/file-access.ts';
-import { chunkLimits, UPLOAD_ID_PATTERN } from './chunk-limits.ts';
+import { chunkLimits, UPLOAD_ID_PATTERN } from '../shared/chunk-limits.ts';
 import { scheduleSessionSweep } from './chunk-session-jobs.ts';
 
 export type ChunkSession = Selectable<ChunkSessionsTable>;

@@ -3,7 +3,7 @@ import type { Principal } from '../auth/principal.ts';
 import { hasPermission } from '../auth/permissions.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { tooLarge } from '../errors.ts';
-import { effectiveQuotaBytes } from '../accounts/account-settings.ts';
+import { effectiveQuotaBytes } from '../shared/quota.ts';
 import { reservedBytes } from './reservations.ts';
 
 export interface Allowance {

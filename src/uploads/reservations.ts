@@ -1,5 +1,5 @@
 import { type Executor } from '../db/account-scope.ts';
-import { chunkLimits } from '../chunks/chunk-limits.ts';
+import { chunkLimits } from '../shared/chunk-limits.ts';
 
 /**
  * The declared size of every live chunked-upload session is reserved against its account's quota,

@@ -1,4 +1,7 @@
-/** Limits of chunked uploads (spec, Limits). */
+/**
+ * Limits of chunked uploads (spec, Limits). Shared rather than in chunks/: the quota check in uploads/
+ * (uploads/reservations.ts) counts a session as live by its inactivity limit.
+ */
 export const chunkLimits = {
   maxPartBytes: 64 * 1024 * 1024,
   maxPartNumber: 10_000,
