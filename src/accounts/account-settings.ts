@@ -3,7 +3,7 @@ import { forAccount, type Executor } from '../db/account-scope.ts';
 import { lockAccountRow } from '../db/locks.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from '../auth/passwords.ts';
 import { clearHits, takeAttempt } from '../auth/throttle.ts';
-import { loginLimits } from '../auth/login.ts';
+import { loginLimits } from './login.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { parseStoredOptions, type ProfileOptions } from '../shared/upload-options.ts';
 import { effectiveQuotaBytes } from '../shared/quota.ts';

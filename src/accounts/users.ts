@@ -6,6 +6,7 @@ import { newId, randomLowerAlnum } from '../db/ids.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { loadAccess, parsePermissions, roleIdBySystemKey, type RoleSummary } from '../auth/roles.ts';
 import { hasPermission, type PermissionSet } from '../auth/permissions.ts';
+import type { UserRow } from '../auth/principal.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { assertInviteUsable, consumeInvite } from './invites.ts';
 import { takeAttempt } from '../auth/throttle.ts';
@@ -13,15 +14,8 @@ import { scheduleStorageDelete } from '../files/storage-cleanup.ts';
 import { scheduleSessionStorageAbort } from '../chunks/chunk-session-jobs.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 
-export interface UserRow {
-  id: string;
-  email: string;
-  name: string;
-  urlId: string;
-  emailVerified: number;
-  quotaBytes: number | null;
-  createdAt: number;
-}
+// Defined with the principal it identifies (auth sits below accounts); exported here for callers.
+export type { UserRow };
 
 const userColumns = ['id', 'email', 'name', 'urlId', 'emailVerified', 'quotaBytes', 'createdAt'] as const;
 

@@ -1,15 +1,14 @@
 import { prepared, type Db } from '../db/database.ts';
 import { compiledOnce } from '../db/compiled-query.ts';
-import type { UserRow } from '../accounts/users.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { AppError, forbidden, unauthorized } from '../errors.ts';
 import { hasPermission } from './permissions.ts';
 import { foldRoles, loadAccess } from './roles.ts';
-import type { Principal } from './principal.ts';
+import type { Principal, UserRow } from './principal.ts';
 import type { RoutePolicy } from './route-policy.ts';
 import { findSession } from './sessions.ts';
 import { sha256Hex } from './secrets.ts';
-import { parseScopes, SECRET_PREFIX, tokenStatus } from '../tokens/named-tokens.ts';
+import { parseScopes, SECRET_PREFIX, tokenStatus } from './token-format.ts';
 
 export interface Credentials {
   /** The raw Authorization header, if any. */

@@ -1,7 +1,17 @@
 import type { PermissionSet } from './permissions.ts';
 import type { RoleSummary } from './roles.ts';
 import type { Scope } from './route-policy.ts';
-import type { UserRow } from '../accounts/users.ts';
+
+/** An account as a request's principal carries it (the columns src/accounts/users.ts reads). */
+export interface UserRow {
+  id: string;
+  email: string;
+  name: string;
+  urlId: string;
+  emailVerified: number;
+  quotaBytes: number | null;
+  createdAt: number;
+}
 
 export interface TokenGrant {
   id: string;

@@ -3,7 +3,8 @@ import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type AccountScope } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import { randomSecret, sha256Hex } from '../auth/secrets.ts';
-import { scopes as allScopes, type Scope } from '../auth/route-policy.ts';
+import type { Scope } from '../auth/route-policy.ts';
+import { parseScopes, SECRET_PREFIX, tokenStatus, type TokenStatus } from '../auth/token-format.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 
 export const tokenLimits = {
@@ -11,10 +12,6 @@ export const tokenLimits = {
   listed: 100,
   nameLength: 80,
 } as const;
-
-export const SECRET_PREFIX = 'svc_';
-
-export type TokenStatus = 'active' | 'expired' | 'revoked';
 
 export interface TokenRow {
   id: string;
@@ -41,17 +38,6 @@ export interface TokenView {
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-export function tokenStatus(row: Pick<TokenRow, 'expiresAt' | 'revokedAt'>, now = Date.now()): TokenStatus {
-  if (row.revokedAt !== null) return 'revoked';
-  if (row.expiresAt !== null && row.expiresAt <= now) return 'expired';
-  return 'active';
-}
-
-export function parseScopes(json: string): Scope[] {
-  const parsed: unknown = JSON.parse(json);
-  return Array.isArray(parsed) ? parsed.filter((s): s is Scope => (allScopes as readonly string[]).includes(s)) : [];
-}
 
 export function toTokenView(row: TokenRow, now = Date.now()): TokenView {
   return {

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import type { AppContext } from '../../context.ts';
 import { describeSelf, register, selfView, type UserRow } from '../../accounts/users.ts';
-import { login } from '../../auth/login.ts';
+import { login } from '../../accounts/login.ts';
 import { MIN_PASSWORD_LENGTH } from '../../auth/passwords.ts';
 import { createSession, deleteSession, SESSION_COOKIE } from '../../auth/sessions.ts';
 

@@ -1,8 +1,8 @@
 import type { Db } from '../db/database.ts';
-import { findUserForLogin, normalizeEmail, type UserRow } from '../accounts/users.ts';
+import { findUserForLogin, normalizeEmail, type UserRow } from './users.ts';
 import { AppError } from '../errors.ts';
-import { verifyPassword } from './passwords.ts';
-import { clearHits, takeAttempt } from './throttle.ts';
+import { verifyPassword } from '../auth/passwords.ts';
+import { clearHits, takeAttempt } from '../auth/throttle.ts';
 
 /**
  * Sign-in attempts allowed per window. Attempts on one email address are counted per client IP,
