@@ -18,7 +18,8 @@ import { JobRunner } from './jobs/queue.ts';
 import { loadSecretBox } from './auth/secret-box.ts';
 import { sealPlaintextUploadTokens } from './tokens/legacy-token.ts';
 import { webhookJobHandlers } from './webhooks/delivery-job.ts';
-import { FILE_EXPIRY_JOB, fileExpiryHandler } from './files/expiry.ts';
+import { FILE_EXPIRY_JOB } from './files/expiry.ts';
+import { fileExpiryHandler } from './files/expire-file.ts';
 import { scheduleTmpSweep, STORAGE_CLEANUP_JOB, storageCleanupHandler, TMP_SWEEP_JOB, tmpSweepHandler } from './files/storage-cleanup.ts';
 import { CHUNK_SESSION_SWEEP_JOB, CHUNK_STORAGE_ABORT_JOB, chunkSessionSweepHandler, chunkStorageAbortHandler } from './chunks/chunk-session-jobs.ts';
 

@@ -1,0 +1,33 @@
+import type { AppContext } from '../context.ts';
+import type { JobHandler } from '../jobs/queue.ts';
+import { deleteFileRecord } from './delete-file.ts';
+import { scheduleExpiry } from './expiry.ts';
+
+// Kept apart from expiry.ts (scheduling): deleting a file cancels its expiry, and expiring one deletes it.
+
+/**
+ * Applies a file's expiry action. Idempotent: it re-reads the file and acts only when the expiry
+ * it finds has really passed, so a late or repeated run changes nothing.
+ */
+export function fileExpiryHandler(ctx: AppContext): JobHandler {
+  return async (job) => {
+    const { fileId } = job.payload as { fileId: string };
+    const file = await ctx.db.selectFrom('files').select(['id', 'userId', 'expiresAt', 'expiryAction']).where('id', '=', fileId).executeTakeFirst();
+    const now = Date.now();
+    if (!file || file.expiresAt === null) return;
+    if (file.expiresAt > now) {
+      await scheduleExpiry(ctx.db, file.id, file.expiresAt);
+      return;
+    }
+    if (file.expiryAction === 'SET_PRIVATE') {
+      await ctx.db
+        .updateTable('files')
+        .set({ visibility: 'PRIVATE', expiresAt: null, expiryAction: null, updatedAt: now })
+        .where('id', '=', file.id)
+        .where('expiresAt', '=', file.expiresAt)
+        .execute();
+      return;
+    }
+    await deleteFileRecord(ctx, file.userId, file.id);
+  };
+}
