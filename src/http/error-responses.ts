@@ -75,7 +75,8 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
     return sendError(request, reply, 400, 'The request body is not valid JSON');
   }
   if (fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return sendError(request, reply, 400, `Unsupported Content-Type: ${request.headers['content-type'] ?? 'none'}`);
+    // A body of a type the route does not read: no parser for it in the route's scope.
+    return sendError(request, reply, 415, `Unsupported Content-Type: ${request.headers['content-type'] ?? 'none'}`);
   }
   const status = fastifyError.statusCode;
   if (status !== undefined && status >= 400 && status < 500) return sendError(request, reply, status, fastifyError.message);

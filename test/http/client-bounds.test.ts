@@ -200,13 +200,13 @@ describe('errors Node and Fastify raise themselves', () => {
     expect(response.json).toEqual({ success: false, error: expect.stringMatching(/Host/) });
   });
 
-  it('answers a body over the limit (413) and an unsupported Content-Type in the route’s error shape', async () => {
+  it('answers a body over the limit (413) and an unsupported Content-Type (415) in the route’s error shape', async () => {
     const client = new Client(server.baseUrl);
     const tooLarge = await client.request('POST', '/api/auth/login', { body: JSON.stringify({ email: 'a@example.test', password: 'p'.repeat(2 * 1024 * 1024) }), headers: { 'content-type': 'application/json' } });
     expect(tooLarge.status).toBe(413);
     expect(tooLarge.body).toEqual({ success: false, error: expect.any(String) });
     const unsupported = await client.request('POST', '/api/files/some-id/unlock', { body: '<password/>', headers: { 'content-type': 'application/xml' } });
-    expect(unsupported.status).toBe(400);
+    expect(unsupported.status).toBe(415);
     expect(unsupported.body).toEqual({ error: expect.stringMatching(/Content-Type/) });
   });
 

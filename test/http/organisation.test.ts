@@ -435,6 +435,15 @@ describe('tags', () => {
     expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
   });
 
+  it('answers a raw application/octet-stream body with 415 in the route’s error shape, creating nothing', async () => {
+    // Only the chunk-part upload reads raw bytes; its body parser stays with that route.
+    const before = (await owner.client.get('/api/tags')).body.data.tags.length;
+    const response = await owner.client.request('POST', '/api/tags', { body: JSON.stringify({ name: 'raw bytes' }), headers: { 'content-type': 'application/octet-stream' } });
+    expect(response.status, response.text).toBe(415);
+    expect(response.body).toEqual({ success: false, error: 'Unsupported Content-Type: application/octet-stream' });
+    expect((await owner.client.get('/api/tags')).body.data.tags.length).toBe(before);
+  });
+
   it('treats another account’s tag exactly like a missing one', async () => {
     const theirs = await makeTag(other, 'their private tag');
     for (const id of [theirs.id, 'nosuchtag']) {

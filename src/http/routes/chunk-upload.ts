@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Readable } from 'node:stream';
-import { principalOf, type RouteModule } from '../route-module.ts';
+import { principalOf, type App, type RouteModule } from '../route-module.ts';
 import type { AppContext } from '../../context.ts';
 import type { Principal } from '../../auth/principal.ts';
 import { invalid } from '../../errors.ts';
@@ -42,9 +42,6 @@ function tokenCheck(ctx: AppContext, principal: Principal) {
 export const chunkUploadRoutes: RouteModule = (app, ctx) => {
   const tags = ['chunked uploads'];
 
-  // Part bodies are raw bytes, streamed to storage as they arrive; never parsed or buffered here.
-  app.addContentTypeParser('application/octet-stream', (_request, payload, done) => done(null, payload));
-
   app.post('/api/files/chunks', { schema: { tags, summary: 'Start a chunked upload', querystring: selectorQuery, body: initBody } }, async (request) => {
     const principal = principalOf(request);
     const plan = await planUpload(ctx.db, principal, selectorsOf(request));
@@ -67,24 +64,30 @@ export const chunkUploadRoutes: RouteModule = (app, ctx) => {
     return { data: { url } };
   });
 
-  app.put(
-    '/api/files/chunks/:uploadId/part/:partNumber',
-    { schema: { tags, summary: 'Upload one part (raw application/octet-stream, at most 64 MiB)', params: partParams, consumes: ['application/octet-stream'] } },
-    async (request) => {
-      const uploadId = checkUploadId(request.params.uploadId);
-      const partNumber = parsePartNumber(request.params.partNumber);
-      const body = request.body as Readable | undefined;
-      if (!body || typeof (body as Readable).pipe !== 'function') throw invalid('Send the part as a raw application/octet-stream body');
-      const length = request.headers['content-length'];
-      try {
-        const etag = await putPart(ctx, principalOf(request), uploadId, partNumber, body, length === undefined ? undefined : Number(length));
-        return { data: { etag } };
-      } catch (error) {
-        discardRestOfBody(request.raw);
-        throw error;
-      }
-    },
-  );
+  // Part bodies are raw bytes, streamed to storage as they arrive; never parsed or buffered here.
+  // The parser is this route's alone (its own encapsulated scope): any other route answers such a
+  // body with 415.
+  app.register(async (rawBody: App) => {
+    rawBody.addContentTypeParser('application/octet-stream', (_request, payload, done) => done(null, payload));
+    rawBody.put(
+      '/api/files/chunks/:uploadId/part/:partNumber',
+      { schema: { tags, summary: 'Upload one part (raw application/octet-stream, at most 64 MiB)', params: partParams, consumes: ['application/octet-stream'] } },
+      async (request) => {
+        const uploadId = checkUploadId(request.params.uploadId);
+        const partNumber = parsePartNumber(request.params.partNumber);
+        const body = request.body as Readable | undefined;
+        if (!body || typeof (body as Readable).pipe !== 'function') throw invalid('Send the part as a raw application/octet-stream body');
+        const length = request.headers['content-length'];
+        try {
+          const etag = await putPart(ctx, principalOf(request), uploadId, partNumber, body, length === undefined ? undefined : Number(length));
+          return { data: { etag } };
+        } catch (error) {
+          discardRestOfBody(request.raw);
+          throw error;
+        }
+      },
+    );
+  });
 
   app.post(
     '/api/files/chunks/:uploadId/complete',
