@@ -1,6 +1,5 @@
 import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
-import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.ts';
@@ -83,9 +82,6 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   });
 
   await app.register(cookie);
-  // The file size is enforced by the upload code while streaming to storage, against the instance
-  // setting and the quota; busboy only bounds the form's shape.
-  await app.register(multipart, { limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 2, fields: 30, fieldSize: 64 * 1024, parts: 40 } });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -164,6 +160,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     return reply.code(404).type('text/html; charset=utf-8').send(renderNotFoundPage());
   });
 
-  for (const register of routeModules) register(app, ctx);
+  // Each module in its own encapsulated scope (route-module.ts), after the root's parsers, hooks and
+  // handlers, which every scope inherits.
+  for (const routes of routeModules) await app.register(routes, { ctx });
   return app;
 }

@@ -31,7 +31,7 @@ export function multipartBoundaryProblem(contentType: string | undefined): strin
 /**
  * A multipart body the parser (busboy, through @fastify/multipart) cannot take, as the client's
  * mistake; null for any other error. Busboy's own errors are plain Errors, told apart only by their
- * messages; the form limits set in app.ts come as coded errors.
+ * messages; the form limits set in routes/file-upload.ts come as coded errors.
  */
 export function multipartMistake(error: unknown): AppError | null {
   if (!(error instanceof Error)) return null;

@@ -11,8 +11,18 @@ declare module 'fastify' {
 
 export type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
 
-/** A route plugin: registers its routes on the app with the shared context. */
-export type RouteModule = (app: App, ctx: AppContext) => void;
+/** What app.ts hands every route module. */
+export interface RouteModuleOptions {
+  ctx: AppContext;
+}
+
+/**
+ * A route module: a Fastify plugin that registers its routes. app.ts registers each in its own
+ * encapsulated scope, so a body parser, hook or decorator one module adds applies to its routes only;
+ * what every route needs (cookies, the JSON parser, authorization, audit, error and not-found
+ * handling) is on the root, set up before the modules, and inherited by each.
+ */
+export type RouteModule = (app: App, options: RouteModuleOptions) => void | Promise<void>;
 
 /** The principal of a route whose policy requires one. */
 export function principalOf(request: { principal: Principal | null }): Principal {

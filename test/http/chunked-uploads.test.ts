@@ -604,7 +604,7 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       const text = await putPart(caller, uploadId, 1, Buffer.from('hello world'), { contentType: 'text/plain' });
       expect(text.status).toBe(400);
       const form = await putPart(caller, uploadId, 1, Buffer.from('--x\r\n\r\n--x--\r\n'), { contentType: 'multipart/form-data; boundary=x' });
-      expect(form.status).toBe(400);
+      expect(form.status).toBe(415);
       // Raw bytes are read by the part route alone: the completion routes beside it answer 415.
       const raw = Buffer.from(JSON.stringify({ uploadId, parts: [{ PartNumber: 1, ETag: answer.body.data.etag }] }));
       for (const [method, route] of [['PUT', '/api/files/chunks'], ['POST', `/api/files/chunks/${uploadId}/complete`]] as const) {

@@ -435,12 +435,18 @@ describe('tags', () => {
     expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
   });
 
-  it('answers a raw application/octet-stream body with 415 in the route’s error shape, creating nothing', async () => {
+  it('answers a raw application/octet-stream body or a form with 415 in the route’s error shape, creating nothing', async () => {
     // Only the chunk-part upload reads raw bytes; its body parser stays with that route.
     const before = (await owner.client.get('/api/tags')).body.data.tags.length;
     const response = await owner.client.request('POST', '/api/tags', { body: JSON.stringify({ name: 'raw bytes' }), headers: { 'content-type': 'application/octet-stream' } });
     expect(response.status, response.text).toBe(415);
     expect(response.body).toEqual({ success: false, error: 'Unsupported Content-Type: application/octet-stream' });
+    // Likewise a form: only POST /api/files reads multipart bodies.
+    const form = new FormData();
+    form.append('name', 'a form');
+    const formAnswer = await owner.client.request('POST', '/api/tags', { body: form });
+    expect(formAnswer.status, formAnswer.text).toBe(415);
+    expect(formAnswer.body).toEqual({ success: false, error: expect.stringMatching(/^Unsupported Content-Type: multipart\/form-data/) });
     expect((await owner.client.get('/api/tags')).body.data.tags.length).toBe(before);
   });
 

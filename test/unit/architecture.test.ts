@@ -129,6 +129,18 @@ describe('architecture', () => {
     expect(cycle && describeCycle(cycle, runtime, node)).toBeNull();
   });
 
+  it('route modules import neither app.ts nor one another, and the files of src/http/ have no import cycle', () => {
+    // Each route module is a plugin of its own (src/http/route-module.ts); what several share lives
+    // in a helper module of src/http/ or below.
+    const fromRoutes = imports.filter((imp) => imp.from.startsWith('src/http/routes/'));
+    expect(fromRoutes.length).toBeGreaterThan(0);
+    const sideways = fromRoutes.filter((imp) => imp.target === 'src/http/app.ts' || imp.target?.startsWith('src/http/routes/'));
+    expect(sideways.map((imp) => `${imp.from} imports ${imp.specifier}`)).toEqual([]);
+    const withinHttp = imports.filter((imp) => imp.from.startsWith('src/http/') && imp.target?.startsWith('src/http/'));
+    const cycle = findCycle(graph(withinHttp, (file) => file));
+    expect(cycle && describeCycle(cycle, withinHttp, (file) => file)).toBeNull();
+  });
+
   it('nothing outside src/http/ imports it, but the server that starts it', () => {
     const upward = imports.filter((imp) => imp.target?.startsWith('src/http/') && !imp.from.startsWith('src/http/') && imp.from !== 'src/server.ts');
     expect(upward.map((imp) => `${imp.from} imports ${imp.specifier}`)).toEqual([]);

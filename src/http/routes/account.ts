@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
-import { passwordSchema } from './auth.ts';
+import { passwordSchema } from '../schemas.ts';
 import { hasPermission } from '../../auth/permissions.ts';
 import type { Principal } from '../../auth/principal.ts';
 import { profileOptionsSchema } from '../../shared/upload-options.ts';
@@ -17,7 +17,7 @@ const updateBody = z.strictObject({
 const exemptFromDefaultQuota = (principal: Principal) => hasPermission(principal.permissions, 'quotas.bypass');
 
 /** The signed-in account's own settings. Browser session only. */
-export const accountRoutes: RouteModule = (app, ctx) => {
+export const accountRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['account'];
   app.get('/api/account', { schema: { tags, summary: 'Your account: name, upload defaults, default profile, storage used and quota' } }, async (request) => {
     const principal = principalOf(request);

@@ -12,7 +12,7 @@ const auditQuery = z.object({
 });
 
 /** Reading the audit records (browser session with audit.read; never a token, spec rule 11). */
-export const auditRoutes: RouteModule = (app, ctx) => {
+export const auditRoutes: RouteModule = async (app, { ctx }) => {
   app.get(
     '/api/audit',
     { schema: { tags: ['administration'], summary: 'Records of token- and legacy-authorized requests, newest first', querystring: auditQuery } },

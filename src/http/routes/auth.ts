@@ -2,14 +2,10 @@ import { z } from 'zod';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import type { AppContext } from '../../context.ts';
+import { displayNameSchema, emailSchema, passwordSchema } from '../schemas.ts';
 import { describeSelf, register, selfView, type UserRow } from '../../accounts/users.ts';
 import { login } from '../../accounts/login.ts';
-import { MIN_PASSWORD_LENGTH } from '../../auth/passwords.ts';
 import { createSession, deleteSession, SESSION_COOKIE } from '../../auth/sessions.ts';
-
-export const emailSchema = z.email({ message: 'must be an email address' }).max(254);
-export const passwordSchema = z.string().min(MIN_PASSWORD_LENGTH, { message: `must be at least ${MIN_PASSWORD_LENGTH} characters` }).max(1024);
-export const displayNameSchema = z.string().trim().min(1).max(100);
 
 const registerBody = z.strictObject({
   email: emailSchema,
@@ -31,7 +27,7 @@ async function startSession(ctx: AppContext, request: FastifyRequest, reply: Fas
   return { user: await describeSelf(ctx.db, user) };
 }
 
-export const authRoutes: RouteModule = (app, ctx) => {
+export const authRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['auth'];
   app.post('/api/auth/register', { schema: { tags, summary: 'Create an account; the first one becomes Administrator', body: registerBody } }, async (request, reply) => {
     const user = await register(ctx.db, ctx.dialect, { ...request.body, ip: request.ip });

@@ -9,7 +9,7 @@ import { requestOptionsShape, toRequestOptions } from '../../uploads/option-fiel
 import { uploadLinks } from '../../files/file-views.ts';
 import { isTokenActive } from '../../tokens/named-tokens.ts';
 import { checkUploadId, completeChunkedUpload, parsePartNumber, partUrl, putPart, startChunkedUpload, type CompletionRequest } from '../../chunks/chunked-upload.ts';
-import { selectorQuery, selectorsOf } from './file-upload.ts';
+import { selectorQuery, selectorsOf } from '../upload-selectors.ts';
 import { discardRestOfBody } from '../request-body.ts';
 
 const initBody = z.strictObject({
@@ -39,7 +39,7 @@ function tokenCheck(ctx: AppContext, principal: Principal) {
   return async () => (principal.token ? isTokenActive(ctx.db, principal.token.id) : true);
 }
 
-export const chunkUploadRoutes: RouteModule = (app, ctx) => {
+export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['chunked uploads'];
 
   app.post('/api/files/chunks', { schema: { tags, summary: 'Start a chunked upload', querystring: selectorQuery, body: initBody } }, async (request) => {
@@ -67,7 +67,7 @@ export const chunkUploadRoutes: RouteModule = (app, ctx) => {
   // Part bodies are raw bytes, streamed to storage as they arrive; never parsed or buffered here.
   // The parser is this route's alone (its own encapsulated scope): any other route answers such a
   // body with 415.
-  app.register(async (rawBody: App) => {
+  await app.register(async (rawBody: App) => {
     rawBody.addContentTypeParser('application/octet-stream', (_request, payload, done) => done(null, payload));
     rawBody.put(
       '/api/files/chunks/:uploadId/part/:partNumber',

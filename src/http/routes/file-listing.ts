@@ -49,7 +49,7 @@ async function sendListing(ctx: AppContext, request: FastifyRequest, reply: Fast
 }
 
 /** The file listing of the named-token API (spec, GET /api/files, /types, /timeline). */
-export const fileListingRoutes: RouteModule = (app, ctx) => {
+export const fileListingRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['files'];
   app.get(
     '/api/files',

@@ -15,7 +15,7 @@ const patchBody = z.strictObject({
   tagIds: z.array(z.string().min(1).max(128)).max(20).optional(),
 });
 
-export const fileManagementRoutes: RouteModule = (app, ctx) => {
+export const fileManagementRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['files'];
   app.patch('/api/files/:id', { schema: { tags, summary: 'Rename a file or change its visibility, password, expiry, folder or tags', params: idParams, body: patchBody } }, async (request) => {
     const principal = principalOf(request);

@@ -2,18 +2,12 @@ import { z } from 'zod';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../route-module.ts';
 import type { AppContext } from '../../context.ts';
-import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveContent, parseRange, unlockCookieName, unlockToken, type FileRow, type Viewer } from '../../files/file-access.ts';
+import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveContent, parseRange, unlockCookieName, unlockToken, type FileRow } from '../../files/file-access.ts';
+import { viewerOf } from '../viewer.ts';
 import { verifyPassword } from '../../auth/passwords.ts';
 import { clearHits, takeAttempt } from '../../auth/throttle.ts';
 import { AppError, forbidden, notFound, unauthorized } from '../../errors.ts';
 import { StorageNotFoundError } from '../../storage/storage.ts';
-
-export function viewerOf(request: FastifyRequest): Viewer {
-  // A request carrying an Authorization header acts with that credential alone, even with the
-  // owner's cookies (spec, Authentication 2), and no credential but a browser session opens a file.
-  const userId = request.headers.authorization === undefined ? (request.principal?.user.id ?? null) : null;
-  return { userId, cookies: request.cookies };
-}
 
 /** RFC 6266 filename parameters: an ASCII fallback and the exact UTF-8 name. */
 export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
@@ -79,7 +73,7 @@ function refuseBearerUnlessPublic(request: FastifyRequest, file: FileRow): void 
 
 const UNLOCK_LIMIT = { attempts: 10, windowMs: 15 * 60 * 1000 };
 
-export const fileServingRoutes: RouteModule = (app, ctx) => {
+export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['files'];
 
   async function sendRaw(request: FastifyRequest, reply: FastifyReply, found: { file: FileRow } | null) {

@@ -1,22 +1,18 @@
-import { z } from 'zod';
+import multipart from '@fastify/multipart';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { invalid } from '../../errors.ts';
-import { pickSelector, planUpload } from '../../uploads/upload-plan.ts';
+import { planUpload } from '../../uploads/upload-plan.ts';
 import { receiveSingleUpload } from '../../uploads/single-upload.ts';
 import { uploadLinks } from '../../files/file-views.ts';
 import { discardRestOfBody, multipartBoundaryProblem, multipartMistake } from '../request-body.ts';
+import { selectorQuery, selectorsOf } from '../upload-selectors.ts';
 
-/** Selectors may also come as query parameters; other parameters are ignored (uploader tools add their own). */
-export const selectorQuery = z.object({ profileId: z.string().max(128).optional(), folderId: z.string().max(128).optional() });
+export const fileUploadRoutes: RouteModule = async (app, { ctx }) => {
+  // The form parser is this route's alone (other routes answer a form with 415). The file size is
+  // enforced by the upload code while streaming to storage, against the instance setting and the
+  // quota; busboy only bounds the form's shape.
+  await app.register(multipart, { limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 2, fields: 30, fieldSize: 64 * 1024, parts: 40 } });
 
-export function selectorsOf(request: { headers: Record<string, string | string[] | undefined>; query: z.infer<typeof selectorQuery> }) {
-  return {
-    profile: pickSelector('X-Upload-Profile', request.headers['x-upload-profile'], request.query.profileId),
-    folder: pickSelector('X-Upload-Folder', request.headers['x-upload-folder'], request.query.folderId),
-  };
-}
-
-export const fileUploadRoutes: RouteModule = (app, ctx) => {
   app.post(
     '/api/files',
     {

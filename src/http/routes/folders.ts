@@ -14,7 +14,7 @@ const updateBody = z.strictObject({
 });
 
 /** Nested folders (contract §3). Browser session only. */
-export const folderRoutes: RouteModule = (app, ctx) => {
+export const folderRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['folders'];
   app.get('/api/folders', { schema: { tags, summary: "Every folder of the account, flat, sorted by name; parentId gives the tree" } }, async (request) => ({
     success: true,

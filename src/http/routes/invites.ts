@@ -3,7 +3,7 @@ import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams, isoDateTime } from '../schemas.ts';
 import { createInvite, deleteInvite, listInvites } from '../../accounts/invites.ts';
 
-export const inviteRoutes: RouteModule = (app, ctx) => {
+export const inviteRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['administration'];
   app.get('/api/invites', { schema: { tags, summary: 'Invites, newest first' } }, async () => ({ success: true, data: { invites: await listInvites(ctx.db) } }));
 

@@ -2,7 +2,7 @@ import { principalOf, type RouteModule } from '../route-module.ts';
 import { getUploadToken, regenerateUploadToken } from '../../tokens/legacy-token.ts';
 import { bashScript, flameshotScript, sharexConfig } from '../../tokens/uploader-configs.ts';
 
-export const legacyCredentialRoutes: RouteModule = (app, ctx) => {
+export const legacyCredentialRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['tokens'];
   const { baseUrl } = ctx.config;
   const host = new URL(baseUrl).host;

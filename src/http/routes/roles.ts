@@ -7,7 +7,7 @@ import { createRole, deleteRole, listRoles, updateRole } from '../../accounts/ro
 const permissionList = z.array(z.enum(allPermissions as [Permission, ...Permission[]], { message: `must be one of ${allPermissions.join(', ')}` })).max(allPermissions.length * 2);
 const roleName = z.string().trim().min(1).max(64);
 
-export const roleRoutes: RouteModule = (app, ctx) => {
+export const roleRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['administration'];
   app.get('/api/roles', { schema: { tags, summary: 'All roles, built-in first' } }, async () => ({
     success: true,

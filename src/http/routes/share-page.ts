@@ -5,11 +5,11 @@ import { accessTo, findByUrlPath, type FileRow } from '../../files/file-access.t
 import { StorageNotFoundError } from '../../storage/storage.ts';
 import { previewKind, renderNotFoundPage, renderSharePage, sharePagePolicy } from '../../files/share-page.ts';
 import { uploadLinks } from '../../files/file-views.ts';
-import { viewerOf } from './file-serving.ts';
+import { viewerOf } from '../viewer.ts';
 
 const TEXT_PREVIEW_BYTES = 64 * 1024;
 
-export const sharePageRoutes: RouteModule = (app, ctx) => {
+export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
   const policy = sharePagePolicy(ctx.config.baseUrl);
 
   /**

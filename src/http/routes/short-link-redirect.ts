@@ -13,7 +13,7 @@ const notFoundPage = `<!doctype html>
 `;
 
 /** The public address of a short link, `{base_url}/u/<shortCode>` (contract §6). */
-export const shortLinkRedirectRoutes: RouteModule = (app, ctx) => {
+export const shortLinkRedirectRoutes: RouteModule = async (app, { ctx }) => {
   app.get(
     '/u/:shortCode',
     {

@@ -6,7 +6,7 @@ import { createTag, deleteTag, listTags, renameTag, tagNameSchema } from '../../
 const tagBody = z.strictObject({ name: tagNameSchema });
 
 /** Tags (contract §3). Management is browser-session only; the listing also answers uploaders. */
-export const tagRoutes: RouteModule = (app, ctx) => {
+export const tagRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['tags'];
   app.get('/api/tags', { schema: { tags, summary: "The account's tags, sorted by name" } }, async (request) => ({
     success: true,

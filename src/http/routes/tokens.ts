@@ -11,7 +11,7 @@ const createBody = z.strictObject({
   profileId: z.string().min(1).max(128).nullable().optional(),
 });
 
-export const tokenRoutes: RouteModule = (app, ctx) => {
+export const tokenRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['tokens'];
   app.post('/api/tokens', { schema: { tags, summary: 'Create a named API token; the secret is shown only in this response', body: createBody } }, async (request, reply) => {
     const { expiresAt, ...rest } = request.body;

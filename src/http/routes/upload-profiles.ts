@@ -14,7 +14,7 @@ const updateBody = z.strictObject({
 });
 
 /** Upload profiles: saved sets of upload options (contract §3). Browser session only. */
-export const uploadProfileRoutes: RouteModule = (app, ctx) => {
+export const uploadProfileRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['upload profiles'];
   app.get('/api/upload-profiles', { schema: { tags, summary: "The account's upload profiles, sorted by name" } }, async (request) => ({
     success: true,

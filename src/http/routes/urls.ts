@@ -8,7 +8,7 @@ const createBody = z.strictObject({
 });
 
 /** The short-link routes of the named-token API (spec, GET/POST/DELETE /api/urls). */
-export const urlRoutes: RouteModule = (app, ctx) => {
+export const urlRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['short links'];
   app.get('/api/urls', { schema: { tags, summary: "The account's short links, newest first" } }, async (request) => ({
     success: true,

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
-import { idParams } from '../schemas.ts';
-import { displayNameSchema, emailSchema, passwordSchema } from './auth.ts';
+import { displayNameSchema, emailSchema, idParams, passwordSchema } from '../schemas.ts';
 import { createUserAsAdmin, deleteUserAsAdmin, listUsers, updateUserAsAdmin } from '../../accounts/users.ts';
 
 const roleIds = z.array(z.string().min(1).max(128)).max(100);
@@ -19,7 +18,7 @@ const updateBody = z.strictObject({
   quotaBytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional(),
 });
 
-export const userRoutes: RouteModule = (app, ctx) => {
+export const userRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['administration'];
   app.get('/api/users', { schema: { tags, summary: 'All accounts' } }, async () => ({ success: true, data: { users: await listUsers(ctx.db) } }));
 

@@ -47,10 +47,10 @@ The HTTP API under <code>/api</code> works without it.</p></body></html>`;
  * None of these can be taken for a share page (`/<urlId>/<name>`): a urlId is eight characters, and
  * find-my-way prefers the static segments `app` and `assets` to the `:urlId` parameter anyway.
  */
-export const webAppRoutes: RouteModule = (app, ctx) => {
+export const webAppRoutes: RouteModule = async (app, { ctx }) => {
   const csp = appContentSecurityPolicy(ctx.config);
   // serve:false: only reply.sendFile(), for the routes below (each has a route-policy row).
-  app.register(fastifyStatic, { root: webDistDir, serve: false, suppressWarning: true });
+  await app.register(fastifyStatic, { root: webDistDir, serve: false, suppressWarning: true });
 
   const sendIndex = async (reply: FastifyReply) => {
     reply

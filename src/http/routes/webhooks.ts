@@ -25,7 +25,7 @@ const url = z
 const createBody = z.strictObject({ name, url });
 const patchBody = z.strictObject({ name: name.optional(), url: url.optional(), enabled: z.boolean().optional() });
 
-export const webhookRoutes: RouteModule = (app, ctx) => {
+export const webhookRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['webhooks'];
   const options = { dialect: ctx.dialect, secretBox: ctx.secretBox, allowPrivate: ctx.config.webhookAllowPrivate };
 
