@@ -92,12 +92,14 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     transform: jsonSchemaTransform,
   });
 
+  // Every route gets its policy row when it is registered, so a request reads it from its route's
+  // config instead of looking it up again. HEAD routes (GET's, added by Fastify) share GET's row.
   app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const method of methods) {
-      if (method === 'HEAD' || method === 'OPTIONS') continue;
-      if (!policyFor(method, route.url)) throw new Error(`Route ${method} ${route.url} has no row in the route policy table`);
-    }
+    if (Array.isArray(route.method)) throw new Error(`Route ${route.url}: register one method per route, so that it has one policy row`);
+    if (route.method === 'OPTIONS') return;
+    const policy = policyFor(route.method, route.url);
+    if (!policy) throw new Error(`Route ${route.method} ${route.url} has no row in the route policy table`);
+    route.config = { ...route.config, policy };
   });
 
   // The single authorization point: every request's route policy, read once, decides the rest.
@@ -112,8 +114,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     return sendError(request, reply, 429, overCapMessage(ctx.config));
   });
   app.addHook('onRequest', async (request, reply) => {
-    const url = request.routeOptions.url;
-    const policy = url ? policyFor(request.method, url) : undefined;
+    // None for a request that reached no route (answered by the not-found handler).
+    const { policy } = request.routeOptions.config;
     if (!policy) return;
     // Counted before authentication (spec, Limits).
     if (policy.uploadStart && !uploadStarts.allow(request.ip)) {
@@ -129,8 +131,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   app.addHook('onResponse', async (request, reply) => {
     const principal = request.principal;
     if (!principal || principal.via === 'session') return;
+    // A principal is only ever set on a routed request, whose config has its policy row.
+    const { policy } = request.routeOptions.config;
     const url = request.routeOptions.url ?? request.url;
-    const policy = policyFor(request.method, url);
     ctx.audit.record({
       userId: principal.user.id,
       tokenId: principal.token?.id ?? null,

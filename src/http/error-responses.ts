@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ErrorKind } from '../errors.ts';
-import { policyFor, type ErrorShape } from '../auth/route-policy.ts';
+import type { ErrorShape, RoutePolicy } from '../auth/route-policy.ts';
 import { errorShapeForUrl } from './route-match.ts';
 
 const statusOf: Record<ErrorKind, number> = {
@@ -21,9 +21,8 @@ const SERVER_ERROR = 'The operation could not be completed.';
  * The error shape of the route a request reached; a request that reached none (not found, refused
  * before routing) gets the shape of the route its path matches, else `ApiError`.
  */
-export function errorShapeOf(request: { method: string; url: string; routeOptions?: { url?: string | undefined } }): ErrorShape {
-  const url = request.routeOptions?.url;
-  return (url && policyFor(request.method, url)?.errors) || errorShapeForUrl(request.method, request.url) || 'ApiError';
+export function errorShapeOf(request: { method: string; url: string; routeOptions?: { config?: { policy?: RoutePolicy | undefined } } }): ErrorShape {
+  return request.routeOptions?.config?.policy?.errors ?? errorShapeForUrl(request.method, request.url) ?? 'ApiError';
 }
 
 export function errorBody(shape: ErrorShape, message: string): { error: string } | { success: false; error: string } {
@@ -67,8 +66,7 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   if (hasZodFastifySchemaValidationErrors(fastifyError)) return sendError(request, reply, 400, describeValidation(fastifyError));
   if (fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
     // A route may document another answer (the specification's 500 on POST /api/urls).
-    const url = request.routeOptions.url;
-    if (url && policyFor(request.method, url)?.malformedJson === 'server-error') {
+    if (request.routeOptions.config.policy?.malformedJson === 'server-error') {
       request.log.info('malformed JSON body answered with the documented 500');
       return sendError(request, reply, 500, SERVER_ERROR);
     }

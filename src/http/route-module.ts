@@ -2,10 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.ts';
 import type { Principal } from '../auth/principal.ts';
+import type { RoutePolicy } from '../auth/route-policy.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
+  }
+  interface FastifyContextConfig {
+    /** The route's row of the route policy table, attached when the route is registered (app.ts, onRoute). */
+    policy?: RoutePolicy;
   }
 }
 
