@@ -56,6 +56,11 @@ const api = (scope: Scope, permission: Permission): Access => ({ kind: 'api', sc
 export const routePolicies: readonly RoutePolicy[] = [
   { method: 'GET', path: '/api/health', access: publicRoute, errors: 'Error' },
   { method: 'GET', path: '/api/openapi.json', access: publicRoute, errors: 'Error' },
+  // The API reference page rendered from that document (src/http/routes/api-docs.ts): the redirect
+  // to the page, the page, and its script bundle.
+  { method: 'GET', path: '/api/docs', access: publicRoute, errors: 'Error' },
+  { method: 'GET', path: '/api/docs/', access: publicRoute, errors: 'Error' },
+  { method: 'GET', path: '/api/docs/js/scalar.js', access: publicRoute, errors: 'Error' },
 
   // Sign-in (contract §3).
   { method: 'POST', path: '/api/auth/register', access: publicRoute, errors: 'ApiError' },

@@ -64,7 +64,7 @@ function TokensSection() {
 
   return (
     <div className="stack-lg">
-      <p className="muted">Named tokens let scripts use the API with only the scopes you give them, and never more than your own permissions. Send one as <code>Authorization: Bearer svc_…</code>.</p>
+      <p className="muted">Named tokens let scripts use the API with only the scopes you give them, and never more than your own permissions. Send one as <code>Authorization: Bearer svc_…</code>. The <a href="/api/docs">API reference</a> describes every operation.</p>
       {secret && (
         <SecretReveal title={secret.title} secret={secret.value} onDone={() => setSecret(null)}>
           <p className="small">

@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { Client } from '../support/client.ts';
+
+let server: TestServer;
+let client: Client;
+beforeAll(async () => {
+  server = await startTestServer();
+  client = new Client(server.baseUrl);
+});
+afterAll(() => server.close());
+
+/** Every `<script src>` and `<link href>` of a page, resolved against the page's URL. */
+function assetUrls(html: string, pageUrl: string): URL[] {
+  const references = [...html.matchAll(/<script\b[^>]*\ssrc="([^"]*)"/gi), ...html.matchAll(/<link\b[^>]*\shref="([^"]*)"/gi)];
+  return references.map((match) => new URL(match[1]!, pageUrl));
+}
+
+/** The CSP's directives, by name. */
+function directives(policy: string): Map<string, string[]> {
+  return new Map(policy.split(';').map((part) => part.trim().split(/\s+/)).map(([name, ...sources]) => [name!, sources]));
+}
+
+describe('the API reference at /api/docs', () => {
+  it('sends /api/docs to the page, which answers HTML without authentication', async () => {
+    const redirect = await client.get('/api/docs');
+    expect(redirect.status).toBe(301);
+    expect(redirect.headers.get('location')).toBe('/api/docs/');
+
+    const page = await client.get('/api/docs/');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(page.text).toMatch(/<title>Hoard API reference<\/title>/);
+    // Rendered from the document /api/openapi.json serves, not a copy of it.
+    expect(page.text).toContain('"url": "/api/openapi.json"');
+    const document = await client.get('/api/openapi.json');
+    expect(document.status).toBe(200);
+    expect(document.body.paths['/api/files']).toBeDefined();
+  });
+
+  it('serves every script and stylesheet of the page itself and references no other host', async () => {
+    const pageUrl = `${server.baseUrl}/api/docs/`;
+    const page = await client.get('/api/docs/');
+    const assets = assetUrls(page.text, pageUrl);
+    expect(assets.length).toBeGreaterThan(0);
+    for (const asset of assets) {
+      expect(asset.origin, asset.href).toBe(server.baseUrl);
+      const response = await client.get(asset.pathname);
+      expect(response.status, asset.href).toBe(200);
+      expect(response.headers.get('x-content-type-options'), asset.href).toBe('nosniff');
+      if (asset.pathname.endsWith('.js')) expect(response.headers.get('content-type')).toMatch(/^application\/javascript/);
+    }
+    expect(page.text).not.toMatch(/(https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}/i);
+  });
+
+  it('allows only this server and the page’s own inline script under its Content-Security-Policy', async () => {
+    const page = await client.get('/api/docs/');
+    const policy = directives(page.headers.get('content-security-policy') ?? '');
+    expect(policy.get('default-src')).toEqual(["'none'"]);
+    expect(policy.get('frame-ancestors')).toEqual(["'none'"]);
+    // No source anywhere in the policy names another host or a scheme (https:, *).
+    for (const [name, sources] of policy) {
+      for (const source of sources) expect(source, name).toMatch(/^('self'|'none'|'unsafe-inline'|'sha256-[A-Za-z0-9+/=]+'|data:)$/);
+    }
+    expect(policy.get('script-src')).not.toContain("'unsafe-inline'");
+    expect(policy.get('script-src')).not.toContain("'unsafe-eval'");
+    // Exactly the page's inline scripts are allowed, by hash.
+    const inline = [...page.text.matchAll(/<script\b(?![^>]*\ssrc=)[^>]*>([\s\S]*?)<\/script>/gi)].map((match) => `'sha256-${createHash('sha256').update(match[1]!).digest('base64')}'`);
+    expect(inline.length).toBeGreaterThan(0);
+    expect(policy.get('script-src')).toEqual(["'self'", ...inline]);
+  });
+
+  it('keeps its own routes out of the OpenAPI document', async () => {
+    const document = await client.get('/api/openapi.json');
+    expect(Object.keys(document.body.paths).filter((path) => path.startsWith('/api/docs'))).toEqual([]);
+  });
+});
