@@ -1,0 +1,79 @@
+import { useState } from 'react';
+import { del, get, post } from '../../api.ts';
+import { formatDate, formatDateTime, fromLocalInput } from '../../format.ts';
+import { Badge, CopyButton, DataTable, Empty, ErrorNote, useAction, useConfirm, useLoad, useSubmit } from '../../ui.tsx';
+import type { Invite } from '../../types.ts';
+
+function inviteLink(invite: Invite) {
+  return `${window.location.origin}/app/signin?invite=${encodeURIComponent(invite.code)}`;
+}
+
+export function InvitesSection() {
+  const run = useAction();
+  const confirm = useConfirm();
+  const invites = useLoad(() => get<{ invites: Invite[] }>('/api/invites').then((d) => d.invites), []);
+  const [expires, setExpires] = useState('');
+
+  const { submit: create, error } = useSubmit(async () => {
+    const expiresAt = fromLocalInput(expires);
+    await post('/api/invites', expiresAt ? { expiresAt } : {});
+    setExpires('');
+    void invites.reload();
+  });
+
+  const now = Date.now();
+  return (
+    <div className="stack-lg">
+      <form className="card stack" onSubmit={create} aria-label="New invite">
+        <h2>New invite</h2>
+        <p className="hint">An invite lets one person create an account, even when registration is closed. Valid for 7 days unless you choose otherwise.</p>
+        <div className="inline-form">
+          <label>
+            Expires <span className="muted">(optional)</span>
+            <input type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
+          </label>
+          <button type="submit" className="primary">
+            Create invite
+          </button>
+        </div>
+        <ErrorNote error={error} />
+      </form>
+      <ErrorNote error={invites.error} />
+      {invites.data && invites.data.length === 0 && <Empty>No invites.</Empty>}
+      {invites.data && invites.data.length > 0 && (
+        <DataTable columns={['Code', 'Status', 'Created', 'Expires']}>
+          {invites.data.map((invite) => {
+            const status = invite.usedAt ? 'used' : Date.parse(invite.expiresAt) <= now ? 'expired' : 'open';
+            return (
+              <tr key={invite.id}>
+                <td>
+                  <code>{invite.code}</code>
+                </td>
+                <td>
+                  <Badge kind={status === 'open' ? 'ok' : status === 'used' ? 'neutral' : 'warn'}>{status === 'used' ? `Used ${formatDate(invite.usedAt)}` : status === 'open' ? 'Open' : 'Expired'}</Badge>
+                </td>
+                <td>{formatDateTime(invite.createdAt)}</td>
+                <td>{formatDateTime(invite.expiresAt)}</td>
+                <td>
+                  <span className="row-actions">
+                    {status === 'open' && <CopyButton text={inviteLink(invite)} label="Copy invite link" className="small" />}
+                    <button
+                      type="button"
+                      className="small danger"
+                      onClick={async () => {
+                        if (!(await confirm('Withdraw invite', 'Withdraw this invite? Its code stops working.', 'Withdraw'))) return;
+                        if (await run(() => del(`/api/invites/${encodeURIComponent(invite.id)}`), 'Invite withdrawn')) void invites.reload();
+                      }}
+                    >
+                      Withdraw
+                    </button>
+                  </span>
+                </td>
+              </tr>
+            );
+          })}
+        </DataTable>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,65 @@
+import { useEffect, useState } from 'react';
+import { get, patch } from '../../api.ts';
+import { ErrorNote, Loading, useLoad, useSubmit, useToast } from '../../ui.tsx';
+import type { InstanceSettings } from '../../types.ts';
+import { fromMiB, toMiB } from './mib.ts';
+
+export function SettingsSection() {
+  const toast = useToast();
+  const settings = useLoad(() => get<InstanceSettings>('/api/settings'), []);
+  const [registration, setRegistration] = useState<InstanceSettings['registration']>('closed');
+  const [requireVerification, setRequireVerification] = useState(false);
+  const [maxUpload, setMaxUpload] = useState('');
+  const [quota, setQuota] = useState('');
+  useEffect(() => {
+    const s = settings.data;
+    if (!s) return;
+    setRegistration(s.registration);
+    setRequireVerification(s.requireEmailVerification);
+    setMaxUpload(toMiB(s.maxUploadSizeBytes));
+    setQuota(toMiB(s.defaultQuotaBytes));
+  }, [settings.data]);
+
+  const { submit: save, error } = useSubmit(async () => {
+    const data = await patch<InstanceSettings>('/api/settings', {
+      registration,
+      requireEmailVerification: requireVerification,
+      maxUploadSizeBytes: fromMiB(maxUpload),
+      defaultQuotaBytes: fromMiB(quota || '0'),
+    });
+    settings.setData(data);
+    toast('Settings saved');
+  });
+
+  if (!settings.data) return settings.error ? <ErrorNote error={settings.error} /> : <Loading />;
+  return (
+    <form className="card stack" onSubmit={save} aria-label="Instance settings">
+      <label>
+        Registration
+        <select value={registration} onChange={(e) => setRegistration(e.target.value as InstanceSettings['registration'])}>
+          <option value="closed">Closed: administrators create accounts</option>
+          <option value="invite">Invite only</option>
+          <option value="open">Open: anyone can sign up</option>
+        </select>
+      </label>
+      <label className="checkbox">
+        <input type="checkbox" checked={requireVerification} onChange={(e) => setRequireVerification(e.target.checked)} />
+        Require a verified email address for API tokens and uploader apps
+      </label>
+      <label>
+        Maximum file size (MiB)
+        <input type="number" min={0.01} step="any" value={maxUpload} onChange={(e) => setMaxUpload(e.target.value)} required />
+      </label>
+      <label>
+        Default quota per account (MiB, 0 = none)
+        <input type="number" min={0} step="any" value={quota} onChange={(e) => setQuota(e.target.value)} required />
+      </label>
+      <ErrorNote error={error} />
+      <div>
+        <button type="submit" className="primary">
+          Save settings
+        </button>
+      </div>
+    </form>
+  );
+}

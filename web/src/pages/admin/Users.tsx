@@ -1,0 +1,154 @@
+import { useState } from 'react';
+import { del, get, patch, post } from '../../api.ts';
+import { formatBytes, formatDate } from '../../format.ts';
+import { useMe, useSession } from '../../session.tsx';
+import { Badge, DataTable, Empty, ErrorNote, FormDialog, Loading, useAction, useConfirm, useLoad } from '../../ui.tsx';
+import type { AdminUser, Role, RoleSummary } from '../../types.ts';
+import { fromMiB, toMiB } from './mib.ts';
+
+/** Roles to offer in user forms: all roles with roles.manage, else those seen on accounts. */
+function useAssignableRoles(users: AdminUser[] | undefined): RoleSummary[] {
+  const { can } = useSession();
+  const roles = useLoad(() => (can('roles.manage') ? get<{ roles: Role[] }>('/api/roles').then((d) => d.roles) : Promise.resolve(null)), []);
+  if (roles.data) return roles.data.filter((r) => r.systemKey !== 'everyone');
+  const seen = new Map<string, RoleSummary>();
+  for (const user of users ?? []) for (const role of user.roles) if (role.systemKey !== 'everyone') seen.set(role.id, role);
+  return [...seen.values()];
+}
+
+export function UsersSection() {
+  const me = useMe();
+  const run = useAction();
+  const confirm = useConfirm();
+  const users = useLoad(() => get<{ users: AdminUser[] }>('/api/users').then((d) => d.users), []);
+  const roles = useAssignableRoles(users.data);
+  const [editing, setEditing] = useState<AdminUser | 'new' | null>(null);
+
+  return (
+    <div className="stack-lg">
+      <div>
+        <button type="button" className="primary" onClick={() => setEditing('new')}>
+          Create account
+        </button>
+      </div>
+      <ErrorNote error={users.error} />
+      {users.loading && !users.data && <Loading />}
+      {users.data && users.data.length === 0 && <Empty>No accounts.</Empty>}
+      {users.data && users.data.length > 0 && (
+        <DataTable columns={['Name', 'Email', 'Roles', 'Verified', 'Quota', 'Created']}>
+          {users.data.map((user) => (
+            <tr key={user.id} data-testid="user-row">
+              <td>
+                {user.name} {user.id === me.id && <Badge kind="neutral">You</Badge>}
+              </td>
+              <td>{user.email}</td>
+              <td>{user.roles.map((r) => r.name).join(', ') || '–'}</td>
+              <td>{user.emailVerified ? <Badge kind="ok">Verified</Badge> : <Badge kind="warn">No</Badge>}</td>
+              <td>{user.quotaBytes === null ? 'Default' : user.quotaBytes === 0 ? 'None' : formatBytes(user.quotaBytes)}</td>
+              <td>{formatDate(user.createdAt)}</td>
+              <td>
+                <span className="row-actions">
+                  <button type="button" className="small" onClick={() => setEditing(user)} aria-label={`Edit ${user.email}`}>
+                    Edit
+                  </button>
+                  {user.id !== me.id && (
+                    <button
+                      type="button"
+                      className="small danger"
+                      aria-label={`Delete ${user.email}`}
+                      onClick={async () => {
+                        if (!(await confirm('Delete account', `Delete ${user.email} and everything it owns: files, links, tokens, webhooks?`))) return;
+                        if (await run(() => del(`/api/users/${encodeURIComponent(user.id)}`), 'Account deleted')) void users.reload();
+                      }}
+                    >
+                      Delete
+                    </button>
+                  )}
+                </span>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
+      )}
+      {editing && (
+        <UserDialog
+          user={editing === 'new' ? null : editing}
+          roles={roles}
+          onClose={() => setEditing(null)}
+          onSaved={() => {
+            setEditing(null);
+            void users.reload();
+          }}
+        />
+      )}
+    </div>
+  );
+}
+
+function UserDialog({ user, roles, onClose, onSaved }: { user: AdminUser | null; roles: RoleSummary[]; onClose: () => void; onSaved: () => void }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [name, setName] = useState(user?.name ?? '');
+  const [roleIds, setRoleIds] = useState<string[]>(user?.roleIds ?? []);
+  const [verified, setVerified] = useState(user?.emailVerified ?? true);
+  const [quota, setQuota] = useState(user ? toMiB(user.quotaBytes) : '');
+  // Roles the account has that this list does not show stay assigned.
+  const shownRoles = [...roles, ...(user?.roles.filter((r) => r.systemKey !== 'everyone' && !roles.some((x) => x.id === r.id)) ?? [])];
+
+  const submit = async () => {
+    if (user) {
+      const body: Record<string, unknown> = { roleIds, emailVerified: verified, quotaBytes: quota.trim() === '' ? null : fromMiB(quota) };
+      if (name.trim()) body.name = name.trim();
+      await patch(`/api/users/${encodeURIComponent(user.id)}`, body);
+    } else {
+      const body: Record<string, unknown> = { email, password, roleIds, emailVerified: verified };
+      if (name.trim()) body.name = name.trim();
+      await post('/api/users', body);
+    }
+    onSaved();
+  };
+
+  return (
+    <FormDialog title={user ? `Edit ${user.email}` : 'Create account'} onClose={onClose} onSubmit={submit} submitLabel={user ? 'Save' : 'Create account'}>
+      {!user && (
+        <>
+          <label>
+            Email
+            <input type="email" value={email} onChange={(e) => setEmail(e.target.value)} required autoComplete="off" />
+          </label>
+          <label>
+            Password
+            <input type="password" value={password} onChange={(e) => setPassword(e.target.value)} required minLength={8} autoComplete="new-password" />
+          </label>
+        </>
+      )}
+      <label>
+        Name {!user && <span className="muted">(optional)</span>}
+        <input type="text" value={name} onChange={(e) => setName(e.target.value)} maxLength={100} />
+      </label>
+      <fieldset>
+        <legend>Roles</legend>
+        <p className="hint">Everyone’s permissions apply to every account in addition to these.</p>
+        {shownRoles.length === 0 && <p className="muted">No other roles.</p>}
+        <div className="checkbox-grid">
+          {shownRoles.map((role) => (
+            <label key={role.id} className="checkbox">
+              <input type="checkbox" checked={roleIds.includes(role.id)} onChange={(e) => setRoleIds((ids) => (e.target.checked ? [...ids, role.id] : ids.filter((id) => id !== role.id)))} />
+              {role.name}
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      <label className="checkbox">
+        <input type="checkbox" checked={verified} onChange={(e) => setVerified(e.target.checked)} />
+        Email address verified
+      </label>
+      {user && (
+        <label>
+          Quota in MiB <span className="muted">(empty: the instance default; 0: no quota)</span>
+          <input type="number" min={0} step="any" value={quota} onChange={(e) => setQuota(e.target.value)} />
+        </label>
+      )}
+    </FormDialog>
+  );
+}
