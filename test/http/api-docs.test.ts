@@ -72,6 +72,38 @@ describe('the API reference at /api/docs', () => {
     expect(policy.get('script-src')).toEqual(["'self'", ...inline]);
   });
 
+  it('sends its 5 MB script compressed once and then answers a revalidation with 304', async () => {
+    const url = `${server.baseUrl}/api/docs/js/scalar.js`;
+    const plain = await fetch(url, { headers: { 'accept-encoding': 'identity' } });
+    expect(plain.status).toBe(200);
+    const plainText = await plain.text();
+    expect(plain.headers.get('content-encoding')).toBeNull();
+
+    // fetch() would inflate a compressed body itself; node:http shows the bytes as sent.
+    const { request } = await import('node:http');
+    const compressed = await new Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
+      request(url, { headers: { 'accept-encoding': 'gzip, deflate, br' } }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+      }).on('error', reject).end();
+    });
+    expect(compressed.status).toBe(200);
+    expect(compressed.headers['content-encoding']).toBe('gzip');
+    expect(compressed.headers['vary']).toMatch(/accept-encoding/i);
+    expect(compressed.body.length).toBeLessThan(Buffer.byteLength(plainText) / 3);
+    const { gunzipSync } = await import('node:zlib');
+    expect(gunzipSync(compressed.body).toString()).toBe(plainText);
+
+    const etag = plain.headers.get('etag');
+    expect(etag).toMatch(/^"[^"]+"$/);
+    expect(compressed.headers['etag']).toBe(etag);
+    expect(plain.headers.get('cache-control')).toBe('no-cache');
+    const again = await fetch(url, { headers: { 'if-none-match': etag! } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+  });
+
   it('keeps its own routes out of the OpenAPI document', async () => {
     const document = await client.get('/api/openapi.json');
     expect(Object.keys(document.body.paths).filter((path) => path.startsWith('/api/docs'))).toEqual([]);
