@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { launchBrowser, screenshotDir, type BrowserSession } from '../support/browser.ts';
+import { launchBrowser, screenshotDir, type BrowserSession, watchPage } from '../support/browser.ts';
 import { signUp } from '../support/client.ts';
 
 /**
@@ -24,10 +24,7 @@ describe('the API reference in Chromium', () => {
     // Every request of every page and worker of the browser.
     browser.context.on('request', (request) => requested.push(request.url()));
     page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    page.on('pageerror', (error) => violations.push(`${error.name}: ${error.message}`));
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
-    });
+    watchPage(page, violations);
   });
 
   afterAll(async () => {

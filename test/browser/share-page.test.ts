@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { launchBrowser, type BrowserSession } from '../support/browser.ts';
+import { launchBrowser, type BrowserSession, watchPage } from '../support/browser.ts';
 import { signUp } from '../support/client.ts';
 import { PNG_1X1, uploadFile } from '../support/uploads.ts';
 
@@ -22,10 +22,7 @@ describe('the share page in Chromium, under its Content-Security-Policy', () => 
     owner = await signUp(server.baseUrl);
     browser = await launchBrowser();
     page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    page.on('pageerror', (error) => violations.push(`${error.name}: ${error.message}`));
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
-    });
+    watchPage(page, violations);
   });
 
   afterAll(async () => {

@@ -5,7 +5,7 @@ import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { chromiumPath, launchBrowser, screenshotDir, type BrowserSession } from '../support/browser.ts';
+import { chromiumPath, launchBrowser, screenshotDir, watchPage, type BrowserSession } from '../support/browser.ts';
 
 /** A solid-colour PNG (RGB), so the grid and the gallery have real images to show. */
 function png(width: number, height: number, [r, g, b]: [number, number, number]): Buffer {
@@ -42,13 +42,7 @@ describe('the web app in Chromium', () => {
     await target.evaluate('window.scrollTo(0, 0)');
     await target.screenshot({ path: path.join(screenshotDir, `${name}.png`), fullPage: true, animations: 'disabled' });
   };
-  const watch = (target: Page) => {
-    target.on('pageerror', (error) => pageErrors.push(`${error.name}: ${error.message}`));
-    target.on('console', (message) => {
-      // A CSP violation means the served policy and the built app disagree.
-      if (/Content Security Policy/i.test(message.text())) pageErrors.push(message.text());
-    });
-  };
+  const watch = (target: Page) => watchPage(target, pageErrors);
 
   beforeAll(async () => {
     fs.mkdirSync(screenshotDir, { recursive: true });

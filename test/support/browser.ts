@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { inject } from 'vitest';
 
 declare module 'vitest' {
@@ -44,4 +44,15 @@ export async function launchBrowser(options: { colorScheme?: 'light' | 'dark'; v
       fs.rmSync(userDataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Records into `problems` what a page must never show: an uncaught script error, or a Content
+ * Security Policy violation (the served policy and the page disagree).
+ */
+export function watchPage(page: Page, problems: string[]): void {
+  page.on('pageerror', (error) => problems.push(`${error.name}: ${error.message}`));
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) problems.push(message.text());
+  });
 }
