@@ -67,7 +67,7 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'POST', path: '/api/auth/login', access: publicRoute, errors: 'ApiError' },
   { method: 'POST', path: '/api/auth/logout', access: session(), errors: 'ApiError' },
   { method: 'GET', path: '/api/auth/me', access: session(), errors: 'ApiError' },
-  // First-run state for the web app's sign-in screen (issue 10).
+  // First-run state for the web app's sign-in screen (docs/decisions.md, GET /api/setup).
   { method: 'GET', path: '/api/setup', access: publicRoute, errors: 'ApiError' },
 
   // Administration.
@@ -153,7 +153,7 @@ export const routePolicies: readonly RoutePolicy[] = [
   // Public short-link redirect (contract §6); it answers HTML, so the error shape only covers a 500.
   { method: 'GET', path: '/u/:shortCode', access: publicRoute, errors: 'Error' },
 
-  // The web app (issue 10, docs/web.md): its pages and its content-hashed assets.
+  // The web app (docs/web.md): its pages and its content-hashed assets.
   { method: 'GET', path: '/', access: publicRoute, errors: 'Error' },
   { method: 'GET', path: '/app', access: publicRoute, errors: 'Error' },
   { method: 'GET', path: '/app/*', access: publicRoute, errors: 'Error' },

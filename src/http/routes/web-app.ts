@@ -41,7 +41,7 @@ const notBuiltPage = `<!doctype html>
 The HTTP API under <code>/api</code> works without it.</p></body></html>`;
 
 /**
- * The web app (issue 10), served by the same process:
+ * The web app (docs/web.md), served by the same process:
  * - `/`, `/app` and `/app/*`: the app's index.html (the app routes on the client);
  * - `/assets/*`: Vite's content-hashed files, cached for a year.
  * None of these can be taken for a share page (`/<urlId>/<name>`): a urlId is eight characters, and
