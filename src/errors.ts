@@ -32,4 +32,5 @@ export const notFound = (message: string) => new AppError('not_found', message);
 export const conflict = (message: string) => new AppError('conflict', message);
 export const tooLarge = (message: string) => new AppError('too_large', message);
 export const rateLimited = (message: string, retryAfter: number) => new AppError('rate_limited', message, retryAfter);
+/** The generic 401: error `Unauthorized`, the cause not revealed (spec, Errors: 401). */
 export const unauthorized = () => new AppError('unauthorized', 'Unauthorized');

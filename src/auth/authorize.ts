@@ -19,7 +19,7 @@ export interface Credentials {
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 // The scheme word is case-insensitive (RFC 9110); the secret is taken exactly as sent.
 const bearer = /^bearer[ ]+([^\s]+)[ ]*$/i;
-// lastUsedAt is best effort: written at most this often per token.
+// Last-used timestamp: best-effort metadata (spec, Named API token), written at most this often per token.
 const LAST_USED_RESOLUTION_MS = 60 * 1000;
 
 // With the account, its listing version (the listing cache's validator): read here, in the query
@@ -29,7 +29,8 @@ const userColumns = ['users.id', 'users.email', 'users.name', 'users.urlId', 'us
 /**
  * Step one of the single authorization point: who is calling, judged against the route's policy.
  * Anything wrong with a credential (unknown, expired, revoked, a scope or route it does not cover,
- * an unverified account) is the same generic 401, so the cause is never revealed.
+ * an unverified account) is the same generic 401, so the cause is never revealed (spec, Errors: 401,
+ * error `Unauthorized`).
  */
 export async function authenticate(db: Db, policy: RoutePolicy, credentials: Credentials): Promise<Principal | null> {
   const { access } = policy;
@@ -44,6 +45,7 @@ export async function authenticate(db: Db, policy: RoutePolicy, credentials: Cre
     if (secret.startsWith(SECRET_PREFIX)) {
       if (access.kind !== 'api') throw unauthorized();
       principal = await namedTokenPrincipal(db, secret, policy.finalizesUpload === true);
+      // Token scope (spec, Authentication 3); the current role permission is checkAccess's.
       if (!principal || !principal.token!.scopes.has(access.scope)) throw unauthorized();
     } else {
       if (access.kind !== 'api' && access.kind !== 'sessionOrLegacy') throw unauthorized();
@@ -67,7 +69,10 @@ async function sessionPrincipal(db: Db, cookie: string): Promise<Principal | nul
   return { ...(await withAccess(db, 'session', row)), sessionId: session.id };
 }
 
-/** Step two: may this principal do this, now. Throws 403 when not. */
+/**
+ * Step two: may this principal do this, now. Throws 403 when not. The owner's current role permission,
+ * checked on each request alongside the token scope (spec, Authentication 5).
+ */
 export function checkAccess(policy: RoutePolicy, principal: Principal | null, request: { method: string; origin: string | undefined }, expectedOrigin: string): void {
   if (!principal) return;
   // Browsers attach cookies to cross-site requests; the Origin header is how a state change proves
@@ -135,6 +140,7 @@ async function namedTokenPrincipal(db: Db, secret: string, finalizesUpload: bool
   return { via: 'token', user, listingVersion: row.listingVersion, permissions, roles, token: { id: row.tokenId, scopes: new Set(parseScopes(row.scopes)), profileId: row.profileId } };
 }
 
+/** Legacy upload credential (spec, Authentication 9): no scope allowlist, still limited by current role permissions. */
 async function legacyPrincipal(db: Db, secret: string): Promise<Principal | null> {
   // Looked up by hash: the database comparison then leaks nothing about the secret's characters.
   const row = await db.selectFrom('users').select(userColumns).where('uploadTokenHash', '=', sha256Hex(secret)).executeTakeFirst();

@@ -34,6 +34,8 @@ export interface ChunkInit {
  * declared size is reserved against the quota from now on (src/uploads/reservations.ts); the checks
  * and the session's row commit together under the account's lock, so sessions opened at once cannot
  * together pass the quota, the open-session cap, or the instance's temporary storage limit.
+ * Records the session metadata of the spec (Chunk upload session): the upload option snapshot, the
+ * declared total size, the bound profile and the actual storage target (provenance).
  */
 export async function startChunkedUpload(ctx: AppContext, principal: Principal, plan: UploadPlan, init: ChunkInit): Promise<{ uploadId: string; fileKey: string }> {
   const userId = principal.user.id;
@@ -103,6 +105,7 @@ export async function startChunkedUpload(ctx: AppContext, principal: Principal, 
 /** The advisory lock key of the instance's temporary-bytes sum (any constant unique in this application). */
 const TEMP_LIMIT_LOCK = 0x686f6172;
 
+/** Part number: 1 to 10000 (spec, Limits). */
 export function parsePartNumber(raw: string | number): number {
   const value = typeof raw === 'number' ? raw : /^\d{1,6}$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isInteger(value) || value < 1 || value > chunkLimits.maxPartNumber) throw invalid(`partNumber: must be a whole number from 1 to ${chunkLimits.maxPartNumber}`);
@@ -121,6 +124,7 @@ export function checkUploadId(uploadId: string): string {
 async function usableSession(ctx: AppContext, principal: Principal, uploadId: string, now: number): Promise<ChunkSession> {
   const session = await forAccount(ctx.db, principal.user.id).selectFrom('chunkSessions').selectAll().where('id', '=', checkUploadId(uploadId)).executeTakeFirst();
   if (!session) throw notFound('Upload session not found');
+  // One hour with no activity: the session is gone, later use gives 404 (spec, Chunk upload session).
   if (session.state !== 'completed' && session.lastActivityAt + chunkLimits.inactivityMs <= now && (session.completingUntil ?? 0) <= now) {
     throw notFound('Upload session not found (it expired after an hour without activity)');
   }
@@ -128,22 +132,27 @@ async function usableSession(ctx: AppContext, principal: Principal, uploadId: st
   // Authentication: "Chunk requests may only reach sessions created with the bound profile").
   const bound = principal.token?.profileId ?? null;
   if (bound !== null && session.profileId !== bound) throw forbidden('This token is bound to an upload profile and cannot use a session started with another profile or none');
+  // Provenance (spec, Chunk upload session: "storage target changed or metadata lacks provenance" → 409,
+  // including sessions started before it was recorded).
   if (session.storageTarget === null) throw conflict('This upload session has no recorded storage target; start a new upload');
   if (session.storageTarget !== ctx.storage.target) throw conflict('The storage target changed since this upload started; start a new upload');
   return session;
 }
 
+/** Refreshes the inactivity timer (spec, Chunk upload session); completion does not refresh it. */
 async function touch(ctx: AppContext, session: ChunkSession, now: number): Promise<void> {
   await ctx.db.updateTable('chunkSessions').set({ lastActivityAt: now }).where('id', '=', session.id).execute();
   await scheduleSessionSweep(ctx.db, session.id, now + chunkLimits.inactivityMs);
 }
 
+/** "Upload already completed" → 409 on part requests (spec, Errors: 409). */
 function assertOpen(session: ChunkSession): void {
   if (session.state === 'completed') throw conflict('This upload is already completed; start a new upload');
 }
 
 /**
  * A part upload URL: presigned for S3, the `local://` marker for local storage. Refreshes activity.
+ * Part upload URL validity: one hour (spec, Limits).
  *
  * A presigned PUT never passes through this server, and S3 can bind only an exact length to it, not
  * a maximum. So a client that names the part's `size` gets a URL with that Content-Length signed,
@@ -168,7 +177,7 @@ export async function partUrl(ctx: AppContext, principal: Principal, uploadId: s
 }
 
 /**
- * PUT part: streamed to storage, at most 64 MiB and never past the declared size. The part's room is
+ * PUT part: streamed to storage, at most 64 MiB and never past the declared size (spec, Limits: part size). The part's room is
  * reserved before the first byte (see reservePartRoom), so parts sent in parallel cannot together pass
  * the declared size; the reservation becomes the part's recorded size once it is stored.
  */
@@ -304,6 +313,8 @@ function validateParts(request: CompletionRequest, known: Map<number, { etag: st
 
 /**
  * Completion. Exactly one request assembles a session (others wait for it and get the same file);
+ * a repeated completion returns the same committed file while session metadata exists (spec, Chunk
+ * upload session: repeated completion).
  * the file is committed together with the session's completed state, so file.ready fires once.
  *
  * Crash safety: the assembled object's clean-up is scheduled before assembling (and pushed back while
@@ -340,6 +351,7 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
   try {
     // Should this process die from here on, the assembled object is removed minutes later.
     await net.arm();
+    // Chunked uploads keep the option snapshot from their start (spec, Authentication 8).
     const snapshot = JSON.parse(session.options) as ResolvedOptions;
     const plan: UploadPlan = { profileId: session.profileId, folderId: session.folderId, base: { ...snapshot, expiration: 'DISABLED' }, bound: session.boundProfileId !== null || principal.token?.profileId != null };
     const overrides: RequestOptions = {};
@@ -356,6 +368,7 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
     } else {
       const parts = validateParts(request, await knownParts(ctx, session, request), ctx.storage.kind === 's3');
       const total = parts.reduce((sum, p) => sum + p.size, 0);
+      // The assembled size must equal the declared size (spec, POST /api/files/chunks/{uploadId}/complete).
       if (total !== session.size) throw invalid(`The parts hold ${total} bytes but the upload declared ${session.size}`);
       let stored: { size: number };
       try {
@@ -370,6 +383,7 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
     }
     const head = await readHead(ctx, session.fileKey, session.size);
     const mimeType = await resolveMimeType(session.mimeType ?? undefined, head, session.filename);
+    // The token's validity is checked again at completion; failure gives 403 (spec, POST .../complete).
     if (!(await tokenStillValid())) throw forbidden('The token was revoked or expired before the upload was finalized');
 
     // No renewal may land after the commit cancels the clean-up.

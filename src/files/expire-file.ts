@@ -6,7 +6,8 @@ import { scheduleExpiry } from './expiry.ts';
 // Kept apart from expiry.ts (scheduling): deleting a file cancels its expiry, and expiring one deletes it.
 
 /**
- * Applies a file's expiry action. Idempotent: it re-reads the file and acts only when the expiry
+ * Applies a file's expiration action (DELETE or SET_PRIVATE) at the expiration time (spec, File).
+ * Idempotent: it re-reads the file and acts only when the expiry
  * it finds has really passed, so a late or repeated run changes nothing.
  */
 export function fileExpiryHandler(ctx: AppContext): JobHandler {

@@ -117,7 +117,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     // None for a request that reached no route (answered by the not-found handler).
     const { policy } = request.routeOptions.config;
     if (!policy) return;
-    // Counted before authentication (spec, Limits).
+    // Upload-start rate limit, counted before authentication (spec, Limits): 429 with Retry-After.
     if (policy.uploadStart && !uploadStarts.allow(request.ip)) {
       reply.header('Retry-After', String(UPLOAD_START_RETRY_AFTER_SECONDS));
       return sendError(request, reply, 429, 'Too many requests');

@@ -65,7 +65,7 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   const fastifyError = error as FastifyError;
   if (hasZodFastifySchemaValidationErrors(fastifyError)) return sendError(request, reply, 400, describeValidation(fastifyError));
   if (fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
-    // A route may document another answer (the specification's 500 on POST /api/urls).
+    // A route may document another answer (spec, POST /api/urls: "Malformed JSON reaches the 500 handler").
     if (request.routeOptions.config.policy?.malformedJson === 'server-error') {
       request.log.info('malformed JSON body answered with the documented 500');
       return sendError(request, reply, 500, SERVER_ERROR);

@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 
 /** The characters of a short code: letters, digits and underscore (63 symbols). */
 export const SHORT_CODE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_';
+/** Short code: six characters (spec, Limits; Short link). */
 export const SHORT_CODE_LENGTH = 6;
 
 const shortCodePattern = new RegExp(`^[A-Za-z0-9_]{${SHORT_CODE_LENGTH}}$`);

@@ -82,6 +82,7 @@ export function validId(value: string): boolean {
   return value.length >= 1 && value.length <= listingLimits.idLength && !badIdCharacter.test(value);
 }
 
+/** The selected-ID filter `ids`: 1 to 100 distinct file IDs, one parameter (spec, GET /api/files). */
 function parseIds(raw: RawQuery): string[] | null {
   if (Array.isArray(raw.ids)) throw invalid('ids: give the parameter once, as one comma-separated list');
   const value = single(raw, 'ids');
@@ -171,6 +172,7 @@ function parseDateTo(raw: RawQuery): number | null {
   throw invalid(`dateTo: must be ${dateRule}`);
 }
 
+/** `snapshot`: the inclusive upload-time ceiling returned by the timeline, reused across window reads (spec, GET /api/files). */
 function parseSnapshot(raw: RawQuery): number | null {
   const value = single(raw, 'snapshot');
   if (value === undefined) return null;
@@ -256,6 +258,7 @@ export function parseListQuery(raw: RawQuery): ListQuery {
   const sortBy = parseSortBy(raw);
   const page = positiveInteger(raw, 'page', 1);
   const limit = Math.min(positiveInteger(raw, 'limit', listingLimits.defaultLimit), listingLimits.maxLimit);
+  // Gallery anchor: galleryAnchor and galleryDirection come as a pair, else 400 (spec, GET /api/files).
   const anchor = single(raw, 'galleryAnchor');
   const direction = single(raw, 'galleryDirection');
   if ((anchor === undefined) !== (direction === undefined)) {

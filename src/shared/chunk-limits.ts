@@ -5,11 +5,12 @@
 export const chunkLimits = {
   maxPartBytes: 64 * 1024 * 1024,
   maxPartNumber: 10_000,
+  /** Chunk session inactivity: expires after one hour with no activity (spec, Limits). */
   inactivityMs: 60 * 60 * 1000,
   partUrlValiditySeconds: 60 * 60,
   /** S3 refuses to assemble a multipart upload whose parts, but the last, are smaller. */
   s3MinPartBytes: 5 * 1024 * 1024,
-  /** How long a completed session is kept so that repeating the completion returns the same file. */
+  /** How long a completed session is kept so that a repeated completion returns the same file (spec, Chunk upload session). */
   completedRetentionMs: 24 * 60 * 60 * 1000,
   /**
    * A completion renews its lease every completionRenewMs while it works (however long assembling

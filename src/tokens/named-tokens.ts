@@ -7,6 +7,7 @@ import type { Scope } from '../auth/route-policy.ts';
 import { parseScopes, SECRET_PREFIX, tokenStatus, type TokenStatus } from '../auth/token-format.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 
+/** Active named tokens per account: 50, expired and revoked not counted; token name 1 to 80; latest 100 shown (spec, Limits). */
 export const tokenLimits = {
   activePerAccount: 50,
   listed: 100,
@@ -62,6 +63,7 @@ export interface NewToken {
   profileId?: string | null | undefined;
 }
 
+/** Bound upload profile: only for tokens with files:upload, of the same account (spec, Named API token). */
 async function validate(account: AccountScope, input: NewToken, now: number): Promise<void> {
   const name = input.name.trim();
   if (name.length < 1 || input.name.length > tokenLimits.nameLength) throw invalid(`name: must be 1 to ${tokenLimits.nameLength} characters`);
@@ -103,7 +105,7 @@ async function countActive(account: AccountScope, now: number): Promise<number> 
   return Number(count);
 }
 
-/** Creates a token; the secret is returned this once and only its hash is kept. */
+/** Creates a token; the secret is shown once at creation and only its hash is stored (spec, Named API token). */
 export async function createToken(db: Db, dialect: Dialect, userId: string, input: NewToken): Promise<{ token: TokenView; secret: string }> {
   const now = Date.now();
   await validate(forAccount(db, userId), input, now);
@@ -153,7 +155,7 @@ export async function revokeToken(db: Db, userId: string, id: string): Promise<v
   if (existing.revokedAt === null) await account.updateTable('apiTokens').set({ revokedAt: Date.now() }).where('id', '=', id).execute();
 }
 
-/** Re-checked just before a chunked upload commits: the token may have been revoked meanwhile. */
+/** Re-checked just before a chunked upload commits: the token may have been revoked meanwhile (spec, POST .../complete: 403). */
 export async function isTokenActive(db: Db, tokenId: string): Promise<boolean> {
   const row = await db.selectFrom('apiTokens').select(['expiresAt', 'revokedAt']).where('id', '=', tokenId).executeTakeFirst();
   return row !== undefined && tokenStatus(row) === 'active';

@@ -34,6 +34,10 @@ export function pickSelector(name: string, header: string | string[] | undefined
   return fromHeader ?? fromQuery;
 }
 
+/**
+ * Profile binding (spec, Authentication 8): a bound token gets its bound profile when X-Upload-Profile
+ * is omitted; another profile or `none` is 403, and so is a deleted bound profile until it is replaced.
+ */
 export async function planUpload(db: Db, principal: Principal, selectors: Selectors): Promise<UploadPlan> {
   const userId = principal.user.id;
   const { defaultProfileId, uploadDefaults } = await accountUploadDefaults(db, userId);
@@ -81,6 +85,7 @@ export async function resolveOptions(db: Db, principal: Principal, plan: UploadP
   const can = (permission: Parameters<typeof hasPermission>[1]) => hasPermission(principal.permissions, permission);
 
   if (!can('files.share')) options.visibility = 'PRIVATE';
+  // The expiration action needs its permission: DELETE files.delete, SET_PRIVATE files.share (spec, POST /api/files rule 2).
   if (options.expiresAt !== null) {
     if (options.expiresAt <= now) throw invalid('expiresAt: must be in the future');
     if (options.expiryAction === 'DELETE' && !can('files.delete')) throw forbidden();

@@ -28,4 +28,5 @@ export class UploadStartLimit {
   }
 }
 
+/** `Retry-After: 60` on the upload-start rate limit's 429 (spec, Errors: 429; Limits). */
 export const UPLOAD_START_RETRY_AFTER_SECONDS = 60;

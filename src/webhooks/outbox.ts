@@ -17,6 +17,7 @@ import { enqueueJob } from '../jobs/queue.ts';
  */
 
 export const WEBHOOK_DELIVERY_JOB = 'webhook.deliver';
+/** The webhook payload version: 1, independent of the API description version (spec, Versioning; Events). */
 export const WEBHOOK_PAYLOAD_VERSION = 1;
 export const FILE_READY = 'file.ready';
 
@@ -100,7 +101,7 @@ export async function queueDeliveries(
   return rows.map((r) => r.id);
 }
 
-/** Queues a file.ready event for every enabled webhook of the owner, in the caller's transaction. */
+/** Queues a file.ready event (the spec's file-ready event; contract §5) for every enabled webhook of the owner, in the caller's transaction. */
 export async function emitFileReady(trx: Executor, ownerUserId: string, file: FileReadyFile): Promise<EmittedEvent> {
   const webhooks = await forAccount(trx, ownerUserId).selectFrom('webhooks').select('id').where('enabled', '=', 1).orderBy('id').execute();
   if (webhooks.length === 0) return { eventId: null, deliveryIds: [] };
