@@ -7,8 +7,8 @@ import { scheduleExpiry } from './expiry.ts';
 
 /**
  * Applies a file's expiration action (DELETE or SET_PRIVATE) at the expiration time (spec, File).
- * Idempotent: it re-reads the file and acts only when the expiry
- * it finds has really passed, so a late or repeated run changes nothing.
+ * Idempotent: it re-reads the file and acts only when the expiry it finds has really passed, so a
+ * late or repeated run changes nothing.
  */
 export function fileExpiryHandler(ctx: AppContext): JobHandler {
   return async (job) => {
