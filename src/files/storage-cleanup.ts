@@ -97,8 +97,10 @@ export async function scheduleTmpSweep(executor: Executor, dataDir: string, runA
 export function tmpSweepHandler(ctx: AppContext): JobHandler {
   return async (job) => {
     const { dataDir } = job.payload as { dataDir: string };
-    // Another process's directory: left for that process to claim.
-    if (dataDir !== ctx.config.dataDir) return retryJob(1000, 'the sweep of another DATA_DIR');
+    // Another process's directory: left for that process, which moves the job to its own start
+    // anyway. Not retried at once: a DATA_DIR whose process is gone for good would otherwise keep
+    // every other process claiming its job every second.
+    if (dataDir !== ctx.config.dataDir) return retryJob(TMP_SWEEP_INTERVAL_MS, 'the sweep of another DATA_DIR');
     // A chunked upload's directory is in use while a session that has not completed names it.
     const inUse = async (uploadId: string) =>
       Boolean(await ctx.db.selectFrom('chunkSessions').select('id').where('storageUploadId', '=', uploadId).where('state', '!=', 'completed').executeTakeFirst());

@@ -93,7 +93,7 @@ export async function receiveSingleUpload(ctx: AppContext, principal: Principal,
 function collectField(fields: OptionFields, part: MultipartValue): void {
   if (typeof part.value !== 'string') throw invalid(`${part.fieldname}: must be a text field`);
   if (Object.hasOwn(fields, part.fieldname)) throw invalid(`${part.fieldname}: given twice`);
-  // The parser keeps only the first `fieldSize` bytes of a field (see src/http/app.ts); a value cut
+  // The parser keeps only the first `fieldSize` bytes of a field (see src/http/routes/file-upload.ts); a value cut
   // short (a password, say) must not be used as if it were what the client sent.
   if (part.valueTruncated || part.fieldnameTruncated) throw invalid(`${part.fieldname}: the field is too long`);
   fields[part.fieldname] = part.value;
