@@ -105,15 +105,15 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   // The single authorization point: every request's route policy, read once, decides the rest.
   const uploadStarts = new UploadStartLimit(ctx.config.uploadRateLimit);
   const expectedOrigin = new URL(ctx.config.baseUrl).origin;
-  // Before anything else: a request without Host (which Node would refuse with an empty 400), and
-  // one on a connection over the per-address cap (answered, then closed).
+  // One hook for every request (each hook is a step on every request's path).
   app.addHook('onRequest', async (request, reply) => {
+    // Before anything else: a request without Host (which Node would refuse with an empty 400), and
+    // one on a connection over the per-address cap (answered, then closed).
     if (missingHost(request)) return sendError(request, reply, 400, 'The request has no Host header (HTTP/1.1 requires one)');
-    if (!overConnectionCap(request)) return;
-    reply.header('connection', 'close');
-    return sendError(request, reply, 429, overCapMessage(ctx.config));
-  });
-  app.addHook('onRequest', async (request, reply) => {
+    if (overConnectionCap(request)) {
+      reply.header('connection', 'close');
+      return sendError(request, reply, 429, overCapMessage(ctx.config));
+    }
     // None for a request that reached no route (answered by the not-found handler).
     const { policy } = request.routeOptions.config;
     if (!policy) return;
