@@ -28,6 +28,11 @@ export interface Config {
   secretKey: string | null;
   /** Testing only: replaces the webhook retry back-off schedule (milliseconds between attempts). */
   webhookRetryDelaysMs: number[] | null;
+  /**
+   * Testing only: every JSON answer is checked against its route's response schema, and a route
+   * without one fails start-up (docs/architecture.md, "One definition of the API").
+   */
+  checkResponses: boolean;
   logLevel: string;
   /** Upload starts per minute per client IP; 0 switches the limit off (benchmarks only). */
   uploadRateLimit: number;
@@ -88,6 +93,7 @@ const variables = {
   AUDIT_RETENTION_DAYS: z.string().regex(/^\d+$/, 'must be a whole number of days (0 keeps records forever)').transform(Number).optional(),
   CHUNKED_UPLOAD_TEMP_LIMIT: byteCount.optional(),
   LISTING_CACHE_MB: z.string().regex(/^\d+$/, 'must be a whole number of MiB (0 turns the cache off)').transform(Number).optional(),
+  CHECK_RESPONSES: booleanText.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
 } satisfies Record<string, z.ZodType>;
 
@@ -141,6 +147,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     webhookAllowPrivate: parsed.WEBHOOK_ALLOW_PRIVATE ?? false,
     secretKey: parsed.SECRET_KEY ?? null,
     webhookRetryDelaysMs: parsed.WEBHOOK_RETRY_DELAYS_MS ?? null,
+    checkResponses: parsed.CHECK_RESPONSES ?? false,
     logLevel: parsed.LOG_LEVEL ?? 'info',
     uploadRateLimit: parsed.UPLOAD_RATE_LIMIT ?? 30,
     auditRetentionDays: parsed.AUDIT_RETENTION_DAYS ?? 90,

@@ -12,6 +12,8 @@ export default defineConfig({
   root,
   base: '/',
   plugins: [react()],
+  // The API's shapes, shared with the server (src/api/: zod, no Node).
+  resolve: { alias: { '@api': fileURLToPath(new URL('../src/api/index.ts', import.meta.url)) } },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

@@ -1,8 +1,8 @@
 import type { Permission } from './permissions.ts';
+import type { Scope } from '../api/scopes.ts';
 
-/** Named-token scopes (spec, Authentication 3). */
-export const scopes = ['files:read', 'files:upload', 'urls:read', 'urls:write'] as const;
-export type Scope = (typeof scopes)[number];
+// Named-token scopes are part of the API's shapes (src/api/), which the web app shares.
+export { scopes, type Scope } from '../api/scopes.ts';
 
 /**
  * Who may call a route:

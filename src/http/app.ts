@@ -1,13 +1,15 @@
 import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { jsonSchemaTransformObject, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.ts';
 import { authenticate, checkAccess } from '../auth/authorize.ts';
 import { policyFor } from '../auth/route-policy.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
 import type { App, RouteModule } from './route-module.ts';
-import { handleError, sendError } from './error-responses.ts';
+import { errorBody, errorShapeOf, handleError, sendError } from './error-responses.ts';
+import { answerProblem, errorResponses, openApiTransform, serializerCompiler } from './responses.ts';
+import { pendingResponseSchemas } from './responses-pending.ts';
 import { methodsForUrl } from './route-match.ts';
 import { bodyMessage, bodyStalled, boundClients, clientBoundOptions, MAX_PARAM_LENGTH, missingHost, overCapMessage, overConnectionCap } from './client-bounds.ts';
 import { UploadStartLimit, UPLOAD_START_RETRY_AFTER_SECONDS } from '../uploads/upload-start-limit.ts';
@@ -87,9 +89,16 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       openapi: '3.1.0',
       info: { title: 'Hoard', version: '1.0.0', description: 'Self-hosted file host: uploads, share links, short URLs and scoped API tokens.' },
       servers: [{ url: ctx.config.baseUrl }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'A named API token (`hrd_…`); its scopes are listed on each operation (spec, Authentication 3).' },
+          legacy: { type: 'http', scheme: 'bearer', description: "The account's legacy upload credential (contract §3): every route a named token reaches, without a scope allowlist, and the tag listing." },
+          session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'A browser session (POST /api/auth/login). State-changing requests must carry the Origin of BASE_URL.' },
+        },
+      },
     },
-    transform: jsonSchemaTransform,
+    transform: openApiTransform(policyFor),
+    transformObject: jsonSchemaTransformObject,
   });
 
   // Every route gets its policy row when it is registered, so a request reads it from its route's
@@ -100,6 +109,13 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     const policy = policyFor(route.method, route.url);
     if (!policy) throw new Error(`Route ${route.method} ${route.url} has no row in the route policy table`);
     route.config = { ...route.config, policy };
+    // Every answer has a schema (docs/architecture.md, "One definition of the API"); the error
+    // bodies are the policy row's, added here so that no route writes them.
+    const response = (route.schema?.response ?? {}) as Record<string, unknown>;
+    if (ctx.config.checkResponses && route.method !== 'HEAD' && !pendingResponseSchemas.has(`${route.method} ${route.url}`) && !Object.keys(response).some((status) => /^[123]/.test(status))) {
+      throw new Error(`Route ${route.method} ${route.url} declares no response schema`);
+    }
+    route.schema = { ...route.schema, response: { ...errorResponses(policy), ...response } };
   });
 
   // The single authorization point: every request's route policy, read once, decides the rest.
@@ -127,6 +143,20 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     request.principal = principal;
     checkAccess(policy, principal, { method: request.method, origin: request.headers.origin }, expectedOrigin);
   });
+
+  if (ctx.config.checkResponses) {
+    // Tests only: an answer that breaks its route's response schema becomes a 500 that says why.
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (pendingResponseSchemas.has(`${request.method === 'HEAD' ? 'GET' : request.method} ${request.routeOptions.url}`)) return payload;
+      const response = request.routeOptions.schema?.response as Parameters<typeof answerProblem>[0];
+      const problem = answerProblem(response, reply.statusCode, reply.getHeader('content-type') as string | undefined, payload, errorShapeOf(request));
+      if (!problem) return payload;
+      const message = `Response check: ${request.method} ${request.routeOptions.url ?? request.url} answered ${reply.statusCode} against its schema: ${problem}`;
+      request.log.error(message);
+      reply.code(500);
+      return JSON.stringify(errorBody(errorShapeOf(request), message));
+    });
+  }
 
   app.addHook('onResponse', async (request, reply) => {
     const principal = request.principal;

@@ -10,11 +10,8 @@ import { byName, iso, nameSchema, parseField, sameName } from './common.ts';
 export const tagLimits = { nameLength: 50 } as const;
 export const tagNameSchema = nameSchema(tagLimits.nameLength);
 
-export interface TagView {
-  id: string;
-  name: string;
-  createdAt: string;
-}
+export type { Tag as TagView } from '../api/tags.ts';
+import type { Tag as TagView } from '../api/tags.ts';
 
 const tagColumns = ['id', 'name', 'createdAt'] as const;
 

@@ -39,6 +39,8 @@ export async function startTestServer(env: Record<string, string> = {}, shared?:
     BASE_URL: `http://127.0.0.1:${port}`,
     DATA_DIR: dataDir,
     LOG_LEVEL: process.env.HOARD_TEST_LOG ?? 'silent',
+    // Every JSON answer is checked against its route's response schema (src/http/responses.ts).
+    CHECK_RESPONSES: 'true',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...env,
   };

@@ -159,6 +159,13 @@ describe('architecture', () => {
     expect(shared.filter((imp) => !allowed(imp)).map((imp) => `${imp.from} imports ${imp.specifier}`)).toEqual([]);
   });
 
+  it('src/api/ imports only itself and zod: the web app shares it, so no Node and no application code', () => {
+    const api = imports.filter((imp) => imp.from.startsWith('src/api/'));
+    expect(api.length).toBeGreaterThan(0);
+    const allowed = (imp: Import) => (imp.target !== null ? imp.target.startsWith('src/api/') : imp.specifier === 'zod');
+    expect(api.filter((imp) => !allowed(imp)).map((imp) => `${imp.from} imports ${imp.specifier}`)).toEqual([]);
+  });
+
   it('every relative import names a file that exists', () => {
     const known = new Set(files);
     const missing = imports.filter((imp) => imp.target !== null && imp.target.endsWith('.ts') && !known.has(imp.target));

@@ -1,0 +1,155 @@
+import { z } from 'zod';
+import { $ZodType } from 'zod/v4/core';
+import { jsonSchemaTransform, serializerCompiler as zodSerializerCompiler } from 'fastify-type-provider-zod';
+import { apiErrorSchema, errorSchema } from '../api/errors.ts';
+import type { Access, ErrorShape, RoutePolicy } from '../auth/route-policy.ts';
+
+/**
+ * Response schemas on routes (docs/architecture.md, "One definition of the API"). A route declares
+ * its answers in `schema.response`: a zod schema from src/api/ for a JSON answer, or one of the
+ * helpers below for an answer that is not JSON. Error bodies come from the route's row of the route
+ * policy table (`errorResponses`), so no route writes them.
+ */
+
+/** An answer without a body (204, 304). */
+export function noBody(description: string): { description: string } {
+  return { description };
+}
+
+/** A redirect: `Location` says where, the body is empty or a short note. */
+export function redirect(description: string): { description: string } {
+  return { description };
+}
+
+const binary = z.string().meta({ format: 'binary' });
+
+/** File bytes, or another non-JSON body, of the given media type(s). */
+export function bytes(description: string, mediaType = '*/*'): { description: string; content: Record<string, { schema: z.ZodType }> } {
+  return { description, content: { [mediaType]: { schema: binary } } };
+}
+
+/** An HTML page. */
+export function html(description: string): { description: string; content: Record<string, { schema: z.ZodType }> } {
+  return { description, content: { 'text/html': { schema: z.string() } } };
+}
+
+export function errorSchemaOf(shape: ErrorShape): z.ZodType {
+  return shape === 'ApiError' ? apiErrorSchema : errorSchema;
+}
+
+/** What every route may answer besides its own responses: its error shape, for 4xx and 5xx. */
+export function errorResponses(policy: RoutePolicy): Record<'4xx' | '5xx', z.ZodType> {
+  const schema = errorSchemaOf(policy.errors);
+  return { '4xx': schema, '5xx': schema };
+}
+
+type ResponseEntry = $ZodType | { description?: string; content?: Record<string, { schema: unknown }> };
+
+/** The zod schema of a response entry for a JSON answer, if it has one. */
+export function jsonSchemaOf(entry: ResponseEntry | undefined): $ZodType | undefined {
+  if (entry === undefined) return undefined;
+  if (entry instanceof $ZodType) return entry;
+  const schema = entry.content?.['application/json']?.schema;
+  return schema instanceof $ZodType ? schema : undefined;
+}
+
+/**
+ * The serializer of every JSON answer: zod encodes the value with the route's schema, which keeps
+ * only the fields the schema names, so no internal column leaves through a spread. Entries that
+ * describe a body which is never serialised (bytes, HTML, no body) get a plain JSON.stringify.
+ */
+export const serializerCompiler: typeof zodSerializerCompiler = (route) => {
+  if (route.schema instanceof $ZodType) return zodSerializerCompiler(route);
+  return (data: unknown) => JSON.stringify(data);
+};
+
+/** The response entry a status code uses: its own, else its class (`4xx`), else `default`. */
+export function responseEntryFor(response: Record<string, ResponseEntry> | undefined, status: number): ResponseEntry | undefined {
+  if (!response) return undefined;
+  return response[String(status)] ?? response[`${String(status)[0]}xx`] ?? response['default'];
+}
+
+/**
+ * The check the tests run on every answer (`CHECK_RESPONSES`): a JSON body must match the schema
+ * its route declares for its status. Returns what is wrong, or null.
+ */
+export function answerProblem(response: Record<string, ResponseEntry> | undefined, status: number, contentType: string | undefined, payload: unknown, fallback: ErrorShape | null): string | null {
+  if (!contentType || !/^application\/json\b/i.test(contentType)) return null;
+  if (typeof payload !== 'string') return 'a JSON answer that is not a string by the time it is sent';
+  const entry = responseEntryFor(response, status);
+  const schema = jsonSchemaOf(entry) ?? (entry === undefined && fallback && status >= 400 ? errorSchemaOf(fallback) : undefined);
+  if (!schema) return `no JSON response schema for status ${status}`;
+  let body: unknown;
+  try {
+    body = JSON.parse(payload);
+  } catch {
+    return 'a body that is not JSON';
+  }
+  const result = z.safeParse(schema as z.ZodType, body);
+  return result.success ? null : `${z.prettifyError(result.error)}\n${payload.slice(0, 2000)}`;
+}
+
+/**
+ * The OpenAPI security of an operation, from its route policy row: which credentials it takes and,
+ * for the named-token routes, the scope (spec, Authentication 3) and permission they need.
+ */
+export function securityOf(access: Access): { security: Array<Record<string, string[]>>; description?: string } {
+  switch (access.kind) {
+    case 'public':
+      return { security: [] };
+    case 'publicWithSession':
+      return { security: [{}, { session: [] }] };
+    case 'session':
+      return { security: [{ session: [] }], ...(access.permission ? { description: `Needs the permission \`${access.permission}\`.` } : {}) };
+    case 'api':
+      return {
+        security: [{ bearer: [access.scope] }, { legacy: [] }, { session: [] }],
+        description: `A named token needs the scope \`${access.scope}\`; every caller needs the permission \`${access.permission}\`.`,
+      };
+    case 'sessionOrLegacy':
+      return { security: [{ session: [] }, { legacy: [] }], description: `Needs the permission \`${access.permission}\`.` };
+  }
+}
+
+type SwaggerRoute = Parameters<typeof jsonSchemaTransform>[0];
+type RouteSchema = Record<string, unknown> & { response?: Record<string, ResponseEntry>; hide?: boolean; description?: string };
+
+/**
+ * Turns a route's zod schemas into the OpenAPI operation (fastify-type-provider-zod does the zod
+ * part) and adds what the route policy table says: the credentials it takes, and for the
+ * named-token routes the scope and permission, so neither is written twice.
+ */
+export function openApiTransform(policyOf: (method: string, url: string) => RoutePolicy | undefined) {
+  return (document: SwaggerRoute) => {
+    const { url, route } = document;
+    const schema = document.schema as RouteSchema | undefined;
+    const method = Array.isArray(route.method) ? route.method[0]! : route.method;
+    const policy = policyOf(method, url);
+    if (!schema || schema.hide || !policy) return jsonSchemaTransform(document);
+    // Entries without a body schema (no body, a redirect) are passed through as they are.
+    const plain: Record<string, ResponseEntry> = {};
+    const zodEntries: Record<string, ResponseEntry> = {};
+    for (const [status, entry] of Object.entries(schema.response ?? {})) {
+      if (entry instanceof $ZodType || entry.content) zodEntries[status] = entry;
+      else plain[status] = entry;
+    }
+    const result = jsonSchemaTransform({ ...document, schema: { ...schema, response: zodEntries } });
+    const out = result.schema as Record<string, unknown> & { response?: Record<string, unknown> };
+    out.response = { ...(out.response ?? {}), ...plain };
+    const { security, description } = securityOf(policy.access);
+    out.security = security;
+    if (description) out.description = [schema.description, description].filter(Boolean).join('\n\n');
+    if (policy.access.kind === 'api') {
+      out['x-scope'] = policy.access.scope;
+      out['x-permission'] = policy.access.permission;
+    } else if ('permission' in policy.access && policy.access.permission) {
+      out['x-permission'] = policy.access.permission;
+    }
+    return result;
+  };
+}
+
+/** The success envelope of the JSON API (src/api/envelope.ts), typed so a route's answer checks against its schema. */
+export function ok<T>(data: T): { success: true; data: T } {
+  return { success: true, data };
+}
