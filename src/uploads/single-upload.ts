@@ -1,5 +1,5 @@
 import { pipeline } from 'node:stream/promises';
-import type { MultipartFile, MultipartValue, Multipart } from '@fastify/multipart';
+import type { Readable } from 'node:stream';
 import type { AppContext } from '../context.ts';
 import type { Principal } from '../auth/principal.ts';
 import { newId } from '../db/ids.ts';
@@ -16,11 +16,19 @@ import { parseOptionFields, type OptionFields } from './option-fields.ts';
 export const FILE_FIELD = 'file';
 
 /**
+ * A part of a multipart body as the upload reads it: the fields of the HTTP layer's parser this
+ * module uses, so the domain depends on no parser.
+ */
+export type UploadPart =
+  | { type: 'field'; fieldname: string; value: unknown; valueTruncated: boolean; fieldnameTruncated: boolean }
+  | { type: 'file'; fieldname: string; filename: string; mimetype: string; file: Readable };
+
+/**
  * POST /api/files after authentication and planning: the `file` part is piped straight to storage
  * (never held in memory), then committed. Option fields may come before or after the file; fields
  * before it are checked before any byte is stored.
  */
-export async function receiveSingleUpload(ctx: AppContext, principal: Principal, plan: UploadPlan, parts: AsyncIterableIterator<Multipart>): Promise<FileRow> {
+export async function receiveSingleUpload(ctx: AppContext, principal: Principal, plan: UploadPlan, parts: AsyncIterable<UploadPart>): Promise<FileRow> {
   const fields: OptionFields = {};
   const allowance = await uploadAllowance(ctx.db, principal);
   let stored: { id: string; key: string; size: number; sha256: string; head: Buffer; fileName: string; declared: string | undefined } | null = null;
@@ -31,7 +39,7 @@ export async function receiveSingleUpload(ctx: AppContext, principal: Principal,
         collectField(fields, part);
         continue;
       }
-      const file = part as MultipartFile;
+      const file = part;
       if (file.fieldname !== FILE_FIELD) {
         file.file.resume();
         throw invalid(`The file part must be named "${FILE_FIELD}", not "${file.fieldname}"`);
@@ -90,7 +98,7 @@ export async function receiveSingleUpload(ctx: AppContext, principal: Principal,
   }
 }
 
-function collectField(fields: OptionFields, part: MultipartValue): void {
+function collectField(fields: OptionFields, part: Extract<UploadPart, { type: 'field' }>): void {
   if (typeof part.value !== 'string') throw invalid(`${part.fieldname}: must be a text field`);
   if (Object.hasOwn(fields, part.fieldname)) throw invalid(`${part.fieldname}: given twice`);
   // The parser keeps only the first `fieldSize` bytes of a field (see src/http/routes/file-upload.ts); a value cut

@@ -159,6 +159,12 @@ describe('architecture', () => {
     expect(shared.filter((imp) => !allowed(imp)).map((imp) => `${imp.from} imports ${imp.specifier}`)).toEqual([]);
   });
 
+  it('only src/http/ imports the HTTP framework: domains and storage know no request or reply', () => {
+    const framework = (specifier: string) => /^(fastify|@fastify\/|@scalar\/)/.test(specifier);
+    const outside = imports.filter((imp) => !imp.from.startsWith('src/http/') && framework(imp.specifier));
+    expect(outside.map((imp) => `${imp.from} imports ${imp.specifier}`)).toEqual([]);
+  });
+
   it('src/api/ imports only itself and zod: the web app shares it, so no Node and no application code', () => {
     const api = imports.filter((imp) => imp.from.startsWith('src/api/'));
     expect(api.length).toBeGreaterThan(0);
