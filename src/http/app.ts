@@ -1,14 +1,14 @@
 import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
-import { jsonSchemaTransformObject, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.ts';
 import { authenticate, checkAccess } from '../auth/authorize.ts';
 import { policyFor } from '../auth/route-policy.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
 import type { App, RouteModule } from './route-module.ts';
 import { errorBody, errorShapeOf, handleError, sendError } from './error-responses.ts';
-import { answerProblem, errorResponses, openApiTransform, serializerCompiler } from './responses.ts';
+import { answerProblem, errorResponses, missingResponses, openApiComponents, openApiTransform, serializerCompiler } from './responses.ts';
 import { pendingResponseSchemas } from './responses-pending.ts';
 import { methodsForUrl } from './route-match.ts';
 import { bodyMessage, bodyStalled, boundClients, clientBoundOptions, MAX_PARAM_LENGTH, missingHost, overCapMessage, overConnectionCap } from './client-bounds.ts';
@@ -98,7 +98,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       },
     },
     transform: openApiTransform(policyFor),
-    transformObject: jsonSchemaTransformObject,
+    transformObject: openApiComponents,
   });
 
   // Every route gets its policy row when it is registered, so a request reads it from its route's
@@ -111,10 +111,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     route.config = { ...route.config, policy };
     // Every answer has a schema (docs/architecture.md, "One definition of the API"); the error
     // bodies are the policy row's, added here so that no route writes them.
+    const missing = ctx.config.checkResponses && !pendingResponseSchemas.has(`${route.method} ${route.url}`) ? missingResponses({ method: route.method, url: route.url, schema: route.schema }) : null;
+    if (missing) throw new Error(missing);
     const response = (route.schema?.response ?? {}) as Record<string, unknown>;
-    if (ctx.config.checkResponses && route.method !== 'HEAD' && !pendingResponseSchemas.has(`${route.method} ${route.url}`) && !Object.keys(response).some((status) => /^[123]/.test(status))) {
-      throw new Error(`Route ${route.method} ${route.url} declares no response schema`);
-    }
     route.schema = { ...route.schema, response: { ...errorResponses(policy), ...response } };
   });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { $ZodType } from 'zod/v4/core';
-import { jsonSchemaTransform, serializerCompiler as zodSerializerCompiler } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler as zodSerializerCompiler } from 'fastify-type-provider-zod';
 import { apiErrorSchema, errorSchema } from '../api/errors.ts';
 import type { Access, ErrorShape, RoutePolicy } from '../auth/route-policy.ts';
 
@@ -62,6 +62,16 @@ export const serializerCompiler: typeof zodSerializerCompiler = (route) => {
   if (route.schema instanceof $ZodType) return zodSerializerCompiler(route);
   return (data: unknown) => JSON.stringify(data);
 };
+
+/**
+ * Why a route cannot be registered when answers are checked (tests): it declares no answer of its
+ * own (a 1xx–3xx status; errors come from the policy row). Null when it does.
+ */
+export function missingResponses(route: { method: string; url: string; schema?: { response?: unknown } }): string | null {
+  if (route.method === 'HEAD') return null;
+  const statuses = Object.keys((route.schema?.response ?? {}) as Record<string, unknown>);
+  return statuses.some((status) => /^[123]/.test(status)) ? null : `Route ${route.method} ${route.url} declares no response schema`;
+}
 
 /** The response entry a status code uses: its own, else its class (`4xx`), else `default`. */
 export function responseEntryFor(response: Record<string, ResponseEntry> | undefined, status: number): ResponseEntry | undefined {
@@ -152,4 +162,31 @@ export function openApiTransform(policyOf: (method: string, url: string) => Rout
 /** The success envelope of the JSON API (src/api/envelope.ts), typed so a route's answer checks against its schema. */
 export function ok<T>(data: T): { success: true; data: T } {
   return { success: true, data };
+}
+
+/**
+ * The document's components: the named schemas of src/api/ (fastify-type-provider-zod), keeping
+ * only those an operation refers to, directly or through another component; its input copies of
+ * response-only records would otherwise be listed twice.
+ */
+export function openApiComponents(document: Parameters<typeof jsonSchemaTransformObject>[0]): ReturnType<typeof jsonSchemaTransformObject> {
+  const result = jsonSchemaTransformObject(document) as { paths?: unknown; components?: { schemas?: Record<string, unknown> } };
+  const schemas = result.components?.schemas ?? {};
+  const referenced = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit);
+    if (value === null || typeof value !== 'object') return;
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === '$ref' && typeof inner === 'string' && inner.startsWith('#/components/schemas/')) {
+        const name = inner.slice('#/components/schemas/'.length);
+        if (!referenced.has(name)) {
+          referenced.add(name);
+          visit(schemas[name]);
+        }
+      } else visit(inner);
+    }
+  };
+  visit(result.paths);
+  const components = { ...result.components, schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => referenced.has(name))) };
+  return { ...result, components } as ReturnType<typeof jsonSchemaTransformObject>;
 }

@@ -1,0 +1,101 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { Client } from '../support/client.ts';
+import { routePolicies, type RoutePolicy } from '../../src/auth/route-policy.ts';
+
+// /api/openapi.json, generated from the routes' zod schemas and the route policy table
+// (docs/architecture.md, "One definition of the API").
+
+interface Operation {
+  security?: Array<Record<string, string[]>>;
+  responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+  'x-scope'?: string;
+  'x-permission'?: string;
+}
+type Document = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> } };
+
+let server: TestServer;
+let document: Document;
+beforeAll(async () => {
+  server = await startTestServer();
+  const response = await new Client(server.baseUrl).get('/api/openapi.json');
+  expect(response.status).toBe(200);
+  document = response.body as Document;
+});
+afterAll(() => server.close());
+
+/** `/api/files/:id` → `/api/files/{id}`, as the document writes paths. */
+const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
+const operationOf = (policy: RoutePolicy) => document.paths[openApiPath(policy.path)]?.[policy.method.toLowerCase()];
+const copy = <T>(value: T): T => structuredClone(value);
+
+// Not operations of the API: the document itself, the reference page rendered from it, the web app.
+const undocumented = new Set(['/api/openapi.json', '/api/docs', '/api/docs/', '/api/docs/js/scalar.js', '/', '/app', '/app/*', '/assets/*']);
+
+describe('the OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    expect(document.openapi).toBe('3.1.0');
+    await expect(SwaggerParser.validate(copy(document) as never)).resolves.toBeDefined();
+  });
+
+  it('is checked by a validator that does refuse a broken document', async () => {
+    const broken = copy(document);
+    broken.paths['/api/files']!.get!.responses = { '200': { content: 'not a media type map' } } as never;
+    await expect(SwaggerParser.validate(broken as never)).rejects.toThrow();
+  });
+
+  it('documents every route of the API, with an answer of its own besides the errors', () => {
+    const documented = routePolicies.filter((policy) => !undocumented.has(policy.path));
+    expect(documented.length).toBeGreaterThan(50);
+    for (const policy of documented) {
+      const operation = operationOf(policy);
+      expect(operation, `${policy.method} ${policy.path}`).toBeDefined();
+      const own = Object.keys(operation!.responses).filter((status) => /^[123]/.test(status));
+      expect(own, `${policy.method} ${policy.path}`).not.toEqual([]);
+    }
+  });
+
+  it('gives every error answer the error body of the route policy table', () => {
+    expect(document.components.schemas['Error']).toMatchObject({ type: 'object', required: ['error'] });
+    expect(document.components.schemas['ApiError']).toMatchObject({ type: 'object', required: ['success', 'error'] });
+    for (const policy of routePolicies.filter((p) => !undocumented.has(p.path))) {
+      const operation = operationOf(policy)!;
+      for (const status of ['4XX', '5XX']) {
+        expect(operation.responses[status]?.content?.['application/json']?.schema, `${policy.method} ${policy.path} ${status}`).toEqual({ $ref: `#/components/schemas/${policy.errors}` });
+      }
+    }
+  });
+
+  it('gives each operation the credentials of its policy row, and the named-token routes their scope', () => {
+    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['bearer', 'legacy', 'session']);
+    for (const policy of routePolicies.filter((p) => !undocumented.has(p.path))) {
+      const operation = operationOf(policy)!;
+      const where = `${policy.method} ${policy.path}`;
+      const { access } = policy;
+      if (access.kind === 'api') {
+        expect(operation.security, where).toEqual([{ bearer: [access.scope] }, { legacy: [] }, { session: [] }]);
+        expect(operation['x-scope'], where).toBe(access.scope);
+        expect(operation['x-permission'], where).toBe(access.permission);
+      } else if (access.kind === 'session') {
+        expect(operation.security, where).toEqual([{ session: [] }]);
+        expect(operation['x-permission'], where).toBe(access.permission);
+      } else if (access.kind === 'sessionOrLegacy') {
+        expect(operation.security, where).toEqual([{ session: [] }, { legacy: [] }]);
+      } else if (access.kind === 'publicWithSession') {
+        expect(operation.security, where).toEqual([{}, { session: [] }]);
+      } else {
+        expect(operation.security, where).toEqual([]);
+      }
+    }
+  });
+
+  it('names its records once, as components, and lists no component nothing refers to', () => {
+    const text = JSON.stringify(document.paths);
+    for (const name of Object.keys(document.components.schemas)) {
+      const referenced = text.includes(`"#/components/schemas/${name}"`) || JSON.stringify(document.components.schemas).includes(`"#/components/schemas/${name}"`);
+      expect(referenced, name).toBe(true);
+    }
+    expect(Object.keys(document.components.schemas).filter((name) => name.endsWith('Input'))).toEqual([]);
+  });
+});
