@@ -78,6 +78,7 @@ describe.each(providers)('a server killed during chunked completions (%s storage
       BASE_URL: baseUrl,
       DATA_DIR: dataDir,
       LOG_LEVEL: 'silent',
+      CHECK_RESPONSES: 'true',
       UPLOAD_RATE_LIMIT: '0',
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       ...storage.env,
