@@ -8,3 +8,8 @@ export * from './envelope.ts';
 export * from './permissions.ts';
 export * from './scopes.ts';
 export * from './tags.ts';
+export * from './tokens.ts';
+export * from './webhooks.ts';
+export * from './links.ts';
+export * from './meta.ts';
+export * from './files.ts';

@@ -1,11 +1,13 @@
 import { scopes as allScopes, type Scope } from './route-policy.ts';
+import type { TokenStatus } from '../api/tokens.ts';
 
 // What authenticating a request needs to know of named API tokens, below both authorize.ts and
 // src/tokens/ (which creates, lists, rotates and revokes them).
 
 export const SECRET_PREFIX = 'svc_';
 
-export type TokenStatus = 'active' | 'expired' | 'revoked';
+// The states are part of the API's shapes (src/api/), which the web app shares.
+export type { TokenStatus } from '../api/tokens.ts';
 
 export function tokenStatus(row: { expiresAt: number | null; revokedAt: number | null }, now = Date.now()): TokenStatus {
   if (row.revokedAt !== null) return 'revoked';

@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../db/unique-violation.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
 import { generateShortCode, isShortCode } from './short-code.ts';
 import { takeAttempt } from '../auth/throttle.ts';
+import type { ShortLink } from '../api/links.ts';
 
 export const shortLinkLimits = {
   /** Longest accepted target URL, in characters. */
@@ -14,16 +15,6 @@ export const shortLinkLimits = {
   /** Links an account may create per minute: generous for people and scripts, not for floods. */
   perMinute: 120,
 } as const;
-
-/** A short link as the API returns it (spec, Resources: Short link). */
-export interface ShortLinkView {
-  id: string;
-  shortCode: string;
-  targetUrl: string;
-  clicks: number;
-  createdAt: string;
-  userId: string;
-}
 
 interface ShortLinkRow {
   id: string;
@@ -36,7 +27,7 @@ interface ShortLinkRow {
 
 const linkColumns = ['id', 'userId', 'shortCode', 'targetUrl', 'clicks', 'createdAt'] as const;
 
-function toView(row: ShortLinkRow): ShortLinkView {
+function toView(row: ShortLinkRow): ShortLink {
   return {
     id: row.id,
     shortCode: row.shortCode,
@@ -77,7 +68,7 @@ export function normalizeTargetUrl(input: string): string {
 }
 
 /** The account's links, newest first (ties by ID); no pagination, as the specification describes. */
-export async function listShortLinks(db: Db, userId: string): Promise<ShortLinkView[]> {
+export async function listShortLinks(db: Db, userId: string): Promise<ShortLink[]> {
   const rows = await forAccount(db, userId).selectFrom('shortLinks').select(linkColumns).orderBy('createdAt', 'desc').orderBy('id', 'desc').execute();
   return rows.map(toView);
 }
@@ -87,7 +78,7 @@ export async function listShortLinks(db: Db, userId: string): Promise<ShortLinkV
  * collision the insert fails without effect and is retried with a fresh code. `generateCode` exists
  * so the retry can be exercised; callers use the default.
  */
-export async function createShortLink(db: Db, userId: string, url: string, generateCode: () => string = generateShortCode): Promise<ShortLinkView> {
+export async function createShortLink(db: Db, userId: string, url: string, generateCode: () => string = generateShortCode): Promise<ShortLink> {
   const targetUrl = normalizeTargetUrl(url);
   await takeAttempt(db, `short-links:${userId}`, shortLinkLimits.perMinute, 60_000, 'Too many short links created; try again later');
   const account = forAccount(db, userId);

@@ -4,7 +4,8 @@ import { forAccount, type AccountScope } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import { randomSecret, sha256Hex } from '../auth/secrets.ts';
 import type { Scope } from '../auth/route-policy.ts';
-import { parseScopes, SECRET_PREFIX, tokenStatus, type TokenStatus } from '../auth/token-format.ts';
+import { parseScopes, SECRET_PREFIX, tokenStatus } from '../auth/token-format.ts';
+import type { TokenRecord } from '../api/tokens.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 
 /** Active named tokens per account: 50, expired and revoked not counted; token name 1 to 80; latest 100 shown (spec, Limits). */
@@ -26,21 +27,9 @@ export interface TokenRow {
   createdAt: number;
 }
 
-export interface TokenView {
-  id: string;
-  name: string;
-  scopes: Scope[];
-  profileId: string | null;
-  expiresAt: string | null;
-  revokedAt: string | null;
-  lastUsedAt: string | null;
-  createdAt: string;
-  status: TokenStatus;
-}
-
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export function toTokenView(row: TokenRow, now = Date.now()): TokenView {
+export function toTokenRecord(row: TokenRow, now = Date.now()): TokenRecord {
   return {
     id: row.id,
     name: row.name,
@@ -106,7 +95,7 @@ async function countActive(account: AccountScope, now: number): Promise<number> 
 }
 
 /** Creates a token; the secret is shown once at creation and only its hash is stored (spec, Named API token). */
-export async function createToken(db: Db, dialect: Dialect, userId: string, input: NewToken): Promise<{ token: TokenView; secret: string }> {
+export async function createToken(db: Db, dialect: Dialect, userId: string, input: NewToken): Promise<{ token: TokenRecord; secret: string }> {
   const now = Date.now();
   await validate(forAccount(db, userId), input, now);
   return db.transaction().execute(async (trx) => {
@@ -116,19 +105,19 @@ export async function createToken(db: Db, dialect: Dialect, userId: string, inpu
       throw conflict(`An account can have at most ${tokenLimits.activePerAccount} active tokens; revoke one first`);
     }
     const { row, secret } = await insertToken(account, input, now);
-    return { token: toTokenView(row, now), secret };
+    return { token: toTokenRecord(row, now), secret };
   });
 }
 
-export async function listTokens(db: Db, userId: string): Promise<{ tokens: TokenView[]; activeCount: number; limit: number }> {
+export async function listTokens(db: Db, userId: string): Promise<{ tokens: TokenRecord[]; activeCount: number; limit: number }> {
   const now = Date.now();
   const account = forAccount(db, userId);
   const rows = await account.selectFrom('apiTokens').select(tokenColumns).orderBy('createdAt', 'desc').orderBy('id', 'desc').limit(tokenLimits.listed).execute();
-  return { tokens: rows.map((r) => toTokenView(r, now)), activeCount: await countActive(account, now), limit: tokenLimits.activePerAccount };
+  return { tokens: rows.map((r) => toTokenRecord(r, now)), activeCount: await countActive(account, now), limit: tokenLimits.activePerAccount };
 }
 
 /** A new secret for the same name, scopes, profile and expiry; the old token is revoked in the same step. */
-export async function rotateToken(db: Db, dialect: Dialect, userId: string, id: string): Promise<{ token: TokenView; secret: string }> {
+export async function rotateToken(db: Db, dialect: Dialect, userId: string, id: string): Promise<{ token: TokenRecord; secret: string }> {
   const now = Date.now();
   return db.transaction().execute(async (trx) => {
     await lockAccountRow(trx, dialect, userId);
@@ -143,7 +132,7 @@ export async function rotateToken(db: Db, dialect: Dialect, userId: string, id: 
       { name: old.name, scopes: parseScopes(old.scopes), profileId: old.profileId, expiresAt: old.expiresAt === null ? null : new Date(old.expiresAt) },
       now,
     );
-    return { token: toTokenView(row, now), secret };
+    return { token: toTokenRecord(row, now), secret };
   });
 }
 

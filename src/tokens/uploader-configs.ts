@@ -3,7 +3,9 @@
  * regenerating it invalidates every configuration generated before.
  */
 
-export function sharexConfig(baseUrl: string, uploadToken: string, instanceName: string) {
+import type { ShareXUploader } from '../api/tokens.ts';
+
+export function sharexConfig(baseUrl: string, uploadToken: string, instanceName: string): ShareXUploader {
   return {
     Version: '16.1.0',
     Name: `Hoard (${instanceName})`,

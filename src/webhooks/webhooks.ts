@@ -10,6 +10,7 @@ import { DELIVERIES_KEPT } from './delivery-job.ts';
 import type { SecretBox } from '../auth/secret-box.ts';
 import { hostRefusal } from './ssrf-guard.ts';
 import { takeAttempt } from '../auth/throttle.ts';
+import type { Delivery, Webhook } from '../api/webhooks.ts';
 
 /** Webhook management: the browser-session routes of contract §3 call these. */
 
@@ -22,35 +23,15 @@ export const webhookLimits = {
   deliveriesListed: DELIVERIES_KEPT,
 } as const;
 
-export interface WebhookView {
-  id: string;
-  name: string;
-  url: string;
-  enabled: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface DeliveryView {
-  id: string;
-  eventId: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  lastStatus: number | null;
-  lastError: string | null;
-  createdAt: string;
-  deliveredAt: string | null;
-}
-
 const iso = (ms: number) => new Date(ms).toISOString();
 const webhookColumns = ['id', 'name', 'url', 'enabled', 'createdAt', 'updatedAt'] as const;
 const deliveryColumns = ['id', 'eventId', 'status', 'attempts', 'lastStatus', 'lastError', 'createdAt', 'deliveredAt'] as const;
 
-function toWebhookView(row: { id: string; name: string; url: string; enabled: number; createdAt: number; updatedAt: number }): WebhookView {
+function toWebhook(row: { id: string; name: string; url: string; enabled: number; createdAt: number; updatedAt: number }): Webhook {
   return { id: row.id, name: row.name, url: row.url, enabled: row.enabled === 1, createdAt: iso(row.createdAt), updatedAt: iso(row.updatedAt) };
 }
 
-function toDeliveryView(row: { id: string; eventId: string; status: DeliveryView['status']; attempts: number; lastStatus: number | null; lastError: string | null; createdAt: number; deliveredAt: number | null }): DeliveryView {
+function toDelivery(row: { id: string; eventId: string; status: Delivery['status']; attempts: number; lastStatus: number | null; lastError: string | null; createdAt: number; deliveredAt: number | null }): Delivery {
   return { ...row, createdAt: iso(row.createdAt), deliveredAt: row.deliveredAt === null ? null : iso(row.deliveredAt) };
 }
 
@@ -88,7 +69,7 @@ export interface WebhookOptions {
 }
 
 /** Creates a webhook; its signing secret is returned this once and stored encrypted. */
-export async function createWebhook(db: Db, options: WebhookOptions, userId: string, input: { name: string; url: string }): Promise<{ webhook: WebhookView; secret: string }> {
+export async function createWebhook(db: Db, options: WebhookOptions, userId: string, input: { name: string; url: string }): Promise<{ webhook: Webhook; secret: string }> {
   const name = validateName(input.name);
   const url = validateReceiverUrl(input.url, options.allowPrivate);
   return db.transaction().execute(async (trx) => {
@@ -102,13 +83,13 @@ export async function createWebhook(db: Db, options: WebhookOptions, userId: str
     const secret = newWebhookSecret();
     const row = { id, name, url, enabled: 1, createdAt: now, updatedAt: now };
     await account.insertInto('webhooks', { ...row, secretEncrypted: options.secretBox.seal(secret, id) }).execute();
-    return { webhook: toWebhookView(row), secret };
+    return { webhook: toWebhook(row), secret };
   });
 }
 
-export async function listWebhooks(db: Db, userId: string): Promise<WebhookView[]> {
+export async function listWebhooks(db: Db, userId: string): Promise<Webhook[]> {
   const rows = await forAccount(db, userId).selectFrom('webhooks').select(webhookColumns).orderBy('createdAt', 'asc').orderBy('id', 'asc').execute();
-  return rows.map(toWebhookView);
+  return rows.map(toWebhook);
 }
 
 export async function updateWebhook(
@@ -117,7 +98,7 @@ export async function updateWebhook(
   userId: string,
   id: string,
   patch: { name?: string | undefined; url?: string | undefined; enabled?: boolean | undefined },
-): Promise<WebhookView> {
+): Promise<Webhook> {
   const changes: { name?: string; url?: string; enabled?: number; updatedAt?: number } = {};
   if (patch.name !== undefined) changes.name = validateName(patch.name);
   if (patch.url !== undefined) changes.url = validateReceiverUrl(patch.url, options.allowPrivate);
@@ -130,7 +111,7 @@ export async function updateWebhook(
   }
   const row = await account.selectFrom('webhooks').select(webhookColumns).where('id', '=', id).executeTakeFirst();
   if (!row) throw notFound('Webhook not found');
-  return toWebhookView(row);
+  return toWebhook(row);
 }
 
 /** Deletes the webhook and its delivery log; deliveries not yet sent are dropped. */
@@ -139,7 +120,7 @@ export async function deleteWebhook(db: Db, userId: string, id: string): Promise
   if (Number(result.numDeletedRows) === 0) throw notFound('Webhook not found');
 }
 
-export async function listDeliveries(db: Db, userId: string, webhookId: string): Promise<DeliveryView[]> {
+export async function listDeliveries(db: Db, userId: string, webhookId: string): Promise<Delivery[]> {
   const account = forAccount(db, userId);
   const webhook = await account.selectFrom('webhooks').select('id').where('id', '=', webhookId).executeTakeFirst();
   if (!webhook) throw notFound('Webhook not found');
@@ -151,14 +132,14 @@ export async function listDeliveries(db: Db, userId: string, webhookId: string):
     .orderBy('id', 'desc')
     .limit(webhookLimits.deliveriesListed)
     .execute();
-  return rows.map(toDeliveryView);
+  return rows.map(toDelivery);
 }
 
 /**
  * Queues a test file.ready event (`"test": true`, sample file data) to one webhook, enabled or not.
  * The caller wakes the job runner.
  */
-export async function sendTestEvent(db: Db, userId: string, webhookId: string, baseUrl: string): Promise<DeliveryView> {
+export async function sendTestEvent(db: Db, userId: string, webhookId: string, baseUrl: string): Promise<Delivery> {
   // Each test send is a real outbound request; a limit per account keeps one account from using the
   // instance to hammer a URL.
   await takeAttempt(db, `webhook-test:${userId}`, webhookLimits.testSendsPerMinute, 60_000, 'Too many test sends; try again later');
@@ -188,6 +169,6 @@ export async function sendTestEvent(db: Db, userId: string, webhookId: string, b
     );
     const [deliveryId] = await queueDeliveries(trx, userId, { eventId, eventType: FILE_READY, body, test: true, createdAt: now }, [webhookId]);
     const row = await account.selectFrom('webhookDeliveries').select(deliveryColumns).where('id', '=', deliveryId!).executeTakeFirstOrThrow();
-    return toDeliveryView(row);
+    return toDelivery(row);
   });
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { RouteModule } from '../route-module.ts';
 import { resolveShortCode } from '../../links/short-links.ts';
+import { html, redirect } from '../responses.ts';
 
 const notFoundPage = `<!doctype html>
 <html lang="en">
@@ -21,6 +22,8 @@ export const shortLinkRedirectRoutes: RouteModule = async (app, { ctx }) => {
         tags: ['short links'],
         summary: 'Public redirect: 302 to the target URL, counting one click; an HTML 404 page when unknown',
         params: z.object({ shortCode: z.string() }),
+        // The 404 is a page for people who followed a link, not an error body.
+        response: { 302: redirect('To the target URL (Location)'), 404: html('"Link not found" page') },
       },
     },
     async (request, reply) => {

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams, isoDateTime } from '../schemas.ts';
 import { scopes } from '../../auth/route-policy.ts';
+import { noBody, ok } from '../responses.ts';
+import { createdTokenResponse, tokenListResponse } from '../../api/tokens.ts';
 import { createToken, listTokens, revokeToken, rotateToken, tokenLimits } from '../../tokens/named-tokens.ts';
 
 const createBody = z.strictObject({
@@ -13,23 +15,30 @@ const createBody = z.strictObject({
 
 export const tokenRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['tokens'];
-  app.post('/api/tokens', { schema: { tags, summary: 'Create a named API token; the secret is shown only in this response', body: createBody } }, async (request, reply) => {
-    const { expiresAt, ...rest } = request.body;
-    const created = await createToken(ctx.db, ctx.dialect, principalOf(request).user.id, { ...rest, expiresAt: expiresAt ? new Date(expiresAt) : null });
-    return reply.code(201).send({ success: true, data: created });
-  });
+  app.post(
+    '/api/tokens',
+    { schema: { tags, summary: 'Create a named API token; the secret is shown only in this response', body: createBody, response: { 201: createdTokenResponse } } },
+    async (request, reply) => {
+      const { expiresAt, ...rest } = request.body;
+      const created = await createToken(ctx.db, ctx.dialect, principalOf(request).user.id, { ...rest, expiresAt: expiresAt ? new Date(expiresAt) : null });
+      return reply.code(201).send(ok(created));
+    },
+  );
 
-  app.get('/api/tokens', { schema: { tags, summary: 'The latest 100 token records, newest first' } }, async (request) => ({
-    success: true,
-    data: await listTokens(ctx.db, principalOf(request).user.id),
-  }));
+  app.get('/api/tokens', { schema: { tags, summary: 'The latest 100 token records, newest first', response: { 200: tokenListResponse } } }, async (request) =>
+    ok(await listTokens(ctx.db, principalOf(request).user.id)),
+  );
 
-  app.post('/api/tokens/:id/rotate', { schema: { tags, summary: 'Replace a token with a new secret; the old one is revoked', params: idParams } }, async (request, reply) => {
-    const rotated = await rotateToken(ctx.db, ctx.dialect, principalOf(request).user.id, request.params.id);
-    return reply.code(201).send({ success: true, data: rotated });
-  });
+  app.post(
+    '/api/tokens/:id/rotate',
+    { schema: { tags, summary: 'Replace a token with a new secret; the old one is revoked', params: idParams, response: { 201: createdTokenResponse } } },
+    async (request, reply) => {
+      const rotated = await rotateToken(ctx.db, ctx.dialect, principalOf(request).user.id, request.params.id);
+      return reply.code(201).send(ok(rotated));
+    },
+  );
 
-  app.delete('/api/tokens/:id', { schema: { tags, summary: 'Revoke a token; it stays listed', params: idParams } }, async (request, reply) => {
+  app.delete('/api/tokens/:id', { schema: { tags, summary: 'Revoke a token; it stays listed', params: idParams, response: { 204: noBody('Revoked') } } }, async (request, reply) => {
     await revokeToken(ctx.db, principalOf(request).user.id, request.params.id);
     return reply.code(204).send();
   });

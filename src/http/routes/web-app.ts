@@ -4,6 +4,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyReply } from 'fastify';
 import type { RouteModule } from '../route-module.ts';
 import type { Config } from '../../config.ts';
+import { bytes, html, noBody } from '../responses.ts';
 
 /** Where `vite build` (web/vite.config.ts) writes the single-page app. */
 export const webDistDir = fileURLToPath(new URL('../../../web/dist/', import.meta.url));
@@ -69,11 +70,12 @@ export const webAppRoutes: RouteModule = async (app, { ctx }) => {
   };
 
   // Pages of the app, not part of the HTTP API: left out of the OpenAPI description.
-  const hide = { schema: { hide: true } };
-  app.get('/', hide, (_request, reply) => sendIndex(reply));
-  app.get('/app', hide, (_request, reply) => sendIndex(reply));
-  app.get('/app/*', hide, (_request, reply) => sendIndex(reply));
-  app.get('/assets/*', hide, (request, reply) => {
+  const page = { schema: { hide: true, response: { 200: html("The app's index.html"), 503: html('The web interface has not been built') } } };
+  app.get('/', page, (_request, reply) => sendIndex(reply));
+  app.get('/app', page, (_request, reply) => sendIndex(reply));
+  app.get('/app/*', page, (_request, reply) => sendIndex(reply));
+  const asset = { schema: { hide: true, response: { 200: bytes('A file of the built app'), 206: bytes('The part of it a Range asked for'), 304: noBody('Not modified') } } };
+  app.get('/assets/*', asset, (request, reply) => {
     const file = (request.params as { '*': string })['*'];
     // Only plain names below assets/: no dot segments, hidden files or empty segments.
     if (file.split('/').some((segment) => segment === '' || segment.startsWith('.'))) return reply.callNotFound();

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams } from '../schemas.ts';
+import { noBody, ok } from '../responses.ts';
+import { createdWebhookResponse, deliveryListResponse, deliveryResponse, webhookListResponse, webhookResponse } from '../../api/webhooks.ts';
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, sendTestEvent, updateWebhook, webhookLimits } from '../../webhooks/webhooks.ts';
 
 const isHttpUrl = (value: string) => {
@@ -29,34 +31,47 @@ export const webhookRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['webhooks'];
   const options = { dialect: ctx.dialect, secretBox: ctx.secretBox, allowPrivate: ctx.config.webhookAllowPrivate };
 
-  app.post('/api/webhooks', { schema: { tags, summary: 'Create a file-ready webhook; the signing secret is shown only in this response', body: createBody } }, async (request, reply) => {
-    const created = await createWebhook(ctx.db, options, principalOf(request).user.id, request.body);
-    return reply.code(201).send({ success: true, data: created });
-  });
+  app.post(
+    '/api/webhooks',
+    { schema: { tags, summary: 'Create a file-ready webhook; the signing secret is shown only in this response', body: createBody, response: { 201: createdWebhookResponse } } },
+    async (request, reply) => {
+      const created = await createWebhook(ctx.db, options, principalOf(request).user.id, request.body);
+      return reply.code(201).send(ok(created));
+    },
+  );
 
-  app.get('/api/webhooks', { schema: { tags, summary: "The account's webhooks (never their secrets)" } }, async (request) => ({
-    success: true,
-    data: { webhooks: await listWebhooks(ctx.db, principalOf(request).user.id) },
-  }));
+  app.get('/api/webhooks', { schema: { tags, summary: "The account's webhooks (never their secrets)", response: { 200: webhookListResponse } } }, async (request) =>
+    ok({ webhooks: await listWebhooks(ctx.db, principalOf(request).user.id) }),
+  );
 
-  app.patch('/api/webhooks/:id', { schema: { tags, summary: 'Rename, re-target, enable or disable a webhook', params: idParams, body: patchBody } }, async (request) => ({
-    success: true,
-    data: { webhook: await updateWebhook(ctx.db, options, principalOf(request).user.id, request.params.id, request.body ?? {}) },
-  }));
+  app.patch(
+    '/api/webhooks/:id',
+    { schema: { tags, summary: 'Rename, re-target, enable or disable a webhook', params: idParams, body: patchBody, response: { 200: webhookResponse } } },
+    async (request) => ok({ webhook: await updateWebhook(ctx.db, options, principalOf(request).user.id, request.params.id, request.body ?? {}) }),
+  );
 
-  app.delete('/api/webhooks/:id', { schema: { tags, summary: 'Delete a webhook, its delivery log and its unsent deliveries', params: idParams } }, async (request, reply) => {
-    await deleteWebhook(ctx.db, principalOf(request).user.id, request.params.id);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/api/webhooks/:id',
+    { schema: { tags, summary: 'Delete a webhook, its delivery log and its unsent deliveries', params: idParams, response: { 204: noBody('Deleted') } } },
+    async (request, reply) => {
+      await deleteWebhook(ctx.db, principalOf(request).user.id, request.params.id);
+      return reply.code(204).send();
+    },
+  );
 
-  app.post('/api/webhooks/:id/test', { schema: { tags, summary: 'Send a test file.ready event ("test": true) to this webhook', params: idParams } }, async (request, reply) => {
-    const delivery = await sendTestEvent(ctx.db, principalOf(request).user.id, request.params.id, ctx.config.baseUrl);
-    ctx.jobs.wake();
-    return reply.code(202).send({ success: true, data: { delivery } });
-  });
+  app.post(
+    '/api/webhooks/:id/test',
+    { schema: { tags, summary: 'Send a test file.ready event ("test": true) to this webhook', params: idParams, response: { 202: deliveryResponse } } },
+    async (request, reply) => {
+      const delivery = await sendTestEvent(ctx.db, principalOf(request).user.id, request.params.id, ctx.config.baseUrl);
+      ctx.jobs.wake();
+      return reply.code(202).send(ok({ delivery }));
+    },
+  );
 
-  app.get('/api/webhooks/:id/deliveries', { schema: { tags, summary: 'The latest 100 deliveries of a webhook, newest first', params: idParams } }, async (request) => ({
-    success: true,
-    data: { deliveries: await listDeliveries(ctx.db, principalOf(request).user.id, request.params.id) },
-  }));
+  app.get(
+    '/api/webhooks/:id/deliveries',
+    { schema: { tags, summary: 'The latest 100 deliveries of a webhook, newest first', params: idParams, response: { 200: deliveryListResponse } } },
+    async (request) => ok({ deliveries: await listDeliveries(ctx.db, principalOf(request).user.id, request.params.id) }),
+  );
 };
