@@ -91,7 +91,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       servers: [{ url: ctx.config.baseUrl }],
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'A named API token (`hrd_…`); its scopes are listed on each operation (spec, Authentication 3).' },
+          bearer: { type: 'http', scheme: 'bearer', description: 'A named API token (`svc_…`); its scopes are listed on each operation (spec, Authentication 3).' },
           legacy: { type: 'http', scheme: 'bearer', description: "The account's legacy upload credential (contract §3): every route a named token reaches, without a scope allowlist, and the tag listing." },
           session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'A browser session (POST /api/auth/login). State-changing requests must carry the Origin of BASE_URL.' },
         },

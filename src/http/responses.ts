@@ -11,14 +11,16 @@ import type { Access, ErrorShape, RoutePolicy } from '../auth/route-policy.ts';
  * policy table (`errorResponses`), so no route writes them.
  */
 
+// `type: 'null'` is how the OpenAPI generator (@fastify/swagger) is told an answer has no body.
+
 /** An answer without a body (204, 304). */
-export function noBody(description: string): { description: string } {
-  return { description };
+export function noBody(description: string): { type: 'null'; description: string } {
+  return { type: 'null', description };
 }
 
-/** A redirect: `Location` says where, the body is empty or a short note. */
-export function redirect(description: string): { description: string } {
-  return { description };
+/** A redirect: `Location` says where; no body. */
+export function redirect(description: string): { type: 'null'; description: string } {
+  return { type: 'null', description };
 }
 
 const binary = z.string().meta({ format: 'binary' });
@@ -43,7 +45,7 @@ export function errorResponses(policy: RoutePolicy): Record<'4xx' | '5xx', z.Zod
   return { '4xx': schema, '5xx': schema };
 }
 
-type ResponseEntry = $ZodType | { description?: string; content?: Record<string, { schema: unknown }> };
+type ResponseEntry = $ZodType | { type?: 'null'; description?: string; content?: Record<string, { schema: unknown }> };
 
 /** The zod schema of a response entry for a JSON answer, if it has one. */
 export function jsonSchemaOf(entry: ResponseEntry | undefined): $ZodType | undefined {
@@ -85,8 +87,14 @@ export function responseEntryFor(response: Record<string, ResponseEntry> | undef
  */
 export function answerProblem(response: Record<string, ResponseEntry> | undefined, status: number, contentType: string | undefined, payload: unknown, fallback: ErrorShape | null): string | null {
   if (!contentType || !/^application\/json\b/i.test(contentType)) return null;
-  if (typeof payload !== 'string') return 'a JSON answer that is not a string by the time it is sent';
   const entry = responseEntryFor(response, status);
+  // A body kept as bytes (the listing cache keeps Buffers) is checked as the text it is.
+  if (payload instanceof Uint8Array) payload = new TextDecoder().decode(payload);
+  if (typeof payload !== 'string') {
+    // Streamed bytes, or no body, on a status the route declares so: a stored file whose type is JSON.
+    if (entry !== undefined && jsonSchemaOf(entry) === undefined) return null;
+    return 'a JSON answer that is not a string by the time it is sent';
+  }
   const schema = jsonSchemaOf(entry) ?? (entry === undefined && fallback && status >= 400 ? errorSchemaOf(fallback) : undefined);
   if (!schema) return `no JSON response schema for status ${status}`;
   let body: unknown;
