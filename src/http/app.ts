@@ -111,10 +111,18 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     route.config = { ...route.config, policy };
     // Every answer has a schema (docs/architecture.md, "One definition of the API"); the error
     // bodies are the policy row's, added here so that no route writes them.
-    const missing = ctx.config.checkResponses && !pendingResponseSchemas.has(`${route.method} ${route.url}`) ? missingResponses({ method: route.method, url: route.url, schema: route.schema }) : null;
-    if (missing) throw new Error(missing);
     const response = (route.schema?.response ?? {}) as Record<string, unknown>;
     route.schema = { ...route.schema, response: { ...errorResponses(policy), ...response } };
+    if (ctx.config.checkResponses) registered.push(route as (typeof registered)[number]);
+  });
+  // Checked once every route is in place, so that a module's own onRoute hook (which runs after the
+  // root's) may still declare the answers of routes a plugin registers for it.
+  const registered: Array<{ method: string; url: string; schema?: { response?: unknown } }> = [];
+  app.addHook('onReady', async () => {
+    for (const route of registered) {
+      const missing = pendingResponseSchemas.has(`${route.method} ${route.url}`) ? null : missingResponses(route);
+      if (missing) throw new Error(missing);
+    }
   });
 
   // The single authorization point: every request's route policy, read once, decides the rest.

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import scalarApiReference from '@scalar/fastify-api-reference';
-import type { RouteOptions } from 'fastify';
 import type { RouteModule } from '../route-module.ts';
 import { bytes, html, noBody, redirect } from '../responses.ts';
 
@@ -79,15 +78,17 @@ export const apiDocsRoutes: RouteModule = async (app) => {
     return payload;
   });
   // The plugin declares its routes with `{ hide: true }` alone, and every route must declare its
-  // answers (docs/architecture.md, "One definition of the API"): they are added here, in this
-  // module's scope, as the plugin (which shares the scope) registers its routes.
+  // answers (docs/architecture.md, "One definition of the API"): this module's onRoute hook, which
+  // sees the routes the plugin registers in this scope, adds them.
   const answers: Record<string, Record<number, unknown>> = {
     [API_DOCS_PREFIX]: { 301: redirect(`To the page, ${PAGE}`) },
     [PAGE]: { 200: html('The API reference page') },
     [BUNDLE]: { 200: bytes("The page's script", 'application/javascript'), 304: noBody('Not modified: the bundle still has the ETag asked about') },
   };
-  const route = app.route.bind(app);
-  app.route = ((options: RouteOptions) => route({ ...options, schema: { ...options.schema, response: answers[options.url] ?? {} } })) as typeof app.route;
+  app.addHook('onRoute', (options) => {
+    const own = answers[options.url];
+    if (own) options.schema = { ...options.schema, response: { ...(options.schema?.response as object | undefined), ...own } };
+  });
   await app.register(scalarApiReference, {
     routePrefix: API_DOCS_PREFIX,
     configuration: {
