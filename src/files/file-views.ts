@@ -1,4 +1,5 @@
 import type { FilesTable } from '../db/schema.ts';
+import type { FileRecord } from '../api/files.ts';
 
 type FileFields = Pick<FilesTable, 'id' | 'name' | 'mimeType' | 'size'>;
 
@@ -33,7 +34,7 @@ export interface FileRecordSource extends Pick<FilesTable, 'id' | 'name' | 'mime
 }
 
 /** An item of the file listing (spec, File record): size in MiB, never the password hash. */
-export function fileRecord(file: FileRecordSource, urlId: string, tags: Array<{ id: string; name: string }>) {
+export function fileRecord(file: FileRecordSource, urlId: string, tags: FileRecord['tags']): FileRecord {
   return {
     id: file.id,
     name: file.name,

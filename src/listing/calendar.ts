@@ -5,7 +5,9 @@
  * UTC offset at an instant is read from the formatted local wall clock.
  */
 
-export const groupings = ['none', 'month', 'week', 'year'] as const;
+import { timelineGroupings } from '../api/files.ts';
+
+export const groupings = timelineGroupings;
 export type GroupBy = (typeof groupings)[number];
 
 /** A calendar bucket: `from` inclusive, `to` exclusive, both epoch milliseconds. */

@@ -5,22 +5,12 @@ import { compiledByShape } from '../db/compiled-query.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { notFound } from '../errors.ts';
 import { fileRecord } from '../files/file-views.ts';
+import type { FileRecord, Pagination } from '../api/files.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import { assertOwnedSelection, beyond, countOf, filteredFiles, orderedBy, sortOrder, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { refreshStatisticsIfStale, withSearchHints } from './planner.ts';
-
-export type FileRecord = ReturnType<typeof fileRecord>;
-
-export interface Pagination {
-  total: number;
-  pageCount: number;
-  page: number;
-  limit: number;
-  /** Only on a gallery (anchored) response: position of the first item in the image ordering. */
-  offset?: number;
-}
 
 export interface FileListing {
   data: FileRecord[];

@@ -4,25 +4,8 @@ import type { Db, Dialect } from '../db/database.ts';
 import { bucketOf, bucketsBetween, type CalendarBucket, type GroupBy } from './calendar.ts';
 import { assertOwnedSelection, filteredFiles, isDateSort } from './file-query.ts';
 import type { FileFilters, TimelineQuery } from './parameters.ts';
+import type { Timeline } from '../api/files.ts';
 import { discourageScans, refreshStatisticsIfStale } from './planner.ts';
-
-export interface TimelineBucket {
-  key: string;
-  /** Inclusive, ISO instant. */
-  from: string;
-  /** Exclusive, ISO instant. */
-  to: string;
-  count: number;
-}
-
-export interface Timeline {
-  total: number;
-  snapshot: string;
-  groupBy: GroupBy;
-  timezone: string;
-  order: 'newest' | 'oldest';
-  buckets: TimelineBucket[];
-}
 
 const DAY_MS = 86_400_000;
 const shortestBucket: Record<GroupBy, number> = { none: 28 * DAY_MS, month: 28 * DAY_MS, week: 7 * DAY_MS, year: 365 * DAY_MS };

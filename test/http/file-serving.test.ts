@@ -302,6 +302,29 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect(other.status).toBe(200);
       expect(other.text).toBe('cache me');
     });
+    it('serves a file stored as application/json as its bytes: whole, a range, a 304 and a download', async () => {
+      // Its Content-Type is the API's, but its body is the file, not an answer of the API.
+      const content = '{"stored":"as json"}';
+      const file = await upload('data.json', content, { type: 'application/json' });
+      // Read with fetch: a range of JSON is not JSON.
+      const get = async (path: string, headers: Record<string, string> = {}) => {
+        const response = await fetch(server.baseUrl + path, { headers });
+        return { status: response.status, type: response.headers.get('content-type'), etag: response.headers.get('etag'), text: await response.text() };
+      };
+      const whole = await get(file.raw);
+      expect(whole.status, whole.text).toBe(200);
+      expect(whole.type).toMatch(/^application\/json(;|$)/);
+      expect(whole.text).toBe(content);
+      const part = await get(file.raw, { range: 'bytes=0-9' });
+      expect(part.status, part.text).toBe(206);
+      expect(part.text).toBe(content.slice(0, 10));
+      const again = await get(file.raw, { 'if-none-match': whole.etag! });
+      expect(again.status, again.text).toBe(304);
+      const download = await get(file.download);
+      expect(download.status, download.text).toBe(200);
+      expect(download.text).toBe(content);
+    });
+
 
     it('serves every type a browser would run (scripts, HTML, XHTML, SVG, XML, XSL) only as attachments', async () => {
       const script = 'alert(document.cookie)';

@@ -35,6 +35,19 @@ describe('answerProblem', () => {
     expect(answerProblem(response, 206, 'application/octet-stream', 'bytes', 'Error')).toBeNull();
     expect(answerProblem(response, 200, json, 'not json', 'ApiError')).toBe('a body that is not JSON');
   });
+
+  it('checks a JSON answer sent as bytes as its text', () => {
+    const body = new TextEncoder().encode(JSON.stringify({ success: true, data: { item: { id: 'a', size: '1' } } }));
+    expect(answerProblem(response, 200, json, Buffer.from(body), 'ApiError')).toContain('data.item.size');
+    expect(answerProblem(response, 200, json, body.subarray(0, 0), 'ApiError')).toBe('a body that is not JSON');
+  });
+
+  it('leaves a streamed body or none alone where the route declares bytes or no body (a stored file of a JSON type)', () => {
+    const stream = { pipe: () => undefined };
+    expect(answerProblem(response, 206, json, stream, 'Error')).toBeNull();
+    expect(answerProblem(response, 204, json, undefined, 'Error')).toBeNull();
+    expect(answerProblem(response, 200, json, stream, 'ApiError')).toBe('a JSON answer that is not a string by the time it is sent');
+  });
 });
 
 describe('missingResponses', () => {

@@ -5,6 +5,8 @@ import { principalOf, type RouteModule } from '../route-module.ts';
 import { listFiles, listTypes } from '../../listing/list-files.ts';
 import { fileTimeline } from '../../listing/timeline.ts';
 import { parseListQuery, parseTimelineQuery } from '../../listing/parameters.ts';
+import { ok } from '../responses.ts';
+import { fileListResponse, fileTypesResponse, timelineResponse, type FileListResponse, type FileTypesResponse } from '../../api/files.ts';
 
 // Each parameter is one text value; the rules are checked by src/listing/parameters.ts, which names
 // the parameter in its 400 message. Unknown parameters are ignored (clients add cache-busters).
@@ -40,8 +42,11 @@ const timelineQuery = z.object({
 /**
  * Sends a listing response through the listing cache: `parameters` (the parsed, canonical request)
  * and the account's URL ID are everything the body depends on besides the account's listing version.
+ * The cached body is JSON text, sent as it is: Fastify does not serialise a string again, so the
+ * listing is not encoded by its schema on every request. `Body` is the route's response type, so the
+ * body is still checked against the schema where it is built.
  */
-async function sendListing(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, route: string, parameters: unknown, produce: () => Promise<unknown>) {
+async function sendListing<Body>(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, route: string, parameters: unknown, produce: () => Promise<Body>) {
   const { user, listingVersion } = principalOf(request);
   const key = `${route}\u0000${user.urlId}\u0000${JSON.stringify(parameters)}`;
   const body = await ctx.listingCache.body(user.id, listingVersion, key, async () => JSON.stringify(await produce()));
@@ -53,28 +58,42 @@ export const fileListingRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['files'];
   app.get(
     '/api/files',
-    { schema: { tags, summary: "List and search the account's files (sizes in MiB), or the images next to a gallery anchor", querystring: listQuery } },
+    {
+      schema: {
+        tags,
+        summary: "List and search the account's files (sizes in MiB), or the images next to a gallery anchor",
+        querystring: listQuery,
+        response: { 200: fileListResponse },
+      },
+    },
     (request, reply) => {
       const { user } = principalOf(request);
       const query = parseListQuery(request.query);
-      return sendListing(ctx, request, reply, 'files', query, async () => {
+      return sendListing(ctx, request, reply, 'files', query, async (): Promise<FileListResponse> => {
         const listing = await listFiles(ctx.db, ctx.dialect, user.id, user.urlId, query);
-        return { success: true, data: listing.data, pagination: listing.pagination };
+        return { ...ok(listing.data), pagination: listing.pagination };
       });
     },
   );
 
-  app.get('/api/files/types', { schema: { tags, summary: "The account's distinct MIME types, sorted" } }, (request, reply) =>
-    sendListing(ctx, request, reply, 'types', null, async () => ({ success: true, data: { types: await listTypes(ctx.db, principalOf(request).user.id) } })),
+  app.get('/api/files/types', { schema: { tags, summary: "The account's distinct MIME types, sorted", response: { 200: fileTypesResponse } } }, (request, reply) =>
+    sendListing(ctx, request, reply, 'types', null, async (): Promise<FileTypesResponse> => ok({ types: await listTypes(ctx.db, principalOf(request).user.id) })),
   );
 
   app.get(
     '/api/files/timeline',
-    { schema: { tags, summary: 'Counts of the selected files per calendar bucket, with a snapshot for window reads', querystring: timelineQuery } },
+    {
+      schema: {
+        tags,
+        summary: 'Counts of the selected files per calendar bucket, with a snapshot for window reads',
+        querystring: timelineQuery,
+        response: { 200: timelineResponse },
+      },
+    },
     async (request, reply) => {
       const timeline = await fileTimeline(ctx.db, ctx.dialect, principalOf(request).user.id, parseTimelineQuery(request.query));
       reply.header('Cache-Control', 'private, no-store');
-      return { success: true, data: timeline };
+      return ok(timeline);
     },
   );
 };

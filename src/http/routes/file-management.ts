@@ -4,6 +4,8 @@ import { idParams, isoDateTime } from '../schemas.ts';
 import { updateFile } from '../../files/update-file.ts';
 import { deleteFileRecord } from '../../files/delete-file.ts';
 import { notFound } from '../../errors.ts';
+import { noBody, ok } from '../responses.ts';
+import { fileResponse } from '../../api/files.ts';
 
 const patchBody = z.strictObject({
   name: z.string().min(1).max(255).optional(),
@@ -17,17 +19,21 @@ const patchBody = z.strictObject({
 
 export const fileManagementRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['files'];
-  app.patch('/api/files/:id', { schema: { tags, summary: 'Rename a file or change its visibility, password, expiry, folder or tags', params: idParams, body: patchBody } }, async (request) => {
-    const principal = principalOf(request);
-    const { expiresAt, ...rest } = request.body;
-    const file = await updateFile(ctx, principal.user.id, principal.permissions, request.params.id, {
-      ...rest,
-      ...(expiresAt !== undefined ? { expiresAt: expiresAt === null ? null : new Date(expiresAt) } : {}),
-    });
-    return { success: true, data: { file } };
-  });
+  app.patch(
+    '/api/files/:id',
+    { schema: { tags, summary: 'Rename a file or change its visibility, password, expiry, folder or tags', params: idParams, body: patchBody, response: { 200: fileResponse } } },
+    async (request) => {
+      const principal = principalOf(request);
+      const { expiresAt, ...rest } = request.body;
+      const file = await updateFile(ctx, principal.user.id, principal.permissions, request.params.id, {
+        ...rest,
+        ...(expiresAt !== undefined ? { expiresAt: expiresAt === null ? null : new Date(expiresAt) } : {}),
+      });
+      return ok({ file });
+    },
+  );
 
-  app.delete('/api/files/:id', { schema: { tags, summary: 'Delete a file: bytes and metadata', params: idParams } }, async (request, reply) => {
+  app.delete('/api/files/:id', { schema: { tags, summary: 'Delete a file: bytes and metadata', params: idParams, response: { 204: noBody('Deleted') } } }, async (request, reply) => {
     if (!(await deleteFileRecord(ctx, principalOf(request).user.id, request.params.id))) throw notFound('File not found');
     return reply.code(204).send();
   });

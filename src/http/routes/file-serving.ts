@@ -8,6 +8,7 @@ import { verifyPassword } from '../../auth/passwords.ts';
 import { clearHits, takeAttempt } from '../../auth/throttle.ts';
 import { AppError, forbidden, notFound, unauthorized } from '../../errors.ts';
 import { StorageNotFoundError } from '../../storage/storage.ts';
+import { bytes, noBody } from '../responses.ts';
 
 /** RFC 6266 filename parameters: an ASCII fallback and the exact UTF-8 name. */
 export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
@@ -73,6 +74,15 @@ function refuseBearerUnlessPublic(request: FastifyRequest, file: FileRow): void 
 
 const UNLOCK_LIMIT = { attempts: 10, windowMs: 15 * 60 * 1000 };
 
+/** What sendBytes answers: the bytes, the range asked for, or a revalidation's 304. */
+function byteResponses(whole: string) {
+  return {
+    200: bytes(whole),
+    206: bytes('The byte range asked for with `Range` (one range), with `Content-Range`'),
+    304: noBody("Not modified: `If-None-Match` names the file's ETag"),
+  };
+}
+
 export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['files'];
 
@@ -84,7 +94,14 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
 
   app.get(
     '/api/files/:urlId/:name',
-    { schema: { tags, summary: 'Raw bytes of a file (public, unlocked, or your own); counts a view', params: z.object({ urlId: z.string().max(64), name: z.string().max(512) }) } },
+    {
+      schema: {
+        tags,
+        summary: 'Raw bytes of a file (public, unlocked, or your own); counts a view',
+        params: z.object({ urlId: z.string().max(64), name: z.string().max(512) }),
+        response: byteResponses("The file's bytes with its stored Content-Type; types a browser would run (HTML, SVG, XML) come as an attachment"),
+      },
+    },
     async (request, reply) => sendRaw(request, reply, await findByUrlPath(ctx.db, request.params.urlId, request.params.name)),
   );
 
@@ -100,7 +117,14 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
 
   app.get(
     '/api/files/:id/download',
-    { schema: { tags, summary: 'Download a file as an attachment; counts a download', params: z.object({ id: z.string().max(128) }) } },
+    {
+      schema: {
+        tags,
+        summary: 'Download a file as an attachment; counts a download',
+        params: z.object({ id: z.string().max(128) }),
+        response: byteResponses("The file's bytes, `Content-Disposition: attachment`"),
+      },
+    },
     (request, reply) =>
       byIdOrRawNamed(request, reply, request.params.id, 'download', async (found) => {
         refuseBearerUnlessPublic(request, found.file);
@@ -112,7 +136,14 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
 
   app.get(
     '/api/files/:id/preview',
-    { schema: { tags, summary: 'Your own file, inline, for previews in the web app (browser session only); counts no view', params: z.object({ id: z.string().max(128) }) } },
+    {
+      schema: {
+        tags,
+        summary: 'Your own file, inline, for previews in the web app (browser session only); counts no view',
+        params: z.object({ id: z.string().max(128) }),
+        response: byteResponses("The file's bytes, inline unless a browser would run them"),
+      },
+    },
     (request, reply) =>
       byIdOrRawNamed(request, reply, request.params.id, 'preview', async ({ file }) => {
         // Only the owner, signed in in this browser: previews are how the owner looks through their
@@ -126,7 +157,15 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
 
   app.post(
     '/api/files/:id/unlock',
-    { schema: { tags, summary: 'Unlock a password-protected file for this browser', params: z.object({ id: z.string().max(128) }), body: z.strictObject({ password: z.string().min(1).max(1024) }) } },
+    {
+      schema: {
+        tags,
+        summary: 'Unlock a password-protected file for this browser',
+        params: z.object({ id: z.string().max(128) }),
+        body: z.strictObject({ password: z.string().min(1).max(1024) }),
+        response: { 204: noBody('Unlocked: a cookie now opens this one file in this browser') },
+      },
+    },
     async (request, reply) => {
       const found = await findById(ctx.db, request.params.id);
       if (!found || accessTo(found.file, { userId: null, cookies: {} }) === 'hidden' || found.file.passwordHash === null) throw notFound('File not found');

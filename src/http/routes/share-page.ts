@@ -6,6 +6,7 @@ import { StorageNotFoundError } from '../../storage/storage.ts';
 import { previewKind, renderNotFoundPage, renderSharePage, sharePagePolicy } from '../../files/share-page.ts';
 import { uploadLinks } from '../../files/file-views.ts';
 import { viewerOf } from '../viewer.ts';
+import { html } from '../responses.ts';
 
 const TEXT_PREVIEW_BYTES = 64 * 1024;
 
@@ -28,7 +29,15 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
   }
   app.get(
     '/:urlId/:name',
-    { schema: { tags: ['files'], summary: 'Share page (HTML) of a public file', params: z.object({ urlId: z.string().max(64), name: z.string().max(512) }) } },
+    {
+      schema: {
+        tags: ['files'],
+        summary: 'Share page (HTML) of a public file',
+        params: z.object({ urlId: z.string().max(64), name: z.string().max(512) }),
+        // The 404 is a page for people who followed a link, not an error body.
+        response: { 200: html('The share page: a preview, or a password form for a protected file'), 404: html('"File not found" page: private, expired or missing') },
+      },
+    },
     async (request, reply) => {
       const found = await findByUrlPath(ctx.db, request.params.urlId, request.params.name);
       const access = found ? accessTo(found.file, viewerOf(request)) : 'hidden';
