@@ -4,20 +4,13 @@ import type { Executor } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import { randomSecret } from '../auth/secrets.ts';
 import { invalid, notFound } from '../errors.ts';
+import type { Invite } from '../api/admin.ts';
 
 export const INVITE_LIFETIME_DAYS = 7;
 
-export interface InviteView {
-  id: string;
-  code: string;
-  createdAt: string;
-  expiresAt: string;
-  usedAt: string | null;
-}
-
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export async function createInvite(db: Executor, createdBy: string, expiresAt?: Date): Promise<InviteView> {
+export async function createInvite(db: Executor, createdBy: string, expiresAt?: Date): Promise<Invite> {
   const now = Date.now();
   const expires = expiresAt ? expiresAt.getTime() : now + INVITE_LIFETIME_DAYS * 24 * 3600 * 1000;
   if (expires <= now) throw invalid('expiresAt: must be in the future');
@@ -26,7 +19,7 @@ export async function createInvite(db: Executor, createdBy: string, expiresAt?: 
   return { id: row.id, code: row.code, createdAt: iso(now)!, expiresAt: iso(expires)!, usedAt: null };
 }
 
-export async function listInvites(db: Executor): Promise<InviteView[]> {
+export async function listInvites(db: Executor): Promise<Invite[]> {
   const rows = await db.selectFrom('invites').selectAll().orderBy('createdAt', 'desc').orderBy('id', 'desc').execute();
   return rows.map((r) => ({ id: r.id, code: r.code, createdAt: iso(r.createdAt)!, expiresAt: iso(r.expiresAt)!, usedAt: iso(r.usedAt) }));
 }

@@ -4,20 +4,11 @@ import { parsePermissions } from '../auth/roles.ts';
 import { hasPermission, type Permission, type PermissionSet } from '../auth/permissions.ts';
 import { assertAdministratorRemains, assertCanGrant, serializeAdministration } from './users.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
-
-export interface RoleView {
-  id: string;
-  name: string;
-  systemKey: string | null;
-  builtin: boolean;
-  permissions: Permission[];
-  createdAt: string;
-  updatedAt: string;
-}
+import type { Role } from '../api/admin.ts';
 
 type RoleRow = { id: string; name: string; systemKey: string | null; permissions: string; createdAt: number; updatedAt: number };
 
-function toView(row: RoleRow): RoleView {
+function toView(row: RoleRow): Role {
   return {
     id: row.id,
     name: row.name,
@@ -29,7 +20,7 @@ function toView(row: RoleRow): RoleView {
   };
 }
 
-export async function listRoles(db: Db): Promise<RoleView[]> {
+export async function listRoles(db: Db): Promise<Role[]> {
   const rows = await db.selectFrom('roles').selectAll().execute();
   // Built-in roles first, then by name.
   return rows.map(toView).sort((a, b) => Number(b.builtin) - Number(a.builtin) || a.name.localeCompare(b.name));
@@ -41,7 +32,7 @@ async function assertNameFree(db: Db, name: string, exceptId?: string): Promise<
   if (await query.executeTakeFirst()) throw conflict('A role with this name already exists');
 }
 
-export async function createRole(db: Db, actor: PermissionSet, input: { name: string; permissions: Permission[] }): Promise<RoleView> {
+export async function createRole(db: Db, actor: PermissionSet, input: { name: string; permissions: Permission[] }): Promise<Role> {
   assertCanGrant(actor, input.permissions);
   const name = input.name.trim();
   await assertNameFree(db, name);
@@ -57,7 +48,7 @@ export async function updateRole(
   actor: PermissionSet,
   id: string,
   changes: { name?: string | undefined; permissions?: Permission[] | undefined },
-): Promise<RoleView> {
+): Promise<Role> {
   const row = await db.selectFrom('roles').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw notFound('Role not found');
   const set: Partial<RoleRow> = { updatedAt: Date.now() };

@@ -1,11 +1,6 @@
 import type { Executor } from '../db/account-scope.ts';
-import { readSettings, type InstanceSettings } from '../settings/instance-settings.ts';
-
-export interface SetupStatus {
-  /** True while no account exists: the next registration creates the Administrator. */
-  needsAdministrator: boolean;
-  registration: InstanceSettings['registration'];
-}
+import { readSettings } from '../settings/instance-settings.ts';
+import type { SetupStatus } from '../api/accounts.ts';
 
 /** What the sign-in screen needs to offer before anyone is signed in (GET /api/setup). */
 export async function setupStatus(db: Executor): Promise<SetupStatus> {

@@ -13,6 +13,8 @@ import { takeAttempt } from '../auth/throttle.ts';
 import { scheduleStorageDelete } from '../files/storage-cleanup.ts';
 import { scheduleSessionStorageAbort } from '../chunks/chunk-session-jobs.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
+import type { Me } from '../api/accounts.ts';
+import type { AdminUser } from '../api/admin.ts';
 
 // Defined with the principal it identifies (auth sits below accounts); exported here for callers.
 export type { UserRow };
@@ -32,7 +34,7 @@ export async function findUserForLogin(db: Executor, email: string) {
 }
 
 /** The signed-in account as `/api/auth/me` shows it. */
-export function selfView(user: UserRow, access: { permissions: PermissionSet; roles: RoleSummary[] }) {
+export function selfView(user: UserRow, access: { permissions: PermissionSet; roles: RoleSummary[] }): Me {
   return {
     id: user.id,
     email: user.email,
@@ -44,7 +46,7 @@ export function selfView(user: UserRow, access: { permissions: PermissionSet; ro
   };
 }
 
-export async function describeSelf(db: Executor, user: UserRow) {
+export async function describeSelf(db: Executor, user: UserRow): Promise<Me> {
   return selfView(user, await loadAccess(db, user.id));
 }
 
@@ -182,19 +184,7 @@ async function permissionsOfRoles(db: Executor, roleIds: string[]): Promise<stri
   return rows.flatMap((r) => parsePermissions(r.permissions));
 }
 
-export interface AdminUserView {
-  id: string;
-  email: string;
-  name: string;
-  urlId: string;
-  emailVerified: boolean;
-  quotaBytes: number | null;
-  roles: RoleSummary[];
-  roleIds: string[];
-  createdAt: string;
-}
-
-export async function listUsers(db: Executor): Promise<AdminUserView[]> {
+export async function listUsers(db: Executor): Promise<AdminUser[]> {
   const users = await db.selectFrom('users').select(userColumns).orderBy('createdAt', 'asc').orderBy('id').execute();
   const assignments = await db
     .selectFrom('userRoles')
@@ -205,7 +195,7 @@ export async function listUsers(db: Executor): Promise<AdminUserView[]> {
   return users.map((u) => toAdminView(u, assignments.filter((a) => a.userId === u.id)));
 }
 
-export async function getUserForAdmin(db: Executor, id: string): Promise<AdminUserView> {
+export async function getUserForAdmin(db: Executor, id: string): Promise<AdminUser> {
   const user = await findUserById(db, id);
   if (!user) throw notFound('User not found');
   const roles = await db
@@ -218,7 +208,7 @@ export async function getUserForAdmin(db: Executor, id: string): Promise<AdminUs
   return toAdminView(user, roles);
 }
 
-function toAdminView(user: UserRow, roles: RoleSummary[]): AdminUserView {
+function toAdminView(user: UserRow, roles: RoleSummary[]): AdminUser {
   return {
     id: user.id,
     email: user.email,
@@ -237,7 +227,7 @@ export async function createUserAsAdmin(
   dialect: Dialect,
   actor: PermissionSet,
   input: { email: string; password: string; name?: string | undefined; roleIds?: string[] | undefined; emailVerified?: boolean | undefined },
-): Promise<AdminUserView> {
+): Promise<AdminUser> {
   const roleIds = input.roleIds ?? [];
   assertCanGrant(actor, await permissionsOfRoles(db, roleIds));
   const passwordHash = await hashPassword(input.password);
@@ -255,7 +245,7 @@ export async function updateUserAsAdmin(
   actor: PermissionSet,
   id: string,
   changes: { name?: string | undefined; roleIds?: string[] | undefined; emailVerified?: boolean | undefined; quotaBytes?: number | null | undefined },
-): Promise<AdminUserView> {
+): Promise<AdminUser> {
   const user = await findUserById(db, id);
   if (!user) throw notFound('User not found');
   await assertCanManage(db, actor, id);

@@ -13,3 +13,5 @@ export * from './webhooks.ts';
 export * from './links.ts';
 export * from './meta.ts';
 export * from './files.ts';
+export * from './accounts.ts';
+export * from './admin.ts';

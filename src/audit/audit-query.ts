@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.ts';
+import type { AuditPage } from '../api/admin.ts';
 
 export interface AuditQuery {
   /** Only this account's records. */
@@ -10,25 +11,12 @@ export interface AuditQuery {
   limit: number;
 }
 
-export interface AuditRecordView {
-  id: string;
-  at: string;
-  user: { id: string; email: string };
-  credential: 'token' | 'legacy';
-  /** The named token (its current name; revoked tokens keep theirs, a removed one shows none). */
-  token: { id: string; name: string | null } | null;
-  operation: string;
-  route: string;
-  status: number;
-  ip: string | null;
-}
-
 /**
  * GET /api/audit: the records of token- and legacy-authorized requests across the instance, newest
  * first (record IDs are time-ordered), a page at a time. Never a secret: records hold the token's
  * ID, not its secret (spec, rule 11).
  */
-export async function listAuditRecords(db: Db, query: AuditQuery): Promise<{ records: AuditRecordView[]; nextBefore: string | null }> {
+export async function listAuditRecords(db: Db, query: AuditQuery): Promise<AuditPage> {
   let select = db
     .selectFrom('auditEvents')
     .innerJoin('users', 'users.id', 'auditEvents.userId')

@@ -2,12 +2,9 @@ import type { Db } from '../db/database.ts';
 import type { Executor } from '../db/account-scope.ts';
 import { builtinRoles, isPermission, type Permission, type PermissionSet } from './permissions.ts';
 import { newId } from '../db/ids.ts';
+import type { RoleSummary } from '../api/accounts.ts';
 
-export interface RoleSummary {
-  id: string;
-  name: string;
-  systemKey: string | null;
-}
+export type { RoleSummary };
 
 /**
  * Effective permissions: the Everyone role plus the account's assigned roles, read fresh on every

@@ -1,17 +1,21 @@
 import { z } from 'zod';
 import type { Db } from '../db/database.ts';
 import type { Executor } from '../db/account-scope.ts';
+import { registrationSchema } from '../api/accounts.ts';
+import type { InstanceSettings } from '../api/admin.ts';
 
-export const instanceSettingsSchema = z.strictObject({
-  registration: z.enum(['open', 'closed', 'invite']),
+/** What may be stored (and sent to PATCH /api/settings); the answer's shape is src/api/admin.ts. */
+export const instanceSettingsInput = z.strictObject({
+  // The values without the API record's component name: an input copy of it would be listed twice in the OpenAPI document.
+  registration: z.enum(registrationSchema.options),
   requireEmailVerification: z.boolean(),
   maxUploadSizeBytes: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
   defaultQuotaBytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
 });
 
-export type InstanceSettings = z.infer<typeof instanceSettingsSchema>;
+export type { InstanceSettings };
 type Key = keyof InstanceSettings;
-const keys = Object.keys(instanceSettingsSchema.shape) as Key[];
+const keys = Object.keys(instanceSettingsInput.shape) as Key[];
 
 /**
  * Registration starts closed: the first account (the Administrator) can always register, and
@@ -41,7 +45,7 @@ export async function ensureSettings(db: Db, initial: InstanceSettings): Promise
 export async function readSettings(db: Executor): Promise<InstanceSettings> {
   const rows = await db.selectFrom('settings').select(['key', 'value']).where('key', 'in', keys).execute();
   const values = Object.fromEntries(rows.map((r) => [r.key, JSON.parse(r.value) as unknown]));
-  return instanceSettingsSchema.parse(values);
+  return instanceSettingsInput.parse(values);
 }
 
 export async function updateSettings(db: Db, changes: Partial<InstanceSettings>): Promise<InstanceSettings> {

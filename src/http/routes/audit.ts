@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { RouteModule } from '../route-module.ts';
 import { listAuditRecords } from '../../audit/audit-query.ts';
+import { ok } from '../responses.ts';
+import { auditPageResponse } from '../../api/admin.ts';
 
 const id = z.string().min(1).max(128);
 const badLimit = 'limit must be a whole number from 1 to 100';
@@ -15,12 +17,12 @@ const auditQuery = z.object({
 export const auditRoutes: RouteModule = async (app, { ctx }) => {
   app.get(
     '/api/audit',
-    { schema: { tags: ['administration'], summary: 'Records of token- and legacy-authorized requests, newest first', querystring: auditQuery } },
+    { schema: { tags: ['administration'], summary: 'Records of token- and legacy-authorized requests, newest first', querystring: auditQuery, response: { 200: auditPageResponse } } },
     async (request, reply) => {
       const { userId, tokenId, before, limit } = request.query;
       const page = await listAuditRecords(ctx.db, { userId: userId ?? null, tokenId: tokenId ?? null, before: before ?? null, limit: limit ?? 50 });
       reply.header('Cache-Control', 'private, no-store');
-      return { success: true, data: page };
+      return ok(page);
     },
   );
 };

@@ -6,6 +6,8 @@ import { displayNameSchema, emailSchema, passwordSchema } from '../schemas.ts';
 import { describeSelf, register, selfView, type UserRow } from '../../accounts/users.ts';
 import { login } from '../../accounts/login.ts';
 import { createSession, deleteSession, SESSION_COOKIE } from '../../auth/sessions.ts';
+import { noBody, ok } from '../responses.ts';
+import { meResponse } from '../../api/accounts.ts';
 
 const registerBody = z.strictObject({
   email: emailSchema,
@@ -29,26 +31,26 @@ async function startSession(ctx: AppContext, request: FastifyRequest, reply: Fas
 
 export const authRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['auth'];
-  app.post('/api/auth/register', { schema: { tags, summary: 'Create an account; the first one becomes Administrator', body: registerBody } }, async (request, reply) => {
+  app.post('/api/auth/register', { schema: { tags, summary: 'Create an account; the first one becomes Administrator', body: registerBody, response: { 201: meResponse } } }, async (request, reply) => {
     const user = await register(ctx.db, ctx.dialect, { ...request.body, ip: request.ip });
     const data = await startSession(ctx, request, reply, user);
-    return reply.code(201).send({ success: true, data });
+    return reply.code(201).send(ok(data));
   });
 
-  app.post('/api/auth/login', { schema: { tags, summary: 'Sign in with email and password', body: loginBody } }, async (request, reply) => {
+  app.post('/api/auth/login', { schema: { tags, summary: 'Sign in with email and password', body: loginBody, response: { 200: meResponse } } }, async (request, reply) => {
     const user = await login(ctx.db, { ...request.body, ip: request.ip });
-    return { success: true, data: await startSession(ctx, request, reply, user) };
+    return ok(await startSession(ctx, request, reply, user));
   });
 
-  app.post('/api/auth/logout', { schema: { tags, summary: 'End this browser session' } }, async (request, reply) => {
+  app.post('/api/auth/logout', { schema: { tags, summary: 'End this browser session', response: { 204: noBody('Signed out; the session cookie is cleared') } } }, async (request, reply) => {
     const principal = principalOf(request);
     if (principal.sessionId) await deleteSession(ctx.db, principal.sessionId);
     reply.clearCookie(SESSION_COOKIE, { path: '/' });
     return reply.code(204).send();
   });
 
-  app.get('/api/auth/me', { schema: { tags, summary: 'The signed-in account' } }, async (request) => {
+  app.get('/api/auth/me', { schema: { tags, summary: 'The signed-in account', response: { 200: meResponse } } }, async (request) => {
     const principal = principalOf(request);
-    return { success: true, data: { user: selfView(principal.user, principal) } };
+    return ok({ user: selfView(principal.user, principal) });
   });
 };

@@ -2,22 +2,24 @@ import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams, isoDateTime } from '../schemas.ts';
 import { createInvite, deleteInvite, listInvites } from '../../accounts/invites.ts';
+import { noBody, ok } from '../responses.ts';
+import { inviteListResponse, inviteResponse } from '../../api/admin.ts';
 
 export const inviteRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['administration'];
-  app.get('/api/invites', { schema: { tags, summary: 'Invites, newest first' } }, async () => ({ success: true, data: { invites: await listInvites(ctx.db) } }));
+  app.get('/api/invites', { schema: { tags, summary: 'Invites, newest first', response: { 200: inviteListResponse } } }, async () => ok({ invites: await listInvites(ctx.db) }));
 
   app.post(
     '/api/invites',
-    { schema: { tags, summary: 'Create a single-use invite code (valid 7 days unless expiresAt is given)', body: z.strictObject({ expiresAt: isoDateTime.optional() }).nullish() } },
+    { schema: { tags, summary: 'Create a single-use invite code (valid 7 days unless expiresAt is given)', body: z.strictObject({ expiresAt: isoDateTime.optional() }).nullish(), response: { 201: inviteResponse } } },
     async (request, reply) => {
       const expiresAt = request.body?.expiresAt ? new Date(request.body.expiresAt) : undefined;
       const invite = await createInvite(ctx.db, principalOf(request).user.id, expiresAt);
-      return reply.code(201).send({ success: true, data: invite });
+      return reply.code(201).send(ok(invite));
     },
   );
 
-  app.delete('/api/invites/:id', { schema: { tags, summary: 'Withdraw an invite', params: idParams } }, async (request, reply) => {
+  app.delete('/api/invites/:id', { schema: { tags, summary: 'Withdraw an invite', params: idParams, response: { 204: noBody('Withdrawn') } } }, async (request, reply) => {
     await deleteInvite(ctx.db, request.params.id);
     return reply.code(204).send();
   });

@@ -3,32 +3,33 @@ import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams } from '../schemas.ts';
 import { allPermissions, type Permission } from '../../auth/permissions.ts';
 import { createRole, deleteRole, listRoles, updateRole } from '../../accounts/roles-admin.ts';
+import { noBody, ok } from '../responses.ts';
+import { roleListResponse, roleResponse } from '../../api/admin.ts';
 
 const permissionList = z.array(z.enum(allPermissions as [Permission, ...Permission[]], { message: `must be one of ${allPermissions.join(', ')}` })).max(allPermissions.length * 2);
 const roleName = z.string().trim().min(1).max(64);
 
 export const roleRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['administration'];
-  app.get('/api/roles', { schema: { tags, summary: 'All roles, built-in first' } }, async () => ({
-    success: true,
-    data: { roles: await listRoles(ctx.db), permissions: allPermissions },
-  }));
+  app.get('/api/roles', { schema: { tags, summary: 'All roles, built-in first', response: { 200: roleListResponse } } }, async () =>
+    ok({ roles: await listRoles(ctx.db), permissions: [...allPermissions] }),
+  );
 
-  app.post('/api/roles', { schema: { tags, summary: 'Create a role', body: z.strictObject({ name: roleName, permissions: permissionList }) } }, async (request, reply) => {
+  app.post('/api/roles', { schema: { tags, summary: 'Create a role', body: z.strictObject({ name: roleName, permissions: permissionList }), response: { 201: roleResponse } } }, async (request, reply) => {
     const role = await createRole(ctx.db, principalOf(request).permissions, request.body);
-    return reply.code(201).send({ success: true, data: { role } });
+    return reply.code(201).send(ok({ role }));
   });
 
   app.patch(
     '/api/roles/:id',
-    { schema: { tags, summary: 'Rename a role or change its permissions', params: idParams, body: z.strictObject({ name: roleName.optional(), permissions: permissionList.optional() }) } },
+    { schema: { tags, summary: 'Rename a role or change its permissions', params: idParams, body: z.strictObject({ name: roleName.optional(), permissions: permissionList.optional() }), response: { 200: roleResponse } } },
     async (request) => {
       const role = await updateRole(ctx.db, ctx.dialect, principalOf(request).permissions, request.params.id, request.body);
-      return { success: true, data: { role } };
+      return ok({ role });
     },
   );
 
-  app.delete('/api/roles/:id', { schema: { tags, summary: 'Delete a custom role', params: idParams } }, async (request, reply) => {
+  app.delete('/api/roles/:id', { schema: { tags, summary: 'Delete a custom role', params: idParams, response: { 204: noBody('Deleted') } } }, async (request, reply) => {
     await deleteRole(ctx.db, ctx.dialect, principalOf(request).permissions, request.params.id);
     return reply.code(204).send();
   });

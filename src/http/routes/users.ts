@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { displayNameSchema, emailSchema, idParams, passwordSchema } from '../schemas.ts';
 import { createUserAsAdmin, deleteUserAsAdmin, listUsers, updateUserAsAdmin } from '../../accounts/users.ts';
+import { noBody, ok } from '../responses.ts';
+import { adminUserListResponse, adminUserResponse } from '../../api/admin.ts';
 
 const roleIds = z.array(z.string().min(1).max(128)).max(100);
 const createBody = z.strictObject({
@@ -20,19 +22,19 @@ const updateBody = z.strictObject({
 
 export const userRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['administration'];
-  app.get('/api/users', { schema: { tags, summary: 'All accounts' } }, async () => ({ success: true, data: { users: await listUsers(ctx.db) } }));
+  app.get('/api/users', { schema: { tags, summary: 'All accounts', response: { 200: adminUserListResponse } } }, async () => ok({ users: await listUsers(ctx.db) }));
 
-  app.post('/api/users', { schema: { tags, summary: 'Create an account', body: createBody } }, async (request, reply) => {
+  app.post('/api/users', { schema: { tags, summary: 'Create an account', body: createBody, response: { 201: adminUserResponse } } }, async (request, reply) => {
     const user = await createUserAsAdmin(ctx.db, ctx.dialect, principalOf(request).permissions, request.body);
-    return reply.code(201).send({ success: true, data: { user } });
+    return reply.code(201).send(ok({ user }));
   });
 
-  app.patch('/api/users/:id', { schema: { tags, summary: 'Change an account: name, roles, verification, quota', params: idParams, body: updateBody } }, async (request) => {
+  app.patch('/api/users/:id', { schema: { tags, summary: 'Change an account: name, roles, verification, quota', params: idParams, body: updateBody, response: { 200: adminUserResponse } } }, async (request) => {
     const user = await updateUserAsAdmin(ctx.db, ctx.dialect, principalOf(request).permissions, request.params.id, request.body);
-    return { success: true, data: { user } };
+    return ok({ user });
   });
 
-  app.delete('/api/users/:id', { schema: { tags, summary: 'Delete an account and everything it owns', params: idParams } }, async (request, reply) => {
+  app.delete('/api/users/:id', { schema: { tags, summary: 'Delete an account and everything it owns', params: idParams, response: { 204: noBody('Deleted') } } }, async (request, reply) => {
     const principal = principalOf(request);
     await deleteUserAsAdmin(ctx.db, ctx.dialect, { id: principal.user.id, permissions: principal.permissions }, request.params.id);
     ctx.jobs.wake();

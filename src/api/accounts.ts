@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { success } from './envelope.ts';
+import { permissionSchema } from './permissions.ts';
+
+/** A role as an account's access lists it (contract §2). */
+export const roleSummarySchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    systemKey: z.string().nullable().describe('`everyone` or `administrator` for the built-in roles; null for a custom role'),
+  })
+  .meta({ id: 'RoleSummary' });
+export type RoleSummary = z.infer<typeof roleSummarySchema>;
+
+/** The signed-in account (contract §3, "Sign-in": `GET /api/auth/me`). */
+export const meSchema = z
+  .object({
+    id: z.string(),
+    email: z.string(),
+    name: z.string(),
+    urlId: z.string().describe("The account's segment of its files' share-page and raw URLs (`/<urlId>/<name>`)"),
+    emailVerified: z.boolean(),
+    permissions: z.array(permissionSchema).describe('Effective permissions: the Everyone role and the assigned roles together, sorted'),
+    roles: z.array(roleSummarySchema).describe('The roles that apply to the account, Everyone included'),
+  })
+  .meta({ id: 'Me' });
+export type Me = z.infer<typeof meSchema>;
+
+/** Who may register (contract §3, "Administration"). */
+export const registrationSchema = z.enum(['open', 'closed', 'invite']).meta({
+  id: 'Registration',
+  description: '`open`: anyone may register; `invite`: only with an invite code; `closed`: nobody (the first account, the Administrator, always may)',
+});
+export type Registration = z.infer<typeof registrationSchema>;
+
+/** What the sign-in screen needs before anyone is signed in (docs/decisions.md, `GET /api/setup`). */
+export const setupStatusSchema = z
+  .object({
+    needsAdministrator: z.boolean().describe('True while no account exists: the next registration creates the Administrator'),
+    registration: registrationSchema,
+  })
+  .meta({ id: 'SetupStatus' });
+export type SetupStatus = z.infer<typeof setupStatusSchema>;
+
+/** Registration, sign-in and `GET /api/auth/me`: `data: {user}`. */
+export const meResponse = success(z.object({ user: meSchema }));
+export const setupStatusResponse = success(setupStatusSchema);

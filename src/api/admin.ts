@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import { success, timestamp } from './envelope.ts';
+import { permissionSchema } from './permissions.ts';
+import { registrationSchema, roleSummarySchema } from './accounts.ts';
+
+/** An account as the administration lists it (contract §3, "Administration"). */
+export const adminUserSchema = z
+  .object({
+    id: z.string(),
+    email: z.string(),
+    name: z.string(),
+    urlId: z.string(),
+    emailVerified: z.boolean(),
+    quotaBytes: z.number().int().nullable().describe("The account's own storage quota in bytes (0: no quota); null: the instance's default quota applies"),
+    roles: z.array(roleSummarySchema).describe('The roles assigned to the account, by name (Everyone applies to every account without being assigned)'),
+    roleIds: z.array(z.string()).describe('The IDs of `roles`, in the same order'),
+    createdAt: timestamp,
+  })
+  .meta({ id: 'AdminUser' });
+export type AdminUser = z.infer<typeof adminUserSchema>;
+
+/** A role (contract §2): the built-in Everyone and Administrator, or one an administrator made. */
+export const roleSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    systemKey: z.string().nullable().describe('`everyone` or `administrator` for the built-in roles; null for a custom role'),
+    builtin: z.boolean().describe('Built-in roles can be edited but not deleted'),
+    permissions: z.array(permissionSchema),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'Role' });
+export type Role = z.infer<typeof roleSchema>;
+
+/** The instance settings (contract §3, "Administration"). */
+export const instanceSettingsSchema = z
+  .object({
+    registration: registrationSchema,
+    requireEmailVerification: z.boolean().describe('When true, an account whose email is not verified cannot use named tokens or the legacy credential'),
+    maxUploadSizeBytes: z.number().int().describe('Largest file one upload may store, in bytes'),
+    defaultQuotaBytes: z.number().int().describe('Storage quota, in bytes, of an account without one of its own; 0: no quota'),
+  })
+  .meta({ id: 'InstanceSettings' });
+export type InstanceSettings = z.infer<typeof instanceSettingsSchema>;
+
+/** A single-use invite code (docs/decisions.md, Administration). */
+export const inviteSchema = z
+  .object({
+    id: z.string(),
+    code: z.string().describe('What the invited person enters as `inviteCode` when registering'),
+    createdAt: timestamp,
+    expiresAt: timestamp,
+    usedAt: timestamp.nullable().describe('When an account was registered with it; null: not used yet'),
+  })
+  .meta({ id: 'Invite' });
+export type Invite = z.infer<typeof inviteSchema>;
+
+/** A record of a request authorized by a named token or the legacy credential (docs/decisions.md, Audit records); never a secret. */
+export const auditRecordSchema = z
+  .object({
+    id: z.string(),
+    at: timestamp,
+    user: z.object({ id: z.string(), email: z.string() }).describe('The account the credential belongs to'),
+    credential: z.enum(['token', 'legacy']),
+    token: z
+      .object({ id: z.string(), name: z.string().nullable().describe("The token's current name (a revoked token keeps it); null when the token record no longer exists") })
+      .nullable()
+      .describe('The named token; null for the legacy credential'),
+    operation: z.string().describe("The route's permission"),
+    route: z.string(),
+    status: z.number().int().describe('The HTTP status of the answer'),
+    ip: z.string().nullable().describe("The client's IP address"),
+  })
+  .meta({ id: 'AuditRecord' });
+export type AuditRecord = z.infer<typeof auditRecordSchema>;
+
+/** One page of audit records, newest first. */
+export const auditPageSchema = z
+  .object({
+    records: z.array(auditRecordSchema),
+    nextBefore: z.string().nullable().describe('Pass as `before` for the next (older) page; null on the last page'),
+  })
+  .meta({ id: 'AuditPage' });
+export type AuditPage = z.infer<typeof auditPageSchema>;
+
+export const adminUserListResponse = success(z.object({ users: z.array(adminUserSchema) }));
+export const adminUserResponse = success(z.object({ user: adminUserSchema }));
+export const roleListResponse = success(
+  z.object({
+    roles: z.array(roleSchema).describe('Built-in roles first, then by name'),
+    permissions: z.array(permissionSchema).describe("The whole permission vocabulary, in its groups' order"),
+  }),
+);
+export const roleResponse = success(z.object({ role: roleSchema }));
+export const instanceSettingsResponse = success(instanceSettingsSchema);
+export const inviteListResponse = success(z.object({ invites: z.array(inviteSchema).describe('Newest first') }));
+export const inviteResponse = success(inviteSchema);
+export const auditPageResponse = success(auditPageSchema);
