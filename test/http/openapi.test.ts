@@ -96,6 +96,5 @@ describe('the OpenAPI document', () => {
       const referenced = text.includes(`"#/components/schemas/${name}"`) || JSON.stringify(document.components.schemas).includes(`"#/components/schemas/${name}"`);
       expect(referenced, name).toBe(true);
     }
-    expect(Object.keys(document.components.schemas).filter((name) => name.endsWith('Input'))).toEqual([]);
   });
 });
