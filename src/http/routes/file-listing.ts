@@ -42,14 +42,14 @@ const timelineQuery = z.object({
 /**
  * Sends a listing response through the listing cache: `parameters` (the parsed, canonical request)
  * and the account's URL ID are everything the body depends on besides the account's listing version.
- * The cached body is JSON text, sent as it is: Fastify does not serialise a string again, so the
- * listing is not encoded by its schema on every request. `Body` is the route's response type, so the
- * body is still checked against the schema where it is built.
+ * The cached body is JSON text, sent as it is (Fastify does not serialise a string again): it is
+ * encoded by the route's schema once, when it is made, which keeps only the fields the schema names,
+ * as the serializer does for every other answer (about 0.03 ms for a page of 100).
  */
-async function sendListing<Body>(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, route: string, parameters: unknown, produce: () => Promise<Body>) {
+async function sendListing<Schema extends z.ZodType>(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, route: string, parameters: unknown, schema: Schema, produce: () => Promise<z.output<Schema>>) {
   const { user, listingVersion } = principalOf(request);
   const key = `${route}\u0000${user.urlId}\u0000${JSON.stringify(parameters)}`;
-  const body = await ctx.listingCache.body(user.id, listingVersion, key, async () => JSON.stringify(await produce()));
+  const body = await ctx.listingCache.body(user.id, listingVersion, key, async () => JSON.stringify(z.encode(schema, await produce())));
   return reply.header('Cache-Control', 'private, no-store').type('application/json; charset=utf-8').send(body);
 }
 
@@ -69,7 +69,7 @@ export const fileListingRoutes: RouteModule = async (app, { ctx }) => {
     (request, reply) => {
       const { user } = principalOf(request);
       const query = parseListQuery(request.query);
-      return sendListing(ctx, request, reply, 'files', query, async (): Promise<FileListResponse> => {
+      return sendListing(ctx, request, reply, 'files', query, fileListResponse, async (): Promise<FileListResponse> => {
         const listing = await listFiles(ctx.db, ctx.dialect, user.id, user.urlId, query);
         return { ...ok(listing.data), pagination: listing.pagination };
       });
@@ -77,7 +77,7 @@ export const fileListingRoutes: RouteModule = async (app, { ctx }) => {
   );
 
   app.get('/api/files/types', { schema: { tags, summary: "The account's distinct MIME types, sorted", response: { 200: fileTypesResponse } } }, (request, reply) =>
-    sendListing(ctx, request, reply, 'types', null, async (): Promise<FileTypesResponse> => ok({ types: await listTypes(ctx.db, principalOf(request).user.id) })),
+    sendListing(ctx, request, reply, 'types', null, fileTypesResponse, async (): Promise<FileTypesResponse> => ok({ types: await listTypes(ctx.db, principalOf(request).user.id) })),
   );
 
   app.get(
