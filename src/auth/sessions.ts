@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.ts';
+import type { SignInMethod } from '../db/schema.ts';
 import { forAccount } from '../db/account-scope.ts';
 import { randomSecret, sha256Hex } from './secrets.ts';
 
@@ -15,12 +16,21 @@ export interface SessionRow {
 }
 
 /** Returns the cookie value; only its hash is stored. */
-export async function createSession(db: Db, userId: string, meta: { ip: string | null; userAgent: string | null }): Promise<{ secret: string; expiresAt: number }> {
+export async function createSession(db: Db, userId: string, meta: { ip: string | null; userAgent: string | null; method: SignInMethod }): Promise<{ secret: string; expiresAt: number }> {
   const secret = randomSecret(32);
   const now = Date.now();
   const expiresAt = now + SESSION_LIFETIME_MS;
   await forAccount(db, userId)
-    .insertInto('sessions', { id: sha256Hex(secret), createdAt: now, lastSeenAt: now, expiresAt, ip: meta.ip, userAgent: meta.userAgent?.slice(0, 512) ?? null })
+    .insertInto('sessions', {
+      id: sha256Hex(secret),
+      publicId: randomSecret(16),
+      method: meta.method,
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt,
+      ip: meta.ip,
+      userAgent: meta.userAgent?.slice(0, 512) ?? null,
+    })
     .execute();
   return { secret, expiresAt };
 }

@@ -53,7 +53,13 @@ export interface SessionsTable {
   expiresAt: number;
   ip: string | null;
   userAgent: string | null;
+  /** The session's public ID (contract §8, session history): never the cookie secret or its hash. */
+  publicId: string;
+  /** How the session was opened: `password`, `two-factor` or `passkey`. */
+  method: SignInMethod;
 }
+
+export type SignInMethod = 'password' | 'two-factor' | 'passkey';
 
 export interface SettingsTable {
   key: string;

@@ -7,6 +7,7 @@ import { describeSelf, register, selfView, type UserRow } from '../../accounts/u
 import { login } from '../../accounts/login.ts';
 import { createSession, deleteSession, SESSION_COOKIE } from '../../auth/sessions.ts';
 import { noBody, ok } from '../responses.ts';
+import type { SignInMethod } from '../../db/schema.ts';
 import { meResponse } from '../../api/accounts.ts';
 
 const registerBody = z.strictObject({
@@ -17,8 +18,8 @@ const registerBody = z.strictObject({
 });
 const loginBody = z.strictObject({ email: z.string().min(1).max(254), password: z.string().min(1).max(1024) });
 
-async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: UserRow) {
-  const { secret, expiresAt } = await createSession(ctx.db, user.id, { ip: request.ip, userAgent: request.headers['user-agent'] ?? null });
+async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: UserRow, method: SignInMethod) {
+  const { secret, expiresAt } = await createSession(ctx.db, user.id, { ip: request.ip, userAgent: request.headers['user-agent'] ?? null, method });
   reply.setCookie(SESSION_COOKIE, secret, {
     httpOnly: true,
     sameSite: 'lax',
@@ -33,13 +34,13 @@ export const authRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['auth'];
   app.post('/api/auth/register', { schema: { tags, summary: 'Create an account; the first one becomes Administrator', body: registerBody, response: { 201: meResponse } } }, async (request, reply) => {
     const user = await register(ctx.db, ctx.dialect, { ...request.body, ip: request.ip });
-    const data = await startSession(ctx, request, reply, user);
+    const data = await startSession(ctx, request, reply, user, 'password');
     return reply.code(201).send(ok(data));
   });
 
   app.post('/api/auth/login', { schema: { tags, summary: 'Sign in with email and password', body: loginBody, response: { 200: meResponse } } }, async (request, reply) => {
     const user = await login(ctx.db, { ...request.body, ip: request.ip });
-    return ok(await startSession(ctx, request, reply, user));
+    return ok(await startSession(ctx, request, reply, user, 'password'));
   });
 
   app.post('/api/auth/logout', { schema: { tags, summary: 'End this browser session', response: { 204: noBody('Signed out; the session cookie is cleared') } } }, async (request, reply) => {
