@@ -15,3 +15,4 @@ export * from './meta.ts';
 export * from './files.ts';
 export * from './accounts.ts';
 export * from './admin.ts';
+export * from './sign-in-security.ts';

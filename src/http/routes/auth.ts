@@ -1,13 +1,11 @@
 import { z } from 'zod';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf, type RouteModule } from '../route-module.ts';
-import type { AppContext } from '../../context.ts';
 import { displayNameSchema, emailSchema, passwordSchema } from '../schemas.ts';
-import { describeSelf, register, selfView, type UserRow } from '../../accounts/users.ts';
+import { register, selfView } from '../../accounts/users.ts';
 import { login } from '../../accounts/login.ts';
-import { createSession, deleteSession, SESSION_COOKIE } from '../../auth/sessions.ts';
+import { deleteSession, SESSION_COOKIE } from '../../auth/sessions.ts';
+import { startSession } from '../sign-in.ts';
 import { noBody, ok } from '../responses.ts';
-import type { SignInMethod } from '../../db/schema.ts';
 import { meResponse } from '../../api/accounts.ts';
 
 const registerBody = z.strictObject({
@@ -17,18 +15,6 @@ const registerBody = z.strictObject({
   inviteCode: z.string().min(1).max(200).optional(),
 });
 const loginBody = z.strictObject({ email: z.string().min(1).max(254), password: z.string().min(1).max(1024) });
-
-async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: UserRow, method: SignInMethod) {
-  const { secret, expiresAt } = await createSession(ctx.db, user.id, { ip: request.ip, userAgent: request.headers['user-agent'] ?? null, method });
-  reply.setCookie(SESSION_COOKIE, secret, {
-    httpOnly: true,
-    sameSite: 'lax',
-    secure: ctx.config.baseUrl.startsWith('https:'),
-    path: '/',
-    expires: new Date(expiresAt),
-  });
-  return { user: await describeSelf(ctx.db, user) };
-}
 
 export const authRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['auth'];

@@ -1,0 +1,22 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.ts';
+import type { SignInMethod } from '../db/schema.ts';
+import { describeSelf, type UserRow } from '../accounts/users.ts';
+import { createSession, SESSION_COOKIE } from '../auth/sessions.ts';
+
+/**
+ * The last step of every sign-in (password, two-factor code, passkey) and of registration: a new
+ * browser session, its cookie, and the account as `GET /api/auth/me` shows it.
+ */
+export async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: UserRow, method: SignInMethod) {
+  const { secret, expiresAt } = await createSession(ctx.db, user.id, { ip: request.ip, userAgent: request.headers['user-agent'] ?? null, method });
+  reply.setCookie(SESSION_COOKIE, secret, {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: ctx.config.baseUrl.startsWith('https:'),
+    path: '/',
+    expires: new Date(expiresAt),
+  });
+  return { user: await describeSelf(ctx.db, user) };
+}
+
