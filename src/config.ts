@@ -42,6 +42,8 @@ export interface Config {
   listingCacheBytes: number;
   /** Declared bytes all open chunked uploads of the instance may hold in temporary storage; 0: no limit. */
   chunkedUploadTempLimit: number;
+  /** The WebAuthn relying-party ID of passkeys (contract §8): the host name of BASE_URL unless WEBAUTHN_RP_ID says otherwise. */
+  webauthnRpId: string;
 }
 
 export class ConfigError extends Error {
@@ -93,6 +95,11 @@ const variables = {
   AUDIT_RETENTION_DAYS: z.string().regex(/^\d+$/, 'must be a whole number of days (0 keeps records forever)').transform(Number).optional(),
   CHUNKED_UPLOAD_TEMP_LIMIT: byteCount.optional(),
   LISTING_CACHE_MB: z.string().regex(/^\d+$/, 'must be a whole number of MiB (0 turns the cache off)').transform(Number).optional(),
+  WEBAUTHN_RP_ID: z
+    .string()
+    .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a lowercase host name such as example.com, without scheme or port')
+    .max(253)
+    .optional(),
   CHECK_RESPONSES: booleanText.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
 } satisfies Record<string, z.ZodType>;
@@ -115,6 +122,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
 
   const listenPort = parsed.PORT ?? 3000;
+  const baseUrl = parsed.BASE_URL ?? `http://localhost:${listenPort}`;
+  const baseHost = new URL(baseUrl).hostname;
+  // A passkey's relying-party ID must be the page's host or a domain it belongs to (WebAuthn, "RP ID").
+  const webauthnRpId = parsed.WEBAUTHN_RP_ID ?? baseHost;
+  if (baseHost !== webauthnRpId && !baseHost.endsWith(`.${webauthnRpId}`)) {
+    throw new ConfigError(`WEBAUTHN_RP_ID=${JSON.stringify(webauthnRpId)} must be the host name of BASE_URL (${baseHost}) or a domain it belongs to`);
+  }
   const storage = parsed.STORAGE ?? 'local';
   if (storage === 's3' && !parsed.S3_BUCKET) {
     throw new ConfigError('S3_BUCKET must be set when STORAGE=s3');
@@ -123,7 +137,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   return {
     port: listenPort,
     host: parsed.HOST ?? '0.0.0.0',
-    baseUrl: parsed.BASE_URL ?? `http://localhost:${listenPort}`,
+    baseUrl,
     dataDir: path.resolve(parsed.DATA_DIR ?? './data'),
     databaseUrl: parsed.DATABASE_URL ?? null,
     storage,
@@ -153,5 +167,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     auditRetentionDays: parsed.AUDIT_RETENTION_DAYS ?? 90,
     listingCacheBytes: (parsed.LISTING_CACHE_MB ?? 32) * 1024 * 1024,
     chunkedUploadTempLimit: parsed.CHUNKED_UPLOAD_TEMP_LIMIT ?? 20 * 1024 * 1024 * 1024,
+    webauthnRpId,
   };
 }

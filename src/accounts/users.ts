@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { Db, Dialect } from '../db/database.ts';
-import type { Executor } from '../db/account-scope.ts';
+import { forAccount, type Executor } from '../db/account-scope.ts';
 import { newId, randomLowerAlnum } from '../db/ids.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { loadAccess, parsePermissions, roleIdBySystemKey, type RoleSummary } from '../auth/roles.ts';
@@ -33,8 +33,21 @@ export async function findUserForLogin(db: Executor, email: string) {
   return db.selectFrom('users').select([...userColumns, 'passwordHash']).where('email', '=', normalizeEmail(email)).executeTakeFirst();
 }
 
+/** What the account's sign-in security adds to `/api/auth/me` (contract §8). */
+export interface SignInSecurity {
+  passkeyCount: number;
+}
+
+export async function loadSignInSecurity(db: Executor, userId: string): Promise<SignInSecurity> {
+  const passkeys = await forAccount(db, userId)
+    .selectFrom('passkeys')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
+  return { passkeyCount: Number(passkeys.count) };
+}
+
 /** The signed-in account as `/api/auth/me` shows it. */
-export function selfView(user: UserRow, access: { permissions: PermissionSet; roles: RoleSummary[] }): Me {
+export function selfView(user: UserRow, access: { permissions: PermissionSet; roles: RoleSummary[] }, security: SignInSecurity): Me {
   return {
     id: user.id,
     email: user.email,
@@ -43,11 +56,12 @@ export function selfView(user: UserRow, access: { permissions: PermissionSet; ro
     emailVerified: user.emailVerified === 1,
     permissions: [...access.permissions].sort(),
     roles: access.roles,
+    passkeyCount: security.passkeyCount,
   };
 }
 
 export async function describeSelf(db: Executor, user: UserRow): Promise<Me> {
-  return selfView(user, await loadAccess(db, user.id));
+  return selfView(user, await loadAccess(db, user.id), await loadSignInSecurity(db, user.id));
 }
 
 // Two concurrent registrations on an empty instance must not both become Administrator; SQLite

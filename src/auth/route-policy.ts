@@ -67,6 +67,14 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'POST', path: '/api/auth/login', access: publicRoute, errors: 'ApiError' },
   { method: 'POST', path: '/api/auth/logout', access: session(), errors: 'ApiError' },
   { method: 'GET', path: '/api/auth/me', access: session(), errors: 'ApiError' },
+  // Passkeys (contract §8): managed with a browser session; the sign-in steps are public.
+  { method: 'POST', path: '/api/auth/passkeys/options', access: session(), errors: 'ApiError' },
+  { method: 'POST', path: '/api/auth/passkeys', access: session(), errors: 'ApiError' },
+  { method: 'GET', path: '/api/auth/passkeys', access: session(), errors: 'ApiError' },
+  { method: 'PATCH', path: '/api/auth/passkeys/:id', access: session(), errors: 'ApiError' },
+  { method: 'DELETE', path: '/api/auth/passkeys/:id', access: session(), errors: 'ApiError' },
+  { method: 'POST', path: '/api/auth/passkey/options', access: publicRoute, errors: 'ApiError' },
+  { method: 'POST', path: '/api/auth/passkey', access: publicRoute, errors: 'ApiError' },
   // First-run state for the web app's sign-in screen (docs/decisions.md, GET /api/setup).
   { method: 'GET', path: '/api/setup', access: publicRoute, errors: 'ApiError' },
 

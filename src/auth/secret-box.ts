@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -41,6 +41,16 @@ export class SecretBox {
     decipher.setAAD(Buffer.from(context, 'utf8'));
     decipher.setAuthTag(raw.subarray(raw.length - 16));
     return Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString('utf8');
+  }
+
+  /**
+   * A keyed digest of `data` (HMAC-SHA256 under a key derived for `purpose`): the same in every
+   * process sharing the key, unpredictable without it. For values that must look random but stay
+   * stable, e.g. the made-up passkey offered for an email without passkeys (contract §8).
+   */
+  digest(purpose: string, data: string): Buffer {
+    const key = Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), Buffer.from(`digest:${purpose}`), 32));
+    return createHmac('sha256', key).update(data, 'utf8').digest();
   }
 }
 

@@ -42,6 +42,20 @@ export async function clearHits(db: Db, key: string): Promise<void> {
   await db.deleteFrom('rateLimits').where('key', '=', key).execute();
 }
 
+/**
+ * Gives back one attempt `takeAttempt` counted, for work that turned out well (a successful sign-in
+ * on a per-address limit): counted before, so parallel attempts cannot slip past; given back after,
+ * so many people behind one address signing in do not use up the limit their failures share.
+ */
+export async function refundAttempt(db: Db, key: string): Promise<void> {
+  await db
+    .updateTable('rateLimits')
+    .set({ count: sql<number>`${sql.ref('count')} - 1` })
+    .where('key', '=', key)
+    .where('count', '>', 0)
+    .execute();
+}
+
 export const RATE_LIMIT_PRUNE_JOB = 'rate-limits.prune';
 const PRUNE_KEY = 'rate-limit-prune';
 /** Rows deleted per statement, so one prune never holds the database for long. */

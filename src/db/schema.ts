@@ -61,6 +61,33 @@ export interface SessionsTable {
 
 export type SignInMethod = 'password' | 'two-factor' | 'passkey';
 
+/** A passkey (WebAuthn credential) registered on an account (contract §8, "Passkeys"). */
+export interface PasskeysTable {
+  /** The passkey's ID in the API. */
+  id: string;
+  userId: string;
+  /** The authenticator's credential ID, base64url; unique across the instance. */
+  credentialId: string;
+  /** The COSE public key, base64url. */
+  publicKey: string;
+  /** The last signature counter seen; 0 for authenticators that keep none. */
+  counter: number;
+  /** JSON array of transport hints. */
+  transports: string;
+  name: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+/** A WebAuthn challenge handed out and not yet used: 5 minutes, once (contract §8). */
+export interface WebauthnChallengesTable {
+  challenge: string;
+  purpose: 'registration' | 'authentication';
+  /** Registration: the account; sign-in: the email's account, or null (discoverable). */
+  userId: string | null;
+  expiresAt: number;
+}
+
 export interface SettingsTable {
   key: string;
   /** JSON value. */
@@ -289,6 +316,8 @@ export interface Database {
   webhooks: WebhooksTable;
   webhookDeliveries: WebhookDeliveriesTable;
   shortLinks: ShortLinksTable;
+  passkeys: PasskeysTable;
+  webauthnChallenges: WebauthnChallengesTable;
 }
 
 export type { Generated };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { displayNameSchema, emailSchema, passwordSchema } from '../schemas.ts';
-import { register, selfView } from '../../accounts/users.ts';
+import { loadSignInSecurity, register, selfView } from '../../accounts/users.ts';
 import { login } from '../../accounts/login.ts';
 import { deleteSession, SESSION_COOKIE } from '../../auth/sessions.ts';
 import { startSession } from '../sign-in.ts';
@@ -38,6 +38,6 @@ export const authRoutes: RouteModule = async (app, { ctx }) => {
 
   app.get('/api/auth/me', { schema: { tags, summary: 'The signed-in account', response: { 200: meResponse } } }, async (request) => {
     const principal = principalOf(request);
-    return ok({ user: selfView(principal.user, principal) });
+    return ok({ user: selfView(principal.user, principal, await loadSignInSecurity(ctx.db, principal.user.id)) });
   });
 };
