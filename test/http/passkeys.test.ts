@@ -194,6 +194,15 @@ describe('registering and managing passkeys', () => {
     expect((await owner.get('/api/auth/passkeys')).body.data.passkeys).toEqual([passkey]);
   });
 
+  it("goes with its account: deleting the account deletes its passkeys and challenges", async () => {
+    const user = await account();
+    expect((await registerPasskey(user, authenticatorFor())).status).toBe(201);
+    expect((await user.post('/api/auth/passkeys/options')).status).toBe(200);
+    expect((await admin.delete(`/api/users/${user.userId}`)).status).toBe(204);
+    expect(await server.ctx.db.selectFrom('passkeys').select('id').where('userId', '=', user.userId).execute()).toEqual([]);
+    expect(await server.ctx.db.selectFrom('webauthnChallenges').select('challenge').where('userId', '=', user.userId).execute()).toEqual([]);
+  });
+
   it('takes a browser session only: a named token gets the generic 401', async () => {
     const created = await admin.post('/api/tokens', { name: 'script', scopes: ['files:read'] });
     expect(created.status).toBe(201);
@@ -244,6 +253,10 @@ describe('signing in with a passkey', () => {
     const browser = clientAt();
     const options = await signInOptions(browser);
     expect(options.allowCredentials ?? []).toEqual([]);
+    // The body may be left out altogether.
+    const bare = await browser.post('/api/auth/passkey/options');
+    expect(bare.status).toBe(200);
+    expect(bare.body.data.options.allowCredentials ?? []).toEqual([]);
     const answer = await browser.post('/api/auth/passkey', { response: authenticator.signIn(options) });
     expect(answer.status).toBe(200);
     expect(answer.body.data.user.id).toBe(user.userId);

@@ -52,7 +52,7 @@ const authenticationResponse = z.looseObject({
 const passkeyName = z.string().trim().min(1, { message: 'must be 1 to 80 characters' }).max(80, { message: 'must be 1 to 80 characters' });
 const registerBody = z.strictObject({ name: passkeyName, response: registrationResponse });
 const renameBody = z.strictObject({ name: passkeyName });
-const signInOptionsBody = z.strictObject({ email: z.string().min(1).max(254).optional() }).optional();
+const signInOptionsBody = z.strictObject({ email: z.string().min(1).max(254).optional() }).nullish();
 const signInBody = z.strictObject({ response: authenticationResponse });
 
 export const passkeyRoutes: RouteModule = async (app, { ctx }) => {
