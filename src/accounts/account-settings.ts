@@ -14,18 +14,8 @@ import { forbidden, invalid, notFound } from '../errors.ts';
 export const accountNameSchema = nameSchema(100);
 
 /** The signed-in account's own settings, as `GET /api/account` returns them. */
-export interface AccountView {
-  id: string;
-  email: string;
-  name: string;
-  urlId: string;
-  defaultProfileId: string | null;
-  uploadDefaults: ProfileOptions;
-  /** Bytes currently charged against the quota. */
-  usedBytes: number;
-  /** The quota that applies to the account in bytes; null means unlimited. */
-  quotaBytes: number | null;
-}
+export type { Account as AccountView } from '../api/organisation.ts';
+import type { Account as AccountView } from '../api/organisation.ts';
 
 export async function getAccountSettings(db: Executor, userId: string, options: { exemptFromDefaultQuota: boolean }): Promise<AccountView> {
   // The account row itself, not an account-owned table.

@@ -16,3 +16,6 @@ export * from './files.ts';
 export * from './accounts.ts';
 export * from './admin.ts';
 export * from './sign-in-security.ts';
+export * from './upload-options.ts';
+export * from './organisation.ts';
+export * from './uploads.ts';

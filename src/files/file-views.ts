@@ -1,5 +1,6 @@
 import type { FilesTable } from '../db/schema.ts';
 import type { FileRecord } from '../api/files.ts';
+import type { UploadLinks } from '../api/uploads.ts';
 
 type FileFields = Pick<FilesTable, 'id' | 'name' | 'mimeType' | 'size'>;
 
@@ -8,7 +9,7 @@ export function urlPathOf(urlId: string, name: string): string {
 }
 
 /** Links as returned by a finished upload (spec, Upload links); `size` in bytes. */
-export function uploadLinks(baseUrl: string, urlId: string, file: FileFields) {
+export function uploadLinks(baseUrl: string, urlId: string, file: FileFields): UploadLinks {
   const segment = encodeURIComponent(file.name);
   const url = `${baseUrl}/${urlId}/${segment}`;
   return {
@@ -23,7 +24,6 @@ export function uploadLinks(baseUrl: string, urlId: string, file: FileFields) {
   };
 }
 
-export type UploadLinks = ReturnType<typeof uploadLinks>;
 
 const MiB = 1024 * 1024;
 

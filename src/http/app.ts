@@ -9,7 +9,6 @@ import { SESSION_COOKIE } from '../auth/sessions.ts';
 import type { App, RouteModule } from './route-module.ts';
 import { errorBody, errorShapeOf, handleError, sendError } from './error-responses.ts';
 import { answerProblem, errorResponses, missingResponses, openApiComponents, openApiTransform, serializerCompiler } from './responses.ts';
-import { pendingResponseSchemas } from './responses-pending.ts';
 import { methodsForUrl } from './route-match.ts';
 import { bodyMessage, bodyStalled, boundClients, clientBoundOptions, MAX_PARAM_LENGTH, missingHost, overCapMessage, overConnectionCap } from './client-bounds.ts';
 import { UploadStartLimit, UPLOAD_START_RETRY_AFTER_SECONDS } from '../uploads/upload-start-limit.ts';
@@ -121,7 +120,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   const registered: Array<{ method: string; url: string; schema?: { response?: unknown } }> = [];
   app.addHook('onReady', async () => {
     for (const route of registered) {
-      const missing = pendingResponseSchemas.has(`${route.method} ${route.url}`) ? null : missingResponses(route);
+      const missing = missingResponses(route);
       if (missing) throw new Error(missing);
     }
   });
@@ -155,7 +154,6 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   if (ctx.config.checkResponses) {
     // Tests only: an answer that breaks its route's response schema becomes a 500 that says why.
     app.addHook('onSend', async (request, reply, payload) => {
-      if (pendingResponseSchemas.has(`${request.method === 'HEAD' ? 'GET' : request.method} ${request.routeOptions.url}`)) return payload;
       const response = request.routeOptions.schema?.response as Parameters<typeof answerProblem>[0];
       const problem = answerProblem(response, reply.statusCode, reply.getHeader('content-type') as string | undefined, payload, errorShapeOf(request));
       if (!problem) return payload;

@@ -12,13 +12,8 @@ export const folderLimits = {
 } as const;
 export const folderNameSchema = nameSchema(folderLimits.nameLength);
 
-export interface FolderView {
-  id: string;
-  name: string;
-  parentId: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type { Folder as FolderView } from '../api/organisation.ts';
+import type { Folder as FolderView } from '../api/organisation.ts';
 
 interface FolderRow {
   id: string;

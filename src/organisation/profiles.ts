@@ -11,15 +11,8 @@ export const profileLimits = { nameLength: 80 } as const;
 export const profileNameSchema = nameSchema(profileLimits.nameLength);
 
 /** An upload profile as the API returns it. */
-export interface ProfileView {
-  id: string;
-  name: string;
-  options: ProfileOptions;
-  createdAt: string;
-  updatedAt: string;
-  /** Whether it is the account's default profile (used when an upload selects none). */
-  isDefault: boolean;
-}
+export type { UploadProfile as ProfileView } from '../api/organisation.ts';
+import type { UploadProfile as ProfileView } from '../api/organisation.ts';
 
 interface ProfileRow {
   id: string;

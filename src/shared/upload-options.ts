@@ -1,22 +1,9 @@
-import { z } from 'zod';
 import type { ExpiryAction, Visibility } from '../db/schema.ts';
 
-export const expirations = { DISABLED: null, HOUR: 3600_000, DAY: 86_400_000, WEEK: 7 * 86_400_000, MONTH: 30 * 86_400_000 } as const;
-export type Expiration = keyof typeof expirations;
-export const shareStyles = ['minimal', 'framed', 'delivery'] as const;
-export type ShareStyle = (typeof shareStyles)[number];
-export const MAX_TAGS_PER_UPLOAD = 20;
-
-/** The options an upload profile (and the account's defaults) can hold (contract §3). */
-export const profileOptionsSchema = z.strictObject({
-  visibility: z.enum(['PUBLIC', 'PRIVATE']).optional(),
-  expiration: z.enum(Object.keys(expirations) as [Expiration, ...Expiration[]]).optional(),
-  expiryAction: z.enum(['DELETE', 'SET_PRIVATE']).optional(),
-  randomizeFileUrls: z.boolean().optional(),
-  shareStyle: z.enum(shareStyles).optional(),
-  tagIds: z.array(z.string().min(1).max(128)).max(MAX_TAGS_PER_UPLOAD).optional(),
-});
-export type ProfileOptions = z.infer<typeof profileOptionsSchema>;
+// The options' vocabulary and schema are part of the API's shapes (src/api/upload-options.ts).
+export { expirations, MAX_TAGS_PER_UPLOAD, shareStyles, type Expiration, type ProfileOptions, type ShareStyle } from '../api/upload-options.ts';
+export { profileOptionsInput as profileOptionsSchema } from '../api/upload-options.ts';
+import { expirations, profileOptionsInput as profileOptionsSchema, type ProfileOptions, type ShareStyle } from '../api/upload-options.ts';
 
 /** Options given with one upload request; `expiresAt` null means an explicit "no expiry". */
 export interface RequestOptions extends ProfileOptions {

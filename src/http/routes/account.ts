@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { passwordSchema } from '../schemas.ts';
+import { ok } from '../responses.ts';
+import { accountResponse } from '../../api/organisation.ts';
 import { hasPermission } from '../../auth/permissions.ts';
 import type { Principal } from '../../auth/principal.ts';
 import { profileOptionsSchema } from '../../shared/upload-options.ts';
@@ -19,14 +21,14 @@ const exemptFromDefaultQuota = (principal: Principal) => hasPermission(principal
 /** The signed-in account's own settings. Browser session only. */
 export const accountRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['account'];
-  app.get('/api/account', { schema: { tags, summary: 'Your account: name, upload defaults, default profile, storage used and quota' } }, async (request) => {
+  app.get('/api/account', { schema: { tags, summary: 'Your account: name, upload defaults, default profile, storage used and quota', response: { 200: accountResponse } } }, async (request) => {
     const principal = principalOf(request);
-    return { success: true, data: { account: await getAccountSettings(ctx.db, principal.user.id, { exemptFromDefaultQuota: exemptFromDefaultQuota(principal) }) } };
+    return ok({ account: await getAccountSettings(ctx.db, principal.user.id, { exemptFromDefaultQuota: exemptFromDefaultQuota(principal) }) });
   });
 
   app.patch(
     '/api/account',
-    { schema: { tags, summary: 'Change your name, upload defaults, default profile or password (a new password ends your other sessions)', body: updateBody } },
+    { schema: { tags, summary: 'Change your name, upload defaults, default profile or password (a new password ends your other sessions)', body: updateBody, response: { 200: accountResponse } } },
     async (request) => {
       const principal = principalOf(request);
       const account = await updateAccountSettings(
@@ -35,7 +37,7 @@ export const accountRoutes: RouteModule = async (app, { ctx }) => {
         { userId: principal.user.id, sessionId: principal.sessionId, exemptFromDefaultQuota: exemptFromDefaultQuota(principal) },
         request.body,
       );
-      return { success: true, data: { account } };
+      return ok({ account });
     },
   );
 };

@@ -11,6 +11,7 @@ import { isTokenActive } from '../../tokens/named-tokens.ts';
 import { checkUploadId, completeChunkedUpload, parsePartNumber, partUrl, putPart, startChunkedUpload, type CompletionRequest } from '../../chunks/chunked-upload.ts';
 import { selectorQuery, selectorsOf } from '../upload-selectors.ts';
 import { discardRestOfBody } from '../request-body.ts';
+import { chunkSessionResponse, partResponse, partUrlQueryResponse, partUrlResponse, uploadLinksSchema, wrappedUploadLinksResponse } from '../../api/uploads.ts';
 
 const initBody = z.strictObject({
   filename: z.string().min(1).max(1024),
@@ -42,7 +43,7 @@ function tokenCheck(ctx: AppContext, principal: Principal) {
 export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['chunked uploads'];
 
-  app.post('/api/files/chunks', { schema: { tags, summary: 'Start a chunked upload', querystring: selectorQuery, body: initBody } }, async (request) => {
+  app.post('/api/files/chunks', { schema: { tags, summary: 'Start a chunked upload', querystring: selectorQuery, body: initBody, response: { 200: chunkSessionResponse } } }, async (request) => {
     const principal = principalOf(request);
     const plan = await planUpload(ctx.db, principal, selectorsOf(request));
     const { filename, mimeType, size, copyFormat: _ignored, ...options } = request.body;
@@ -52,14 +53,14 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
 
   app.get(
     '/api/files/chunks',
-    { schema: { tags, summary: 'Part upload URL (query form)', querystring: z.object({ uploadId: z.string({ message: 'is required' }), partNumber: z.string({ message: 'is required' }), size: partSize }) } },
+    { schema: { tags, summary: 'Part upload URL (query form)', querystring: z.object({ uploadId: z.string({ message: 'is required' }), partNumber: z.string({ message: 'is required' }), size: partSize }), response: { 200: partUrlQueryResponse } } },
     async (request) => {
       const url = await partUrl(ctx, principalOf(request), checkUploadId(request.query.uploadId), parsePartNumber(request.query.partNumber), request.query.size);
       return { url, presignedUrl: url };
     },
   );
 
-  app.get('/api/files/chunks/:uploadId/part/:partNumber', { schema: { tags, summary: 'Part upload URL', params: partParams, querystring: z.object({ size: partSize }) } }, async (request) => {
+  app.get('/api/files/chunks/:uploadId/part/:partNumber', { schema: { tags, summary: 'Part upload URL', params: partParams, querystring: z.object({ size: partSize }), response: { 200: partUrlResponse } } }, async (request) => {
     const url = await partUrl(ctx, principalOf(request), checkUploadId(request.params.uploadId), parsePartNumber(request.params.partNumber), request.query.size);
     return { data: { url } };
   });
@@ -71,7 +72,7 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
     rawBody.addContentTypeParser('application/octet-stream', (_request, payload, done) => done(null, payload));
     rawBody.put(
       '/api/files/chunks/:uploadId/part/:partNumber',
-      { schema: { tags, summary: 'Upload one part (raw application/octet-stream, at most 64 MiB)', params: partParams, consumes: ['application/octet-stream'] } },
+      { schema: { tags, summary: 'Upload one part (raw application/octet-stream, at most 64 MiB)', params: partParams, consumes: ['application/octet-stream'], response: { 200: partResponse } } },
       async (request) => {
         const uploadId = checkUploadId(request.params.uploadId);
         const partNumber = parsePartNumber(request.params.partNumber);
@@ -91,7 +92,7 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
 
   app.post(
     '/api/files/chunks/:uploadId/complete',
-    { schema: { tags, summary: 'Complete a chunked upload (upload links, unwrapped)', params: z.object({ uploadId: z.string() }), body: z.object(completionFields) } },
+    { schema: { tags, summary: 'Complete a chunked upload (upload links, unwrapped)', params: z.object({ uploadId: z.string() }), body: z.object(completionFields), response: { 200: uploadLinksSchema } } },
     async (request) => {
       const principal = principalOf(request);
       const file = await completeChunkedUpload(ctx, principal, checkUploadId(request.params.uploadId), request.body as CompletionRequest, tokenCheck(ctx, principal));
@@ -101,7 +102,7 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
 
   app.put(
     '/api/files/chunks',
-    { schema: { tags, summary: 'Complete a chunked upload ({data: upload links})', body: z.object({ uploadId: z.string(), ...completionFields }) } },
+    { schema: { tags, summary: 'Complete a chunked upload ({data: upload links})', body: z.object({ uploadId: z.string(), ...completionFields }), response: { 200: wrappedUploadLinksResponse } } },
     async (request) => {
       const principal = principalOf(request);
       const { uploadId, ...completion } = request.body;

@@ -6,6 +6,8 @@ import { receiveSingleUpload } from '../../uploads/single-upload.ts';
 import { uploadLinks } from '../../files/file-views.ts';
 import { discardRestOfBody, multipartBoundaryProblem, multipartMistake } from '../request-body.ts';
 import { selectorQuery, selectorsOf } from '../upload-selectors.ts';
+import { ok } from '../responses.ts';
+import { uploadResponse } from '../../api/uploads.ts';
 
 export const fileUploadRoutes: RouteModule = async (app, { ctx }) => {
   // The form parser is this route's alone (other routes answer a form with 415). The file size is
@@ -23,6 +25,7 @@ export const fileUploadRoutes: RouteModule = async (app, { ctx }) => {
           'Optional text fields: visibility, password, expiration, expiresAt, expiryAction, randomizeFileUrls, shareStyle, tagIds (JSON array). Selectors: X-Upload-Profile / profileId, X-Upload-Folder / folderId (an ID or "none").',
         querystring: selectorQuery,
         consumes: ['multipart/form-data'],
+        response: { 200: uploadResponse },
       },
     },
     async (request) => {
@@ -39,7 +42,7 @@ export const fileUploadRoutes: RouteModule = async (app, { ctx }) => {
         // The upload code has removed whatever it stored; the parser's error is the client's mistake.
         throw multipartMistake(error) ?? error;
       }
-      return { success: true, data: uploadLinks(ctx.config.baseUrl, principal.user.urlId, file) };
+      return ok(uploadLinks(ctx.config.baseUrl, principal.user.urlId, file));
     },
   );
 };

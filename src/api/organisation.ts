@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { success, timestamp } from './envelope.ts';
+import { profileOptionsSchema } from './upload-options.ts';
+
+/** An upload profile: a saved set of upload options (contract §3). */
+export const uploadProfileSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    options: profileOptionsSchema,
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    isDefault: z.boolean().describe("The account's default profile: used when an upload selects none"),
+  })
+  .meta({ id: 'UploadProfile' });
+export type UploadProfile = z.infer<typeof uploadProfileSchema>;
+
+export const uploadProfileListResponse = success(z.object({ profiles: z.array(uploadProfileSchema) }));
+export const uploadProfileResponse = success(z.object({ profile: uploadProfileSchema }));
+
+/** A folder; the tree is given by `parentId` (contract §3). */
+export const folderSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    parentId: z.string().nullable().describe('null: at the top level'),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'Folder' });
+export type Folder = z.infer<typeof folderSchema>;
+
+export const folderListResponse = success(z.object({ folders: z.array(folderSchema).describe('Every folder, flat, sorted by name') }));
+export const folderResponse = success(z.object({ folder: folderSchema }));
+
+/** The signed-in account's own settings (`GET /api/account`). */
+export const accountSchema = z
+  .object({
+    id: z.string(),
+    email: z.string(),
+    name: z.string(),
+    urlId: z.string(),
+    defaultProfileId: z.string().nullable(),
+    uploadDefaults: profileOptionsSchema.describe("The account's upload defaults, under any profile"),
+    usedBytes: z.number().int().describe('Bytes charged against the quota'),
+    quotaBytes: z.number().int().nullable().describe('The quota that applies, in bytes; null: unlimited'),
+  })
+  .meta({ id: 'Account' });
+export type Account = z.infer<typeof accountSchema>;
+
+export const accountResponse = success(z.object({ account: accountSchema }));
