@@ -12,8 +12,14 @@ export default defineConfig({
   root,
   base: '/',
   plugins: [react()],
-  // The API's shapes, shared with the server (src/api/: zod, no Node).
-  resolve: { alias: { '@api': fileURLToPath(new URL('../src/api/index.ts', import.meta.url)) } },
+  // The API's shapes, shared with the server (src/api/). The app imports their types from `@api`
+  // (erased at build time) and plain values from `@api/vocabulary.ts`, so zod stays out of the bundle.
+  resolve: {
+    alias: [
+      { find: /^@api$/, replacement: fileURLToPath(new URL('../src/api/index.ts', import.meta.url)) },
+      { find: /^@api\//, replacement: fileURLToPath(new URL('../src/api/', import.meta.url)) },
+    ],
+  },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

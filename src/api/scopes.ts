@@ -1,7 +1,6 @@
 import { z } from 'zod';
+import { scopes } from './vocabulary.ts';
 
-/** Named-token scopes (spec, Authentication 3). */
-export const scopes = ['files:read', 'files:upload', 'urls:read', 'urls:write'] as const;
-export type Scope = (typeof scopes)[number];
+export { scopes, type Scope } from './vocabulary.ts';
 
 export const scopeSchema = z.enum(scopes).meta({ id: 'Scope', description: 'A named-token scope (spec, Authentication 3)' });

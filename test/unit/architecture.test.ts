@@ -172,6 +172,20 @@ describe('architecture', () => {
     expect(api.filter((imp) => !allowed(imp)).map((imp) => `${imp.from} imports ${imp.specifier}`)).toEqual([]);
   });
 
+  it('the web app takes only types from @api, and values from the zod-free vocabulary, so its bundle carries no schema library', () => {
+    const webFiles = (dir: string): string[] =>
+      readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+        const path = posix.join(dir, entry.name);
+        if (entry.isDirectory()) return webFiles(path);
+        return /\.tsx?$/.test(entry.name) ? [path] : [];
+      });
+    const fromWeb = webFiles('web/src').flatMap(importsOf).filter((imp) => imp.specifier.startsWith('@api'));
+    expect(fromWeb.length).toBeGreaterThan(0);
+    const runtime = fromWeb.filter((imp) => !imp.typeOnly && imp.specifier !== '@api/vocabulary.ts');
+    expect(runtime.map((imp) => `${imp.from} imports ${imp.specifier} at run time`)).toEqual([]);
+    expect(imports.filter((imp) => imp.from === 'src/api/vocabulary.ts')).toEqual([]);
+  });
+
   it('every relative import names a file that exists', () => {
     const known = new Set(files);
     const missing = imports.filter((imp) => imp.target !== null && imp.target.endsWith('.ts') && !known.has(imp.target));

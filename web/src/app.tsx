@@ -3,7 +3,7 @@ import { Link, RouterProvider, useRouter } from './router.tsx';
 import { SessionProvider, useSession } from './session.tsx';
 import { ConfirmProvider, Loading, ToastProvider } from './ui.tsx';
 import { applyTheme, nextTheme, storedTheme, type ThemeChoice } from './theme.ts';
-import type { Permission } from './types.ts';
+import type { Permission } from '@api';
 import { SignInPage } from './pages/SignIn.tsx';
 import { FilesPage } from './pages/Files.tsx';
 import { UploadPage } from './pages/Upload.tsx';

@@ -1,6 +1,6 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { ApiError, get, post, UNAUTHORIZED_EVENT } from './api.ts';
-import type { Me, Permission, SetupStatus } from './types.ts';
+import type { Me, Permission, SetupStatus } from '@api';
 
 interface Session {
   /** undefined while loading; null when signed out. */

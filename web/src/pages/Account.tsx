@@ -3,7 +3,7 @@ import { get, patch } from '../api.ts';
 import { formatBytes } from '../format.ts';
 import { useSession } from '../session.tsx';
 import { ErrorNote, Loading, PageHeader, useLoad, useSubmit, useToast } from '../ui.tsx';
-import type { Account, ProfileOptions, Tag, UploadProfile } from '../types.ts';
+import type { Account, ProfileOptions, Tag, UploadProfile } from '@api';
 import { OptionsEditor } from './Organisation.tsx';
 
 /** GET/PATCH /api/account: name, default profile, upload defaults, password. */

@@ -3,7 +3,7 @@ import { patch } from '../api.ts';
 import { fromLocalInput, toLocalInput } from '../format.ts';
 import { useSession } from '../session.tsx';
 import { FormDialog, useToast } from '../ui.tsx';
-import type { FileRecord, Folder, Tag } from '../types.ts';
+import type { FileRecord, Folder, Tag } from '@api';
 import { FolderOptions } from './FolderOptions.tsx';
 
 /**

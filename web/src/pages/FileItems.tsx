@@ -2,7 +2,7 @@ import type { ReactNode } from 'react';
 import { formatBytes, formatDate, formatDateTime, mibToBytes } from '../format.ts';
 import { useSession } from '../session.tsx';
 import { Badge, CopyButton, DataTable } from '../ui.tsx';
-import type { FileRecord, Folder } from '../types.ts';
+import type { FileRecord, Folder } from '@api';
 import { downloadPath, isPreviewable, previewPath, rawPath, shareUrl, typeLabel } from './file-links.ts';
 import { Icon } from '../icons.tsx';
 import { folderPath } from './folder-tree.ts';

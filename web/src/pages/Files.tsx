@@ -5,7 +5,7 @@ import { pluralize } from '../format.ts';
 import { Link, useQueryState } from '../router.tsx';
 import { useSession } from '../session.tsx';
 import { Empty, ErrorNote, Loading, PageHeader, useAction, useConfirm, useLoad, useToast } from '../ui.tsx';
-import type { FileRecord, Folder, Pagination, Tag, Timeline, TimelineBucket } from '../types.ts';
+import type { FileRecord, Folder, Pagination, Tag, Timeline, TimelineBucket } from '@api';
 import { FolderOptions } from './FolderOptions.tsx';
 import { shareUrl } from './file-links.ts';
 import { FileGrid, FileList } from './FileItems.tsx';

@@ -1,4 +1,4 @@
-import type { Folder } from '../types.ts';
+import type { Folder } from '@api';
 import { folderOptions } from './folder-tree.ts';
 
 /** The folders as `<option>`s in tree order, each indented by its depth, leaving out `except`. */

@@ -3,7 +3,7 @@ import { query, request } from '../api.ts';
 import { formatBytes, formatDateTime, mibToBytes, pluralize } from '../format.ts';
 import { useSession } from '../session.tsx';
 import { CopyButton, Dialog, ErrorNote } from '../ui.tsx';
-import type { FileRecord, Pagination } from '../types.ts';
+import type { FileRecord, Pagination } from '@api';
 import { downloadPath, previewPath, shareUrl } from './file-links.ts';
 import { VisibilityBadges } from './FileItems.tsx';
 

@@ -3,7 +3,7 @@ import { del, get, post } from '../api.ts';
 import { formatDateTime } from '../format.ts';
 import { useSession } from '../session.tsx';
 import { CopyButton, DataTable, Empty, ErrorNote, Loading, PageHeader, useAction, useConfirm, useLoad, useSubmit } from '../ui.tsx';
-import type { ShortLink } from '../types.ts';
+import type { ShortLink } from '@api';
 
 export const shortUrl = (link: ShortLink) => `${window.location.origin}/u/${link.shortCode}`;
 

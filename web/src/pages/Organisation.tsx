@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { del, get, patch, post } from '../api.ts';
 import { useSession } from '../session.tsx';
 import { Badge, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, useConfirm, useLoad, useSubmit } from '../ui.tsx';
-import type { Folder, ProfileOptions, Tag, UploadProfile } from '../types.ts';
+import type { Folder, ProfileOptions, Tag, UploadProfile } from '@api';
 import { folderOptions } from './folder-tree.ts';
 import { FolderOptions } from './FolderOptions.tsx';
 import { Icon } from '../icons.tsx';

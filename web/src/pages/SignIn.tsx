@@ -3,7 +3,7 @@ import { post } from '../api.ts';
 import { useRouter } from '../router.tsx';
 import { useSession } from '../session.tsx';
 import { ErrorNote, useSubmit } from '../ui.tsx';
-import type { Me } from '../types.ts';
+import type { Me } from '@api';
 
 /**
  * Sign-in and registration. On a fresh instance (GET /api/setup: needsAdministrator) the only form

@@ -1,7 +1,7 @@
 import { useEffect, useId, useState } from 'react';
 import { bucketLabel, pluralize } from '../format.ts';
 import { ErrorNote } from '../ui.tsx';
-import type { Timeline, TimelineBucket } from '../types.ts';
+import type { Timeline, TimelineBucket } from '@api';
 
 export type GroupBy = 'month' | 'week' | 'year';
 

@@ -5,7 +5,7 @@ import { useSession } from '../session.tsx';
 import { CopyButton, PageHeader, useLoad } from '../ui.tsx';
 import { errorMessage } from '../api.ts';
 import { CHUNK_THRESHOLD, UploadAborted, uploadFile, type Selectors } from '../upload/uploader.ts';
-import type { Account, Folder, UploadLinks, UploadProfile } from '../types.ts';
+import type { Account, Folder, UploadLinks, UploadProfile } from '@api';
 import { FolderOptions } from './FolderOptions.tsx';
 
 type Status = 'queued' | 'uploading' | 'done' | 'failed' | 'cancelled';

@@ -1,4 +1,4 @@
-import type { FileRecord } from '../types.ts';
+import type { FileRecord } from '@api';
 
 const segment = (name: string) => encodeURIComponent(name);
 

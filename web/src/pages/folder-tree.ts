@@ -1,4 +1,4 @@
-import type { Folder } from '../types.ts';
+import type { Folder } from '@api';
 
 /** Folders in tree order (each followed by its subfolders) with their depth, for indented lists. */
 export function folderOptions(folders: Folder[]): Array<{ folder: Folder; depth: number }> {

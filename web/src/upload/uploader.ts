@@ -1,5 +1,5 @@
 import { api, ApiError, describeFailure, retryAfterOf } from '../api.ts';
-import type { UploadLinks } from '../types.ts';
+import type { UploadLinks } from '@api';
 
 /**
  * Browser uploads (docs/web.md):

@@ -3,7 +3,7 @@ import { get } from '../../api.ts';
 import { formatDateTime } from '../../format.ts';
 import { useSession } from '../../session.tsx';
 import { Badge, DataTable, Empty, ErrorNote, Loading, useLoad } from '../../ui.tsx';
-import type { AdminUser, AuditRecord } from '../../types.ts';
+import type { AdminUser, AuditRecord } from '@api';
 
 /** What scripts did: the records of token- and legacy-authorized requests, newest first. */
 export function ActivitySection() {

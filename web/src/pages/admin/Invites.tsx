@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { del, get, post } from '../../api.ts';
 import { formatDate, formatDateTime, fromLocalInput } from '../../format.ts';
 import { Badge, CopyButton, DataTable, Empty, ErrorNote, useAction, useConfirm, useLoad, useSubmit } from '../../ui.tsx';
-import type { Invite } from '../../types.ts';
+import type { Invite } from '@api';
 
 function inviteLink(invite: Invite) {
   return `${window.location.origin}/app/signin?invite=${encodeURIComponent(invite.code)}`;

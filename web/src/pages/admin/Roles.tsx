@@ -2,17 +2,21 @@ import { useState } from 'react';
 import { del, get, patch, post } from '../../api.ts';
 import { useSession } from '../../session.tsx';
 import { Badge, ErrorNote, Loading, useAction, useConfirm, useLoad, useSubmit, useToast } from '../../ui.tsx';
-import { permissionGroups, type Permission, type Role } from '../../types.ts';
+import type { Permission, Role } from '@api';
+import { permissionGroups } from '@api/vocabulary.ts';
+
+/** The headings of the permission groups (the groups themselves are the server's, src/api/permissions.ts). */
+const groupLabels: Record<keyof typeof permissionGroups, string> = { files: 'Files', organisation: 'Organisation', links: 'Links', account: 'Account', instance: 'Instance' };
 
 function PermissionBoxes({ selected, onChange, vocabulary, idPrefix }: { selected: Permission[]; onChange: (value: Permission[]) => void; vocabulary: Permission[]; idPrefix: string }) {
   const { can } = useSession();
   const known = new Set(vocabulary);
   return (
     <div className="permission-groups">
-      {Object.entries(permissionGroups).map(([group, permissions]) => (
+      {(Object.keys(permissionGroups) as Array<keyof typeof permissionGroups>).map((group) => (
         <fieldset key={group}>
-          <legend>{group}</legend>
-          {permissions
+          <legend>{groupLabels[group]}</legend>
+          {(permissionGroups[group] as readonly Permission[])
             .filter((p) => known.size === 0 || known.has(p))
             .map((permission) => (
               <label key={permission} className="checkbox" htmlFor={`${idPrefix}-${permission}`}>

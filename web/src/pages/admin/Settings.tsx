@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { get, patch } from '../../api.ts';
 import { ErrorNote, Loading, useLoad, useSubmit, useToast } from '../../ui.tsx';
-import type { InstanceSettings } from '../../types.ts';
+import type { InstanceSettings } from '@api';
 import { fromMiB, toMiB } from './mib.ts';
 
 export function SettingsSection() {

@@ -3,7 +3,7 @@ import { del, get, patch, post } from '../../api.ts';
 import { formatBytes, formatDate } from '../../format.ts';
 import { useMe, useSession } from '../../session.tsx';
 import { Badge, DataTable, Empty, ErrorNote, FormDialog, Loading, useAction, useConfirm, useLoad } from '../../ui.tsx';
-import type { AdminUser, Role, RoleSummary } from '../../types.ts';
+import type { AdminUser, Role, RoleSummary } from '@api';
 import { fromMiB, toMiB } from './mib.ts';
 
 /** Roles to offer in user forms: all roles with roles.manage, else those seen on accounts. */

@@ -1,0 +1,26 @@
+/**
+ * The permission vocabulary (contract §2) and the named-token scopes (spec, Authentication 3) as
+ * plain values, without zod: the web app imports them at run time (`@api/vocabulary.ts`) and must
+ * not carry the schema library into its bundle; src/api/permissions.ts and scopes.ts build their
+ * schemas on them.
+ */
+
+/** The permissions, grouped as the administration screen shows them. */
+export const permissionGroups = {
+  files: ['files.read', 'files.upload', 'files.update', 'files.delete', 'files.share'],
+  organisation: ['folders.manage', 'tags.manage', 'uploadProfiles.manage'],
+  links: ['links.read', 'links.create', 'links.delete'],
+  account: ['tokens.manage', 'webhooks.manage', 'profile.update'],
+  instance: ['quotas.bypass', 'audit.read', 'users.manage', 'roles.manage', 'settings.manage', 'administrator'],
+} as const;
+
+export type Permission = (typeof permissionGroups)[keyof typeof permissionGroups][number];
+
+export const allPermissions: readonly Permission[] = Object.values(permissionGroups).flat();
+
+export function isPermission(value: string): value is Permission {
+  return (allPermissions as readonly string[]).includes(value);
+}
+
+export const scopes = ['files:read', 'files:upload', 'urls:read', 'urls:write'] as const;
+export type Scope = (typeof scopes)[number];
