@@ -525,6 +525,7 @@ describe.each(providers)('file lifecycle on %s storage', (provider) => {
         BASE_URL: baseUrl,
         DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-child-')),
         LOG_LEVEL: 'silent',
+        CHECK_RESPONSES: 'true',
         ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
         ...storage.env,
       };
