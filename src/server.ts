@@ -14,6 +14,7 @@ import { AuditLog } from './audit/audit-log.ts';
 import { ListingCache } from './listing/listing-cache.ts';
 import { AUDIT_PRUNE_JOB, auditPruneHandler, scheduleAuditPrune } from './audit/audit-retention.ts';
 import { RATE_LIMIT_PRUNE_JOB, rateLimitPruneHandler, scheduleRateLimitPrune } from './auth/throttle.ts';
+import { scheduleSessionSweep, SESSION_SWEEP_JOB, sessionSweepHandler } from './auth/sessions.ts';
 import { JobRunner } from './jobs/queue.ts';
 import { loadSecretBox } from './auth/secret-box.ts';
 import { sealPlaintextUploadTokens } from './tokens/legacy-token.ts';
@@ -77,6 +78,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     [CHUNK_STORAGE_ABORT_JOB]: chunkStorageAbortHandler(ctx),
     [AUDIT_PRUNE_JOB]: auditPruneHandler(ctx),
     [RATE_LIMIT_PRUNE_JOB]: rateLimitPruneHandler(ctx),
+    [SESSION_SWEEP_JOB]: sessionSweepHandler(ctx),
     ...webhookJobHandlers({ db: ctx.db, log, secretBox, allowPrivate: config.webhookAllowPrivate, retryDelaysMs: config.webhookRetryDelaysMs }),
   });
   const app = await buildApp(ctx);
@@ -84,6 +86,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   // Prunes now, then daily; a later start (of any process) moves the next prune to that start.
   await scheduleAuditPrune(ctx.db, config.auditRetentionDays);
   await scheduleRateLimitPrune(ctx.db);
+  await scheduleSessionSweep(ctx.db);
   // Leftovers of writes killed with an earlier process go now, then every quarter of an hour.
   await scheduleTmpSweep(ctx.db, config.dataDir);
   jobs.start();

@@ -75,6 +75,10 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'DELETE', path: '/api/auth/passkeys/:id', access: session(), errors: 'ApiError' },
   { method: 'POST', path: '/api/auth/passkey/options', access: publicRoute, errors: 'ApiError' },
   { method: 'POST', path: '/api/auth/passkey', access: publicRoute, errors: 'ApiError' },
+  // Session history (contract §8): browser session only.
+  { method: 'GET', path: '/api/auth/sessions', access: session(), errors: 'ApiError' },
+  { method: 'DELETE', path: '/api/auth/sessions/:id', access: session(), errors: 'ApiError' },
+  { method: 'DELETE', path: '/api/auth/sessions', access: session(), errors: 'ApiError' },
   // First-run state for the web app's sign-in screen (docs/decisions.md, GET /api/setup).
   { method: 'GET', path: '/api/setup', access: publicRoute, errors: 'ApiError' },
 

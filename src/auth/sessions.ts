@@ -1,7 +1,10 @@
 import type { Db } from '../db/database.ts';
 import type { SignInMethod } from '../db/schema.ts';
+import type { SessionRecord } from '../api/sign-in-security.ts';
 import { forAccount } from '../db/account-scope.ts';
 import { randomSecret, sha256Hex } from './secrets.ts';
+import type { Executor } from '../db/account-scope.ts';
+import { enqueueJob, type JobHandler } from '../jobs/queue.ts';
 
 export const SESSION_COOKIE = 'hoard_session';
 const SESSION_LIFETIME_MS = 30 * 24 * 3600 * 1000;
@@ -50,6 +53,72 @@ export async function deleteSession(db: Db, sessionId: string): Promise<void> {
   await db.deleteFrom('sessions').where('id', '=', sessionId).execute();
 }
 
+/**
+ * The account's live sessions, newest first. `id` is the public ID, never the cookie secret or the
+ * hash that keys the row; `current` marks the session of the asking request (its row key).
+ */
+export async function listSessions(db: Db, userId: string, currentSessionId: string | undefined): Promise<SessionRecord[]> {
+  const rows = await forAccount(db, userId)
+    .selectFrom('sessions')
+    .select(['id', 'publicId', 'createdAt', 'lastSeenAt', 'expiresAt', 'ip', 'userAgent', 'method'])
+    .where('expiresAt', '>', Date.now())
+    .orderBy('createdAt', 'desc')
+    .orderBy('publicId')
+    .execute();
+  return rows.map((row) => ({
+    id: row.publicId,
+    createdAt: new Date(Number(row.createdAt)).toISOString(),
+    lastSeenAt: new Date(Number(row.lastSeenAt)).toISOString(),
+    expiresAt: new Date(Number(row.expiresAt)).toISOString(),
+    ip: row.ip,
+    userAgent: row.userAgent,
+    method: row.method,
+    current: row.id === currentSessionId,
+  }));
+}
+
+/**
+ * Ends one live session of the account by its public ID. Returns whether it was the asking
+ * request's own session (its cookie is then cleared too), or null when the account has no such live
+ * session (another account's ID included).
+ */
+export async function endSession(db: Db, userId: string, publicId: string, currentSessionId: string | undefined): Promise<{ wasCurrent: boolean } | null> {
+  const row = await forAccount(db, userId).deleteFrom('sessions').where('publicId', '=', publicId).where('expiresAt', '>', Date.now()).returning('id').executeTakeFirst();
+  return row ? { wasCurrent: row.id === currentSessionId } : null;
+}
+
+/** Ends every session of the account but the asking one (spec, Authentication 10: tokens stay). */
+export async function endOtherSessions(db: Db, userId: string, currentSessionId: string | undefined): Promise<void> {
+  const others = forAccount(db, userId).deleteFrom('sessions');
+  await (currentSessionId === undefined ? others : others.where('id', '!=', currentSessionId)).execute();
+}
+
 export async function deleteAllSessions(db: Db, userId: string): Promise<void> {
   await forAccount(db, userId).deleteFrom('sessions').execute();
 }
+
+export const SESSION_SWEEP_JOB = 'sessions.sweep';
+const SWEEP_KEY = 'session-sweep';
+const SWEEP_INTERVAL_MS = 24 * 3600 * 1000;
+/** Rows deleted per statement, so one sweep never holds the database for long. */
+const SWEEP_BATCH = 5_000;
+
+/**
+ * Expired sessions are never used again (findSession ignores them) but their rows would stay; one
+ * durable job for the whole instance deletes them daily. A start moves it to that start.
+ */
+export async function scheduleSessionSweep(executor: Executor, runAt = Date.now()): Promise<void> {
+  await enqueueJob(executor, { type: SESSION_SWEEP_JOB, payload: {}, runAt, dedupeKey: SWEEP_KEY });
+}
+
+/** Deletes a batch of expired sessions; runs again at once while there are more, else in a day. */
+export function sessionSweepHandler(ctx: { db: Db; jobs: { wake(): void } }): JobHandler {
+  return async () => {
+    const expired = ctx.db.selectFrom('sessions').select('id').where('expiresAt', '<=', Date.now()).limit(SWEEP_BATCH);
+    const result = await ctx.db.deleteFrom('sessions').where('id', 'in', expired).executeTakeFirst();
+    const more = Number(result.numDeletedRows) === SWEEP_BATCH;
+    await scheduleSessionSweep(ctx.db, more ? Date.now() : Date.now() + SWEEP_INTERVAL_MS);
+    if (more) ctx.jobs.wake();
+  };
+}
+
