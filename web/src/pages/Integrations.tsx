@@ -4,7 +4,7 @@ import { formatDateTime, fromLocalInput } from '../format.ts';
 import { useSession } from '../session.tsx';
 import { Badge, CopyButton, DataTable, Empty, ErrorNote, Loading, SecretReveal, TabbedPage, useAction, useConfirm, useLoad, useSubmit, useToast } from '../ui.tsx';
 import type { Delivery, Scope, TokenRecord, UploadProfile, Webhook } from '@api';
-import { scopes } from '@api/vocabulary.ts';
+import { scopes as allScopes } from '@api/vocabulary.ts';
 
 const scopeHelp: Record<Scope, string> = {
   'files:read': 'list and search files',
@@ -82,7 +82,7 @@ function TokensSection() {
         <fieldset>
           <legend>Scopes</legend>
           <div className="checkbox-grid">
-            {scopes.map((scope) => (
+            {allScopes.map((scope) => (
               <label key={scope} className="checkbox">
                 <input type="checkbox" checked={scopes.includes(scope)} onChange={(e) => setScopes((list) => (e.target.checked ? [...list, scope] : list.filter((s) => s !== scope)))} />
                 <span>
