@@ -17,11 +17,17 @@ export const loginLimits = {
   perIpForUnknownAccounts: 30,
 } as const;
 
-const TOO_MANY = 'Too many sign-in attempts; try again later';
+export const TOO_MANY_SIGN_INS = 'Too many sign-in attempts; try again later';
+const TOO_MANY = TOO_MANY_SIGN_INS;
+
+/** The throttle key of sign-in attempts on one account from one address (password and code steps). */
+export function loginAttemptKey(email: string, ip: string): string {
+  return `login:account:${normalizeEmail(email)}:ip:${ip}`;
+}
 
 export async function login(db: Db, input: { email: string; password: string; ip: string }): Promise<UserRow> {
   const user = await findUserForLogin(db, input.email);
-  const accountKey = `login:account:${normalizeEmail(input.email)}:ip:${input.ip}`;
+  const accountKey = loginAttemptKey(input.email, input.ip);
   // Counted before the (slow) verification, so parallel attempts cannot all pass the limit.
   await takeAttempt(db, accountKey, loginLimits.perAccountAndIp, loginLimits.windowMs, TOO_MANY);
   if (!user) await takeAttempt(db, `login:ip:${input.ip}`, loginLimits.perIpForUnknownAccounts, loginLimits.windowMs, TOO_MANY);
@@ -29,7 +35,10 @@ export async function login(db: Db, input: { email: string; password: string; ip
   if (!(await verifyPassword(user?.passwordHash ?? null, input.password)) || !user) {
     throw new AppError('unauthorized', 'Invalid email or password');
   }
-  await clearHits(db, accountKey);
+  // A sign-in is complete only after its second factor: with two-factor on, the failures counted so
+  // far stay until the code step succeeds, so fresh tickets cannot reset the count of wrong codes.
+  const secondFactor = await db.selectFrom('users').select('totpSecretSealed').where('id', '=', user.id).executeTakeFirst();
+  if (secondFactor?.totpSecretSealed == null) await clearHits(db, accountKey);
   const { passwordHash: _omitted, ...row } = user;
   return row;
 }

@@ -36,6 +36,7 @@ export async function findUserForLogin(db: Executor, email: string) {
 /** What the account's sign-in security adds to `/api/auth/me` (contract §8). */
 export interface SignInSecurity {
   passkeyCount: number;
+  twoFactorEnabled: boolean;
 }
 
 export async function loadSignInSecurity(db: Executor, userId: string): Promise<SignInSecurity> {
@@ -43,7 +44,8 @@ export async function loadSignInSecurity(db: Executor, userId: string): Promise<
     .selectFrom('passkeys')
     .select((eb) => eb.fn.countAll<number>().as('count'))
     .executeTakeFirstOrThrow();
-  return { passkeyCount: Number(passkeys.count) };
+  const user = await db.selectFrom('users').select('totpSecretSealed').where('id', '=', userId).executeTakeFirst();
+  return { passkeyCount: Number(passkeys.count), twoFactorEnabled: user?.totpSecretSealed != null };
 }
 
 /** The signed-in account as `/api/auth/me` shows it. */
@@ -57,6 +59,7 @@ export function selfView(user: UserRow, access: { permissions: PermissionSet; ro
     permissions: [...access.permissions].sort(),
     roles: access.roles,
     passkeyCount: security.passkeyCount,
+    twoFactorEnabled: security.twoFactorEnabled,
   };
 }
 
@@ -158,7 +161,7 @@ export function assertCanGrant(actor: PermissionSet, granted: Iterable<string>):
  * Nor may they change or delete an account holding a permission they lack: that would take away
  * what they do not hold (docs/decisions.md, Administration).
  */
-async function assertCanManage(db: Executor, actor: PermissionSet, targetId: string): Promise<void> {
+export async function assertCanManage(db: Executor, actor: PermissionSet, targetId: string): Promise<void> {
   const { permissions } = await loadAccess(db, targetId);
   for (const permission of [...permissions].sort()) {
     if (!hasPermission(actor, permission)) throw forbidden(`You cannot change an account holding the permission ${permission}, which you do not have`);

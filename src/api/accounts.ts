@@ -22,6 +22,7 @@ export const meSchema = z
     emailVerified: z.boolean(),
     permissions: z.array(permissionSchema).describe('Effective permissions: the Everyone role and the assigned roles together, sorted'),
     roles: z.array(roleSummarySchema).describe('The roles that apply to the account, Everyone included'),
+    twoFactorEnabled: z.boolean().describe('Whether sign-in asks for a two-factor code after the password (contract §8)'),
     passkeyCount: z.number().int().min(0).describe('Passkeys registered on the account (contract §8)'),
   })
   .meta({ id: 'Me' });

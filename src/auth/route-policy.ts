@@ -75,6 +75,12 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'DELETE', path: '/api/auth/passkeys/:id', access: session(), errors: 'ApiError' },
   { method: 'POST', path: '/api/auth/passkey/options', access: publicRoute, errors: 'ApiError' },
   { method: 'POST', path: '/api/auth/passkey', access: publicRoute, errors: 'ApiError' },
+  // Two-factor codes (contract §8): the code step of sign-in is public; the rest, browser session only.
+  { method: 'POST', path: '/api/auth/login/two-factor', access: publicRoute, errors: 'ApiError' },
+  { method: 'POST', path: '/api/auth/totp/setup', access: session(), errors: 'ApiError' },
+  { method: 'POST', path: '/api/auth/totp/enable', access: session(), errors: 'ApiError' },
+  { method: 'POST', path: '/api/auth/totp/disable', access: session(), errors: 'ApiError' },
+  { method: 'POST', path: '/api/auth/recovery-codes', access: session(), errors: 'ApiError' },
   // Session history (contract §8): browser session only.
   { method: 'GET', path: '/api/auth/sessions', access: session(), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/auth/sessions/:id', access: session(), errors: 'ApiError' },
@@ -89,6 +95,8 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'POST', path: '/api/users', access: session('users.manage'), errors: 'ApiError' },
   { method: 'PATCH', path: '/api/users/:id', access: session('users.manage'), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/users/:id', access: session('users.manage'), errors: 'ApiError' },
+  // An administrator turns another account's two-factor off, for a locked-out user (contract §8).
+  { method: 'DELETE', path: '/api/users/:id/two-factor', access: session('users.manage'), errors: 'ApiError' },
   { method: 'GET', path: '/api/roles', access: session('roles.manage'), errors: 'ApiError' },
   { method: 'POST', path: '/api/roles', access: session('roles.manage'), errors: 'ApiError' },
   { method: 'PATCH', path: '/api/roles/:id', access: session('roles.manage'), errors: 'ApiError' },

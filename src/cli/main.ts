@@ -9,6 +9,7 @@ import { createUserAsAdmin, findUserForLogin } from '../accounts/users.ts';
 import { createToken } from '../tokens/named-tokens.ts';
 import { scopes, type Scope } from '../auth/route-policy.ts';
 import { allPermissions } from '../auth/permissions.ts';
+import { resetTwoFactor } from '../accounts/two-factor.ts';
 
 const usage = `Usage: npm run cli -- <command>
 
@@ -16,6 +17,8 @@ Commands:
   migrate                                              apply database migrations
   user create --email E --password P [--name N] [--admin]
                                                        create an account (--admin: Administrator role)
+  user reset-two-factor --email E                      turn an account's two-factor off (a user who lost
+                                                       the authenticator and the recovery codes)
   token create --email E --name N --scopes a,b [--expires ISO] [--profile ID]
                                                        create a named API token; prints the secret once
                                                        (scopes: ${scopes.join(', ')})`;
@@ -53,6 +56,16 @@ async function run(argv: string[], config: Config): Promise<string> {
       // The operator at the console holds every permission.
       const user = await createUserAsAdmin(db, dialect, new Set(allPermissions), { email: values.email!, password: values.password!, name: values.name, roleIds, emailVerified: true });
       return `Created ${user.email} (id ${user.id}${values.admin ? ', Administrator' : ''})`;
+    });
+  }
+  if (command === 'user' && sub === 'reset-two-factor') {
+    const { values } = parseArgs({ args: rest, options: { email: { type: 'string' } }, strict: true });
+    if (!values.email) throw new UsageError('user reset-two-factor needs --email');
+    return withDatabase(config, async ({ db }) => {
+      const user = await findUserForLogin(db, values.email!);
+      if (!user) throw new Error(`No account with the email ${values.email}`);
+      await resetTwoFactor(db, user.id);
+      return `Two-factor is off for ${user.email}; they sign in with their password and may set it up again`;
     });
   }
   if (command === 'token' && sub === 'create') {

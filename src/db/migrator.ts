@@ -12,6 +12,7 @@ import * as auditReading from './migrations/0009-audit-reading.ts';
 import * as uploadReservations from './migrations/0010-upload-reservations.ts';
 import * as uploadCredentialEncrypted from './migrations/0011-upload-credential-encrypted.ts';
 import * as sessionHistory from './migrations/0012-session-history.ts';
+import * as twoFactor from './migrations/0013-two-factor.ts';
 import * as passkeys from './migrations/0014-passkeys.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0010-upload-reservations': uploadReservations,
   '0011-upload-credential-encrypted': uploadCredentialEncrypted,
   '0012-session-history': sessionHistory,
+  '0013-two-factor': twoFactor,
   '0014-passkeys': passkeys,
 };
 

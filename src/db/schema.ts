@@ -27,6 +27,12 @@ export interface UsersTable {
   uploadDefaults: string | null;
   createdAt: number;
   updatedAt: number;
+  /** The confirmed TOTP secret, sealed (src/auth/secret-box.ts); null: two-factor is off. */
+  totpSecretSealed: string | null;
+  /** A TOTP secret waiting for its first code (POST /api/auth/totp/setup), sealed. */
+  totpPendingSealed: string | null;
+  /** The last 30-second step whose code was accepted: a code works once (contract §8). */
+  totpLastStep: number | null;
 }
 
 export interface RolesTable {
@@ -318,6 +324,24 @@ export interface Database {
   shortLinks: ShortLinksTable;
   passkeys: PasskeysTable;
   webauthnChallenges: WebauthnChallengesTable;
+  recoveryCodes: RecoveryCodesTable;
+  signInTickets: SignInTicketsTable;
+}
+
+export interface RecoveryCodesTable {
+  id: string;
+  userId: string;
+  codeHash: string;
+  usedAt: number | null;
+}
+
+/** The code step of a sign-in with two-factor on (contract §8): 5 minutes, once, 5 wrong codes. */
+export interface SignInTicketsTable {
+  id: string;
+  userId: string;
+  expiresAt: number;
+  failures: Generated<number>;
+  usedAt: number | null;
 }
 
 export type { Generated };

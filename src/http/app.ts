@@ -20,6 +20,7 @@ import { fileManagementRoutes } from './routes/file-management.ts';
 import { renderNotFoundPage } from '../files/share-page.ts';
 import { healthRoutes } from './routes/health.ts';
 import { sessionRoutes } from './routes/sessions.ts';
+import { twoFactorRoutes } from './routes/two-factor.ts';
 import { authRoutes } from './routes/auth.ts';
 import { passkeyRoutes } from './routes/passkeys.ts';
 import { userRoutes } from './routes/users.ts';
@@ -43,7 +44,7 @@ import { apiDocsRoutes } from './routes/api-docs.ts';
 
 export type { App } from './route-module.ts';
 
-const routeModules: RouteModule[] = [healthRoutes, authRoutes, passkeyRoutes, sessionRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes, auditRoutes, setupRoutes, apiDocsRoutes, webAppRoutes];
+const routeModules: RouteModule[] = [healthRoutes, authRoutes, passkeyRoutes, sessionRoutes, twoFactorRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes, auditRoutes, setupRoutes, apiDocsRoutes, webAppRoutes];
 
 /** One access-log line per request, when it completes, instead of Fastify's two (received, completed). */
 class AccessLog extends LogController {

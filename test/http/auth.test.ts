@@ -19,7 +19,7 @@ describe('registration', () => {
     expect(me.status).toBe(200);
     expect(me.body.success).toBe(true);
     const user = me.body.data.user;
-    expect(Object.keys(user).sort()).toEqual(['email', 'emailVerified', 'id', 'name', 'passkeyCount', 'permissions', 'roles', 'urlId']);
+    expect(Object.keys(user).sort()).toEqual(['email', 'emailVerified', 'id', 'name', 'passkeyCount', 'permissions', 'roles', 'twoFactorEnabled', 'urlId']);
     expect(user.email).toBe('admin@example.test');
     expect(user.permissions).toContain('administrator');
     expect(user.roles.map((r: { systemKey: string }) => r.systemKey).sort()).toEqual(['administrator', 'everyone']);

@@ -7,6 +7,8 @@ import { deleteSession, SESSION_COOKIE } from '../../auth/sessions.ts';
 import { startSession } from '../sign-in.ts';
 import { noBody, ok } from '../responses.ts';
 import { meResponse } from '../../api/accounts.ts';
+import { loginResponse } from '../../api/sign-in-security.ts';
+import { completeTwoFactorSignIn, issueSignInTicket, twoFactorEnabled } from '../../accounts/two-factor.ts';
 
 const registerBody = z.strictObject({
   email: emailSchema,
@@ -15,6 +17,7 @@ const registerBody = z.strictObject({
   inviteCode: z.string().min(1).max(200).optional(),
 });
 const loginBody = z.strictObject({ email: z.string().min(1).max(254), password: z.string().min(1).max(1024) });
+const twoFactorBody = z.strictObject({ ticket: z.string().min(1).max(200), code: z.string().min(1).max(100) });
 
 export const authRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['auth'];
@@ -24,10 +27,25 @@ export const authRoutes: RouteModule = async (app, { ctx }) => {
     return reply.code(201).send(ok(data));
   });
 
-  app.post('/api/auth/login', { schema: { tags, summary: 'Sign in with email and password', body: loginBody, response: { 200: meResponse } } }, async (request, reply) => {
-    const user = await login(ctx.db, { ...request.body, ip: request.ip });
-    return ok(await startSession(ctx, request, reply, user, 'password'));
-  });
+  app.post(
+    '/api/auth/login',
+    { schema: { tags, summary: 'Sign in with email and password; with two-factor on, the answer is a ticket for the code step and no session', body: loginBody, response: { 200: loginResponse } } },
+    async (request, reply) => {
+      const user = await login(ctx.db, { ...request.body, ip: request.ip });
+      // With two-factor on, the password step sets no cookie (contract §8).
+      if (await twoFactorEnabled(ctx.db, user.id)) return ok({ twoFactorRequired: true as const, ticket: await issueSignInTicket(ctx.db, user.id), methods: ['totp' as const, 'recovery' as const] });
+      return ok(await startSession(ctx, request, reply, user, 'password'));
+    },
+  );
+
+  app.post(
+    '/api/auth/login/two-factor',
+    { schema: { tags, summary: "Sign in's code step: the ticket of the password step and a current code or an unused recovery code", body: twoFactorBody, response: { 200: meResponse } } },
+    async (request, reply) => {
+      const user = await completeTwoFactorSignIn(ctx, { ...request.body, ip: request.ip });
+      return ok(await startSession(ctx, request, reply, user, 'two-factor'));
+    },
+  );
 
   app.post('/api/auth/logout', { schema: { tags, summary: 'End this browser session', response: { 204: noBody('Signed out; the session cookie is cleared') } } }, async (request, reply) => {
     const principal = principalOf(request);

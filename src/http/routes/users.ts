@@ -3,6 +3,7 @@ import { principalOf, type RouteModule } from '../route-module.ts';
 import { displayNameSchema, emailSchema, idParams, passwordSchema } from '../schemas.ts';
 import { createUserAsAdmin, deleteUserAsAdmin, listUsers, updateUserAsAdmin } from '../../accounts/users.ts';
 import { noBody, ok } from '../responses.ts';
+import { resetTwoFactorAsAdmin } from '../../accounts/two-factor.ts';
 import { adminUserListResponse, adminUserResponse } from '../../api/admin.ts';
 
 const roleIds = z.array(z.string().min(1).max(128)).max(100);
@@ -40,4 +41,13 @@ export const userRoutes: RouteModule = async (app, { ctx }) => {
     ctx.jobs.wake();
     return reply.code(204).send();
   });
+
+  app.delete(
+    '/api/users/:id/two-factor',
+    { schema: { tags, summary: "Turn another account's two-factor off, for a user locked out of it", params: idParams, response: { 204: noBody('Two-factor is off') } } },
+    async (request, reply) => {
+      await resetTwoFactorAsAdmin(ctx.db, principalOf(request).permissions, request.params.id);
+      return reply.code(204).send();
+    },
+  );
 };

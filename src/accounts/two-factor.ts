@@ -1,0 +1,223 @@
+import { Secret, TOTP } from 'otpauth';
+import type { Db } from '../db/database.ts';
+import { forAccount, type Executor } from '../db/account-scope.ts';
+import { newId } from '../db/ids.ts';
+import type { SecretBox } from '../auth/secret-box.ts';
+import { verifyPassword } from '../auth/passwords.ts';
+import { randomSecret, sha256Hex } from '../auth/secrets.ts';
+import { clearHits, takeAttempt } from '../auth/throttle.ts';
+import { AppError, conflict, invalid, notFound, unauthorized } from '../errors.ts';
+import { loginAttemptKey, loginLimits, TOO_MANY_SIGN_INS } from './login.ts';
+import { assertCanManage, findUserById, type UserRow } from './users.ts';
+import type { PermissionSet } from '../auth/permissions.ts';
+
+/**
+ * Two-factor codes (contract §8): TOTP as RFC 6238 gives it (SHA-1, 6 digits, 30-second steps),
+ * with `otpauth` doing the arithmetic. A code is accepted for the current step and one either side,
+ * and each step's code once per account; recovery codes work once each.
+ */
+export const twoFactorLimits = {
+  secretBytes: 20,
+  driftSteps: 1,
+  recoveryCodes: 10,
+  ticketLifetimeMs: 5 * 60 * 1000,
+  ticketFailures: 5,
+} as const;
+
+const PERIOD_SECONDS = 30;
+const ISSUER = 'Hoard';
+
+interface Deps {
+  db: Db;
+  secretBox: SecretBox;
+}
+
+// Sealed secrets are bound to their account, so a value copied to another row does not open.
+const sealContext = (userId: string) => `totp:${userId}`;
+
+function totpFor(secretBase32: string, label: string): TOTP {
+  return new TOTP({ issuer: ISSUER, label, algorithm: 'SHA1', digits: 6, period: PERIOD_SECONDS, secret: Secret.fromBase32(secretBase32) });
+}
+
+async function totpState(db: Executor, userId: string) {
+  return db.selectFrom('users').select(['id', 'email', 'totpSecretSealed', 'totpPendingSealed', 'totpLastStep']).where('id', '=', userId).executeTakeFirstOrThrow();
+}
+
+export async function twoFactorEnabled(db: Executor, userId: string): Promise<boolean> {
+  return (await totpState(db, userId)).totpSecretSealed !== null;
+}
+
+/** A new secret, pending until a first code confirms it; it replaces an earlier unconfirmed one. */
+export async function setUpTotp(deps: Deps, userId: string): Promise<{ secret: string; otpauthUrl: string }> {
+  const state = await totpState(deps.db, userId);
+  if (state.totpSecretSealed !== null) throw conflict('Two-factor is already on; turn it off first to set up a new authenticator');
+  const secret = new Secret({ size: twoFactorLimits.secretBytes }).base32;
+  await deps.db.updateTable('users').set({ totpPendingSealed: deps.secretBox.seal(secret, sealContext(userId)) }).where('id', '=', userId).execute();
+  return { secret, otpauthUrl: totpFor(secret, state.email).toString() };
+}
+
+/**
+ * The time step a code belongs to, if it is a current code (±1 step) of this secret newer than the
+ * last accepted one; null otherwise.
+ */
+function acceptedStep(secretBase32: string, code: string, lastStep: number | null, now: number): number | null {
+  if (!/^\d{6}$/.test(code)) return null;
+  const delta = totpFor(secretBase32, ISSUER).validate({ token: code, timestamp: now, window: twoFactorLimits.driftSteps });
+  if (delta === null) return null;
+  const step = Math.floor(now / 1000 / PERIOD_SECONDS) + delta;
+  return lastStep !== null && step <= Number(lastStep) ? null : step;
+}
+
+/** Records a step as used, unless another request used it (or a later one) first. */
+async function claimStep(db: Executor, userId: string, step: number): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({ totpLastStep: step })
+    .where('id', '=', userId)
+    .where((eb) => eb.or([eb('totpLastStep', 'is', null), eb('totpLastStep', '<', step)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+function newRecoveryCode(): string {
+  // 10 base32 characters (50 bits) in two groups: easy to copy from paper, impossible to guess.
+  const raw = new Secret({ size: 10 }).base32.slice(0, 10).toLowerCase();
+  return `${raw.slice(0, 5)}-${raw.slice(5)}`;
+}
+
+const normalizeRecoveryCode = (code: string) => code.trim().toLowerCase().replace(/[\s-]/g, '');
+const recoveryHash = (code: string) => sha256Hex(normalizeRecoveryCode(code));
+
+/** Replaces the account's recovery codes with new ones; returns them (shown once). */
+async function replaceRecoveryCodes(db: Executor, userId: string): Promise<string[]> {
+  const codes = Array.from({ length: twoFactorLimits.recoveryCodes }, newRecoveryCode);
+  const scope = forAccount(db, userId);
+  await scope.deleteFrom('recoveryCodes').execute();
+  await scope.insertInto('recoveryCodes', codes.map((code) => ({ id: newId(), codeHash: recoveryHash(code), usedAt: null }))).execute();
+  return codes;
+}
+
+/** Turns two-factor on with a first code of the pending secret; returns the recovery codes. */
+export async function enableTotp(deps: Deps, userId: string, code: string): Promise<string[]> {
+  const state = await totpState(deps.db, userId);
+  if (state.totpSecretSealed !== null) throw conflict('Two-factor is already on');
+  if (state.totpPendingSealed === null) throw conflict('Set up two-factor first (POST /api/auth/totp/setup)');
+  const secret = deps.secretBox.open(state.totpPendingSealed, sealContext(userId));
+  const step = acceptedStep(secret, code.trim(), null, Date.now());
+  if (step === null) throw invalid('code: not a current code of the new secret; check the time on your device');
+  return deps.db.transaction().execute(async (trx) => {
+    const result = await trx
+      .updateTable('users')
+      .set({ totpSecretSealed: state.totpPendingSealed, totpPendingSealed: null, totpLastStep: step, updatedAt: Date.now() })
+      .where('id', '=', userId)
+      .where('totpSecretSealed', 'is', null)
+      .where('totpPendingSealed', '=', state.totpPendingSealed)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) throw conflict('Two-factor changed meanwhile; try again');
+    return replaceRecoveryCodes(trx, userId);
+  });
+}
+
+/**
+ * The password check of turning two-factor off and of new recovery codes: a wrong password is 403
+ * and counts as a failed sign-in, counted before the check (contract §8).
+ */
+async function confirmPassword(db: Db, user: { id: string; email: string }, password: string, ip: string): Promise<void> {
+  const key = loginAttemptKey(user.email, ip);
+  await takeAttempt(db, key, loginLimits.perAccountAndIp, loginLimits.windowMs, TOO_MANY_SIGN_INS);
+  const row = await db.selectFrom('users').select('passwordHash').where('id', '=', user.id).executeTakeFirstOrThrow();
+  if (!(await verifyPassword(row.passwordHash, password))) throw new AppError('forbidden', 'The password is not right');
+  await clearHits(db, key);
+}
+
+/** Turns two-factor off (with the password): the secret and the recovery codes go. */
+export async function disableTotp(deps: Deps, userId: string, password: string, ip: string): Promise<void> {
+  const state = await totpState(deps.db, userId);
+  if (state.totpSecretSealed === null) throw conflict('Two-factor is off');
+  await confirmPassword(deps.db, state, password, ip);
+  await resetTwoFactor(deps.db, userId);
+}
+
+/** Ten new recovery codes (with the password); the old ones stop working. */
+export async function regenerateRecoveryCodes(deps: Deps, userId: string, password: string, ip: string): Promise<string[]> {
+  const state = await totpState(deps.db, userId);
+  if (state.totpSecretSealed === null) throw conflict('Two-factor is off');
+  await confirmPassword(deps.db, state, password, ip);
+  return deps.db.transaction().execute((trx) => replaceRecoveryCodes(trx, userId));
+}
+
+/**
+ * Two-factor off, without a password: for the account itself after its password check, and for an
+ * administrator helping a locked-out user (DELETE /api/users/{id}/two-factor, the CLI). Named tokens
+ * and the legacy credential are not touched (spec, Authentication 10).
+ */
+export async function resetTwoFactor(db: Db, userId: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('users').set({ totpSecretSealed: null, totpPendingSealed: null, totpLastStep: null, updatedAt: Date.now() }).where('id', '=', userId).execute();
+    await forAccount(trx, userId).deleteFrom('recoveryCodes').execute();
+    await forAccount(trx, userId).deleteFrom('signInTickets').execute();
+  });
+}
+
+/**
+ * An administrator turns another account's two-factor off (contract §8), under the rule of every
+ * change to an account: not one holding a permission the administrator lacks.
+ */
+export async function resetTwoFactorAsAdmin(db: Db, actor: PermissionSet, userId: string): Promise<void> {
+  if (!(await findUserById(db, userId))) throw notFound('User not found');
+  await assertCanManage(db, actor, userId);
+  await resetTwoFactor(db, userId);
+}
+
+/** The password step's answer when two-factor is on: a ticket for the code step, and no session. */
+export async function issueSignInTicket(db: Db, userId: string): Promise<string> {
+  const ticket = randomSecret(32);
+  await forAccount(db, userId)
+    .insertInto('signInTickets', { id: sha256Hex(ticket), expiresAt: Date.now() + twoFactorLimits.ticketLifetimeMs, usedAt: null })
+    .execute();
+  return ticket;
+}
+
+/**
+ * The code step: a current TOTP code or an unused recovery code for a live ticket. Every failure is
+ * the generic 401, counted toward sign-in throttling before the check; a ticket works once and dies
+ * after 5 wrong codes.
+ */
+export async function completeTwoFactorSignIn(deps: Deps, input: { ticket: string; code: string; ip: string }): Promise<UserRow> {
+  const now = Date.now();
+  const ticketId = sha256Hex(input.ticket);
+  const ticket = await deps.db.selectFrom('signInTickets').selectAll().where('id', '=', ticketId).executeTakeFirst();
+  const owner = ticket ? await findUserById(deps.db, ticket.userId) : undefined;
+  // Counted like password attempts: on the account and address when the ticket is known, else on
+  // the address alone (as attempts on unknown accounts are).
+  const key = owner ? loginAttemptKey(owner.email, input.ip) : `login:ip:${input.ip}`;
+  await takeAttempt(deps.db, key, owner ? loginLimits.perAccountAndIp : loginLimits.perIpForUnknownAccounts, loginLimits.windowMs, TOO_MANY_SIGN_INS);
+  if (!ticket || !owner || ticket.usedAt !== null || Number(ticket.expiresAt) <= now || ticket.failures >= twoFactorLimits.ticketFailures) throw unauthorized();
+
+  const state = await totpState(deps.db, owner.id);
+  if (state.totpSecretSealed === null) throw unauthorized();
+  const code = input.code.trim();
+  let accepted = false;
+  const step = acceptedStep(deps.secretBox.open(state.totpSecretSealed, sealContext(owner.id)), code, state.totpLastStep, now);
+  if (step !== null) accepted = await claimStep(deps.db, owner.id, step);
+  else if (!/^\d{6}$/.test(code)) {
+    const used = await forAccount(deps.db, owner.id).updateTable('recoveryCodes').set({ usedAt: now }).where('codeHash', '=', recoveryHash(code)).where('usedAt', 'is', null).executeTakeFirst();
+    accepted = Number(used.numUpdatedRows) === 1;
+  }
+  if (!accepted) {
+    await deps.db.updateTable('signInTickets').set((eb) => ({ failures: eb('failures', '+', 1) })).where('id', '=', ticketId).execute();
+    throw unauthorized();
+  }
+  // The ticket works once: of two requests racing with good codes, one signs in.
+  const spent = await deps.db
+    .updateTable('signInTickets')
+    .set({ usedAt: now })
+    .where('id', '=', ticketId)
+    .where('usedAt', 'is', null)
+    .where('failures', '<', twoFactorLimits.ticketFailures)
+    .where('expiresAt', '>', now)
+    .executeTakeFirst();
+  if (Number(spent.numUpdatedRows) !== 1) throw unauthorized();
+  await clearHits(deps.db, key);
+  return owner;
+}

@@ -1,0 +1,301 @@
+/**
+ * Two-factor codes (contract §8): setup, enabling with a first code, the two-step sign-in with a
+ * ticket, replay and drift, recovery codes, turning it off, and an administrator's reset. Codes are
+ * computed with the same library an authenticator app's arithmetic follows (RFC 6238).
+ */
+import { spawnSync } from 'node:child_process';
+import { Secret, TOTP } from 'otpauth';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { Client, signUp, uniqueEmail } from '../support/client.ts';
+import { createToken } from '../support/uploads.ts';
+import { SoftwareAuthenticator } from '../support/authenticator.ts';
+import { SESSION_COOKIE } from '../../src/auth/sessions.ts';
+
+let server: TestServer;
+let admin: Awaited<ReturnType<typeof signUp>>;
+beforeAll(async () => {
+  // TRUST_PROXY: each browser speaks from an address of its own (the sign-in throttle is per address).
+  server = await startTestServer({ TRUST_PROXY: 'true' });
+  admin = await signUp(server.baseUrl);
+});
+afterAll(() => server.close());
+
+let ipCounter = 0;
+function browser(): Client & { ip: string } {
+  const client = new Client(server.baseUrl) as Client & { ip: string };
+  client.ip = `192.0.2.${++ipCounter}`;
+  const request = client.request.bind(client);
+  client.request = (method, path, options = {}) => request(method, path, { ...options, headers: { 'x-forwarded-for': client.ip, ...options.headers } });
+  return client;
+}
+
+const STEP_MS = 30_000;
+const codeAt = (secret: string, timestamp: number) => new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp });
+
+interface Account {
+  email: string;
+  password: string;
+  userId: string;
+  client: Client & { ip: string };
+}
+
+async function account(): Promise<Account> {
+  const email = uniqueEmail('twofactor');
+  const password = 'a two-factor password';
+  const created = await admin.post('/api/users', { email, password });
+  expect(created.status).toBe(201);
+  const client = browser();
+  expect((await client.post('/api/auth/login', { email, password })).status).toBe(200);
+  return { email, password, userId: created.body.data.user.id, client };
+}
+
+/** Two-factor on; returns the secret and the recovery codes. */
+async function enable(acc: Account): Promise<{ secret: string; recoveryCodes: string[] }> {
+  const setup = await acc.client.post('/api/auth/totp/setup');
+  expect(setup.status).toBe(200);
+  const { secret } = setup.body.data;
+  // A code of the step before: the current one stays unused for the test's own sign-in.
+  const enabled = await acc.client.post('/api/auth/totp/enable', { code: codeAt(secret, Date.now() - STEP_MS) });
+  expect(enabled.status).toBe(200);
+  return { secret, recoveryCodes: enabled.body.data.recoveryCodes };
+}
+
+async function passwordStep(acc: Account, client = browser()) {
+  const answer = await client.post('/api/auth/login', { email: acc.email, password: acc.password });
+  expect(answer.status).toBe(200);
+  return { client, answer };
+}
+
+describe('setting up two-factor', () => {
+  it('gives a base32 secret of at least 160 bits and its otpauth URL; a first code turns it on with 10 recovery codes', async () => {
+    const acc = await account();
+    expect((await acc.client.get('/api/auth/me')).body.data.user.twoFactorEnabled).toBe(false);
+    const setup = await acc.client.post('/api/auth/totp/setup');
+    expect(setup.status).toBe(200);
+    const { secret, otpauthUrl } = setup.body.data;
+    expect(secret).toMatch(/^[A-Z2-7]{32,}$/);
+    expect(secret.length * 5).toBeGreaterThanOrEqual(160);
+    const url = new URL(otpauthUrl);
+    expect(url.protocol).toBe('otpauth:');
+    expect(url.searchParams.get('secret')).toBe(secret);
+    expect(url.searchParams.get('issuer')).toBe('Hoard');
+
+    // A wrong code is a 400; two-factor stays off.
+    expect((await acc.client.post('/api/auth/totp/enable', { code: '000000' === codeAt(secret, Date.now()) ? '111111' : '000000' })).status).toBe(400);
+    expect((await acc.client.get('/api/auth/me')).body.data.user.twoFactorEnabled).toBe(false);
+
+    const enabled = await acc.client.post('/api/auth/totp/enable', { code: codeAt(secret, Date.now()) });
+    expect(enabled.status).toBe(200);
+    const codes = enabled.body.data.recoveryCodes as string[];
+    expect(codes).toHaveLength(10);
+    expect(new Set(codes).size).toBe(10);
+    expect((await acc.client.get('/api/auth/me')).body.data.user.twoFactorEnabled).toBe(true);
+    // The secret is kept sealed, never as it was shown.
+    const row = await server.ctx.db.selectFrom('users').select(['totpSecretSealed', 'totpPendingSealed']).where('id', '=', acc.userId).executeTakeFirstOrThrow();
+    expect(row.totpSecretSealed).not.toContain(secret);
+    expect(row.totpPendingSealed).toBeNull();
+    // Recovery codes are kept hashed.
+    const stored = await server.ctx.db.selectFrom('recoveryCodes').select('codeHash').where('userId', '=', acc.userId).execute();
+    expect(stored).toHaveLength(10);
+    for (const code of codes) expect(stored.map((r) => r.codeHash)).not.toContain(code);
+  });
+
+  it('a new setup replaces an unconfirmed secret; setup is 409 once two-factor is on', async () => {
+    const acc = await account();
+    const first = (await acc.client.post('/api/auth/totp/setup')).body.data.secret;
+    const second = (await acc.client.post('/api/auth/totp/setup')).body.data.secret;
+    expect(second).not.toBe(first);
+    expect((await acc.client.post('/api/auth/totp/enable', { code: codeAt(first, Date.now()) })).status).toBe(400);
+    expect((await acc.client.post('/api/auth/totp/enable', { code: codeAt(second, Date.now()) })).status).toBe(200);
+    expect((await acc.client.post('/api/auth/totp/setup')).status).toBe(409);
+    expect((await acc.client.post('/api/auth/totp/enable', { code: codeAt(second, Date.now() + STEP_MS) })).status).toBe(409);
+  });
+
+  it('turning off and new recovery codes answer 409 while two-factor is off; enabling without setup is 409', async () => {
+    const acc = await account();
+    expect((await acc.client.post('/api/auth/totp/disable', { password: acc.password })).status).toBe(409);
+    expect((await acc.client.post('/api/auth/recovery-codes', { password: acc.password })).status).toBe(409);
+    expect((await acc.client.post('/api/auth/totp/enable', { code: '123456' })).status).toBe(409);
+  });
+
+  it('takes a browser session only: named tokens and the legacy credential get the generic 401', async () => {
+    const acc = await account();
+    const token = await createToken(acc.client, ['files:read', 'files:upload', 'urls:read', 'urls:write']);
+    const legacy = (await acc.client.get('/api/profile/upload-token')).body.data.uploadToken as string;
+    for (const credential of [token, legacy]) {
+      for (const path of ['/api/auth/totp/setup', '/api/auth/totp/enable', '/api/auth/totp/disable', '/api/auth/recovery-codes']) {
+        const answer = await new Client(server.baseUrl).post(path, {}, { token: credential });
+        expect(answer.status, path).toBe(401);
+        expect(answer.body).toEqual({ success: false, error: 'Unauthorized' });
+      }
+    }
+  });
+});
+
+describe('signing in with two-factor on', () => {
+  it('the password step answers a ticket and sets no cookie; the code step signs in with the method two-factor', async () => {
+    const acc = await account();
+    const { secret } = await enable(acc);
+    const { client, answer } = await passwordStep(acc);
+    expect(answer.body.data).toEqual({ twoFactorRequired: true, ticket: expect.any(String), methods: ['totp', 'recovery'] });
+    expect(answer.headers.getSetCookie()).toEqual([]);
+    expect(client.cookies.has(SESSION_COOKIE)).toBe(false);
+    expect((await client.get('/api/auth/me')).status).toBe(401);
+
+    const done = await client.post('/api/auth/login/two-factor', { ticket: answer.body.data.ticket, code: codeAt(secret, Date.now()) });
+    expect(done.status).toBe(200);
+    expect(done.body.data.user.email).toBe(acc.email);
+    expect(client.cookies.has(SESSION_COOKIE)).toBe(true);
+    const sessions = (await client.get('/api/auth/sessions')).body.data.sessions as Array<{ method: string; current: boolean }>;
+    expect(sessions.find((s) => s.current)!.method).toBe('two-factor');
+  });
+
+  it('refuses a replayed code, accepts one step of drift either side and refuses two', async () => {
+    const acc = await account();
+    const { secret } = await enable(acc);
+    const now = Date.now();
+    // Two steps away: refused either way.
+    for (const at of [now - 2 * STEP_MS - 1000, now + 2 * STEP_MS + 1000]) {
+      const { client, answer } = await passwordStep(acc);
+      expect((await client.post('/api/auth/login/two-factor', { ticket: answer.body.data.ticket, code: codeAt(secret, at) })).status).toBe(401);
+    }
+    // One step ahead is accepted (a phone whose clock runs fast)…
+    const ahead = codeAt(secret, Date.now() + STEP_MS);
+    const first = await passwordStep(acc);
+    expect((await first.client.post('/api/auth/login/two-factor', { ticket: first.answer.body.data.ticket, code: ahead })).status).toBe(200);
+    // …once: the same code again is refused, and so is the code of the current step (an older one).
+    const replay = await passwordStep(acc);
+    expect((await replay.client.post('/api/auth/login/two-factor', { ticket: replay.answer.body.data.ticket, code: ahead })).status).toBe(401);
+    const older = await passwordStep(acc);
+    expect((await older.client.post('/api/auth/login/two-factor', { ticket: older.answer.body.data.ticket, code: codeAt(secret, Date.now()) })).status).toBe(401);
+  });
+
+  it('a ticket works once, dies after 5 wrong codes, and expires after 5 minutes', async () => {
+    const acc = await account();
+    const { secret, recoveryCodes } = await enable(acc);
+
+    // Once.
+    const once = await passwordStep(acc);
+    expect((await once.client.post('/api/auth/login/two-factor', { ticket: once.answer.body.data.ticket, code: recoveryCodes[0] })).status).toBe(200);
+    expect((await browser().post('/api/auth/login/two-factor', { ticket: once.answer.body.data.ticket, code: recoveryCodes[1] })).status).toBe(401);
+
+    // Five wrong codes, then even a right one is refused.
+    const wrong = await passwordStep(acc);
+    for (let i = 0; i < 5; i++) expect((await wrong.client.post('/api/auth/login/two-factor', { ticket: wrong.answer.body.data.ticket, code: 'wrong-code' })).status).toBe(401);
+    expect((await wrong.client.post('/api/auth/login/two-factor', { ticket: wrong.answer.body.data.ticket, code: recoveryCodes[2] })).status).toBe(401);
+
+    // Expired (the ticket's row aged by 5 minutes).
+    const late = await passwordStep(acc);
+    await server.ctx.db.updateTable('signInTickets').set({ expiresAt: Date.now() - 1 }).where('userId', '=', acc.userId).where('usedAt', 'is', null).execute();
+    expect((await late.client.post('/api/auth/login/two-factor', { ticket: late.answer.body.data.ticket, code: recoveryCodes[3] })).status).toBe(401);
+    expect(late.client.cookies.has(SESSION_COOKIE)).toBe(false);
+
+    // An unknown ticket is the same generic 401.
+    const unknown = await browser().post('/api/auth/login/two-factor', { ticket: 'no-such-ticket', code: codeAt(secret, Date.now()) });
+    expect(unknown.status).toBe(401);
+    expect(unknown.body).toEqual({ success: false, error: 'Unauthorized' });
+  });
+
+  it('each recovery code works once; new codes replace the old ones', async () => {
+    const acc = await account();
+    const { recoveryCodes } = await enable(acc);
+    const first = await passwordStep(acc);
+    expect((await first.client.post('/api/auth/login/two-factor', { ticket: first.answer.body.data.ticket, code: recoveryCodes[0]!.toUpperCase() })).status).toBe(200);
+    const again = await passwordStep(acc);
+    expect((await again.client.post('/api/auth/login/two-factor', { ticket: again.answer.body.data.ticket, code: recoveryCodes[0] })).status).toBe(401);
+
+    // A wrong password is 403 and counts as a failed sign-in; the right one gives 10 new codes.
+    expect((await acc.client.post('/api/auth/recovery-codes', { password: 'not the password' })).status).toBe(403);
+    const fresh = await acc.client.post('/api/auth/recovery-codes', { password: acc.password });
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.data.recoveryCodes).toHaveLength(10);
+    const old = await passwordStep(acc);
+    expect((await old.client.post('/api/auth/login/two-factor', { ticket: old.answer.body.data.ticket, code: recoveryCodes[1] })).status).toBe(401);
+    const renewed = await passwordStep(acc);
+    expect((await renewed.client.post('/api/auth/login/two-factor', { ticket: renewed.answer.body.data.ticket, code: fresh.body.data.recoveryCodes[0] })).status).toBe(200);
+  });
+
+  it('wrong codes count toward the sign-in throttle of the account and address', async () => {
+    const acc = await account();
+    await enable(acc);
+    const client = browser();
+    let status = 0;
+    // 10 attempts per account and address in 15 minutes (login.ts): password steps and codes together.
+    for (let attempt = 0; attempt < 12 && status !== 429; attempt++) {
+      const step = await client.post('/api/auth/login', { email: acc.email, password: acc.password });
+      if (step.status === 429) {
+        status = 429;
+        break;
+      }
+      status = (await client.post('/api/auth/login/two-factor', { ticket: step.body.data.ticket, code: 'wrong-code' })).status;
+    }
+    expect(status).toBe(429);
+  });
+
+  it('a passkey sign-in asks for no code', async () => {
+    const acc = await account();
+    await enable(acc);
+    const authenticator = new SoftwareAuthenticator(server.baseUrl);
+    const options = await acc.client.post('/api/auth/passkeys/options');
+    expect((await acc.client.post('/api/auth/passkeys', { name: 'Key', response: authenticator.register(options.body.data.options) })).status).toBe(201);
+    const client = browser();
+    const signIn = await client.post('/api/auth/passkey/options', { email: acc.email });
+    const answer = await client.post('/api/auth/passkey', { response: authenticator.signIn(signIn.body.data.options) });
+    expect(answer.status).toBe(200);
+    expect(answer.body.data.user.twoFactorEnabled).toBe(true);
+    expect((await client.get('/api/auth/me')).status).toBe(200);
+  });
+});
+
+describe('turning two-factor off', () => {
+  it('needs the password: a wrong one is 403; the right one turns it off and the password alone signs in again', async () => {
+    const acc = await account();
+    const { recoveryCodes } = await enable(acc);
+    expect((await acc.client.post('/api/auth/totp/disable', { password: 'not the password' })).status).toBe(403);
+    expect((await acc.client.post('/api/auth/totp/disable', { password: acc.password })).status).toBe(204);
+    expect((await acc.client.get('/api/auth/me')).body.data.user.twoFactorEnabled).toBe(false);
+    const { client, answer } = await passwordStep(acc);
+    expect(answer.body.data.user.email).toBe(acc.email);
+    expect(client.cookies.has(SESSION_COOKIE)).toBe(true);
+    expect(await server.ctx.db.selectFrom('recoveryCodes').select('id').where('userId', '=', acc.userId).execute()).toEqual([]);
+    expect(recoveryCodes).toHaveLength(10);
+  });
+
+  it('neither enabling nor disabling touches named tokens or the legacy credential', async () => {
+    const acc = await account();
+    const token = await createToken(acc.client, ['files:read']);
+    const legacy = (await acc.client.get('/api/profile/upload-token')).body.data.uploadToken as string;
+    const script = new Client(server.baseUrl);
+    await enable(acc);
+    expect((await script.get('/api/files', { token })).status).toBe(200);
+    expect((await script.get('/api/files', { token: legacy })).status).toBe(200);
+    expect((await acc.client.post('/api/auth/totp/disable', { password: acc.password })).status).toBe(204);
+    expect((await script.get('/api/files', { token })).status).toBe(200);
+    expect((await script.get('/api/files', { token: legacy })).status).toBe(200);
+  });
+
+  it('an administrator turns it off for a locked-out account; unknown accounts are 404, members may not', async () => {
+    const acc = await account();
+    await enable(acc);
+    expect((await admin.delete(`/api/users/${acc.userId}/two-factor`)).status).toBe(204);
+    const { answer } = await passwordStep(acc);
+    expect(answer.body.data.user.twoFactorEnabled).toBe(false);
+    expect((await admin.delete('/api/users/no-such-user/two-factor')).status).toBe(404);
+    const member = await account();
+    expect((await member.client.delete(`/api/users/${acc.userId}/two-factor`)).status).toBe(403);
+  });
+
+  it('npm run cli -- user reset-two-factor --email E turns it off', async () => {
+    const acc = await account();
+    await enable(acc);
+    const run = spawnSync(process.execPath, ['src/cli/main.ts', 'user', 'reset-two-factor', '--email', acc.email], { env: { ...process.env, ...server.env }, encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain(acc.email);
+    const { answer } = await passwordStep(acc);
+    expect(answer.body.data.user.twoFactorEnabled).toBe(false);
+    const unknown = spawnSync(process.execPath, ['src/cli/main.ts', 'user', 'reset-two-factor', '--email', 'nobody@example.invalid'], { env: { ...process.env, ...server.env }, encoding: 'utf8' });
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toContain('No account');
+  });
+});
