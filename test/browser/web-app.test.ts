@@ -111,7 +111,7 @@ describe('the web app in Chromium', () => {
     await shot('03-sign-in');
     await page.getByLabel('Email').fill('ada@example.test');
     await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
   });
 
@@ -591,7 +591,7 @@ describe('the web app in Chromium', () => {
       await small.goto(`${server.baseUrl}/app/signin`);
       await small.getByLabel('Email').fill('ada@example.test');
       await small.getByLabel('Password').fill(PASSWORD);
-      await small.getByRole('button', { name: 'Sign in' }).click();
+      await small.getByRole('button', { name: 'Sign in', exact: true }).click();
       await small.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
       await small.getByTestId('file-card').first().waitFor();
       await expect(small.getByRole('navigation', { name: 'Main' }).isVisible()).resolves.toBe(false);

@@ -11,6 +11,7 @@ import { LinksPage } from './pages/Links.tsx';
 import { IntegrationsPage } from './pages/Integrations.tsx';
 import { OrganisationPage } from './pages/Organisation.tsx';
 import { AccountPage } from './pages/Account.tsx';
+import { SecurityPage } from './pages/Security.tsx';
 import { AdminPage } from './pages/Admin.tsx';
 
 interface PageDef {
@@ -28,6 +29,7 @@ export const pages: PageDef[] = [
   { path: '/app/integrations', label: 'Integrations', anyOf: ['tokens.manage', 'webhooks.manage'], render: () => <IntegrationsPage /> },
   { path: '/app/organisation', label: 'Organisation', anyOf: ['uploadProfiles.manage', 'folders.manage', 'tags.manage'], render: () => <OrganisationPage /> },
   { path: '/app/account', label: 'Account', anyOf: [], render: () => <AccountPage /> },
+  { path: '/app/security', label: 'Security', anyOf: [], render: () => <SecurityPage /> },
   { path: '/app/admin', label: 'Administration', anyOf: ['users.manage', 'roles.manage', 'settings.manage', 'audit.read'], render: () => <AdminPage /> },
 ];
 

@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'react';
-import { post } from '../api.ts';
+import { ApiError, post } from '../api.ts';
 import { useRouter } from '../router.tsx';
 import { useSession } from '../session.tsx';
 import { ErrorNote, useSubmit } from '../ui.tsx';
-import type { Me } from '@api';
+import type { LoginResponse, Me } from '@api';
 
 /**
  * Sign-in and registration. On a fresh instance (GET /api/setup: needsAdministrator) the only form
@@ -77,11 +77,23 @@ export function SignInPage() {
 function SignInForm({ onDone }: { onDone: (me: Me) => void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
+  const [ticket, setTicket] = useState<string | null>(null);
   const { submit, error, busy } = useSubmit(async () => {
-    const data = await post<{ user: Me }>('/api/auth/login', { email, password });
+    const data = await post<LoginResponse['data']>('/api/auth/login', { email, password });
+    // With two-factor on, the password step answers a ticket for the code step (contract §8).
+    if ('twoFactorRequired' in data) setTicket(data.ticket);
+    else onDone(data.user);
+  });
+  const passkey = useSubmit(async () => {
+    const { options } = await post<{ options: Record<string, unknown> }>('/api/auth/passkey/options', email.trim() ? { email: email.trim() } : undefined);
+    const { startAuthentication } = await import('@simplewebauthn/browser');
+    const response = await startAuthentication({ optionsJSON: options as never });
+    const data = await post<{ user: Me }>('/api/auth/passkey', { response });
     onDone(data.user);
   });
+  if (ticket) return <CodeStep ticket={ticket} onDone={onDone} onRestart={() => setTicket(null)} />;
   return (
+    <>
     <form onSubmit={submit} className="stack">
       <label>
         Email
@@ -95,6 +107,62 @@ function SignInForm({ onDone }: { onDone: (me: Me) => void }) {
       <button type="submit" className="primary" disabled={busy}>
         {busy ? 'Signing in…' : 'Sign in'}
       </button>
+    </form>
+    <form onSubmit={passkey.submit} className="stack passkey-sign-in">
+      <ErrorNote error={passkey.error} />
+      <button type="submit" disabled={passkey.busy}>
+        Sign in with a passkey
+      </button>
+    </form>
+    </>
+  );
+}
+
+/** The second step of a sign-in with two-factor on: a code from the app, or a recovery code. */
+function CodeStep({ ticket, onDone, onRestart }: { ticket: string; onDone: (me: Me) => void; onRestart: () => void }) {
+  const [recovery, setRecovery] = useState(false);
+  const [code, setCode] = useState('');
+  const { submit, error, busy } = useSubmit(async () => {
+    try {
+      const data = await post<{ user: Me }>('/api/auth/login/two-factor', { ticket, code: code.trim() });
+      onDone(data.user);
+    } catch (caught) {
+      // The server says only "Unauthorized" (one generic answer); say what it can mean.
+      if (caught instanceof ApiError && caught.status === 401) throw new Error('That code did not work. Check it and try again; after 5 minutes or 5 wrong codes, start over.');
+      throw caught;
+    }
+  });
+  return (
+    <form onSubmit={submit} className="stack">
+      <p>{recovery ? 'Enter one of your recovery codes. Each works once.' : 'Enter the code your authenticator app shows for Hoard.'}</p>
+      <label>
+        {recovery ? 'Recovery code' : 'Two-factor code'}
+        {recovery ? (
+          <input key="recovery" name="code" autoComplete="off" spellCheck={false} required value={code} onChange={(e) => setCode(e.target.value)} autoFocus />
+        ) : (
+          <input key="totp" name="code" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9 ]*" required value={code} onChange={(e) => setCode(e.target.value)} autoFocus />
+        )}
+      </label>
+      <ErrorNote error={error} />
+      <button type="submit" className="primary" disabled={busy}>
+        {busy ? 'Checking…' : 'Verify'}
+      </button>
+      <p className="auth-switch">
+        <button
+          type="button"
+          className="link-button"
+          onClick={() => {
+            setRecovery(!recovery);
+            setCode('');
+          }}
+        >
+          {recovery ? 'Use a code from the app' : 'Use a recovery code'}
+        </button>{' '}
+        ·{' '}
+        <button type="button" className="link-button" onClick={onRestart}>
+          Start over
+        </button>
+      </p>
     </form>
   );
 }

@@ -54,6 +54,19 @@ export function UsersSection() {
                   {user.id !== me.id && (
                     <button
                       type="button"
+                      className="small"
+                      aria-label={`Reset two-factor of ${user.email}`}
+                      onClick={async () => {
+                        if (!(await confirm('Reset two-factor', `Turn two-factor off for ${user.email}? They sign in with their password alone until they set it up again. Use this for someone who lost their authenticator and recovery codes.`, 'Reset two-factor'))) return;
+                        await run(() => del(`/api/users/${encodeURIComponent(user.id)}/two-factor`), 'Two-factor is off for that account');
+                      }}
+                    >
+                      Reset two-factor
+                    </button>
+                  )}
+                  {user.id !== me.id && (
+                    <button
+                      type="button"
                       className="small danger"
                       aria-label={`Delete ${user.email}`}
                       onClick={async () => {

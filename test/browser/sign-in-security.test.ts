@@ -1,0 +1,128 @@
+import { Secret, TOTP } from 'otpauth';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { Page } from 'playwright-core';
+import { freePort, startTestServer, type TestServer } from '../support/server.ts';
+import { Client } from '../support/client.ts';
+import { launchBrowser, watchPage, type BrowserSession } from '../support/browser.ts';
+
+/**
+ * Sign-in security in a real Chromium (contract §8): two-factor from the QR page and signing in with
+ * a code and with a recovery code, a passkey through Chromium's virtual authenticator, and ending
+ * another browser's session from the sessions table. Passkeys need a host name, so the instance
+ * is served as http://localhost.
+ */
+const EMAIL = 'grace@example.test';
+const PASSWORD = 'a security password';
+const codeAt = (secret: string, timestamp: number) => new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp });
+
+describe('sign-in security in Chromium', () => {
+  let server: TestServer;
+  let browser: BrowserSession;
+  let page: Page;
+  const problems: string[] = [];
+  let secret = '';
+  let recoveryCodes: string[] = [];
+
+  beforeAll(async () => {
+    const port = await freePort();
+    server = await startTestServer({ PORT: String(port), BASE_URL: `http://localhost:${port}` });
+    expect((await new Client(server.baseUrl).post('/api/auth/register', { email: EMAIL, password: PASSWORD })).status).toBe(201);
+    browser = await launchBrowser();
+    page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    watchPage(page, problems);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  const signInWithPassword = async () => {
+    await page.goto(`${server.baseUrl}/app/signin`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  };
+  const signOut = async () => {
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  };
+  const openSecurity = async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Security' }).click();
+    await page.getByRole('heading', { name: 'Security', level: 1 }).waitFor();
+  };
+
+  test('turning two-factor on from the QR page, then signing in with a code and with a recovery code', async () => {
+    await signInWithPassword();
+    await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+    await openSecurity();
+    await page.getByRole('button', { name: 'Turn on two-factor' }).click();
+    await expect(page.getByRole('img', { name: /QR code/ }).getAttribute('src')).resolves.toMatch(/^data:image\/png;base64,/);
+    secret = (await page.getByTestId('totp-secret').textContent())!.trim();
+    expect(secret).toMatch(/^[A-Z2-7]{32,}$/);
+    await page.getByLabel('Code from the app').fill(codeAt(secret, Date.now() - 30_000));
+    await page.getByRole('button', { name: 'Turn on', exact: true }).click();
+    const shown = page.getByTestId('recovery-codes');
+    await shown.waitFor();
+    recoveryCodes = (await shown.locator('code').allTextContents()).map((code) => code.trim());
+    expect(recoveryCodes).toHaveLength(10);
+    await expect(shown.getByRole('button', { name: 'Download codes' }).isVisible()).resolves.toBe(true);
+    const download = page.waitForEvent('download');
+    await shown.getByRole('button', { name: 'Download codes' }).click();
+    expect((await download).suggestedFilename()).toBe('hoard-recovery-codes.txt');
+    await shown.getByRole('button', { name: 'I have stored them' }).click();
+    await page.getByText('On', { exact: true }).waitFor();
+
+    // The password alone no longer signs in: the code step asks for a code.
+    await signOut();
+    await signInWithPassword();
+    await page.getByLabel('Two-factor code').fill(codeAt(secret, Date.now() + 30_000));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+
+    // And with a recovery code.
+    await signOut();
+    await signInWithPassword();
+    await page.getByRole('button', { name: 'Use a recovery code' }).click();
+    await page.getByLabel('Recovery code').fill(recoveryCodes[0]!);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+  });
+
+  test('registering a passkey and signing in with it (no code asked)', async () => {
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+    await openSecurity();
+    await page.getByLabel('Passkey name').fill('Chromium key');
+    await page.getByRole('button', { name: 'Add passkey' }).click();
+    await page.getByTestId('passkey-row').filter({ hasText: 'Chromium key' }).waitFor();
+
+    await signOut();
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    // Back where the sign-out left: the Security page, signed in by the passkey.
+    await page.getByRole('heading', { name: 'Security', level: 1 }).waitFor();
+    await page.getByTestId('session-row').filter({ hasText: 'This browser' }).filter({ hasText: 'Passkey' }).waitFor();
+  });
+
+  test('ending another browser from the sessions table', async () => {
+    // Another browser: a script signing in with the password and a recovery code.
+    const other = new Client(server.baseUrl);
+    const step = await other.request('POST', '/api/auth/login', { json: { email: EMAIL, password: PASSWORD }, headers: { 'user-agent': 'Another browser' } });
+    expect(step.body.data.twoFactorRequired).toBe(true);
+    const done = await other.request('POST', '/api/auth/login/two-factor', { json: { ticket: step.body.data.ticket, code: recoveryCodes[1] }, headers: { 'user-agent': 'Another browser' } });
+    expect(done.status).toBe(200);
+    expect((await other.get('/api/auth/me')).status).toBe(200);
+
+    await page.reload();
+    await page.getByRole('heading', { name: 'Security', level: 1 }).waitFor();
+    const row = page.getByTestId('session-row').filter({ hasText: 'Another browser' });
+    await row.getByRole('button', { name: /^Sign out Another browser/ }).click();
+    await row.waitFor({ state: 'detached' });
+    expect((await other.get('/api/auth/me')).status).toBe(401);
+    expect(problems).toEqual([]);
+  });
+});
