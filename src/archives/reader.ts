@@ -1,0 +1,229 @@
+import { once } from 'node:events';
+import { PassThrough, type Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import yauzl from 'yauzl';
+import tar from 'tar-stream';
+import type { Storage } from '../storage/storage.ts';
+
+/**
+ * Reading archives where they are stored (contract §9): ZIP (ZIP64 included) through `yauzl` over
+ * ranged reads of the Storage interface, so on S3 only the central directory and the entries asked
+ * for are fetched; tar and tar.gz streamed through `tar-stream`. Nothing loads a whole archive or
+ * entry into memory.
+ */
+
+/** At most this many entries are listed in a manifest (contract §9); the counts cover them all. */
+export const MANIFEST_ENTRY_LIMIT = 10_000;
+
+export interface ArchiveEntry {
+  /** As stored, `\` turned into `/`, a directory's trailing `/` removed. */
+  path: string;
+  size: number;
+  /** The stored size in a ZIP; `size` in a tar. */
+  compressedSize: number;
+  directory: boolean;
+  modifiedAt: string | null;
+  encrypted: boolean;
+}
+
+export interface ArchiveManifest {
+  format: 'zip' | 'tar';
+  entryCount: number;
+  /** The uncompressed sizes of the file entries, all of them. */
+  totalSize: number;
+  truncated: boolean;
+  entries: ArchiveEntry[];
+}
+
+export type ArchiveKind = 'zip' | 'tar' | 'tar.gz';
+
+/** Not an archive this reader can read (a 400 for the routes). */
+export class NotAnArchiveError extends Error {}
+
+async function head(storage: Storage, key: string, size: number, bytes: number): Promise<Buffer> {
+  if (size === 0) return Buffer.alloc(0);
+  const { stream } = await storage.get(key, { start: 0, end: Math.min(size, bytes) - 1 });
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** What an object is, from its first bytes (a tar's `ustar` magic sits at offset 257). */
+export async function archiveKind(storage: Storage, key: string, size: number): Promise<ArchiveKind> {
+  const start = await head(storage, key, size, 512);
+  if (start.length >= 4 && start[0] === 0x50 && start[1] === 0x4b && (start[2] === 0x03 || start[2] === 0x05) && (start[3] === 0x04 || start[3] === 0x06)) return 'zip';
+  if (start.length >= 2 && start[0] === 0x1f && start[1] === 0x8b) return 'tar.gz';
+  if (start.length >= 262 && start.subarray(257, 262).toString('latin1') === 'ustar') return 'tar';
+  throw new NotAnArchiveError('The file is not a ZIP or tar archive');
+}
+
+/** yauzl's random access over the object's ranged reads. */
+class StorageReader extends yauzl.RandomAccessReader {
+  private readonly storage: Storage;
+  private readonly key: string;
+  constructor(storage: Storage, key: string) {
+    super();
+    this.storage = storage;
+    this.key = key;
+  }
+  override _readStreamForRange(start: number, end: number): Readable {
+    const out = new PassThrough();
+    // yauzl's end is exclusive; the Storage interface's is inclusive.
+    if (end <= start) {
+      out.end();
+      return out;
+    }
+    this.storage.get(this.key, { start, end: end - 1 }).then(
+      ({ stream }) => {
+        stream.on('error', (error) => out.destroy(error));
+        stream.pipe(out);
+      },
+      (error: unknown) => out.destroy(error as Error),
+    );
+    return out;
+  }
+}
+
+async function openZip(storage: Storage, key: string, size: number): Promise<yauzl.ZipFile> {
+  try {
+    // decodeStrings off: yauzl would refuse the `../` and absolute names the manifest must show as stored.
+    return await yauzl.fromRandomAccessReaderPromise(new StorageReader(storage, key), size, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true, autoClose: true });
+  } catch (error) {
+    throw new NotAnArchiveError(`The ZIP file cannot be read: ${(error as Error).message}`);
+  }
+}
+
+function zipPath(entry: yauzl.Entry): { path: string; directory: boolean } {
+  const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, false).replaceAll('\\', '/');
+  const directory = name.endsWith('/');
+  return { path: directory ? name.replace(/\/+$/, '') : name, directory };
+}
+
+/** Every entry of a ZIP, one at a time, from its central directory. */
+async function* zipEntries(zip: yauzl.ZipFile): AsyncGenerator<yauzl.Entry> {
+  const next = () =>
+    new Promise<yauzl.Entry | null>((resolve, reject) => {
+      const onEntry = (entry: yauzl.Entry) => done(() => resolve(entry));
+      const onEnd = () => done(() => resolve(null));
+      const onError = (error: Error) => done(() => reject(new NotAnArchiveError(`The ZIP file cannot be read: ${error.message}`)));
+      const done = (then: () => void) => {
+        zip.off('entry', onEntry).off('end', onEnd).off('error', onError);
+        then();
+      };
+      zip.on('entry', onEntry).on('end', onEnd).on('error', onError);
+      zip.readEntry();
+    });
+  try {
+    for (let entry = await next(); entry; entry = await next()) yield entry;
+  } finally {
+    zip.close();
+  }
+}
+
+function manifestCollector(format: 'zip' | 'tar', limit: number) {
+  const manifest: ArchiveManifest = { format, entryCount: 0, totalSize: 0, truncated: false, entries: [] };
+  return {
+    manifest,
+    add(entry: ArchiveEntry) {
+      manifest.entryCount += 1;
+      if (!entry.directory) manifest.totalSize += entry.size;
+      if (manifest.entries.length < limit) manifest.entries.push(entry);
+      else manifest.truncated = true;
+    },
+  };
+}
+
+type TarEntry = AsyncIterable<Buffer>;
+
+/** Streams a tar (or tar.gz) object, calling `onEntry` for each header; it must consume the entry. */
+async function walkTar(storage: Storage, key: string, gzipped: boolean, onEntry: (header: tar.Header, entry: TarEntry) => Promise<'continue' | 'stop'>): Promise<void> {
+  const { stream } = await storage.get(key);
+  const extract = tar.extract();
+  const source = gzipped ? stream.pipe(createGunzip()) : stream;
+  source.on('error', (error) => extract.destroy(error));
+  source.pipe(extract as unknown as NodeJS.WritableStream);
+  try {
+    for await (const entry of extract) {
+      const decision = await onEntry(entry.header, entry as unknown as TarEntry);
+      if (decision === 'stop') break;
+    }
+  } catch (error) {
+    throw new NotAnArchiveError(`The tar file cannot be read: ${(error as Error).message}`);
+  } finally {
+    stream.destroy();
+  }
+}
+
+async function drain(entry: TarEntry): Promise<void> {
+  for await (const _chunk of entry);
+}
+
+const tarPath = (name: string) => name.replaceAll('\\', '/').replace(/\/+$/, '');
+
+/** The manifest of an archive object (contract §9). */
+export async function readManifest(storage: Storage, key: string, size: number, limit = MANIFEST_ENTRY_LIMIT): Promise<ArchiveManifest> {
+  const kind = await archiveKind(storage, key, size);
+  if (kind === 'zip') {
+    const { manifest, add } = manifestCollector('zip', limit);
+    for await (const entry of zipEntries(await openZip(storage, key, size))) {
+      const { path, directory } = zipPath(entry);
+      add({
+        path,
+        directory,
+        size: entry.uncompressedSize,
+        compressedSize: entry.compressedSize,
+        modifiedAt: entry.getLastModDate({ timezone: 'UTC' }).toISOString(),
+        encrypted: entry.isEncrypted(),
+      });
+    }
+    return manifest;
+  }
+  const { manifest, add } = manifestCollector('tar', limit);
+  await walkTar(storage, key, kind === 'tar.gz', async (header, entry) => {
+    await drain(entry);
+    if (header.type !== 'file' && header.type !== 'directory') return 'continue';
+    const size = header.type === 'file' ? (header.size ?? 0) : 0;
+    add({ path: tarPath(header.name), directory: header.type === 'directory', size, compressedSize: size, modifiedAt: header.mtime ? header.mtime.toISOString() : null, encrypted: false });
+    return 'continue';
+  });
+  return manifest;
+}
+
+/** An entry's bytes, streamed, with its declared size; null for an unknown path or a directory. */
+export async function openEntry(storage: Storage, key: string, size: number, wanted: string): Promise<{ stream: Readable; size: number; encrypted: boolean } | null> {
+  const kind = await archiveKind(storage, key, size);
+  if (kind === 'zip') {
+    const zip = await openZip(storage, key, size);
+    for await (const entry of zipEntries(zip)) {
+      const { path, directory } = zipPath(entry);
+      if (directory || path !== wanted) continue;
+      if (entry.isEncrypted()) return { stream: new PassThrough().end(), size: entry.uncompressedSize, encrypted: true };
+      // Leaving the loop closes the ZipFile; yauzl keeps its reader open until this stream ends.
+      const stream = await new Promise<Readable>((resolve, reject) => zip.openReadStream(entry, (error, opened) => (error ? reject(error) : resolve(opened))));
+      return { stream, size: entry.uncompressedSize, encrypted: false };
+    }
+    return null;
+  }
+  const out = new PassThrough();
+  let announce: (size: number) => void = () => {};
+  const announced = new Promise<number>((resolve) => (announce = resolve));
+  const walked = walkTar(storage, key, kind === 'tar.gz', async (header, entry) => {
+    if (header.type !== 'file' || tarPath(header.name) !== wanted) {
+      await drain(entry);
+      return 'continue';
+    }
+    announce(header.size ?? 0);
+    // Written as the reader takes it, so a slow client holds back the archive's stream.
+    for await (const chunk of entry) {
+      if (!out.write(chunk)) await Promise.race([once(out, 'drain'), once(out, 'close')]);
+      // The client went away: stop reading the archive.
+      if (out.destroyed) return 'stop';
+    }
+    out.end();
+    return 'stop';
+  });
+  const outcome = await Promise.race([walked.then(() => null), announced]);
+  if (outcome === null) return null;
+  walked.catch((error: unknown) => out.destroy(error as Error));
+  return { stream: out, size: outcome, encrypted: false };
+}
