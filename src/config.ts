@@ -42,6 +42,8 @@ export interface Config {
   listingCacheBytes: number;
   /** Declared bytes all open chunked uploads of the instance may hold in temporary storage; 0: no limit. */
   chunkedUploadTempLimit: number;
+  /** Archive requests one process works on at once (contract §9); more get 503 with Retry-After. */
+  archiveConcurrency: number;
   /** The WebAuthn relying-party ID of passkeys (contract §8): the host name of BASE_URL unless WEBAUTHN_RP_ID says otherwise. */
   webauthnRpId: string;
 }
@@ -100,6 +102,7 @@ const variables = {
     .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a lowercase host name such as example.com, without scheme or port')
     .max(253)
     .optional(),
+  ARCHIVE_CONCURRENCY: z.string().regex(/^[1-9]\d{0,3}$/, 'must be a whole number of requests from 1 to 9999').transform(Number).optional(),
   CHECK_RESPONSES: booleanText.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
 } satisfies Record<string, z.ZodType>;
@@ -168,5 +171,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     listingCacheBytes: (parsed.LISTING_CACHE_MB ?? 32) * 1024 * 1024,
     chunkedUploadTempLimit: parsed.CHUNKED_UPLOAD_TEMP_LIMIT ?? 20 * 1024 * 1024 * 1024,
     webauthnRpId,
+    archiveConcurrency: parsed.ARCHIVE_CONCURRENCY ?? 4,
   };
 }

@@ -19,3 +19,4 @@ export * from './sign-in-security.ts';
 export * from './upload-options.ts';
 export * from './organisation.ts';
 export * from './uploads.ts';
+export * from './archives.ts';

@@ -42,6 +42,11 @@ export interface RoutePolicy {
    * rather than the generic 401 (spec, POST /api/files/chunks/{uploadId}/complete).
    */
   finalizesUpload?: true;
+  /**
+   * An archive route (contract §9): any Authorization header is the generic 401, whatever else the
+   * request carries, and the work takes a slot of the process's archive capacity.
+   */
+  archive?: true;
 }
 
 const publicRoute = { kind: 'public' } as const;
@@ -81,6 +86,9 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'POST', path: '/api/auth/totp/enable', access: session(), errors: 'ApiError' },
   { method: 'POST', path: '/api/auth/totp/disable', access: session(), errors: 'ApiError' },
   { method: 'POST', path: '/api/auth/recovery-codes', access: session(), errors: 'ApiError' },
+  // Archives in the owner's library (contract §9): browser session only.
+  { method: 'GET', path: '/api/archives/:fileId', access: session('files.read'), errors: 'ApiError', archive: true },
+  { method: 'GET', path: '/api/archives/:fileId/entry', access: session('files.read'), errors: 'ApiError', archive: true },
   // Session history (contract §8): browser session only.
   { method: 'GET', path: '/api/auth/sessions', access: session(), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/auth/sessions/:id', access: session(), errors: 'ApiError' },

@@ -5,6 +5,7 @@ import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-z
 import type { AppContext } from '../context.ts';
 import { authenticate, checkAccess } from '../auth/authorize.ts';
 import { policyFor } from '../auth/route-policy.ts';
+import { unauthorized } from '../errors.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
 import type { App, RouteModule } from './route-module.ts';
 import { errorBody, errorShapeOf, handleError, sendError } from './error-responses.ts';
@@ -20,6 +21,7 @@ import { fileManagementRoutes } from './routes/file-management.ts';
 import { renderNotFoundPage } from '../files/share-page.ts';
 import { healthRoutes } from './routes/health.ts';
 import { sessionRoutes } from './routes/sessions.ts';
+import { archiveRoutes } from './routes/archives.ts';
 import { twoFactorRoutes } from './routes/two-factor.ts';
 import { authRoutes } from './routes/auth.ts';
 import { passkeyRoutes } from './routes/passkeys.ts';
@@ -44,7 +46,7 @@ import { apiDocsRoutes } from './routes/api-docs.ts';
 
 export type { App } from './route-module.ts';
 
-const routeModules: RouteModule[] = [healthRoutes, authRoutes, passkeyRoutes, sessionRoutes, twoFactorRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes, auditRoutes, setupRoutes, apiDocsRoutes, webAppRoutes];
+const routeModules: RouteModule[] = [healthRoutes, authRoutes, passkeyRoutes, sessionRoutes, twoFactorRoutes, archiveRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes, auditRoutes, setupRoutes, apiDocsRoutes, webAppRoutes];
 
 /** One access-log line per request, when it completes, instead of Fastify's two (received, completed). */
 class AccessLog extends LogController {
@@ -147,6 +149,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       reply.header('Retry-After', String(UPLOAD_START_RETRY_AFTER_SECONDS));
       return sendError(request, reply, 429, 'Too many requests');
     }
+    // Archive routes refuse any Authorization header, whatever else the request carries (contract §9).
+    if (policy.archive && request.headers.authorization !== undefined) throw unauthorized();
     const principal = await authenticate(ctx.db, policy, { authorization: request.headers.authorization, sessionCookie: request.cookies[SESSION_COOKIE] });
     // Set before the permission check so that a refused token request is audited too.
     request.principal = principal;

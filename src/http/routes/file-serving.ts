@@ -9,12 +9,8 @@ import { clearHits, takeAttempt } from '../../auth/throttle.ts';
 import { AppError, forbidden, notFound, unauthorized } from '../../errors.ts';
 import { StorageNotFoundError } from '../../storage/storage.ts';
 import { bytes, noBody } from '../responses.ts';
+import { contentDisposition } from '../content-disposition.ts';
 
-/** RFC 6266 filename parameters: an ASCII fallback and the exact UTF-8 name. */
-export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
-  const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
-}
 
 /** Streams a file's bytes with Range, ETag and headers that stop a browser from running them. */
 async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, file: FileRow, disposition: 'inline' | 'attachment'): Promise<FastifyReply> {

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { success, timestamp } from './envelope.ts';
+
+/** An entry of an archive's manifest (contract §9). */
+export const archiveEntrySchema = z
+  .object({
+    path: z.string().describe('As stored, with `\\` turned into `/`; a directory without its trailing `/`'),
+    size: z.number().int().describe('Uncompressed bytes'),
+    compressedSize: z.number().int().describe('Stored bytes in a ZIP; equals `size` in a tar'),
+    directory: z.boolean(),
+    modifiedAt: timestamp.nullable().describe("A ZIP's MS-DOS time is read as UTC unless an extended timestamp is present"),
+    encrypted: z.boolean().describe('Listed, never extracted'),
+  })
+  .meta({ id: 'ArchiveEntry' });
+
+export const archiveManifestSchema = z
+  .object({
+    format: z.enum(['zip', 'tar']),
+    entryCount: z.number().int().describe('Every entry, also beyond the listed ones'),
+    totalSize: z.number().int().describe('The uncompressed sizes of every file entry'),
+    truncated: z.boolean().describe('More than 10,000 entries: only the first 10,000 are listed'),
+    entries: z.array(archiveEntrySchema),
+  })
+  .meta({ id: 'ArchiveManifest' });
+export type ArchiveManifest = z.infer<typeof archiveManifestSchema>;
+
+export const archiveManifestResponse = success(archiveManifestSchema);

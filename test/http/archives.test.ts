@@ -1,0 +1,125 @@
+/**
+ * Archives in the owner's library (contract §9): the manifest and one entry's bytes through HTTP, on
+ * both storage providers; any Authorization header is the generic 401; a client mistake gets its 4xx
+ * even while every slot of archive capacity is held; a full process answers 503 with Retry-After.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import yazl from 'yazl';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/client.ts';
+import { createToken, uploadFile } from '../support/uploads.ts';
+import { storageEnv, storageKinds } from '../support/storage-env.ts';
+
+async function zipBytes(entries: Array<{ name: string; data: string | Buffer } | { dir: string }>): Promise<Uint8Array> {
+  const file = new yazl.ZipFile();
+  const when = new Date('2026-01-02T03:04:06Z');
+  for (const entry of entries) {
+    if ('dir' in entry) file.addEmptyDirectory(entry.dir, { mtime: when });
+    else file.addBuffer(Buffer.from(entry.data), entry.name, { mtime: when });
+  }
+  file.end();
+  const chunks: Buffer[] = [];
+  for await (const chunk of file.outputStream) chunks.push(chunk as Buffer);
+  return new Uint8Array(Buffer.concat(chunks));
+}
+
+const BIG = 32 * 1024 * 1024;
+const idOf = (links: { downloadUrl: string }) => links.downloadUrl.split('/').at(-2)!;
+
+describe.each(storageKinds)('archives on %s storage', (kind) => {
+  let server: TestServer;
+  let stopStorage: () => Promise<void>;
+  let owner: Awaited<ReturnType<typeof signUp>>;
+  let archiveId: string;
+  let textId: string;
+
+  beforeAll(async () => {
+    const storage = await storageEnv(kind);
+    stopStorage = storage.stop;
+    server = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', ARCHIVE_CONCURRENCY: '1' });
+    owner = await signUp(server.baseUrl);
+    await owner.patch('/api/settings', { registration: 'open' });
+    // big.bin: 32 MiB of zeros, a few kB deflated; a client that does not read it holds the response open.
+    const zip = await zipBytes([{ dir: 'docs/' }, { name: 'docs/readme.md', data: '# Hello' }, { name: 'notes\\today.txt', data: 'backslash' }, { name: 'big.bin', data: Buffer.alloc(BIG) }]);
+    const uploaded = await uploadFile(owner, 'bundle.zip', zip, { type: 'application/zip' });
+    expect(uploaded.status).toBe(200);
+    archiveId = idOf(uploaded.body.data);
+    textId = idOf((await uploadFile(owner, 'plain.txt', 'not an archive')).body.data);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await stopStorage?.();
+  });
+
+  it('lists the manifest of an owned ZIP', async () => {
+    const answer = await owner.get(`/api/archives/${archiveId}`);
+    expect(answer.status).toBe(200);
+    expect(answer.body.data).toEqual({
+      format: 'zip',
+      entryCount: 4,
+      totalSize: 7 + 9 + BIG,
+      truncated: false,
+      entries: [
+        { path: 'docs', size: 0, compressedSize: 0, directory: true, modifiedAt: '2026-01-02T03:04:06.000Z', encrypted: false },
+        { path: 'docs/readme.md', size: 7, compressedSize: expect.any(Number), directory: false, modifiedAt: '2026-01-02T03:04:06.000Z', encrypted: false },
+        { path: 'notes/today.txt', size: 9, compressedSize: expect.any(Number), directory: false, modifiedAt: '2026-01-02T03:04:06.000Z', encrypted: false },
+        { path: 'big.bin', size: BIG, compressedSize: expect.any(Number), directory: false, modifiedAt: '2026-01-02T03:04:06.000Z', encrypted: false },
+      ],
+    });
+  });
+
+  it("sends one entry's bytes as an attachment, typed by its name", async () => {
+    const answer = await owner.get(`/api/archives/${archiveId}/entry?path=${encodeURIComponent('docs/readme.md')}`);
+    expect(answer.status).toBe(200);
+    expect(answer.text).toBe('# Hello');
+    expect(answer.headers.get('content-disposition')).toMatch(/^attachment; filename="readme.md"/);
+    expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(answer.headers.get('content-type')).toMatch(/^text\/markdown/);
+    expect((await owner.get(`/api/archives/${archiveId}/entry?path=missing.txt`)).status).toBe(404);
+    expect((await owner.get(`/api/archives/${archiveId}/entry`)).status).toBe(400);
+  });
+
+  it('answers 400 for a file that is not an archive and 404 for another account’s or a missing file', async () => {
+    const notArchive = await owner.get(`/api/archives/${textId}`);
+    expect(notArchive.status).toBe(400);
+    expect(notArchive.body).toEqual({ success: false, error: expect.stringContaining('not a ZIP or tar') });
+    const stranger = await signUp(server.baseUrl);
+    expect((await stranger.get(`/api/archives/${archiveId}`)).status).toBe(404);
+    expect((await stranger.get(`/api/archives/${archiveId}/entry?path=docs/readme.md`)).status).toBe(404);
+    expect((await owner.get('/api/archives/no-such-file')).status).toBe(404);
+  });
+
+  it('refuses any Authorization header with the generic 401, even beside a valid session', async () => {
+    const token = await createToken(owner, ['files:read', 'files:upload']);
+    const legacy = (await owner.get('/api/profile/upload-token')).body.data.uploadToken as string;
+    for (const authorization of [`Bearer ${token}`, `Bearer ${legacy}`, 'Basic abc', 'whatever']) {
+      for (const path of [`/api/archives/${archiveId}`, `/api/archives/${archiveId}/entry?path=docs/readme.md`]) {
+        const answer = await owner.get(path, { headers: { authorization } });
+        expect(answer.status, `${authorization} ${path}`).toBe(401);
+        expect(answer.body).toEqual({ success: false, error: 'Unauthorized' });
+      }
+    }
+  });
+
+  it('holds a slot while an entry streams: others get 503 with Retry-After, client mistakes still their 4xx', async () => {
+    // A client that does not read a 32 MiB entry holds the one slot (ARCHIVE_CONCURRENCY=1).
+    const controller = new AbortController();
+    const held = await fetch(`${server.baseUrl}/api/archives/${archiveId}/entry?path=big.bin`, {
+      headers: { cookie: [...owner.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+      signal: controller.signal,
+    });
+    expect(held.status).toBe(200);
+    const busy = await owner.get(`/api/archives/${archiveId}`);
+    expect(busy.status).toBe(503);
+    expect(busy.headers.get('retry-after')).toBe('5');
+    expect(busy.body).toEqual({ success: false, error: expect.stringContaining('try again') });
+    // Mistakes, missing and other accounts' files are answered whatever the capacity.
+    expect((await owner.get('/api/archives/no-such-file')).status).toBe(404);
+    expect((await owner.get(`/api/archives/${archiveId}/entry`)).status).toBe(400);
+    expect((await owner.get(`/api/archives/${archiveId}`, { headers: { authorization: 'Bearer x' } })).status).toBe(401);
+    // The client goes away: the slot comes back.
+    controller.abort();
+    await expect.poll(async () => (await owner.get(`/api/archives/${archiveId}`)).status, { timeout: 10_000 }).toBe(200);
+  });
+});
+
