@@ -209,7 +209,8 @@ export async function listUsers(db: Executor): Promise<AdminUser[]> {
     .select(['userRoles.userId', 'roles.id', 'roles.name', 'roles.systemKey'])
     .orderBy('roles.name')
     .execute();
-  return users.map((u) => toAdminView(u, assignments.filter((a) => a.userId === u.id)));
+  const withTwoFactor = new Set((await db.selectFrom('users').select('id').where('totpSecretSealed', 'is not', null).execute()).map((r) => r.id));
+  return users.map((u) => toAdminView(u, assignments.filter((a) => a.userId === u.id), withTwoFactor.has(u.id)));
 }
 
 export async function getUserForAdmin(db: Executor, id: string): Promise<AdminUser> {
@@ -222,10 +223,11 @@ export async function getUserForAdmin(db: Executor, id: string): Promise<AdminUs
     .where('userRoles.userId', '=', id)
     .orderBy('roles.name')
     .execute();
-  return toAdminView(user, roles);
+  const secondFactor = await db.selectFrom('users').select('totpSecretSealed').where('id', '=', id).executeTakeFirst();
+  return toAdminView(user, roles, secondFactor?.totpSecretSealed != null);
 }
 
-function toAdminView(user: UserRow, roles: RoleSummary[]): AdminUser {
+function toAdminView(user: UserRow, roles: RoleSummary[], twoFactorEnabled: boolean): AdminUser {
   return {
     id: user.id,
     email: user.email,
@@ -235,6 +237,7 @@ function toAdminView(user: UserRow, roles: RoleSummary[]): AdminUser {
     quotaBytes: user.quotaBytes,
     roles: roles.map(({ id, name, systemKey }) => ({ id, name, systemKey })),
     roleIds: roles.map((r) => r.id),
+    twoFactorEnabled,
     createdAt: new Date(user.createdAt).toISOString(),
   };
 }

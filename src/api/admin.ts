@@ -14,6 +14,7 @@ export const adminUserSchema = z
     quotaBytes: z.number().int().nullable().describe("The account's own storage quota in bytes (0: no quota); null: the instance's default quota applies"),
     roles: z.array(roleSummarySchema).describe('The roles assigned to the account, by name (Everyone applies to every account without being assigned)'),
     roleIds: z.array(z.string()).describe('The IDs of `roles`, in the same order'),
+    twoFactorEnabled: z.boolean().describe('Whether the account signs in with a two-factor code; an administrator can turn it off (DELETE /api/users/{id}/two-factor, contract §8)'),
     createdAt: timestamp,
   })
   .meta({ id: 'AdminUser' });

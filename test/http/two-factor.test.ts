@@ -171,6 +171,17 @@ describe('signing in with two-factor on', () => {
     expect((await older.client.post('/api/auth/login/two-factor', { ticket: older.answer.body.data.ticket, code: codeAt(secret, Date.now()) })).status).toBe(401);
   });
 
+  it('accepts the code of the step before (a phone whose clock runs slow)', async () => {
+    const acc = await account();
+    const { secret } = await enable(acc);
+    // enable() used the previous step's code; the last accepted step is set back so that step's
+    // successor is unused, without waiting for time to pass.
+    const step = Math.floor(Date.now() / STEP_MS);
+    await server.ctx.db.updateTable('users').set({ totpLastStep: step - 5 }).where('id', '=', acc.userId).execute();
+    const { client, answer } = await passwordStep(acc);
+    expect((await client.post('/api/auth/login/two-factor', { ticket: answer.body.data.ticket, code: codeAt(secret, Date.now() - STEP_MS) })).status).toBe(200);
+  });
+
   it('a ticket works once, dies after 5 wrong codes, and expires after 5 minutes', async () => {
     const acc = await account();
     const { secret, recoveryCodes } = await enable(acc);
@@ -262,6 +273,20 @@ describe('turning two-factor off', () => {
     expect(recoveryCodes).toHaveLength(10);
   });
 
+  it('wrong passwords on turning off count as failed sign-ins of the account from that address', async () => {
+    const acc = await account();
+    await enable(acc);
+    // 10 attempts per account and address in 15 minutes (login.ts), counted before the check.
+    for (let i = 0; i < 10; i++) expect((await acc.client.post('/api/auth/totp/disable', { password: 'not the password' })).status).toBe(403);
+    expect((await acc.client.post('/api/auth/totp/disable', { password: acc.password })).status).toBe(429);
+    expect((await acc.client.post('/api/auth/recovery-codes', { password: acc.password })).status).toBe(429);
+    const signIn = await acc.client.post('/api/auth/login', { email: acc.email, password: acc.password });
+    expect(signIn.status).toBe(429);
+    // Another address is not held back by them.
+    expect((await browser().post('/api/auth/login', { email: acc.email, password: acc.password })).status).toBe(200);
+    expect((await acc.client.get('/api/auth/me')).body.data.user.twoFactorEnabled).toBe(true);
+  });
+
   it('neither enabling nor disabling touches named tokens or the legacy credential', async () => {
     const acc = await account();
     const token = await createToken(acc.client, ['files:read']);
@@ -286,6 +311,34 @@ describe('turning two-factor off', () => {
     expect((await member.client.delete(`/api/users/${acc.userId}/two-factor`)).status).toBe(403);
   });
 
+  it("the administration's user record says whether two-factor is on", async () => {
+    const acc = await account();
+    const record = async () => ((await admin.get('/api/users')).body.data.users as Array<{ id: string; twoFactorEnabled: boolean }>).find((u) => u.id === acc.userId)!;
+    expect((await record()).twoFactorEnabled).toBe(false);
+    await enable(acc);
+    expect((await record()).twoFactorEnabled).toBe(true);
+    const renamed = await admin.patch(`/api/users/${acc.userId}`, { name: 'Renamed' });
+    expect(renamed.body.data.user.twoFactorEnabled).toBe(true);
+    expect((await admin.delete(`/api/users/${acc.userId}/two-factor`)).status).toBe(204);
+    expect((await record()).twoFactorEnabled).toBe(false);
+    // Resetting an account whose two-factor is already off changes nothing and is not an error.
+    expect((await admin.delete(`/api/users/${acc.userId}/two-factor`)).status).toBe(204);
+  });
+
+  it('a manager without administrator resets an ordinary account, not an account holding more than it does', async () => {
+    const role = await admin.post('/api/roles', { name: `Two-factor helpers ${++ipCounter}`, permissions: ['users.manage'] });
+    expect(role.status).toBe(201);
+    const manager = await account();
+    expect((await admin.patch(`/api/users/${manager.userId}`, { roleIds: [role.body.data.role.id] })).status).toBe(200);
+    const ordinary = await account();
+    await enable(ordinary);
+    expect((await manager.client.delete(`/api/users/${ordinary.userId}/two-factor`)).status).toBe(204);
+    const adminId = (await admin.get('/api/auth/me')).body.data.user.id as string;
+    const refused = await manager.client.delete(`/api/users/${adminId}/two-factor`);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({ success: false, error: 'You cannot change an account holding the permission administrator, which you do not have' });
+  });
+
   it('npm run cli -- user reset-two-factor --email E turns it off', async () => {
     const acc = await account();
     await enable(acc);
@@ -297,5 +350,8 @@ describe('turning two-factor off', () => {
     const unknown = spawnSync(process.execPath, ['src/cli/main.ts', 'user', 'reset-two-factor', '--email', 'nobody@example.invalid'], { env: { ...process.env, ...server.env }, encoding: 'utf8' });
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toContain('No account');
+    const missing = spawnSync(process.execPath, ['src/cli/main.ts', 'user', 'reset-two-factor'], { env: { ...process.env, ...server.env }, encoding: 'utf8' });
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain('--email');
   });
 });
