@@ -172,8 +172,15 @@ export async function resetTwoFactorAsAdmin(db: Db, actor: PermissionSet, userId
 /** The password step's answer when two-factor is on: a ticket for the code step, and no session. */
 export async function issueSignInTicket(db: Db, userId: string): Promise<string> {
   const ticket = randomSecret(32);
+  const now = Date.now();
+  // The account's used, dead and expired tickets go when it gets a new one (they can never work
+  // again), so the table holds only tickets of the last 5 minutes without a sweeping job.
   await forAccount(db, userId)
-    .insertInto('signInTickets', { id: sha256Hex(ticket), expiresAt: Date.now() + twoFactorLimits.ticketLifetimeMs, usedAt: null })
+    .deleteFrom('signInTickets')
+    .where((eb) => eb.or([eb('usedAt', 'is not', null), eb('expiresAt', '<=', now), eb('failures', '>=', twoFactorLimits.ticketFailures)]))
+    .execute();
+  await forAccount(db, userId)
+    .insertInto('signInTickets', { id: sha256Hex(ticket), expiresAt: now + twoFactorLimits.ticketLifetimeMs, usedAt: null })
     .execute();
   return ticket;
 }

@@ -208,6 +208,21 @@ describe('signing in with two-factor on', () => {
     expect(unknown.body).toEqual({ success: false, error: 'Unauthorized' });
   });
 
+  it("spent and expired tickets do not pile up: a new ticket clears the account's old ones", async () => {
+    const acc = await account();
+    const { recoveryCodes } = await enable(acc);
+    const used = await passwordStep(acc);
+    expect((await used.client.post('/api/auth/login/two-factor', { ticket: used.answer.body.data.ticket, code: recoveryCodes[0] })).status).toBe(200);
+    const dead = await passwordStep(acc);
+    for (let i = 0; i < 5; i++) await dead.client.post('/api/auth/login/two-factor', { ticket: dead.answer.body.data.ticket, code: 'wrong-code' });
+    await passwordStep(acc);
+    await server.ctx.db.updateTable('signInTickets').set({ expiresAt: Date.now() - 1 }).where('userId', '=', acc.userId).where('usedAt', 'is', null).where('failures', '<', 5).execute();
+    const live = await passwordStep(acc);
+    const rows = await server.ctx.db.selectFrom('signInTickets').select('id').where('userId', '=', acc.userId).execute();
+    expect(rows).toHaveLength(1);
+    expect((await live.client.post('/api/auth/login/two-factor', { ticket: live.answer.body.data.ticket, code: recoveryCodes[1] })).status).toBe(200);
+  });
+
   it('each recovery code works once; new codes replace the old ones', async () => {
     const acc = await account();
     const { recoveryCodes } = await enable(acc);
