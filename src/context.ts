@@ -5,6 +5,7 @@ import type { Storage } from './storage/storage.ts';
 import type { AuditLog } from './audit/audit-log.ts';
 import type { SecretBox } from './auth/secret-box.ts';
 import type { ListingCache } from './listing/listing-cache.ts';
+import type { ArchiveCapacity } from './archives/capacity.ts';
 
 /** What the running instance is made of; handed to routes and background work. */
 export interface AppContext {
@@ -18,6 +19,8 @@ export interface AppContext {
   secretBox: SecretBox;
   /** Reusable listing responses, valid while an account's listing version is unchanged. */
   listingCache: ListingCache;
+  /** This process's slots for archive work (contract §9), shared by every archive route. */
+  archiveCapacity: ArchiveCapacity;
   /** The background job runner: wake() after committing an enqueueJob() (src/jobs/queue.ts). */
   jobs: { wake(): void };
 }

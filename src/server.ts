@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
+import { ArchiveCapacity } from './archives/capacity.ts';
 import type { AppContext } from './context.ts';
 import { openDatabase } from './db/database.ts';
 import { migrate } from './db/migrator.ts';
@@ -68,7 +69,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   // Before serving: no legacy upload credential stays in plaintext (migration 0011).
   const sealed = await sealPlaintextUploadTokens(database.db, secretBox);
   if (sealed > 0) log.info({ accounts: sealed }, 'encrypted plaintext upload credentials');
-  const ctx: AppContext = { config, db: database.db, dialect: database.dialect, storage, log, audit: new AuditLog(database.db, log), secretBox, listingCache: new ListingCache(config.listingCacheBytes), jobs: { wake: () => jobs.wake() } };
+  const ctx: AppContext = { config, db: database.db, dialect: database.dialect, storage, log, audit: new AuditLog(database.db, log), secretBox, listingCache: new ListingCache(config.listingCacheBytes), archiveCapacity: new ArchiveCapacity(config.archiveConcurrency), jobs: { wake: () => jobs.wake() } };
   // Every background job type and its handler.
   const jobs = new JobRunner(ctx, {
     [FILE_EXPIRY_JOB]: fileExpiryHandler(ctx),

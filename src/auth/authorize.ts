@@ -5,7 +5,7 @@ import { AppError, forbidden, unauthorized } from '../errors.ts';
 import { hasPermission } from './permissions.ts';
 import { foldRoles, loadAccess } from './roles.ts';
 import type { Principal, UserRow } from './principal.ts';
-import type { RoutePolicy } from './route-policy.ts';
+import { permissionsOf, type RoutePolicy } from './route-policy.ts';
 import { findSession } from './sessions.ts';
 import { sha256Hex } from './secrets.ts';
 import { parseScopes, SECRET_PREFIX, tokenStatus } from './token-format.ts';
@@ -80,8 +80,7 @@ export function checkAccess(policy: RoutePolicy, principal: Principal | null, re
   if (principal.via === 'session' && STATE_CHANGING.has(request.method) && request.origin !== expectedOrigin) {
     throw new AppError('forbidden', 'Cross-origin request refused: the Origin header must match this instance');
   }
-  const needed = 'permission' in policy.access ? policy.access.permission : undefined;
-  if (needed && !hasPermission(principal.permissions, needed)) throw forbidden();
+  for (const needed of permissionsOf(policy.access)) if (!hasPermission(principal.permissions, needed)) throw forbidden();
 }
 
 async function withAccess(db: Db, via: Principal['via'], { listingVersion, ...user }: UserRow & { listingVersion: number }): Promise<Principal> {

@@ -17,7 +17,7 @@ export { scopes, type Scope } from '../api/scopes.ts';
 export type Access =
   | { kind: 'public' }
   | { kind: 'publicWithSession' }
-  | { kind: 'session'; permission?: Permission }
+  | { kind: 'session'; permission?: Permission | readonly Permission[] }
   | { kind: 'api'; scope: Scope; permission: Permission }
   | { kind: 'sessionOrLegacy'; permission: Permission };
 
@@ -51,7 +51,9 @@ export interface RoutePolicy {
 
 const publicRoute = { kind: 'public' } as const;
 const publicWithSession = { kind: 'publicWithSession' } as const;
-const session = (permission?: Permission): Access => (permission ? { kind: 'session', permission } : { kind: 'session' });
+/** A browser-session route; with several permissions, the caller needs every one of them. */
+const session = (...permissions: Permission[]): Access =>
+  permissions.length === 0 ? { kind: 'session' } : { kind: 'session', permission: permissions.length === 1 ? permissions[0]! : permissions };
 const api = (scope: Scope, permission: Permission): Access => ({ kind: 'api', scope, permission });
 
 /**
@@ -89,6 +91,13 @@ export const routePolicies: readonly RoutePolicy[] = [
   // Archives in the owner's library (contract §9): browser session only.
   { method: 'GET', path: '/api/archives/:fileId', access: session('files.read'), errors: 'ApiError', archive: true },
   { method: 'GET', path: '/api/archives/:fileId/entry', access: session('files.read'), errors: 'ApiError', archive: true },
+  { method: 'POST', path: '/api/archives/:fileId/extract', access: session('files.upload'), errors: 'ApiError', archive: true },
+  { method: 'POST', path: '/api/archives', access: session('files.read', 'files.upload'), errors: 'ApiError', archive: true },
+  // A shared archive's manifest and entry (contract §9): the file's visibility and password rules,
+  // the password in the body or the file's unlock cookie; the owner's session sees a private file as
+  // the share page does. No extraction.
+  { method: 'POST', path: '/api/share/:urlId/:name/archive', access: publicWithSession, errors: 'ApiError', archive: true },
+  { method: 'POST', path: '/api/share/:urlId/:name/archive/entry', access: publicWithSession, errors: 'ApiError', archive: true },
   // Session history (contract §8): browser session only.
   { method: 'GET', path: '/api/auth/sessions', access: session(), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/auth/sessions/:id', access: session(), errors: 'ApiError' },
@@ -187,6 +196,12 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'GET', path: '/app/*', access: publicRoute, errors: 'Error' },
   { method: 'GET', path: '/assets/*', access: publicRoute, errors: 'Error' },
 ];
+
+/** The permissions a route's caller needs, every one of them (none for public routes). */
+export function permissionsOf(access: Access): readonly Permission[] {
+  if (!('permission' in access) || access.permission === undefined) return [];
+  return typeof access.permission === 'string' ? [access.permission] : access.permission;
+}
 
 const byRoute = new Map(routePolicies.map((p) => [`${p.method} ${p.path}`, p]));
 

@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.ts';
 import { authenticate, checkAccess } from '../auth/authorize.ts';
-import { policyFor } from '../auth/route-policy.ts';
+import { permissionsOf, policyFor } from '../auth/route-policy.ts';
 import { unauthorized } from '../errors.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
 import type { App, RouteModule } from './route-module.ts';
@@ -180,7 +180,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       userId: principal.user.id,
       tokenId: principal.token?.id ?? null,
       credential: principal.via,
-      operation: policy && 'permission' in policy.access && policy.access.permission ? policy.access.permission : `${request.method} ${url}`,
+      operation: (policy && permissionsOf(policy.access).join('+')) || `${request.method} ${url}`,
       route: `${request.method} ${url}`,
       status: reply.statusCode,
       ip: request.ip,

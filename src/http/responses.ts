@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { $ZodType } from 'zod/v4/core';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler as zodSerializerCompiler } from 'fastify-type-provider-zod';
 import { apiErrorSchema, errorSchema } from '../api/errors.ts';
-import type { Access, ErrorShape, RoutePolicy } from '../auth/route-policy.ts';
+import { permissionsOf, type Access, type ErrorShape, type RoutePolicy } from '../auth/route-policy.ts';
 
 /**
  * Response schemas on routes (docs/architecture.md, "One definition of the API"). A route declares
@@ -117,8 +117,11 @@ export function securityOf(access: Access): { security: Array<Record<string, str
       return { security: [] };
     case 'publicWithSession':
       return { security: [{}, { session: [] }] };
-    case 'session':
-      return { security: [{ session: [] }], ...(access.permission ? { description: `Needs the permission \`${access.permission}\`.` } : {}) };
+    case 'session': {
+      const needed = permissionsOf(access);
+      if (needed.length === 0) return { security: [{ session: [] }] };
+      return { security: [{ session: [] }], description: `Needs the permission${needed.length > 1 ? 's' : ''} ${needed.map((p) => `\`${p}\``).join(' and ')}.` };
+    }
     case 'api':
       return {
         security: [{ bearer: [access.scope] }, { legacy: [] }, { session: [] }],
@@ -160,7 +163,7 @@ export function openApiTransform(policyOf: (method: string, url: string) => Rout
     if (policy.access.kind === 'api') {
       out['x-scope'] = policy.access.scope;
       out['x-permission'] = policy.access.permission;
-    } else if ('permission' in policy.access && policy.access.permission) {
+    } else if ('permission' in policy.access && policy.access.permission !== undefined) {
       out['x-permission'] = policy.access.permission;
     }
     return result;

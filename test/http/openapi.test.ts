@@ -79,7 +79,7 @@ describe('the OpenAPI document', () => {
         expect(operation['x-permission'], where).toBe(access.permission);
       } else if (access.kind === 'session') {
         expect(operation.security, where).toEqual([{ session: [] }]);
-        expect(operation['x-permission'], where).toBe(access.permission);
+        expect(operation['x-permission'], where).toEqual(access.permission);
       } else if (access.kind === 'sessionOrLegacy') {
         expect(operation.security, where).toEqual([{ session: [] }, { legacy: [] }]);
       } else if (access.kind === 'publicWithSession') {

@@ -3,10 +3,9 @@ import mime from 'mime';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { bytes, ok } from '../responses.ts';
-import { sendError } from '../error-responses.ts';
+import { reserveArchiveSlot } from '../archive-slot.ts';
 import { contentDisposition } from '../content-disposition.ts';
 import { archiveManifestResponse } from '../../api/archives.ts';
-import { ArchiveCapacity, ARCHIVE_RETRY_AFTER_SECONDS } from '../../archives/capacity.ts';
 import { NotAnArchiveError, openEntry, readManifest } from '../../archives/reader.ts';
 import { findById } from '../../files/file-access.ts';
 import { invalid, notFound } from '../../errors.ts';
@@ -22,26 +21,13 @@ const entryQuery = z.object({ path: z.string({ error: 'is required: the entry pa
  */
 export const archiveRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['archives'];
-  const capacity = new ArchiveCapacity(ctx.config.archiveConcurrency);
+  const reserve = (request: FastifyRequest, reply: FastifyReply) => reserveArchiveSlot(ctx.archiveCapacity, request, reply);
 
   /** The caller's own file, or 404 (another account's file too). */
   async function ownedFile(request: FastifyRequest, fileId: string) {
     const found = await findById(ctx.db, fileId);
     if (!found || found.file.userId !== principalOf(request).user.id) throw notFound('File not found');
     return found.file;
-  }
-
-  /** A slot of capacity held until the response ends or the client goes away; null: 503 sent. */
-  function reserve(request: FastifyRequest, reply: FastifyReply): boolean {
-    const release = capacity.reserve();
-    if (!release) {
-      reply.header('Retry-After', String(ARCHIVE_RETRY_AFTER_SECONDS));
-      sendError(request, reply, 503, 'Too many archives are being read right now; try again shortly');
-      return false;
-    }
-    reply.raw.once('close', release);
-    reply.raw.once('finish', release);
-    return true;
   }
 
   const readable = async <T>(work: () => Promise<T>): Promise<T> => {
