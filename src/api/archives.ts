@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { success, timestamp } from './envelope.ts';
+import { uploadLinksSchema } from './uploads.ts';
 
 /** An entry of an archive's manifest (contract §9). */
 export const archiveEntrySchema = z
@@ -25,3 +26,25 @@ export const archiveManifestSchema = z
 export type ArchiveManifest = z.infer<typeof archiveManifestSchema>;
 
 export const archiveManifestResponse = success(archiveManifestSchema);
+
+/** An entry extraction left out, and why (contract §9). */
+export const skippedEntrySchema = z
+  .object({
+    path: z.string().describe('The entry path as the manifest lists it'),
+    reason: z.string().describe('Why it was not extracted: encrypted, too large, over the quota, larger than it declared, a directory, not in the archive…'),
+  })
+  .meta({ id: 'SkippedEntry' });
+export type SkippedEntry = z.infer<typeof skippedEntrySchema>;
+
+/** POST /api/archives/{fileId}/extract: the new files, and the entries left out. */
+export const archiveExtractionSchema = z
+  .object({
+    files: z.array(uploadLinksSchema).describe('One new file per extracted entry, in archive order'),
+    skipped: z.array(skippedEntrySchema),
+  })
+  .meta({ id: 'ArchiveExtraction' });
+export type ArchiveExtraction = z.infer<typeof archiveExtractionSchema>;
+export const archiveExtractionResponse = success(archiveExtractionSchema);
+
+/** POST /api/archives: the new ZIP file's upload links. */
+export const archiveCreatedResponse = success(uploadLinksSchema);
