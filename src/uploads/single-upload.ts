@@ -1,14 +1,10 @@
-import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../context.ts';
 import type { Principal } from '../auth/principal.ts';
-import { newId } from '../db/ids.ts';
-import { cancelStorageDelete, CleanupNet } from '../files/storage-cleanup.ts';
 import { invalid } from '../errors.ts';
 import { StorageLimitError } from '../storage/storage.ts';
-import { ContentProbe, resolveMimeType } from './content-type.ts';
 import { overLimit, uploadAllowance } from './allowance.ts';
-import { commitFile } from './commit-file.ts';
+import { commitStored, discardStored, storeBytes, type StoredBytes } from './store-upload.ts';
 import type { FileRow } from '../files/file-access.ts';
 import { resolveOptions, type UploadPlan } from './upload-plan.ts';
 import { parseOptionFields, type OptionFields } from './option-fields.ts';
@@ -31,7 +27,7 @@ export type UploadPart =
 export async function receiveSingleUpload(ctx: AppContext, principal: Principal, plan: UploadPlan, parts: AsyncIterable<UploadPart>): Promise<FileRow> {
   const fields: OptionFields = {};
   const allowance = await uploadAllowance(ctx.db, principal);
-  let stored: { id: string; key: string; size: number; sha256: string; head: Buffer; fileName: string; declared: string | undefined } | null = null;
+  let stored: { bytes: StoredBytes; fileName: string; declared: string | undefined } | null = null;
 
   try {
     for await (const part of parts) {
@@ -50,50 +46,22 @@ export async function receiveSingleUpload(ctx: AppContext, principal: Principal,
       }
       // Options known so far are checked before the bytes are read.
       await resolveOptions(ctx.db, principal, plan, parseOptionFields(fields));
-      const id = newId();
-      const key = `files/${principal.user.id}/${id}`;
-      // Should this process die between storing and committing, the bytes are removed minutes
-      // later; while bytes flow, the upload keeps pushing that back.
-      const net = new CleanupNet(ctx, key);
-      await net.arm();
-      const probe = new ContentProbe();
-      const onData = (chunk: Buffer) => {
-        probe.update(chunk);
-        net.alive();
-      };
       try {
-        const { size } = await ctx.storage.put(key, file.file, { maxBytes: allowance.maxBytes, contentType: file.mimetype, onData });
-        net.alive();
-        await net.settled();
-        stored = { id, key, size, sha256: probe.digest(), head: probe.headBytes(), fileName: file.filename || 'file', declared: file.mimetype || undefined };
+        const bytes = await storeBytes(ctx, principal.user.id, file.file, { maxBytes: allowance.maxBytes, contentType: file.mimetype });
+        stored = { bytes, fileName: file.filename || 'file', declared: file.mimetype || undefined };
       } catch (error) {
         if (error instanceof StorageLimitError) throw overLimit(allowance);
         throw error;
       }
     }
     if (!stored) throw invalid(`The request has no file part named "${FILE_FIELD}"`);
-
     const options = await resolveOptions(ctx.db, principal, plan, parseOptionFields(fields));
-    const mimeType = await resolveMimeType(stored.declared, stored.head, stored.fileName);
-    return await commitFile(ctx, principal, {
-      id: stored.id,
-      storageKey: stored.key,
-      originalName: stored.fileName,
-      mimeType,
-      size: stored.size,
-      sha256: stored.sha256,
-      folderId: plan.folderId,
-      options,
-    });
+    const { bytes, fileName, declared } = stored;
+    // Committed, or its bytes removed by commitStored: either way no longer this function's to clean.
+    stored = null;
+    return await commitStored(ctx, principal, bytes, { name: fileName, declaredType: declared, folderId: plan.folderId, options });
   } catch (error) {
-    if (stored) {
-      const key = stored.key;
-      // Removed now; the scheduled cleanup stays only if the removal fails.
-      await ctx.storage.delete(key).then(
-        () => cancelStorageDelete(ctx.db, key),
-        (e: unknown) => ctx.log.warn({ err: e, key }, 'bytes of a failed upload are left to the cleanup job'),
-      );
-    }
+    if (stored) await discardStored(ctx, stored.bytes);
     throw error;
   }
 }
