@@ -4,24 +4,11 @@
  * even while every slot of archive capacity is held; a full process answers 503 with Retry-After.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import yazl from 'yazl';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { signUp } from '../support/client.ts';
 import { createToken, uploadFile } from '../support/uploads.ts';
 import { storageEnv, storageKinds } from '../support/storage-env.ts';
-
-async function zipBytes(entries: Array<{ name: string; data: string | Buffer } | { dir: string }>): Promise<Uint8Array> {
-  const file = new yazl.ZipFile();
-  const when = new Date('2026-01-02T03:04:06Z');
-  for (const entry of entries) {
-    if ('dir' in entry) file.addEmptyDirectory(entry.dir, { mtime: when });
-    else file.addBuffer(Buffer.from(entry.data), entry.name, { mtime: when });
-  }
-  file.end();
-  const chunks: Buffer[] = [];
-  for await (const chunk of file.outputStream) chunks.push(chunk as Buffer);
-  return new Uint8Array(Buffer.concat(chunks));
-}
+import { zipBytes } from '../support/archives.ts';
 
 const BIG = 32 * 1024 * 1024;
 const idOf = (links: { downloadUrl: string }) => links.downloadUrl.split('/').at(-2)!;
