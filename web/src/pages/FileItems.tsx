@@ -3,7 +3,7 @@ import { formatBytes, formatDate, formatDateTime, mibToBytes } from '../format.t
 import { useSession } from '../session.tsx';
 import { Badge, CopyButton, DataTable } from '../ui.tsx';
 import type { FileRecord, Folder } from '@api';
-import { downloadPath, isPreviewable, previewPath, rawPath, shareUrl, typeLabel } from './file-links.ts';
+import { downloadPath, isArchive, isPreviewable, previewPath, rawPath, shareUrl, typeLabel } from './file-links.ts';
 import { Icon } from '../icons.tsx';
 import { folderPath } from './folder-tree.ts';
 
@@ -15,6 +15,8 @@ interface ItemProps {
   onOpen: (file: FileRecord) => void;
   onEdit: (file: FileRecord) => void;
   onDelete: (file: FileRecord) => void;
+  /** Opens the contents of an archive. */
+  onBrowse: (file: FileRecord) => void;
 }
 
 export function VisibilityBadges({ file }: { file: FileRecord }) {
@@ -31,7 +33,7 @@ export function VisibilityBadges({ file }: { file: FileRecord }) {
   );
 }
 
-function FileActions({ file, onEdit, onDelete, compact = false }: { file: FileRecord; onEdit: (file: FileRecord) => void; onDelete: (file: FileRecord) => void; compact?: boolean }) {
+function FileActions({ file, onEdit, onDelete, onBrowse, compact = false }: { file: FileRecord; onEdit: (file: FileRecord) => void; onDelete: (file: FileRecord) => void; onBrowse: (file: FileRecord) => void; compact?: boolean }) {
   const { can } = useSession();
   // Compact (grid cards): icon buttons, named for screen readers and in a tooltip.
   const label = (text: string) => (compact ? <span className="visually-hidden">{text}</span> : text);
@@ -42,6 +44,12 @@ function FileActions({ file, onEdit, onDelete, compact = false }: { file: FileRe
         {compact && <Icon name="download" />}
         {label('Download')}
       </a>
+      {isArchive(file) && (
+        <button type="button" className="small" onClick={() => onBrowse(file)} aria-label={`Contents of ${file.name}`} title="Contents">
+          {compact && <Icon name="archive" />}
+          {label('Contents')}
+        </button>
+      )}
       {can('files.update') && (
         <button type="button" className="small" onClick={() => onEdit(file)} aria-label={`Edit ${file.name}`} title="Edit">
           {compact && <Icon name="edit" />}
@@ -74,7 +82,7 @@ function OpenControl({ file, onOpen, children, className }: { file: FileRecord; 
   );
 }
 
-export function FileGrid({ files, folders, selection, previews, onToggle, onOpen, onEdit, onDelete }: ItemProps & { previews: boolean }) {
+export function FileGrid({ files, folders, selection, previews, onToggle, onOpen, onEdit, onDelete, onBrowse }: ItemProps & { previews: boolean }) {
   return (
     <ul className="file-grid" aria-label="Files">
       {files.map((file) => {
@@ -103,7 +111,7 @@ export function FileGrid({ files, folders, selection, previews, onToggle, onOpen
                   ))}
                 </p>
               )}
-              <FileActions file={file} onEdit={onEdit} onDelete={onDelete} compact />
+              <FileActions file={file} onEdit={onEdit} onDelete={onDelete} onBrowse={onBrowse} compact />
             </div>
           </li>
         );
@@ -112,7 +120,7 @@ export function FileGrid({ files, folders, selection, previews, onToggle, onOpen
   );
 }
 
-export function FileList({ files, folders, selection, onToggle, onOpen, onEdit, onDelete }: ItemProps) {
+export function FileList({ files, folders, selection, onToggle, onOpen, onEdit, onDelete, onBrowse }: ItemProps) {
   return (
     <DataTable columns={[{ label: <span className="visually-hidden">Selected</span> }, 'Name', 'Type', { label: 'Size', className: 'num' }, 'Uploaded', 'Sharing', { label: 'Views', className: 'num' }, { label: 'Downloads', className: 'num' }]} className="file-table" caption="Files">
       {files.map((file) => (
@@ -144,7 +152,7 @@ export function FileList({ files, folders, selection, onToggle, onOpen, onEdit, 
           <td className="num">{file.views}</td>
           <td className="num">{file.downloads}</td>
           <td>
-            <FileActions file={file} onEdit={onEdit} onDelete={onDelete} compact />
+            <FileActions file={file} onEdit={onEdit} onDelete={onDelete} onBrowse={onBrowse} compact />
           </td>
         </tr>
       ))}

@@ -10,6 +10,7 @@ import { FolderOptions } from './FolderOptions.tsx';
 import { shareUrl } from './file-links.ts';
 import { FileGrid, FileList } from './FileItems.tsx';
 import { FileEditor } from './FileEditor.tsx';
+import { ARCHIVE_FILE_LIMIT, ArchiveContentsDialog, CreateArchiveDialog } from './ArchiveDialogs.tsx';
 import { Gallery } from './Gallery.tsx';
 import { TimelineBar, type GroupBy } from './TimelineBar.tsx';
 
@@ -116,6 +117,8 @@ export function FilesPage() {
   const [selection, setSelection] = useState<Map<string, FileRecord>>(new Map());
   const [editing, setEditing] = useState<FileRecord | null>(null);
   const [viewing, setViewing] = useState<FileRecord | null>(null);
+  const [browsing, setBrowsing] = useState<FileRecord | null>(null);
+  const [creatingArchive, setCreatingArchive] = useState(false);
   const [generation, setGeneration] = useState(0);
   const refresh = useCallback(() => setGeneration((g) => g + 1), []);
 
@@ -360,6 +363,18 @@ export function FilesPage() {
               </button>
             </span>
           )}
+          {can('files.upload') && (
+            <>
+              <button type="button" onClick={() => setCreatingArchive(true)} disabled={selection.size > ARCHIVE_FILE_LIMIT} aria-describedby={selection.size > ARCHIVE_FILE_LIMIT ? 'archive-limit' : undefined}>
+                Create archive
+              </button>
+              {selection.size > ARCHIVE_FILE_LIMIT && (
+                <span id="archive-limit" className="small">
+                  An archive holds at most {ARCHIVE_FILE_LIMIT} files: select fewer to create one.
+                </span>
+              )}
+            </>
+          )}
           {can('files.delete') && (
             <button type="button" className="danger" onClick={() => void bulkDelete()}>
               Delete
@@ -391,9 +406,9 @@ export function FilesPage() {
       )}
       {files.length > 0 &&
         (view === 'grid' ? (
-          <FileGrid files={files} folders={folders.data ?? []} selection={selection} previews={previews} onToggle={toggleSelected} onOpen={setViewing} onEdit={setEditing} onDelete={deleteFile} />
+          <FileGrid files={files} folders={folders.data ?? []} selection={selection} previews={previews} onToggle={toggleSelected} onOpen={setViewing} onEdit={setEditing} onDelete={deleteFile} onBrowse={setBrowsing} />
         ) : (
-          <FileList files={files} folders={folders.data ?? []} selection={selection} onToggle={toggleSelected} onOpen={setViewing} onEdit={setEditing} onDelete={deleteFile} />
+          <FileList files={files} folders={folders.data ?? []} selection={selection} onToggle={toggleSelected} onOpen={setViewing} onEdit={setEditing} onDelete={deleteFile} onBrowse={setBrowsing} />
         ))}
 
       {pagination && pagination.total > 0 && (
@@ -449,6 +464,8 @@ export function FilesPage() {
           }}
         />
       )}
+      {browsing && <ArchiveContentsDialog file={browsing} folders={folders.data ?? []} onClose={() => setBrowsing(null)} onExtracted={refresh} />}
+      {creatingArchive && <CreateArchiveDialog files={[...selection.values()]} folders={folders.data ?? []} onClose={() => setCreatingArchive(false)} onCreated={refresh} />}
       <p className="muted small">Dates and the timeline use your browser’s time zone ({timezone}).</p>
     </section>
   );

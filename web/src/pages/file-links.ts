@@ -15,6 +15,15 @@ export const isImage = (file: Pick<FileRecord, 'mimeType'>) => file.mimeType.sta
 /** Images a browser shows in an <img> without running anything (SVG is served as a download). */
 export const isPreviewable = (file: Pick<FileRecord, 'mimeType'>) => isImage(file) && file.mimeType !== 'image/svg+xml';
 
+/** The types the archive routes read (ZIP, tar, tar.gz); the server decides from the bytes. */
+const archiveTypes = new Set(['application/zip', 'application/x-zip-compressed', 'application/x-tar', 'application/gzip', 'application/x-gzip', 'application/x-compressed-tar', 'application/x-gtar']);
+/**
+ * Whether to offer "Contents" for a file: an archive type, or an archive name stored under a generic
+ * type. A gzip file that holds no tar is answered with a 400, which the contents dialog shows.
+ */
+export const isArchive = (file: Pick<FileRecord, 'name' | 'mimeType'>) =>
+  archiveTypes.has(file.mimeType) || (file.mimeType === 'application/octet-stream' && /\.(zip|tar|tgz|tar\.gz)$/i.test(file.name));
+
 /** A short type label for files without a preview: the name's extension, else the MIME subtype. */
 export function typeLabel(file: Pick<FileRecord, 'name' | 'mimeType'>): string {
   const extension = /\.([A-Za-z0-9]{1,5})$/.exec(file.name)?.[1];
