@@ -1,0 +1,184 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { Page } from 'playwright-core';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/client.ts';
+import { launchBrowser, screenshotDir, watchPage, type BrowserSession } from '../support/browser.ts';
+import { encryptedFlagZip } from '../support/archives.ts';
+
+/**
+ * Archives in the web app (contract §9, docs/web.md "Archives"), in a real Chromium against a real
+ * server: the contents of an uploaded ZIP as a tree with sizes, one entry downloaded, the busy
+ * answer, and a narrow screen.
+ */
+const PASSWORD = 'correct horse battery';
+const README = '# Hello from the archive\n';
+const SETUP = 'Step one: unpack.\n';
+const BIG = 200 * 1024;
+
+describe('archives in the web app', () => {
+  let server: TestServer;
+  let browser: BrowserSession;
+  let page: Page;
+  let owner: Awaited<ReturnType<typeof signUp>>;
+  const problems: string[] = [];
+
+  const shot = async (name: string, target: Page = page) => {
+    await target.evaluate('window.scrollTo(0, 0)');
+    await target.screenshot({ path: path.join(screenshotDir, `${name}.png`), fullPage: true, animations: 'disabled' });
+  };
+  const signIn = async (target: Page) => {
+    await target.goto(`${server.baseUrl}/app/signin`);
+    await target.getByLabel('Email').fill(owner.email);
+    await target.getByLabel('Password').fill(PASSWORD);
+    await target.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await target.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+  };
+  const contents = () => page.getByRole('dialog', { name: 'Contents of bundle.zip' });
+  const openContents = async () => {
+    await page.getByRole('button', { name: 'Contents of bundle.zip' }).click();
+    await contents().getByTestId('archive-totals').waitFor();
+  };
+
+  beforeAll(async () => {
+    fs.mkdirSync(screenshotDir, { recursive: true });
+    server = await startTestServer();
+    owner = await signUp(server.baseUrl, 'ines@example.test', PASSWORD);
+    browser = await launchBrowser();
+    page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    watchPage(page, problems);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  test('an uploaded ZIP shows its entries as a tree, with sizes and the encrypted one marked', async () => {
+    await signIn(page);
+    const zip = await encryptedFlagZip(
+      [
+        { dir: 'docs' },
+        { name: 'docs/readme.md', data: README },
+        { name: 'docs/guides/setup.txt', data: SETUP },
+        { name: 'big.bin', data: new Uint8Array(BIG) },
+        { name: 'secret.txt', data: 'not really secret' },
+        { name: 'top.txt', data: 'at the top' },
+      ],
+      'secret.txt',
+    );
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Upload' }).click();
+    await page.getByTestId('file-input').setInputFiles({ name: 'bundle.zip', mimeType: 'application/zip', buffer: zip });
+    await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'bundle.zip' }).waitFor();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Files' }).click();
+    await page.getByTestId('file-card').filter({ hasText: 'bundle.zip' }).waitFor();
+
+    // The archive code arrives only when it is first opened.
+    const loaded = page.waitForRequest((request) => /\/assets\/archive-[^/]+\.js$/.test(request.url()));
+    await openContents();
+    await loaded;
+    const dialog = contents();
+    // 6 entries: 5 files and the docs directory (docs/guides is only implied); 200 KiB + 70 bytes.
+    await expect(dialog.getByTestId('archive-totals').textContent()).resolves.toBe('ZIP 6 entries · 200 KiB uncompressed · 1 directory');
+    const tree = dialog.getByRole('list', { name: 'Contents of bundle.zip' });
+    // Small archives open fully: the nested file is shown inside its directories, with its size.
+    const docs = tree.getByTestId('archive-directory').filter({ has: page.getByRole('button', { name: 'docs', exact: true }) });
+    await expect(docs.getByRole('button', { name: 'docs', exact: true }).getAttribute('aria-expanded')).resolves.toBe('true');
+    await expect(docs.getByRole('button', { name: 'guides', exact: true }).getAttribute('aria-expanded')).resolves.toBe('true');
+    const setup = docs.getByTestId('archive-entry').filter({ hasText: 'setup.txt' });
+    await expect(setup.textContent()).resolves.toContain('18 B');
+    await expect(tree.getByTestId('archive-entry').filter({ hasText: 'big.bin' }).textContent()).resolves.toContain('200 KiB');
+    await expect(docs.textContent()).resolves.toContain('2 files · 43 B');
+    // Directories come first, then files, each by name.
+    const names = await tree.locator(':scope > li').evaluateAll((items) => items.map((item) => item.querySelector('.archive-name')!.textContent));
+    expect(names).toEqual(['docs', 'big.bin', 'secret.txt', 'top.txt']);
+    // The encrypted entry is marked, cannot be selected and has no download.
+    const secret = tree.getByTestId('archive-entry').filter({ hasText: 'secret.txt' });
+    await secret.getByText('Encrypted').waitFor();
+    await expect(secret.getByRole('checkbox').isDisabled()).resolves.toBe(true);
+    await expect(secret.getByRole('link').count()).resolves.toBe(0);
+    await shot('archives-01-contents');
+
+    // A directory folds and unfolds from the keyboard.
+    await docs.getByRole('button', { name: 'docs', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await expect(docs.getByRole('button', { name: 'docs', exact: true }).getAttribute('aria-expanded')).resolves.toBe('false');
+    await expect(dialog.getByText('readme.md').count()).resolves.toBe(0);
+    await page.keyboard.press('Space');
+    await dialog.getByText('readme.md').waitFor();
+    await dialog.getByRole('button', { name: 'Collapse all' }).click();
+    await expect(tree.getByTestId('archive-entry').count()).resolves.toBe(3);
+    await dialog.getByRole('button', { name: 'Expand all' }).click();
+    await expect(tree.getByTestId('archive-entry').count()).resolves.toBe(5);
+
+    // Selecting a directory selects its files; the group box shows "some" when one is taken out.
+    await dialog.getByRole('checkbox', { name: 'Select everything in docs', exact: true }).check();
+    await dialog.getByText('2 files selected').waitFor();
+    await dialog.getByRole('checkbox', { name: 'Select docs/guides/setup.txt' }).uncheck();
+    await expect(dialog.getByRole('checkbox', { name: 'Select everything in docs', exact: true }).evaluate((box: any) => box.indeterminate)).resolves.toBe(true);
+    await dialog.getByRole('checkbox', { name: 'Select all', exact: true }).check();
+    await dialog.getByText('4 files selected').waitFor();
+    await dialog.getByRole('checkbox', { name: 'Select all', exact: true }).uncheck();
+    await dialog.getByText('0 files selected').waitFor();
+  });
+
+  test('one entry downloads with its own name and bytes', async () => {
+    const dialog = contents();
+    const link = dialog.getByRole('link', { name: 'Download docs/readme.md' });
+    expect(await link.getAttribute('href')).toMatch(/^\/api\/archives\/[^/]+\/entry\?path=docs%2Freadme\.md$/);
+    const download = page.waitForEvent('download');
+    await link.click();
+    const file = await download;
+    expect(file.suggestedFilename()).toBe('readme.md');
+    expect(fs.readFileSync((await file.path())!, 'utf8')).toBe(README);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+  });
+
+  test('a full server says to try again, and trying again shows the contents', async () => {
+    await page.route(/\/api\/archives\/[^/?]+$/, (route) =>
+      route.fulfill({ status: 503, headers: { 'Retry-After': '5' }, contentType: 'application/json', body: JSON.stringify({ error: 'Too many archives are being read right now; try again shortly' }) }),
+    );
+    await page.getByRole('button', { name: 'Contents of bundle.zip' }).click();
+    const dialog = contents();
+    await dialog.getByRole('alert').getByText('The server is busy with other archives. Try again in 5 seconds.').waitFor();
+    await shot('archives-02-busy');
+    await page.unroute(/\/api\/archives\/[^/?]+$/);
+    await dialog.getByRole('button', { name: 'Try again' }).click();
+    await dialog.getByTestId('archive-totals').waitFor();
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+  });
+
+  test('a file that is not an archive after all says so', async () => {
+    // Named like an archive, so the app offers its contents; the server reads the bytes and refuses.
+    const form = new FormData();
+    form.append('file', new Blob(['just some text'], { type: 'application/octet-stream' }), 'fake.zip');
+    expect((await owner.request('POST', '/api/files', { body: form })).status).toBe(200);
+    await page.reload();
+    await page.getByRole('button', { name: 'Contents of fake.zip' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Contents of fake.zip' });
+    await dialog.getByRole('alert').getByText(/not a ZIP or tar archive/).waitFor();
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+  });
+
+  test('dark theme and a 390 px screen: the contents fit without sideways scrolling', async () => {
+    const phone = await launchBrowser({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' });
+    try {
+      const small = phone.context.pages()[0] ?? (await phone.context.newPage());
+      watchPage(small, problems);
+      await signIn(small);
+      await small.getByRole('button', { name: 'Contents of bundle.zip' }).click();
+      const dialog = small.getByRole('dialog', { name: 'Contents of bundle.zip' });
+      await dialog.getByText('setup.txt').waitFor();
+      await shot('archives-03-phone-contents', small);
+      await expect(small.evaluate('document.documentElement.scrollWidth')).resolves.toBeLessThanOrEqual(390);
+      await expect(dialog.evaluate((element: any) => element.scrollWidth <= element.clientWidth)).resolves.toBe(true);
+    } finally {
+      await phone.close();
+    }
+    expect(problems).toEqual([]);
+  });
+});
