@@ -142,12 +142,21 @@ async function walkTar(storage: Storage, key: string, gzipped: boolean, onEntry:
   const source = gzipped ? stream.pipe(createGunzip()) : stream;
   source.on('error', (error) => extract.destroy(error));
   source.pipe(extract as unknown as NodeJS.WritableStream);
+  // Only what the archive's stream throws is the archive's fault; what onEntry throws goes on as it is.
+  const visited = new WeakSet<object>();
   try {
     for await (const entry of extract) {
-      const decision = await onEntry(entry.header, entry as unknown as TarEntry);
+      let decision: 'continue' | 'stop';
+      try {
+        decision = await onEntry(entry.header, entry as unknown as TarEntry);
+      } catch (error) {
+        if (error instanceof Object) visited.add(error);
+        throw error;
+      }
       if (decision === 'stop') break;
     }
   } catch (error) {
+    if (error instanceof Object && visited.has(error)) throw error;
     throw new NotAnArchiveError(`The tar file cannot be read: ${(error as Error).message}`);
   } finally {
     stream.destroy();
@@ -160,22 +169,103 @@ async function drain(entry: TarEntry): Promise<void> {
 
 const tarPath = (name: string) => name.replaceAll('\\', '/').replace(/\/+$/, '');
 
+function zipEntryOf(entry: yauzl.Entry): ArchiveEntry {
+  const { path, directory } = zipPath(entry);
+  return {
+    path,
+    directory,
+    size: entry.uncompressedSize,
+    compressedSize: entry.compressedSize,
+    modifiedAt: entry.getLastModDate({ timezone: 'UTC' }).toISOString(),
+    encrypted: entry.isEncrypted(),
+  };
+}
+
+/**
+ * Feeds a tar entry into a stream of its own, as the reader takes it. Whoever reads it may destroy
+ * it (a limit reached): the rest of the entry is then skipped, not the rest of the archive, which
+ * destroying tar-stream's own entry stream would end.
+ */
+function tarEntryStream(entry: TarEntry): { stream: Readable; pumped: Promise<void> } {
+  const out = new PassThrough();
+  const pumped = (async () => {
+    try {
+      for await (const chunk of entry) {
+        if (out.destroyed) continue;
+        if (!out.write(chunk)) {
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              out.off('drain', done).off('close', done);
+              resolve();
+            };
+            out.on('drain', done).on('close', done);
+          });
+        }
+      }
+    } catch (error) {
+      const damaged = new NotAnArchiveError(`The tar file cannot be read: ${(error as Error).message}`);
+      out.destroy(damaged);
+      throw damaged;
+    }
+    if (!out.destroyed) out.end();
+  })();
+  return { stream: out, pumped };
+}
+
+/**
+ * Every entry of an archive in order, each with a way to stream its bytes (contract §9, extraction).
+ * `visit` must finish with an opened stream (read it to its end or destroy it) before it returns;
+ * the walk goes on only then, so one entry is read at a time. A ZIP entry's stream fails when it
+ * inflates past its declared size (yauzl's size validation), so a declared size can be trusted as a
+ * limit. `signal` ends the walk between entries.
+ */
+export async function walkEntries(
+  storage: Storage,
+  key: string,
+  size: number,
+  visit: (entry: ArchiveEntry, open: () => Promise<Readable>) => Promise<void>,
+  signal?: AbortSignal,
+): Promise<void> {
+  const kind = await archiveKind(storage, key, size);
+  if (kind === 'zip') {
+    const zip = await openZip(storage, key, size);
+    for await (const raw of zipEntries(zip)) {
+      if (signal?.aborted) break;
+      const entry = zipEntryOf(raw);
+      await visit(entry, () => new Promise<Readable>((resolve, reject) => zip.openReadStream(raw, (error, opened) => (error ? reject(error) : resolve(opened)))));
+    }
+    return;
+  }
+  await walkTar(storage, key, kind === 'tar.gz', async (header, entry) => {
+    if (signal?.aborted) {
+      await drain(entry);
+      return 'stop';
+    }
+    if (header.type !== 'file' && header.type !== 'directory') {
+      await drain(entry);
+      return 'continue';
+    }
+    const size = header.type === 'file' ? (header.size ?? 0) : 0;
+    let opened: Promise<void> | null = null;
+    await visit(
+      { path: tarPath(header.name), directory: header.type === 'directory', size, compressedSize: size, modifiedAt: header.mtime ? header.mtime.toISOString() : null, encrypted: false },
+      async () => {
+        const { stream, pumped } = tarEntryStream(entry);
+        opened = pumped;
+        return stream;
+      },
+    );
+    await (opened ?? drain(entry));
+    return 'continue';
+  });
+}
+
 /** The manifest of an archive object (contract §9). */
 export async function readManifest(storage: Storage, key: string, size: number, limit = MANIFEST_ENTRY_LIMIT): Promise<ArchiveManifest> {
   const kind = await archiveKind(storage, key, size);
   if (kind === 'zip') {
     const { manifest, add } = manifestCollector('zip', limit);
-    for await (const entry of zipEntries(await openZip(storage, key, size))) {
-      const { path, directory } = zipPath(entry);
-      add({
-        path,
-        directory,
-        size: entry.uncompressedSize,
-        compressedSize: entry.compressedSize,
-        modifiedAt: entry.getLastModDate({ timezone: 'UTC' }).toISOString(),
-        encrypted: entry.isEncrypted(),
-      });
-    }
+    for await (const entry of zipEntries(await openZip(storage, key, size))) add(zipEntryOf(entry));
     return manifest;
   }
   const { manifest, add } = manifestCollector('tar', limit);

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { forAccount, type Executor } from '../db/account-scope.ts';
 import type { FilesTable } from '../db/schema.ts';
 import { constantTimeEqual } from '../auth/secrets.ts';
 
@@ -59,6 +60,11 @@ export async function findById(db: Db, id: string): Promise<{ file: FileRow; url
   if (!row) return null;
   const { urlId, ...file } = row;
   return { file, urlId };
+}
+
+/** One of the account's own files, or null (another account's file too: it is not there for this one). */
+export async function findOwnedFile(db: Executor, userId: string, id: string): Promise<FileRow | null> {
+  return (await forAccount(db, userId).selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
 }
 
 export async function countView(db: Db, fileId: string): Promise<void> {

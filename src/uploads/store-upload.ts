@@ -28,7 +28,16 @@ export async function storeBytes(ctx: AppContext, userId: string, source: Readab
   const id = newId();
   const key = `files/${userId}/${id}`;
   const net = new CleanupNet(ctx, key);
-  await net.arm();
+  // A source can fail before storage reads it (an archive entry inflating past its size does so on
+  // its first chunk); until put listens, its error is held here, not thrown at the process. A
+  // destroyed source still carries it, and put answers with it.
+  const hold = () => {};
+  source.on('error', hold);
+  try {
+    await net.arm();
+  } finally {
+    source.off('error', hold);
+  }
   const probe = new ContentProbe();
   const onData = (chunk: Buffer) => {
     probe.update(chunk);

@@ -5,12 +5,37 @@ import { principalOf, type RouteModule } from '../route-module.ts';
 import { bytes, ok } from '../responses.ts';
 import { reserveArchiveSlot } from '../archive-slot.ts';
 import { contentDisposition } from '../content-disposition.ts';
-import { archiveManifestResponse } from '../../api/archives.ts';
+import { archiveCreatedResponse, archiveExtractionResponse, archiveManifestResponse } from '../../api/archives.ts';
+import { extractArchive, prepareExtraction } from '../../archives/extract.ts';
+import { ARCHIVE_FILES_LIMIT, createArchive, prepareCreation } from '../../archives/create.ts';
+import { uploadLinks } from '../../files/file-views.ts';
 import { NotAnArchiveError, openEntry, readManifest } from '../../archives/reader.ts';
-import { findById } from '../../files/file-access.ts';
+import { findOwnedFile } from '../../files/file-access.ts';
 import { invalid, notFound } from '../../errors.ts';
 
 const fileParams = z.strictObject({ fileId: z.string().min(1).max(128) });
+const fileId = z.string().min(1).max(128);
+const folderId = z.string().min(1).max(128).nullable().optional().describe('The folder the new files go to; null or absent: unfiled');
+const extractBody = z.strictObject({
+  paths: z
+    .array(z.string().min(1).max(4096))
+    .min(1)
+    .max(10_000)
+    .refine((paths) => new Set(paths).size === paths.length, 'must not name an entry twice')
+    .optional()
+    .describe('Entry paths as the manifest lists them; by default every file entry'),
+  folderId,
+});
+const createBody = z.strictObject({
+  fileIds: z
+    .array(fileId)
+    .min(1)
+    .max(ARCHIVE_FILES_LIMIT)
+    .refine((ids) => new Set(ids).size === ids.length, 'must not name a file twice')
+    .describe(`1 to ${ARCHIVE_FILES_LIMIT} of your file IDs, each once`),
+  name: z.string().trim().min(1).max(200).optional().describe("The new file's name; `.zip` is added when missing (default `archive.zip`)"),
+  folderId,
+});
 const entryQuery = z.object({ path: z.string({ error: 'is required: the entry path as the manifest lists it' }).min(1).max(4096) });
 
 /**
@@ -25,9 +50,18 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
 
   /** The caller's own file, or 404 (another account's file too). */
   async function ownedFile(request: FastifyRequest, fileId: string) {
-    const found = await findById(ctx.db, fileId);
-    if (!found || found.file.userId !== principalOf(request).user.id) throw notFound('File not found');
-    return found.file;
+    const file = await findOwnedFile(ctx.db, principalOf(request).user.id, fileId);
+    if (!file) throw notFound('File not found');
+    return file;
+  }
+
+  /** Aborted when the client goes away before its answer is complete: the work stops with it. */
+  function clientGone(reply: FastifyReply): AbortSignal {
+    const controller = new AbortController();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) controller.abort();
+    });
+    return controller.signal;
   }
 
   const readable = async <T>(work: () => Promise<T>): Promise<T> => {
@@ -74,6 +108,45 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
         .header('Cache-Control', 'private, no-store')
         .type(mime.getType(name) ?? 'application/octet-stream')
         .send(entry.stream);
+    },
+  );
+
+  app.post(
+    '/api/archives/:fileId/extract',
+    {
+      schema: {
+        tags,
+        summary: 'Extract entries of one of your archives into your library, each a new file under the rules of POST /api/files',
+        params: fileParams,
+        body: extractBody,
+        response: { 201: archiveExtractionResponse },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const prepared = await prepareExtraction(ctx, principal, request.params.fileId, request.body);
+      if (!reserve(request, reply)) return reply;
+      const result = await readable(() => extractArchive(ctx, principal, prepared, clientGone(reply)));
+      return reply.code(201).send(ok(result));
+    },
+  );
+
+  app.post(
+    '/api/archives',
+    {
+      schema: {
+        tags,
+        summary: 'Make a new ZIP file of some of your files (names made unique), streamed to storage',
+        body: createBody,
+        response: { 201: archiveCreatedResponse },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const prepared = await prepareCreation(ctx, principal, request.body);
+      if (!reserve(request, reply)) return reply;
+      const file = await createArchive(ctx, principal, prepared, clientGone(reply));
+      return reply.code(201).send(ok(uploadLinks(ctx.config.baseUrl, principal.user.urlId, file)));
     },
   );
 };

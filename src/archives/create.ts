@@ -1,0 +1,149 @@
+import type { Readable } from 'node:stream';
+import yazl from 'yazl';
+import type { AppContext } from '../context.ts';
+import type { Principal } from '../auth/principal.ts';
+import { forAccount } from '../db/account-scope.ts';
+import { notFound } from '../errors.ts';
+import type { FileRow } from '../files/file-access.ts';
+import { StorageLimitError } from '../storage/storage.ts';
+import { extensionOf, nameCandidates } from '../shared/naming.ts';
+import type { ResolvedOptions } from '../shared/upload-options.ts';
+import { overLimit, uploadAllowance } from '../uploads/allowance.ts';
+import { planUpload, resolveOptions } from '../uploads/upload-plan.ts';
+import { commitStored, storeBytes } from '../uploads/store-upload.ts';
+
+/** Files one new archive may hold (contract §9): 500 IDs fit the 16 KiB body limit. */
+export const ARCHIVE_FILES_LIMIT = 500;
+const DEFAULT_NAME = 'archive.zip';
+
+export interface CreationRequest {
+  fileIds: string[];
+  name?: string | undefined;
+  folderId?: string | null | undefined;
+}
+
+export interface PreparedCreation {
+  files: FileRow[];
+  name: string;
+  folderId: string | null;
+  options: ResolvedOptions;
+}
+
+/**
+ * Everything a new archive is checked against before it takes a slot of archive capacity (contract
+ * §9): every file is the caller's (one that is not, or is missing, is a 404 naming it), and the
+ * upload rules of POST /api/files hold for the ZIP it makes.
+ */
+export async function prepareCreation(ctx: AppContext, principal: Principal, request: CreationRequest): Promise<PreparedCreation> {
+  const found = await forAccount(ctx.db, principal.user.id).selectFrom('files').selectAll().where('id', 'in', request.fileIds).execute();
+  const byId = new Map(found.map((file) => [file.id, file]));
+  const missing = request.fileIds.find((id) => !byId.has(id));
+  if (missing !== undefined) throw notFound(`File not found: ${missing}`);
+  const plan = await planUpload(ctx.db, principal, { folder: request.folderId ?? undefined });
+  const options = await resolveOptions(ctx.db, principal, plan, {});
+  const name = request.name?.trim() || DEFAULT_NAME;
+  return {
+    files: request.fileIds.map((id) => byId.get(id)!),
+    name: extensionOf(name) === 'zip' ? name : `${name}.zip`,
+    folderId: plan.folderId,
+    options,
+  };
+}
+
+/**
+ * Types whose bytes are already compressed: deflating them again costs CPU and gains nothing, so
+ * they are stored as they are.
+ */
+const compressedTypes = new Set([
+  'application/zip',
+  'application/gzip',
+  'application/x-gzip',
+  'application/x-bzip2',
+  'application/x-xz',
+  'application/zstd',
+  'application/x-7z-compressed',
+  'application/vnd.rar',
+  'application/x-rar-compressed',
+  'application/pdf',
+  'application/epub+zip',
+  'application/java-archive',
+  'application/vnd.android.package-archive',
+  'font/woff',
+  'font/woff2',
+]);
+const uncompressedMedia = new Set(['image/bmp', 'image/svg+xml', 'image/tiff', 'image/x-icon', 'image/vnd.microsoft.icon', 'audio/wav', 'audio/x-aiff', 'audio/aiff']);
+
+export function alreadyCompressed(mimeType: string): boolean {
+  if (compressedTypes.has(mimeType)) return true;
+  if (/^application\/(vnd\.openxmlformats|vnd\.oasis\.opendocument)/.test(mimeType)) return true;
+  return /^(image|audio|video)\//.test(mimeType) && !uncompressedMedia.has(mimeType);
+}
+
+/** Entry names unique within the archive, also for a filesystem that ignores case. */
+function entryNames(files: FileRow[]): string[] {
+  const taken = new Set<string>();
+  return files.map((file) => {
+    for (const candidate of nameCandidates(file.name)) {
+      if (taken.has(candidate.toLowerCase())) continue;
+      taken.add(candidate.toLowerCase());
+      return candidate;
+    }
+    throw new Error('unreachable');
+  });
+}
+
+/**
+ * The ZIP of the files, streamed: each file is read from storage only when its turn comes, and the
+ * archive goes to storage as it is made (contract §9: never held whole). A file whose bytes cannot
+ * be read fails the stream, so nothing half-made is committed.
+ */
+function zipStream(ctx: AppContext, files: FileRow[]): Readable {
+  const zip = new yazl.ZipFile();
+  const output = zip.outputStream as unknown as Readable;
+  // The file being read: piping does not pass an end on, so it is stopped here with the archive.
+  let reading: Readable | null = null;
+  const fail = (error: Error) => output.destroy(error);
+  zip.on('error', fail);
+  output.once('close', () => reading?.destroy());
+  const names = entryNames(files);
+  files.forEach((file, index) => {
+    zip.addReadStreamLazy(names[index]!, { mtime: new Date(file.createdAt), compress: !alreadyCompressed(file.mimeType), size: file.size }, (callback) => {
+      ctx.storage.get(file.storageKey).then(
+        ({ stream }) => {
+          if (output.destroyed) return stream.destroy();
+          reading = stream;
+          stream.on('error', fail);
+          callback(null, stream);
+        },
+        (error: unknown) => {
+          ctx.log.error({ err: error, fileId: file.id, storageKey: file.storageKey }, 'file record without bytes: the archive is not made');
+          fail(notFound(`The bytes of ${file.name} are missing; remove it from the selection`));
+        },
+      );
+    });
+  });
+  zip.end();
+  return output;
+}
+
+/**
+ * Makes a new ZIP file of the account's files (contract §9) under the rules of POST /api/files: the
+ * size limit and the quota bound the archive while it streams, and the commit is the same atomic
+ * one, with its file.ready event.
+ */
+export async function createArchive(ctx: AppContext, principal: Principal, prepared: PreparedCreation, signal: AbortSignal): Promise<FileRow> {
+  const allowance = await uploadAllowance(ctx.db, principal);
+  const source = zipStream(ctx, prepared.files);
+  const stop = () => source.destroy(new Error('The client went away'));
+  signal.addEventListener('abort', stop, { once: true });
+  try {
+    const stored = await storeBytes(ctx, principal.user.id, source, { maxBytes: allowance.maxBytes, contentType: 'application/zip' });
+    return await commitStored(ctx, principal, stored, { name: prepared.name, declaredType: 'application/zip', folderId: prepared.folderId, options: prepared.options });
+  } catch (error) {
+    if (error instanceof StorageLimitError) throw overLimit(allowance);
+    throw error;
+  } finally {
+    signal.removeEventListener('abort', stop);
+    source.destroy();
+  }
+}

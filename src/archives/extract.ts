@@ -1,0 +1,145 @@
+import type { Readable } from 'node:stream';
+import type { AppContext } from '../context.ts';
+import type { Principal } from '../auth/principal.ts';
+import type { ArchiveExtraction, SkippedEntry } from '../api/archives.ts';
+import { AppError, notFound } from '../errors.ts';
+import { findOwnedFile, type FileRow } from '../files/file-access.ts';
+import { uploadLinks } from '../files/file-views.ts';
+import { StorageLimitError } from '../storage/storage.ts';
+import type { ResolvedOptions } from '../shared/upload-options.ts';
+import { uploadAllowance } from '../uploads/allowance.ts';
+import { planUpload, resolveOptions } from '../uploads/upload-plan.ts';
+import { commitStored, storeBytes } from '../uploads/store-upload.ts';
+import { NotAnArchiveError, walkEntries, type ArchiveEntry } from './reader.ts';
+
+/** At most this many files come out of one extraction (the manifest's limit); the rest are skipped. */
+export const EXTRACTED_FILES_LIMIT = 10_000;
+
+export interface ExtractionRequest {
+  /** Entry paths as the manifest lists them; by default every file entry. */
+  paths?: string[] | undefined;
+  /** The folder the files go to; null or absent: unfiled. */
+  folderId?: string | null | undefined;
+}
+
+/** An extraction that passed validation and authorization: what remains is the archive work. */
+export interface PreparedExtraction {
+  archive: FileRow;
+  folderId: string | null;
+  options: ResolvedOptions;
+  wanted: Set<string> | null;
+}
+
+/**
+ * Everything an extraction is checked against before it takes a slot of archive capacity (contract
+ * §9): the archive is the caller's, and the upload rules of POST /api/files hold for what it would
+ * make — the account's defaults and default profile, the folder, and the permissions those options
+ * need (a missing one is the 403 an upload would get).
+ */
+export async function prepareExtraction(ctx: AppContext, principal: Principal, fileId: string, request: ExtractionRequest): Promise<PreparedExtraction> {
+  const archive = await findOwnedFile(ctx.db, principal.user.id, fileId);
+  if (!archive) throw notFound('File not found');
+  const plan = await planUpload(ctx.db, principal, { folder: request.folderId ?? undefined });
+  const options = await resolveOptions(ctx.db, principal, plan, {});
+  return { archive, folderId: plan.folderId, options, wanted: request.paths ? new Set(request.paths) : null };
+}
+
+/** The reasons `skipped` gives, one wording each. */
+const reasons = {
+  encrypted: 'encrypted: Hoard cannot decrypt it',
+  directory: 'a directory: name the files in it instead',
+  missing: 'not in the archive',
+  tooMany: `more than ${EXTRACTED_FILES_LIMIT} files in one extraction: extract the rest in another`,
+  inflates: 'its data inflates past its declared size',
+  sizeMismatch: 'its data does not match its declared size',
+  damaged: 'its data is damaged and cannot be decompressed',
+  archiveDamaged: 'the archive is damaged from here on: extraction stopped',
+  quota: 'over your storage quota',
+  tooLarge: (limit: number) => `larger than the maximum upload size of ${limit} bytes`,
+};
+
+/** Why an entry's bytes could not be stored, or null when the failure is not the entry's. */
+function entryFailure(error: unknown): string | null {
+  if (error instanceof StorageLimitError) return reasons.inflates;
+  if (error instanceof AppError && error.kind === 'too_large') return reasons.quota;
+  const message = error instanceof Error ? error.message : '';
+  // yauzl's size validation (validateEntrySizes): the deflated data does not end where declared.
+  if (/too many bytes in the stream/.test(message)) return reasons.inflates;
+  if (/not enough bytes in the stream/.test(message)) return reasons.sizeMismatch;
+  if (typeof (error as { code?: unknown })?.code === 'string' && (error as { code: string }).code.startsWith('Z_')) return reasons.damaged;
+  return null;
+}
+
+/**
+ * Extracts entries of an owned archive into the account (contract §9), one at a time, streamed from
+ * where the archive is stored to where the new file goes. Every entry is a file of its own under the
+ * rules of POST /api/files: named after its last path segment (sanitised and made unique when
+ * committed, so nothing is written outside the account and no directory structure is kept), typed
+ * from its content or name, within the size limit and the quota, committed atomically with its
+ * file.ready event. An entry that is encrypted, too large, over the quota, or that inflates past its
+ * declared size (the declared size is the limit its stream is held to: the zip-bomb rule) is skipped
+ * with its reason and leaves no bytes and no record. `signal` (the client went away) stops the work.
+ */
+export async function extractArchive(ctx: AppContext, principal: Principal, prepared: PreparedExtraction, signal: AbortSignal): Promise<ArchiveExtraction> {
+  const { archive, wanted, folderId, options } = prepared;
+  const allowance = await uploadAllowance(ctx.db, principal);
+  let quotaLeft = allowance.quotaRemaining;
+  const files: ArchiveExtraction['files'] = [];
+  const skipped: SkippedEntry[] = [];
+  const seen = new Set<string>();
+  let current: string | null = null;
+
+  const extractOne = async (entry: ArchiveEntry, open: () => Promise<Readable>) => {
+    if (entry.encrypted) return skipped.push({ path: entry.path, reason: reasons.encrypted });
+    if (entry.size > allowance.sizeLimit) return skipped.push({ path: entry.path, reason: reasons.tooLarge(allowance.sizeLimit) });
+    if (quotaLeft !== null && entry.size > quotaLeft) return skipped.push({ path: entry.path, reason: reasons.quota });
+    if (files.length >= EXTRACTED_FILES_LIMIT) return skipped.push({ path: entry.path, reason: reasons.tooMany });
+    const stream = await open();
+    const stop = () => stream.destroy(new Error('The client went away'));
+    signal.addEventListener('abort', stop, { once: true });
+    try {
+      // Held to its declared size: an entry that inflates past it is cut off here even where the
+      // archive format itself would not notice.
+      const stored = await storeBytes(ctx, principal.user.id, stream, { maxBytes: entry.size });
+      const name = entry.path.split('/').pop() || 'file';
+      const file = await commitStored(ctx, principal, stored, { name, declaredType: undefined, folderId, options });
+      if (quotaLeft !== null) quotaLeft -= file.size;
+      files.push(uploadLinks(ctx.config.baseUrl, principal.user.urlId, file));
+    } catch (error) {
+      if (!stream.destroyed) stream.destroy();
+      if (signal.aborted) throw error;
+      const reason = entryFailure(error);
+      if (reason === null) throw error;
+      skipped.push({ path: entry.path, reason });
+    } finally {
+      signal.removeEventListener('abort', stop);
+    }
+  };
+
+  try {
+    await walkEntries(
+      ctx.storage,
+      archive.storageKey,
+      archive.size,
+      async (entry, open) => {
+        seen.add(entry.path);
+        if (wanted && !wanted.has(entry.path)) return;
+        if (entry.directory) {
+          if (wanted) skipped.push({ path: entry.path, reason: reasons.directory });
+          return;
+        }
+        current = entry.path;
+        await extractOne(entry, open);
+        current = null;
+      },
+      signal,
+    );
+  } catch (error) {
+    // Damage met after the walk began: what was extracted stays, and the answer says where it stopped.
+    if (!(error instanceof NotAnArchiveError) || seen.size === 0 || signal.aborted) throw error;
+    skipped.push({ path: current ?? [...seen].at(-1)!, reason: reasons.archiveDamaged });
+    return { files, skipped };
+  }
+  if (wanted) for (const path of wanted) if (!seen.has(path)) skipped.push({ path, reason: reasons.missing });
+  return { files, skipped };
+}

@@ -1,0 +1,237 @@
+/**
+ * Extracting an owned archive into the library (contract §9), through HTTP on both databases and
+ * both storage providers: each entry becomes a file under the rules of POST /api/files (options and
+ * permissions, naming, size limit, quota, the atomic commit and file.ready); traversing, absolute
+ * and backslashed paths are reduced to their last segment; encrypted entries, and entries that are
+ * too large, over the quota or inflate past their declared size, are skipped with their reason and
+ * leave neither bytes nor a record.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/client.ts';
+import { createToken, PNG_1X1, uploadFile } from '../support/uploads.ts';
+import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
+import { inflatingZip, tarBytes, zipBytes, zipLayout } from '../support/archives.ts';
+import { everyoneRole, withoutEveryonePermission } from '../support/roles.ts';
+
+const idOf = (links: { downloadUrl: string }) => links.downloadUrl.split('/').at(-2)!;
+
+describe.each(providers)('archive extraction on %s storage', (provider) => {
+  let storage: StorageUnderTest;
+  let server: TestServer;
+  let owner: Awaited<ReturnType<typeof signUp>>;
+
+  beforeAll(async () => {
+    storage = await storageUnderTest(provider);
+    server = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', WEBHOOK_ALLOW_PRIVATE: 'true' });
+    owner = await signUp(server.baseUrl);
+    await owner.patch('/api/settings', { registration: 'open' });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await storage?.stop();
+  });
+
+  async function upload(client: typeof owner, name: string, bytes: Uint8Array) {
+    const answer = await uploadFile(client, name, bytes, { type: 'application/octet-stream' });
+    expect(answer.status, answer.text).toBe(200);
+    return idOf(answer.body.data);
+  }
+
+  /** Bytes stored for the account and its records agree, and usedBytes is their sum: nothing left behind, no quota drift. */
+  async function expectConsistent(userId: string) {
+    const files = await server.ctx.db.selectFrom('files').select(['storageKey', 'size']).where('userId', '=', userId).execute();
+    const keys = await storage.keys(server.dataDir, `files/${userId}/`);
+    expect(keys.sort()).toEqual(files.map((f) => f.storageKey).sort());
+    const user = await server.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', userId).executeTakeFirstOrThrow();
+    expect(Number(user.usedBytes)).toBe(files.reduce((sum, f) => sum + Number(f.size), 0));
+  }
+
+  it('makes every file entry a file named after its last segment, skipping the encrypted one and the one that inflates past its declared size', async () => {
+    const user = await signUp(server.baseUrl);
+    const webhook = await user.post('/api/webhooks', { name: 'ready', url: 'http://127.0.0.1:9/hook' });
+    expect(webhook.status).toBe(201);
+    const bomb = await inflatingZip({
+      entries: [
+        { dir: 'docs/' },
+        { name: 'docs/readme.md', data: '# Hello', compress: true },
+        { name: 'readme.md', data: 'top level', compress: false },
+        { name: '../../etc/passwd', data: 'root:x:0:0' },
+        { name: '/abs/path/notes.txt', data: 'absolute' },
+        { name: 'win\\dir\\report.csv', data: 'a,b\n1,2\n' },
+        { name: 'pictures/dot.png', data: PNG_1X1, compress: false },
+        { name: 'secret.txt', data: 'hidden' },
+      ],
+      name: 'bomb.bin',
+      realSize: 4 * 1024 * 1024,
+      declaredSize: 2048,
+    });
+    // secret.txt of the same archive is flagged encrypted.
+    const bytes = Buffer.from(bomb.bytes);
+    const record = zipLayout(bytes).find((r) => r.name.toString() === 'secret.txt')!;
+    bytes.writeUInt16LE(bytes.readUInt16LE(record.local + 6) | 1, record.local + 6);
+    bytes.writeUInt16LE(bytes.readUInt16LE(record.central + 8) | 1, record.central + 8);
+    const archiveId = await upload(user, 'bundle.zip', bytes);
+
+    const answer = await user.post(`/api/archives/${archiveId}/extract`, {});
+    expect(answer.status, answer.text).toBe(201);
+    const { files, skipped } = answer.body.data as { files: Array<{ name: string; size: number; type: string; rawUrl: string; url: string }>; skipped: Array<{ path: string; reason: string }> };
+    expect(files.map((f) => f.name)).toEqual(['readme.md', 'readme-1.md', 'passwd', 'notes.txt', 'report.csv', 'dot.png']);
+    expect(files.map((f) => f.size)).toEqual([7, 9, 10, 8, 8, PNG_1X1.length]);
+    expect(files.find((f) => f.name === 'dot.png')!.type).toBe('image/png');
+    expect(files.find((f) => f.name === 'report.csv')!.type).toBe('text/csv');
+    expect(files.every((f) => f.url.startsWith(`${server.baseUrl}/`))).toBe(true);
+    expect(skipped).toEqual([
+      { path: 'secret.txt', reason: expect.stringContaining('encrypted') },
+      { path: 'bomb.bin', reason: expect.stringContaining('inflates past its declared size') },
+    ]);
+    // The bytes are the entries' own.
+    const readme = await fetch(files[0]!.rawUrl);
+    expect(await readme.text()).toBe('# Hello');
+    const passwd = await fetch(files[2]!.rawUrl);
+    expect(await passwd.text()).toBe('root:x:0:0');
+    await expectConsistent(user.userId);
+
+    // Each new file is ready: one file.ready delivery per file, none for the skipped entries.
+    const deliveries = await server.ctx.db.selectFrom('webhookDeliveries').select('body').where('userId', '=', user.userId).where('eventType', '=', 'file.ready').execute();
+    const readyNames = deliveries.map((d) => (JSON.parse(d.body) as { data: { name: string } }).data.name).sort();
+    expect(readyNames).toEqual(['bundle.zip', ...files.map((f) => f.name)].sort());
+
+    // Extracting again makes new, uniquely named files: nothing is overwritten.
+    const again = await user.post(`/api/archives/${archiveId}/extract`, { paths: ['docs/readme.md'] });
+    expect(again.status).toBe(201);
+    expect(again.body.data.files.map((f: { name: string }) => f.name)).toEqual(['readme-2.md']);
+  });
+
+  it('extracts a selection into a folder; a directory or an unknown path in the selection is skipped with its reason', async () => {
+    const user = await signUp(server.baseUrl);
+    const folder = (await user.post('/api/folders', { name: 'Unpacked' })).body.data.folder as { id: string };
+    const zip = await zipBytes([{ dir: 'a/' }, { name: 'a/one.txt', data: 'one' }, { name: 'a/two.txt', data: 'two' }, { name: 'three.txt', data: 'three' }]);
+    const archiveId = await upload(user, 'pick.zip', zip);
+    const answer = await user.post(`/api/archives/${archiveId}/extract`, { paths: ['a/two.txt', 'a', 'nope.txt'], folderId: folder.id });
+    expect(answer.status, answer.text).toBe(201);
+    expect(answer.body.data.files.map((f: { name: string }) => f.name)).toEqual(['two.txt']);
+    expect(answer.body.data.skipped).toEqual([
+      { path: 'a', reason: expect.stringContaining('directory') },
+      { path: 'nope.txt', reason: 'not in the archive' },
+    ]);
+    const listed = await user.get(`/api/files?folder=${folder.id}`);
+    expect(listed.body.data.map((f: { name: string }) => f.name)).toEqual(['two.txt']);
+    // Unfiled with null.
+    const unfiled = await user.post(`/api/archives/${archiveId}/extract`, { paths: ['three.txt'], folderId: null });
+    expect(unfiled.status).toBe(201);
+    const file = (await user.get(`/api/files?search=three`)).body.data[0] as { folderId: string | null };
+    expect(file.folderId).toBeNull();
+  });
+
+  it('reads tar, tar.gz and ZIP64 archives', async () => {
+    const user = await signUp(server.baseUrl);
+    const entries = [{ dir: 'd' }, { name: 'd/x.txt', data: 'ex' }, { name: 'y\\z.txt', data: 'why zed' }];
+    for (const [name, bytes] of [
+      ['plain.tar', await tarBytes(entries)],
+      ['packed.tar.gz', await tarBytes(entries, { gzip: true })],
+      ['wide.zip', await zipBytes(entries, { zip64: true })],
+    ] as const) {
+      const archiveId = await upload(user, name, bytes);
+      const answer = await user.post(`/api/archives/${archiveId}/extract`, {});
+      expect(answer.status, `${name}: ${answer.text}`).toBe(201);
+      expect(answer.body.data.files.map((f: { name: string; size: number }) => [f.name.replace(/-\d+(?=\.txt$)/, ''), f.size]), name).toEqual([
+        ['x.txt', 2],
+        ['z.txt', 7],
+      ]);
+      expect(answer.body.data.skipped, name).toEqual([]);
+    }
+    await expectConsistent(user.userId);
+  });
+
+  it('skips entries over the size limit or the quota, leaving no bytes and no charge behind', async () => {
+    const user = await signUp(server.baseUrl);
+    const zip = await zipBytes([
+      { name: 'small.txt', data: 'x'.repeat(100) },
+      { name: 'big.txt', data: 'y'.repeat(5000) },
+      { name: 'medium.txt', data: 'z'.repeat(900) },
+      { name: 'last.txt', data: 'w'.repeat(100) },
+    ]);
+    const archiveId = await upload(user, 'sizes.zip', zip);
+    const used = Number((await server.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', user.userId).executeTakeFirstOrThrow()).usedBytes);
+    // 4000-byte files at most, and room for 1,050 bytes beyond the archive itself.
+    await owner.patch('/api/settings', { maxUploadSizeBytes: 4000 });
+    try {
+      expect((await owner.patch(`/api/users/${user.userId}`, { quotaBytes: used + 1050 })).status).toBe(200);
+      const answer = await user.post(`/api/archives/${archiveId}/extract`, {});
+      expect(answer.status, answer.text).toBe(201);
+      expect(answer.body.data.files.map((f: { name: string }) => f.name)).toEqual(['small.txt', 'medium.txt']);
+      expect(answer.body.data.skipped).toEqual([
+        { path: 'big.txt', reason: 'larger than the maximum upload size of 4000 bytes' },
+        { path: 'last.txt', reason: 'over your storage quota' },
+      ]);
+    } finally {
+      await owner.patch('/api/settings', { maxUploadSizeBytes: 1073741824 });
+    }
+    await expectConsistent(user.userId);
+  });
+
+  it('applies the upload rules: account defaults, no files.share makes files private, a profile option needing a missing permission is 403', async () => {
+    const user = await signUp(server.baseUrl);
+    const zip = await zipBytes([{ name: 'one.txt', data: 'one' }]);
+    const archiveId = await upload(user, 'rules.zip', zip);
+    const everyone = await everyoneRole(owner);
+    await withoutEveryonePermission(owner, everyone, 'files.share', async () => {
+      const answer = await user.post(`/api/archives/${archiveId}/extract`, {});
+      expect(answer.status, answer.text).toBe(201);
+    });
+    const listed = (await user.get('/api/files?search=one')).body.data as Array<{ name: string; visibility: string }>;
+    expect(listed.find((f) => f.name === 'one.txt')!.visibility).toBe('PRIVATE');
+
+    // A default profile that deletes on expiry needs files.delete, as an upload would.
+    const profile = (await user.post('/api/upload-profiles', { name: 'Short-lived', options: { expiration: 'DAY', expiryAction: 'DELETE' } })).body.data.profile as { id: string };
+    expect((await user.patch('/api/account', { defaultProfileId: profile.id })).status).toBeLessThan(300);
+    await withoutEveryonePermission(owner, everyone, 'files.delete', async () => {
+      const refused = await user.post(`/api/archives/${archiveId}/extract`, {});
+      expect(refused.status).toBe(403);
+    });
+    const withExpiry = await user.post(`/api/archives/${archiveId}/extract`, {});
+    expect(withExpiry.status).toBe(201);
+    const made = (await user.get(`/api/files?search=${encodeURIComponent(withExpiry.body.data.files[0].name)}`)).body.data[0] as { expiresAt: string | null };
+    expect(made.expiresAt).not.toBeNull();
+
+    // files.upload is the route's permission; a folder needs folders.manage.
+    await withoutEveryonePermission(owner, everyone, 'files.upload', async () => {
+      expect((await user.post(`/api/archives/${archiveId}/extract`, {})).status).toBe(403);
+    });
+    const folder = (await user.post('/api/folders', { name: 'F' })).body.data.folder as { id: string };
+    await withoutEveryonePermission(owner, everyone, 'folders.manage', async () => {
+      expect((await user.post(`/api/archives/${archiveId}/extract`, { folderId: folder.id })).status).toBe(403);
+    });
+  });
+
+  it('answers client mistakes, other accounts and credentials with their 4xx', async () => {
+    const user = await signUp(server.baseUrl);
+    const archiveId = await upload(user, 'mine.zip', await zipBytes([{ name: 'a.txt', data: 'a' }]));
+    const textId = await upload(user, 'plain.txt', new TextEncoder().encode('not an archive'));
+    const stranger = await signUp(server.baseUrl);
+    const strangerFolder = (await stranger.post('/api/folders', { name: 'Theirs' })).body.data.folder as { id: string };
+
+    expect((await stranger.post(`/api/archives/${archiveId}/extract`, {})).status).toBe(404);
+    expect((await user.post('/api/archives/no-such-file/extract', {})).status).toBe(404);
+    expect((await user.post(`/api/archives/${archiveId}/extract`, { folderId: strangerFolder.id })).status).toBe(404);
+    const notArchive = await user.post(`/api/archives/${textId}/extract`, {});
+    expect(notArchive.status).toBe(400);
+    expect(notArchive.body).toEqual({ success: false, error: expect.stringContaining('not a ZIP or tar') });
+    for (const body of [{ paths: [] }, { paths: ['a.txt', 'a.txt'] }, { paths: 'a.txt' }, { extra: true }, { folderId: 5 }]) {
+      const answer = await user.post(`/api/archives/${archiveId}/extract`, body);
+      expect(answer.status, JSON.stringify(body)).toBe(400);
+      expect(answer.body.success).toBe(false);
+    }
+    const token = await createToken(user, ['files:read', 'files:upload']);
+    const legacy = (await user.get('/api/profile/upload-token')).body.data.uploadToken as string;
+    for (const authorization of [`Bearer ${token}`, `Bearer ${legacy}`, 'Basic abc']) {
+      const answer = await user.post(`/api/archives/${archiveId}/extract`, {}, { headers: { authorization } });
+      expect(answer.status, authorization).toBe(401);
+      expect(answer.body).toEqual({ success: false, error: 'Unauthorized' });
+    }
+    // A session's state change needs this instance's Origin.
+    expect((await user.post(`/api/archives/${archiveId}/extract`, {}, { origin: 'https://evil.example' })).status).toBe(403);
+    await expectConsistent(user.userId);
+  });
+});
