@@ -42,7 +42,8 @@ export function CreateArchiveForm({ files, folders, onCreated, onClose }: { file
       </p>
       <label>
         Name
-        <input type="text" value={name} onChange={(e) => setName(e.target.value)} maxLength={255} required />
+        <input type="text" value={name} onChange={(e) => setName(e.target.value)} maxLength={200} required />
+        <span className="hint">When the name does not end in .zip, the server adds it.</span>
       </label>
       {chooseFolder && (
         <label>
