@@ -5,12 +5,14 @@ import type { Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { signUp } from '../support/client.ts';
 import { launchBrowser, screenshotDir, watchPage, type BrowserSession } from '../support/browser.ts';
-import { encryptedFlagZip } from '../support/archives.ts';
+import { encryptedFlagZip, zipBytes } from '../support/archives.ts';
+import { uploadFile } from '../support/uploads.ts';
 
 /**
  * Archives in the web app (contract §9, docs/web.md "Archives"), in a real Chromium against a real
  * server: the contents of an uploaded ZIP as a tree with sizes, one entry downloaded, the busy
- * answer, and a narrow screen.
+ * answer, extraction of a selection into a folder and of everything, a new ZIP made from files
+ * selected in the grid, and a narrow screen.
  */
 const PASSWORD = 'correct horse battery';
 const README = '# Hello from the archive\n';
@@ -22,6 +24,7 @@ describe('archives in the web app', () => {
   let browser: BrowserSession;
   let page: Page;
   let owner: Awaited<ReturnType<typeof signUp>>;
+  let folderId = '';
   const problems: string[] = [];
 
   const shot = async (name: string, target: Page = page) => {
@@ -162,6 +165,142 @@ describe('archives in the web app', () => {
     await dialog.getByRole('alert').getByText(/not a ZIP or tar archive/).waitFor();
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
+  });
+
+  test('a selection is extracted into a folder; the summary lists the new files and the skipped entry with its reason', async () => {
+    const folder = await owner.post('/api/folders', { name: 'Unpacked', parentId: null });
+    expect(folder.status, folder.text).toBe(201);
+    folderId = folder.body.data.folder.id;
+    // big.bin (200 KiB) is over this limit, so the server skips it; the ZIP itself is already stored.
+    expect((await owner.patch('/api/settings', { maxUploadSizeBytes: 100 * 1024 })).status).toBe(200);
+    await page.reload(); // the Files page reads the folders when it opens
+    await openContents();
+    const dialog = contents();
+    await dialog.getByRole('checkbox', { name: 'Select everything in docs', exact: true }).check();
+    await dialog.getByRole('checkbox', { name: 'Select big.bin' }).check();
+    await dialog.getByLabel('Extract into').selectOption({ label: 'Unpacked' });
+    const sent = page.waitForRequest((request) => request.method() === 'POST' && /\/api\/archives\/[^/]+\/extract$/.test(request.url()));
+    await dialog.getByRole('button', { name: 'Extract 3 selected files' }).click();
+    expect((await sent).postDataJSON()).toEqual({ folderId, paths: expect.arrayContaining(['docs/readme.md', 'docs/guides/setup.txt', 'big.bin']) });
+
+    const summary = dialog.getByTestId('extraction-summary');
+    await summary.getByRole('heading', { name: 'Extracted 2 files into Unpacked' }).waitFor();
+    // The focus moved from the form (now gone) to the summary.
+    await expect(page.evaluate('document.activeElement.textContent')).resolves.toBe('Extracted 2 files into Unpacked');
+    const created = summary.getByRole('list', { name: 'Extracted files' });
+    await expect(created.getByRole('link').allTextContents()).resolves.toEqual(['readme.md', 'setup.txt']);
+    expect(await created.getByRole('link', { name: 'readme.md' }).getAttribute('href')).toMatch(new RegExp(`^${server.baseUrl}/[a-z0-9]+/readme\\.md$`));
+    const skipped = summary.getByRole('list', { name: 'Skipped entries' }).getByRole('listitem');
+    await expect(skipped.count()).resolves.toBe(1);
+    await expect(skipped.textContent()).resolves.toBe(`big.bin${'larger than the maximum upload size of 102400 bytes'}`);
+    await shot('archives-04-extracted');
+    expect((await owner.patch('/api/settings', { maxUploadSizeBytes: 1024 ** 3 })).status).toBe(200);
+
+    // The list was read again: the new files are in the grid, in the folder, with the entries' bytes.
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByTestId('file-card').filter({ hasText: 'setup.txt' }).waitFor();
+    const inFolder = await owner.get(`/api/files?folder=${folderId}&sortBy=name`);
+    expect(inFolder.body.data.map((f: { name: string }) => f.name)).toEqual(['readme.md', 'setup.txt']);
+    const readme = inFolder.body.data.find((f: { name: string }) => f.name === 'readme.md');
+    expect((await owner.get(`/api/files/${readme.id}/download`)).text).toBe(README);
+  });
+
+  test('Extract all takes every file and reports the encrypted one as skipped', async () => {
+    await openContents();
+    const dialog = contents();
+    const sent = page.waitForRequest((request) => request.method() === 'POST' && /\/extract$/.test(request.url()));
+    await dialog.getByRole('button', { name: 'Extract all' }).click();
+    // No paths: the server takes every file entry, also any beyond a cut-off list.
+    expect((await sent).postDataJSON()).toEqual({ folderId: null });
+    const summary = dialog.getByTestId('extraction-summary');
+    await summary.getByRole('heading', { name: 'Extracted 4 files into Unfiled' }).waitFor();
+    await expect(summary.getByRole('list', { name: 'Skipped entries' }).textContent()).resolves.toMatch(/^secret\.txtencrypted/);
+    await summary.getByRole('button', { name: 'Back to the contents' }).click();
+    await dialog.getByTestId('archive-totals').waitFor();
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByTestId('file-card').filter({ hasText: 'top.txt' }).waitFor();
+  });
+
+  test('a selection too large for one request body is extracted in several', async () => {
+    // 50 files four directories deep: each path is about 420 bytes, so 49 of them are over the
+    // archive routes' 16 KiB body limit.
+    const deep = ['a', 'b', 'c', 'd'].map((letter) => letter.repeat(100)).join('/');
+    const zip = await zipBytes(Array.from({ length: 50 }, (_, i) => ({ name: `${deep}/file-${String(i + 1).padStart(2, '0')}.txt`, data: `file ${i + 1}` })));
+    expect((await uploadFile(owner, 'deep.zip', zip, { type: 'application/zip' })).status).toBe(200);
+    await page.reload();
+    await page.getByRole('button', { name: 'Contents of deep.zip' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Contents of deep.zip' });
+    await dialog.getByTestId('archive-totals').waitFor();
+    await dialog.getByRole('checkbox', { name: 'Select all', exact: true }).check();
+    await dialog.getByRole('checkbox', { name: `Select ${deep}/file-07.txt` }).uncheck();
+    const bodies: string[] = [];
+    const onRequest = (request: { method(): string; url(): string; postData(): string | null }) => {
+      if (request.method() === 'POST' && /\/extract$/.test(request.url())) bodies.push(request.postData()!);
+    };
+    page.on('request', onRequest);
+    await dialog.getByRole('button', { name: 'Extract 49 selected files' }).click();
+    await dialog.getByTestId('extraction-summary').getByRole('heading', { name: 'Extracted 49 files into Unfiled' }).waitFor();
+    page.off('request', onRequest);
+    expect(bodies).toHaveLength(2);
+    for (const body of bodies) expect(Buffer.byteLength(body)).toBeLessThanOrEqual(16 * 1024);
+    const sent = bodies.flatMap((body) => JSON.parse(body).paths as string[]);
+    expect(new Set(sent).size).toBe(49);
+    expect(sent).not.toContain(`${deep}/file-07.txt`);
+    await expect(dialog.getByRole('list', { name: 'Skipped entries' }).count()).resolves.toBe(0);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    // Out of the way of the next test's grid.
+    const made = await owner.get('/api/files?search=file-&limit=100');
+    expect(made.body.data).toHaveLength(49);
+    for (const file of made.body.data) expect((await owner.delete(`/api/files/${file.id}`)).status).toBe(204);
+    await page.reload();
+    await page.getByTestId('file-card').filter({ hasText: 'top.txt' }).waitFor();
+  });
+
+  test('files selected in the grid become a new ZIP in the library', async () => {
+    await page.getByRole('checkbox', { name: 'Select top.txt' }).check();
+    await page.getByRole('checkbox', { name: 'Select big.bin' }).check();
+    const bar = page.getByRole('region', { name: 'Selected files' });
+    await bar.getByText('2 files selected').waitFor();
+    await bar.getByRole('button', { name: 'Create archive' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create archive' });
+    const day = new Date();
+    const pad = (n: number) => String(n).padStart(2, '0');
+    await expect(dialog.getByLabel('Name').inputValue()).resolves.toBe(`archive-${day.getFullYear()}-${pad(day.getMonth() + 1)}-${pad(day.getDate())}.zip`);
+    await dialog.getByLabel('Name').fill('picked');
+    await dialog.getByLabel('Folder').selectOption({ label: 'Unpacked' });
+    await shot('archives-05-create');
+    const sent = page.waitForRequest((request) => request.method() === 'POST' && request.url().endsWith('/api/archives'));
+    await dialog.getByRole('button', { name: 'Create archive' }).click();
+    const body = (await sent).postDataJSON();
+    expect(body.name).toBe('picked');
+    expect(body.folderId).toBe(folderId);
+    expect(body.fileIds).toHaveLength(2);
+
+    const result = dialog.getByTestId('archive-created');
+    await result.getByRole('heading', { name: /^Created picked\.zip/ }).waitFor();
+    expect(await result.getByTestId('archive-link').textContent()).toMatch(new RegExp(`^${server.baseUrl}/[a-z0-9]+/picked\\.zip$`));
+    await shot('archives-06-created');
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await dialog.waitFor({ state: 'detached' });
+
+    // The list was read again: the new ZIP is there, holding the two files, and its contents open.
+    const card = page.getByTestId('file-card').filter({ hasText: 'picked.zip' });
+    await card.waitFor();
+    const listing = await owner.get('/api/files?search=picked');
+    const manifest = await owner.get(`/api/archives/${listing.body.data[0].id}`);
+    expect(manifest.body.data.entries.map((e: { path: string; size: number }) => [e.path, e.size]).sort()).toEqual([
+      ['big.bin', BIG],
+      ['top.txt', 10],
+    ]);
+    await card.getByRole('button', { name: 'Contents of picked.zip' }).click();
+    const opened = page.getByRole('dialog', { name: 'Contents of picked.zip' });
+    await opened.getByTestId('archive-totals').getByText('2 entries · 200 KiB uncompressed').waitFor();
+    await page.keyboard.press('Escape');
+    await opened.waitFor({ state: 'detached' });
+    await bar.getByRole('button', { name: 'Clear selection' }).click();
   });
 
   test('dark theme and a 390 px screen: the contents fit without sideways scrolling', async () => {
