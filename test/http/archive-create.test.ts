@@ -1,0 +1,138 @@
+/**
+ * Creating a ZIP of owned files (contract §9), through HTTP on both databases and both storage
+ * providers: the new archive is a normal file (upload links, folder, file.ready) whose entries are
+ * the files' bytes under names unique also without case; types already compressed are stored; the
+ * quota and size limit bound it while it streams, leaving nothing behind when it is refused.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/client.ts';
+import { createToken, PNG_1X1, uploadFile } from '../support/uploads.ts';
+import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
+import { everyoneRole, withoutEveryonePermission } from '../support/roles.ts';
+
+const idOf = (links: { downloadUrl: string }) => links.downloadUrl.split('/').at(-2)!;
+const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+describe.each(providers)('archive creation on %s storage', (provider) => {
+  let storage: StorageUnderTest;
+  let server: TestServer;
+  let admin: Awaited<ReturnType<typeof signUp>>;
+
+  beforeAll(async () => {
+    storage = await storageUnderTest(provider);
+    server = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', WEBHOOK_ALLOW_PRIVATE: 'true' });
+    admin = await signUp(server.baseUrl);
+    await admin.patch('/api/settings', { registration: 'open' });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await storage?.stop();
+  });
+
+  async function upload(client: typeof admin, name: string, bytes: Uint8Array | string, type?: string) {
+    const answer = await uploadFile(client, name, bytes, type ? { type } : {});
+    expect(answer.status, answer.text).toBe(200);
+    return { id: idOf(answer.body.data), name: answer.body.data.name as string };
+  }
+
+  async function expectConsistent(userId: string) {
+    const files = await server.ctx.db.selectFrom('files').select(['storageKey', 'size']).where('userId', '=', userId).execute();
+    const keys = await storage.keys(server.dataDir, `files/${userId}/`);
+    expect(keys.sort()).toEqual(files.map((f) => f.storageKey).sort());
+    const user = await server.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', userId).executeTakeFirstOrThrow();
+    expect(Number(user.usedBytes)).toBe(files.reduce((sum, f) => sum + Number(f.size), 0));
+  }
+
+  it('makes a ZIP of the files, a file of the library with its links, folder and file.ready', async () => {
+    const user = await signUp(server.baseUrl);
+    expect((await user.post('/api/webhooks', { name: 'ready', url: 'http://127.0.0.1:9/hook' })).status).toBe(201);
+    const folder = (await user.post('/api/folders', { name: 'Bundles' })).body.data.folder as { id: string };
+    const text = 'hello '.repeat(2000);
+    const noise = randomBytes(200_000);
+    const upper = await upload(user, 'Notes.txt', text);
+    const lower = await upload(user, 'notes.txt', 'lower case');
+    const png = await upload(user, 'dot.png', PNG_1X1, 'image/png');
+    const bin = await upload(user, 'noise.bin', noise, 'application/octet-stream');
+
+    const answer = await user.post('/api/archives', { fileIds: [upper.id, lower.id, png.id, bin.id], name: 'My bundle', folderId: folder.id });
+    expect(answer.status, answer.text).toBe(201);
+    const links = answer.body.data as { name: string; type: string; size: number; rawUrl: string; downloadUrl: string };
+    expect(links.name).toBe('My_bundle.zip');
+    expect(links.type).toBe('application/zip');
+    const listed = (await user.get(`/api/files?folder=${folder.id}`)).body.data as Array<{ name: string }>;
+    expect(listed.map((f) => f.name)).toEqual(['My_bundle.zip']);
+
+    // Its manifest: names unique without case, text deflated, the PNG stored.
+    const manifest = (await user.get(`/api/archives/${idOf(links)}`)).body.data as { entries: Array<{ path: string; size: number; compressedSize: number }> };
+    expect(manifest.entries.map((e) => [e.path, e.size])).toEqual([
+      ['Notes.txt', text.length],
+      ['notes-1.txt', 10],
+      ['dot.png', PNG_1X1.length],
+      ['noise.bin', noise.length],
+    ]);
+    expect(manifest.entries[0]!.compressedSize).toBeLessThan(text.length / 10);
+    expect(manifest.entries[2]!.compressedSize).toBe(PNG_1X1.length);
+    // The entries' bytes are the files' own.
+    const entry = await fetch(`${server.baseUrl}/api/archives/${idOf(links)}/entry?path=noise.bin`, { headers: { cookie: [...user.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
+    expect(sha(new Uint8Array(await entry.arrayBuffer()))).toBe(sha(noise));
+    const zipBytes = new Uint8Array(await (await fetch(links.rawUrl)).arrayBuffer());
+    expect(zipBytes.length).toBe(links.size);
+
+    const deliveries = await server.ctx.db.selectFrom('webhookDeliveries').select('body').where('userId', '=', user.userId).where('eventType', '=', 'file.ready').execute();
+    expect(deliveries.map((d) => (JSON.parse(d.body) as { data: { name: string } }).data.name)).toContain('My_bundle.zip');
+    await expectConsistent(user.userId);
+
+    // Without a name: archive.zip, unfiled; a second one gets a unique name.
+    const unnamed = await user.post('/api/archives', { fileIds: [png.id] });
+    expect(unnamed.body.data.name).toBe('archive.zip');
+    const again = await user.post('/api/archives', { fileIds: [png.id], folderId: null });
+    expect(again.body.data.name).toBe('archive-1.zip');
+  });
+
+  it('refuses an archive over the quota with 413, leaving no bytes, record or charge', async () => {
+    const user = await signUp(server.baseUrl);
+    const a = await upload(user, 'a.bin', randomBytes(3000));
+    const b = await upload(user, 'b.bin', randomBytes(3000));
+    const used = 6000;
+    expect((await admin.patch(`/api/users/${user.userId}`, { quotaBytes: used + 4000 })).status).toBe(200);
+    const answer = await user.post('/api/archives', { fileIds: [a.id, b.id] });
+    expect(answer.status).toBe(413);
+    expect(answer.body).toEqual({ success: false, error: expect.stringContaining('quota') });
+    const files = await user.get('/api/files');
+    expect(files.body.pagination.total).toBe(2);
+    await expectConsistent(user.userId);
+    expect(await storage.leftovers(server.dataDir)).toEqual([]);
+  });
+
+  it('needs files.read and files.upload, owned files and a valid body; tokens and the legacy credential get the generic 401', async () => {
+    const user = await signUp(server.baseUrl);
+    const mine = await upload(user, 'mine.txt', 'mine');
+    const stranger = await signUp(server.baseUrl);
+    const theirs = await upload(stranger, 'theirs.txt', 'theirs');
+
+    const missing = await user.post('/api/archives', { fileIds: [mine.id, theirs.id] });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error).toContain(theirs.id);
+    expect((await user.post('/api/archives', { fileIds: [mine.id], folderId: 'no-such-folder' })).status).toBe(404);
+    for (const body of [{}, { fileIds: [] }, { fileIds: [mine.id, mine.id] }, { fileIds: Array.from({ length: 501 }, (_, i) => `id${i}`) }, { fileIds: [mine.id], name: '' }, { fileIds: [mine.id], other: 1 }]) {
+      const answer = await user.post('/api/archives', body);
+      expect(answer.status, JSON.stringify(body).slice(0, 80)).toBe(400);
+    }
+    const everyone = await everyoneRole(admin);
+    for (const permission of ['files.read', 'files.upload']) {
+      await withoutEveryonePermission(admin, everyone, permission, async () => {
+        expect((await user.post('/api/archives', { fileIds: [mine.id] })).status, permission).toBe(403);
+      });
+    }
+    const token = await createToken(user, ['files:read', 'files:upload']);
+    const legacy = (await user.get('/api/profile/upload-token')).body.data.uploadToken as string;
+    for (const authorization of [`Bearer ${token}`, `Bearer ${legacy}`]) {
+      const answer = await user.post('/api/archives', { fileIds: [mine.id] }, { headers: { authorization } });
+      expect(answer.status).toBe(401);
+      expect(answer.body).toEqual({ success: false, error: 'Unauthorized' });
+    }
+    await expectConsistent(user.userId);
+  });
+});
