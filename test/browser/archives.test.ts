@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { signUp } from '../support/client.ts';
 import { launchBrowser, screenshotDir, watchPage, type BrowserSession } from '../support/browser.ts';
-import { encryptedFlagZip, zipBytes } from '../support/archives.ts';
+import { encryptedFlagZip, manyEntriesZip, zipBytes } from '../support/archives.ts';
 import { uploadFile } from '../support/uploads.ts';
 
 /**
@@ -303,12 +303,49 @@ describe('archives in the web app', () => {
     await bar.getByRole('button', { name: 'Clear selection' }).click();
   });
 
+  test('a large archive opens with its directories closed; Create archive stops at 500 files and says why', async () => {
+    expect((await uploadFile(owner, 'many.zip', manyEntriesZip(501), { type: 'application/zip' })).status).toBe(200);
+    await page.reload();
+    await page.getByRole('button', { name: 'Contents of many.zip' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Contents of many.zip' });
+    await dialog.getByTestId('archive-totals').waitFor();
+    const folder = dialog.getByRole('button', { name: 'f', exact: true });
+    await expect(folder.getAttribute('aria-expanded')).resolves.toBe('false');
+    await expect(dialog.getByTestId('archive-entry').count()).resolves.toBe(0);
+    await dialog.getByRole('button', { name: 'Extract all' }).click();
+    await dialog.getByRole('heading', { name: 'Extracted 501 files into Unfiled' }).waitFor({ timeout: 60_000 });
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+
+    // The selection survives paging: 96 a page, six pages.
+    await page.goto(`${server.baseUrl}/app/files?search=000&limit=96`);
+    await page.getByText('501 files', { exact: true }).waitFor();
+    for (let n = 1; n <= 6; n++) {
+      if (n > 1) await page.getByRole('button', { name: 'Next' }).click();
+      await page.getByText(`Page ${n} of 6`).waitFor();
+      await page.getByLabel('Select all on this page').check();
+    }
+    const bar = page.getByRole('region', { name: 'Selected files' });
+    await bar.getByText('501 files selected').waitFor();
+    const create = bar.getByRole('button', { name: 'Create archive' });
+    await expect(create.isDisabled()).resolves.toBe(true);
+    await bar.getByText('An archive holds at most 500 files: select fewer to create one.').waitFor();
+    expect(await create.getAttribute('aria-describedby')).toBe('archive-limit');
+    await shot('archives-07-limit');
+    await page.getByTestId('file-card').first().getByRole('checkbox').uncheck();
+    await bar.getByText('500 files selected').waitFor();
+    await expect(create.isEnabled()).resolves.toBe(true);
+    await expect(bar.getByText('An archive holds at most 500 files').count()).resolves.toBe(0);
+    await bar.getByRole('button', { name: 'Clear selection' }).click();
+  });
+
   test('dark theme and a 390 px screen: the contents fit without sideways scrolling', async () => {
     const phone = await launchBrowser({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' });
     try {
       const small = phone.context.pages()[0] ?? (await phone.context.newPage());
       watchPage(small, problems);
       await signIn(small);
+      await small.goto(`${server.baseUrl}/app/files?search=bundle`);
       await small.getByRole('button', { name: 'Contents of bundle.zip' }).click();
       const dialog = small.getByRole('dialog', { name: 'Contents of bundle.zip' });
       await dialog.getByText('setup.txt').waitFor();
