@@ -11,6 +11,7 @@ import { signUp } from '../support/client.ts';
 import { createToken, PNG_1X1, uploadFile } from '../support/uploads.ts';
 import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
 import { everyoneRole, withoutEveryonePermission } from '../support/roles.ts';
+import { zipBytes } from '../support/archives.ts';
 
 const idOf = (links: { downloadUrl: string }) => links.downloadUrl.split('/').at(-2)!;
 const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
@@ -22,7 +23,7 @@ describe.each(providers)('archive creation on %s storage', (provider) => {
 
   beforeAll(async () => {
     storage = await storageUnderTest(provider);
-    server = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', WEBHOOK_ALLOW_PRIVATE: 'true' });
+    server = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', WEBHOOK_ALLOW_PRIVATE: 'true', ARCHIVE_CONCURRENCY: '1' });
     admin = await signUp(server.baseUrl);
     await admin.patch('/api/settings', { registration: 'open' });
   });
@@ -134,5 +135,36 @@ describe.each(providers)('archive creation on %s storage', (provider) => {
       expect(answer.body).toEqual({ success: false, error: 'Unauthorized' });
     }
     await expectConsistent(user.userId);
+  });
+
+  it('while the one slot is held, extraction and creation get 503 with Retry-After, and client mistakes still their 4xx', async () => {
+    const user = await signUp(server.baseUrl);
+    // 32 MiB of zeros deflate to a few kB: a client that does not read the entry holds the slot.
+    const big = await zipBytes([{ name: 'big.bin', data: new Uint8Array(32 * 1024 * 1024), compress: true }]);
+    const archive = await upload(user, 'big.zip', big, 'application/zip');
+    const small = await upload(user, 'small.txt', 'small');
+    const controller = new AbortController();
+    const held = await fetch(`${server.baseUrl}/api/archives/${archive.id}/entry?path=big.bin`, {
+      headers: { cookie: [...user.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+      signal: controller.signal,
+    });
+    expect(held.status).toBe(200);
+    try {
+      for (const [path, body] of [[`/api/archives/${archive.id}/extract`, {}], ['/api/archives', { fileIds: [small.id] }]] as const) {
+        const busy = await user.post(path, body);
+        expect(busy.status, path).toBe(503);
+        expect(busy.headers.get('retry-after')).toBe('5');
+        expect(busy.body).toEqual({ success: false, error: expect.stringContaining('try again') });
+      }
+      expect((await user.post('/api/archives/no-such-file/extract', {})).status).toBe(404);
+      expect((await user.post(`/api/archives/${archive.id}/extract`, { paths: [] })).status).toBe(400);
+      expect((await user.post('/api/archives', { fileIds: ['no-such-file'] })).status).toBe(404);
+      expect((await user.post('/api/archives', { fileIds: [] })).status).toBe(400);
+      expect((await user.post('/api/archives', { fileIds: [small.id] }, { headers: { authorization: 'Bearer x' } })).status).toBe(401);
+      expect((await user.post('/api/archives', { fileIds: [small.id] }, { origin: 'https://evil.example' })).status).toBe(403);
+    } finally {
+      controller.abort();
+    }
+    await expect.poll(async () => (await user.post('/api/archives', { fileIds: [small.id] })).status, { timeout: 10_000 }).toBe(201);
   });
 });
