@@ -339,6 +339,37 @@ describe('archives in the web app', () => {
     await bar.getByRole('button', { name: 'Clear selection' }).click();
   });
 
+  test('an archive of more entries than the manifest lists says so', async () => {
+    // The server's cut at 10,000 entries is tested with the routes; here its answer is marked cut
+    // (a real 10,001-entry manifest costs seconds of the test servers' response checks).
+    const manifestRoute = /\/api\/archives\/[^/?]+$/;
+    await page.route(manifestRoute, async (route) => {
+      const answer = await route.fetch();
+      const body = await answer.json();
+      await route.fulfill({ response: answer, json: { ...body, data: { ...body.data, truncated: true, entryCount: 10_001 } } });
+    });
+    let sent: unknown = null;
+    await page.route(/\/extract$/, async (route) => {
+      sent = route.request().postDataJSON();
+      await route.fulfill({ status: 201, json: { success: true, data: { files: [], skipped: [] } } });
+    });
+    await page.goto(`${server.baseUrl}/app/files?search=bundle`);
+    await openContents();
+    const dialog = contents();
+    await expect(dialog.getByTestId('archive-totals').textContent()).resolves.toMatch(/^ZIP 10,001 entries · /);
+    await dialog.getByRole('note').getByText('Only the first 6 of 10,001 entries are listed. Extract all takes every file of the archive, listed or not.').waitFor();
+    await shot('archives-08-truncated');
+    // Every listed file is not every file: the selection goes as paths, not as "everything".
+    await dialog.getByRole('checkbox', { name: 'Select all', exact: true }).check();
+    await dialog.getByRole('button', { name: 'Extract 4 selected files' }).click();
+    await dialog.getByRole('heading', { name: 'No file was extracted' }).waitFor();
+    expect(sent).toEqual({ folderId: null, paths: expect.arrayContaining(['docs/readme.md', 'docs/guides/setup.txt', 'big.bin', 'top.txt']) });
+    await page.unroute(manifestRoute);
+    await page.unroute(/\/extract$/);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+  });
+
   test('dark theme and a 390 px screen: the contents fit without sideways scrolling', async () => {
     const phone = await launchBrowser({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' });
     try {
