@@ -4,9 +4,8 @@ import type { RouteModule } from '../route-module.ts';
 import type { AppContext } from '../../context.ts';
 import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveContent, parseRange, unlockCookieName, unlockToken, type FileRow } from '../../files/file-access.ts';
 import { viewerOf } from '../viewer.ts';
-import { verifyPassword } from '../../auth/passwords.ts';
-import { clearHits, takeAttempt } from '../../auth/throttle.ts';
-import { AppError, forbidden, notFound, unauthorized } from '../../errors.ts';
+import { checkFilePassword } from '../../files/unlock.ts';
+import { forbidden, notFound, unauthorized } from '../../errors.ts';
 import { StorageNotFoundError } from '../../storage/storage.ts';
 import { bytes, noBody } from '../responses.ts';
 import { contentDisposition } from '../content-disposition.ts';
@@ -67,8 +66,6 @@ function openableFile(found: { file: FileRow } | null, request: FastifyRequest):
 function refuseBearerUnlessPublic(request: FastifyRequest, file: FileRow): void {
   if (request.headers.authorization !== undefined && accessTo(file, { userId: null, cookies: {} }) !== 'open') throw unauthorized();
 }
-
-const UNLOCK_LIMIT = { attempts: 10, windowMs: 15 * 60 * 1000 };
 
 /** What sendBytes answers: the bytes, the range asked for, or a revalidation's 304. */
 function byteResponses(whole: string) {
@@ -165,11 +162,7 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
     async (request, reply) => {
       const found = await findById(ctx.db, request.params.id);
       if (!found || accessTo(found.file, { userId: null, cookies: {} }) === 'hidden' || found.file.passwordHash === null) throw notFound('File not found');
-      const key = `unlock:${request.ip}:${found.file.id}`;
-      // Counted before the verification, so parallel guesses cannot all pass the limit.
-      await takeAttempt(ctx.db, key, UNLOCK_LIMIT.attempts, UNLOCK_LIMIT.windowMs, 'Too many wrong passwords; try again later');
-      if (!(await verifyPassword(found.file.passwordHash, request.body.password))) throw new AppError('forbidden', 'Wrong password');
-      await clearHits(ctx.db, key);
+      await checkFilePassword(ctx.db, request.ip, found.file, request.body.password);
       reply.setCookie(unlockCookieName(found.file.id), unlockToken(found.file), {
         httpOnly: true,
         sameSite: 'lax',
