@@ -22,6 +22,7 @@ import { renderNotFoundPage } from '../files/share-page.ts';
 import { healthRoutes } from './routes/health.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { archiveRoutes } from './routes/archives.ts';
+import { applyArchiveBodyRules } from './archive-body.ts';
 import { twoFactorRoutes } from './routes/two-factor.ts';
 import { authRoutes } from './routes/auth.ts';
 import { passkeyRoutes } from './routes/passkeys.ts';
@@ -113,6 +114,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     const policy = policyFor(route.method, route.url);
     if (!policy) throw new Error(`Route ${route.method} ${route.url} has no row in the route policy table`);
     route.config = { ...route.config, policy };
+    // Archive routes read a body with a 16 KiB limit and a 5-second deadline (contract §9), set here
+    // from the row so that a new archive route cannot go without them.
+    if (policy.archive) applyArchiveBodyRules(route);
     // Every answer has a schema (docs/architecture.md, "One definition of the API"); the error
     // bodies are the policy row's, added here so that no route writes them.
     const response = (route.schema?.response ?? {}) as Record<string, unknown>;
