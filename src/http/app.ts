@@ -22,6 +22,7 @@ import { renderNotFoundPage } from '../files/share-page.ts';
 import { healthRoutes } from './routes/health.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { archiveRoutes } from './routes/archives.ts';
+import { shareArchiveRoutes } from './routes/share-archives.ts';
 import { applyArchiveBodyRules } from './archive-body.ts';
 import { twoFactorRoutes } from './routes/two-factor.ts';
 import { authRoutes } from './routes/auth.ts';
@@ -47,7 +48,7 @@ import { apiDocsRoutes } from './routes/api-docs.ts';
 
 export type { App } from './route-module.ts';
 
-const routeModules: RouteModule[] = [healthRoutes, authRoutes, passkeyRoutes, sessionRoutes, twoFactorRoutes, archiveRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes, auditRoutes, setupRoutes, apiDocsRoutes, webAppRoutes];
+const routeModules: RouteModule[] = [healthRoutes, authRoutes, passkeyRoutes, sessionRoutes, twoFactorRoutes, archiveRoutes, shareArchiveRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes, auditRoutes, setupRoutes, apiDocsRoutes, webAppRoutes];
 
 /** One access-log line per request, when it completes, instead of Fastify's two (received, completed). */
 class AccessLog extends LogController {

@@ -1,0 +1,133 @@
+import { z } from 'zod';
+import mime from 'mime';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RouteModule } from '../route-module.ts';
+import { bytes, ok } from '../responses.ts';
+import { reserveArchiveSlot } from '../archive-slot.ts';
+import { ARCHIVE_BODY_LIMIT } from '../archive-body.ts';
+import { contentDisposition } from '../content-disposition.ts';
+import { viewerOf } from '../viewer.ts';
+import { archiveManifestResponse } from '../../api/archives.ts';
+import { NotAnArchiveError, openEntry, readManifest } from '../../archives/reader.ts';
+import { accessTo, findByUrlPath, type FileRow } from '../../files/file-access.ts';
+import { checkFilePassword } from '../../files/unlock.ts';
+import { StorageNotFoundError } from '../../storage/storage.ts';
+import { forbidden, invalid, notFound } from '../../errors.ts';
+
+const shareParams = z.strictObject({ urlId: z.string().min(1).max(64), name: z.string().min(1).max(512) });
+const password = z.string().min(1).max(1024).describe("The file's password, when it has one and this browser has not unlocked it");
+// A browser posting the share page's form sends no body for the manifest; JSON and form bodies alike.
+const manifestBody = z.strictObject({ password: password.optional() }).nullish();
+const entryBody = z.strictObject({
+  path: z.string({ error: 'is required: the entry path as the manifest lists it' }).min(1).max(4096),
+  password: password.optional(),
+});
+
+/**
+ * A shared archive's manifest and one entry's bytes (contract §9, "Share pages"): the file's
+ * visibility and password rules as on the share page and its downloads — 404 for a private (unless
+ * it is the signed-in owner's), expired or missing file; 403 for a password-protected one without
+ * the right password in the body or the file's unlock cookie. The password is taken in the body so
+ * it never lands in a URL or a log. No extraction.
+ *
+ * The body rules (16 KiB, 5 seconds) are every archive route's, set in app.ts; the body is read,
+ * validated and the file authorized before a slot of archive capacity is taken, so a mistake gets its
+ * 4xx even when every slot is busy.
+ */
+export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
+  const tags = ['archives'];
+
+  // The share page's download buttons are a plain form (no script, contract §9: "the share page of a
+  // public archive shows its manifest"), so these two routes also read a form body; in this scope only.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: ARCHIVE_BODY_LIMIT }, (_request, body, done) => {
+    const fields = new URLSearchParams(body as string);
+    const seen = new Set<string>();
+    for (const name of fields.keys()) {
+      if (seen.has(name)) return done(invalid(`body.${name}: given more than once`), undefined);
+      seen.add(name);
+    }
+    // fromEntries defines each field as an own property, so a field named __proto__ is just an unknown field.
+    done(null, Object.fromEntries(fields));
+  });
+
+  /** The file these credentials may read, or the 404/403/429 that says why not. */
+  async function sharedFile(request: FastifyRequest, urlId: string, name: string, givenPassword: string | undefined): Promise<FileRow> {
+    const found = await findByUrlPath(ctx.db, urlId, name);
+    const access = found ? accessTo(found.file, viewerOf(request)) : 'hidden';
+    if (!found || access === 'hidden') throw notFound('File not found');
+    if (access === 'locked') {
+      if (givenPassword === undefined) throw forbidden('This file is protected by a password: send it as "password" in the body, or unlock the file first');
+      // A wrong password counts toward the same throttle as POST /api/files/{id}/unlock.
+      await checkFilePassword(ctx.db, request.ip, found.file, givenPassword);
+    }
+    return found.file;
+  }
+
+  /** What a cache may keep: nothing of a file that is not open to everyone. */
+  function cacheHeaders(reply: FastifyReply, file: FileRow): void {
+    if (accessTo(file, { userId: null, cookies: {} }) !== 'open') reply.header('Cache-Control', 'private, no-store');
+  }
+
+  /** Reading the archive: not an archive is the client's 400, a record without bytes a 404. */
+  async function reading<T>(file: FileRow, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof NotAnArchiveError) throw invalid(error.message);
+      if (error instanceof StorageNotFoundError) {
+        ctx.log.error({ fileId: file.id, storageKey: file.storageKey }, 'file record without bytes');
+        throw notFound('File not found');
+      }
+      throw error;
+    }
+  }
+
+  app.post(
+    '/api/share/:urlId/:name/archive',
+    {
+      schema: {
+        tags,
+        summary: "The manifest of a shared ZIP or tar file (the file's visibility and password rules; at most 10,000 entries listed, the counts cover all)",
+        params: shareParams,
+        body: manifestBody,
+        response: { 200: archiveManifestResponse },
+      },
+    },
+    async (request, reply) => {
+      const file = await sharedFile(request, request.params.urlId, request.params.name, request.body?.password);
+      if (!reserveArchiveSlot(ctx.archiveCapacity, request, reply)) return reply;
+      cacheHeaders(reply, file);
+      return ok(await reading(file, () => readManifest(ctx.storage, file.storageKey, file.size)));
+    },
+  );
+
+  app.post(
+    '/api/share/:urlId/:name/archive/entry',
+    {
+      schema: {
+        tags,
+        summary: 'One entry of a shared archive, as an attachment',
+        params: shareParams,
+        body: entryBody,
+        response: { 200: bytes("The entry's bytes (`Content-Disposition: attachment`, `nosniff`, the type of the entry's name)") },
+      },
+    },
+    async (request, reply) => {
+      const { path } = request.body;
+      const file = await sharedFile(request, request.params.urlId, request.params.name, request.body.password);
+      if (!reserveArchiveSlot(ctx.archiveCapacity, request, reply)) return reply;
+      const entry = await reading(file, () => openEntry(ctx.storage, file.storageKey, file.size, path));
+      if (!entry) throw notFound('No such entry in the archive');
+      if (entry.encrypted) throw invalid('The entry is encrypted; Hoard cannot read it');
+      cacheHeaders(reply, file);
+      const name = path.split('/').pop() || 'entry';
+      return reply
+        .header('Content-Disposition', contentDisposition('attachment', name))
+        .header('X-Content-Type-Options', 'nosniff')
+        // An attachment is not rendered; should a browser do so anyway, it gets no script and no origin.
+        .header('Content-Security-Policy', "default-src 'none'; sandbox")
+        .type(mime.getType(name) ?? 'application/octet-stream')
+        .send(entry.stream);
+    },
+  );
+};
