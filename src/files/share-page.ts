@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ArchiveManifest } from '../api/archives.ts';
 import type { FileRow } from './file-access.ts';
 
 const escapeHtml = (value: string) =>
@@ -14,6 +15,11 @@ export interface SharePageInput {
   unlockUrl: string;
   /** The beginning of a text file, for its preview. */
   textPreview: string | null;
+  /**
+   * An open archive's manifest (contract §9: the share page of a public archive shows it), and the
+   * absolute URL its entries are downloaded from (POST /api/share/{urlId}/{name}/archive/entry).
+   */
+  archive?: { manifest: ArchiveManifest; entryUrl: string } | null;
 }
 
 function humanSize(bytes: number): string {
@@ -53,7 +59,12 @@ input{font:inherit;padding:9px 12px;border-radius:8px;border:1px solid var(--bor
 .actions{margin-top:16px;display:flex;gap:8px;flex-wrap:wrap}
 body.minimal main{max-width:none;padding:0}body.minimal .card{border:0;border-radius:0;background:none}
 body.delivery .card{max-width:480px;margin:10vh auto;text-align:center}
-.error{color:#d33;min-height:1.5em}`;
+.error{color:#d33;min-height:1.5em}
+.archive{margin-top:20px}.archive h2{font-size:1rem;margin:0 0 4px}
+.tree,.tree ul{list-style:none;margin:0;padding:0}.tree ul{padding-left:18px;border-left:1px solid var(--border);margin-left:6px}
+.tree li{padding:2px 0}.tree summary{cursor:pointer;font-weight:600;word-break:break-all}
+.tree .file{display:flex;gap:8px;align-items:center;flex-wrap:wrap}.tree .name{word-break:break-all}.tree .size{color:var(--muted);font-size:.85rem}
+.tree button{padding:2px 10px;font-size:.85rem;border-radius:6px}`;
 
 function page(title: string, head: string, body: string, style = 'framed'): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -130,9 +141,80 @@ export function renderSharePage(input: SharePageInput): string {
     .map(([name, content]) => `<meta name="${name}" content="${escapeHtml(content!)}">`)
     .join('');
 
+  const tree = input.archive ? renderArchive(input.archive.manifest, input.archive.entryUrl) : '';
   const body = `<div class="card"><h1>${name}</h1><p class="meta">${meta}</p>${preview ? `<div class="preview">${preview}</div>` : ''}
-<div class="actions"><a class="button" href="${escapeHtml(input.downloadUrl)}">Download</a><a class="button" href="${raw}">Open raw</a></div></div>`;
+<div class="actions"><a class="button" href="${escapeHtml(input.downloadUrl)}">Download</a><a class="button" href="${raw}">Open raw</a></div>${tree}</div>`;
   return page(`${file.name} · Hoard`, og + twitter, body, file.shareStyle);
+}
+
+/** Types and names of the archives the share page lists (contract §9); the reader has the last word. */
+const archiveTypes = new Set(['application/zip', 'application/x-zip-compressed', 'application/x-tar', 'application/gzip', 'application/x-gzip', 'application/x-gtar', 'application/x-compressed-tar']);
+
+export function mayBeArchive(file: Pick<FileRow, 'name' | 'mimeType'>): boolean {
+  return archiveTypes.has(file.mimeType) || /\.(zip|tar|tgz|tar\.gz)$/i.test(file.name);
+}
+
+interface TreeDirectory {
+  directories: Map<string, TreeDirectory>;
+  files: Array<{ name: string; entry: ArchiveManifest['entries'][number] }>;
+}
+
+/**
+ * The listed entries as nested directories. Paths are shown as stored (`../x`, `/abs` included):
+ * empty segments are dropped for display only, and each button posts the entry's exact path. A
+ * directory an entry implies but the archive does not list is shown all the same.
+ */
+function treeOf(entries: ArchiveManifest['entries']): TreeDirectory {
+  const root: TreeDirectory = { directories: new Map(), files: [] };
+  for (const entry of entries) {
+    const segments = entry.path.split('/').filter((segment) => segment !== '');
+    const leaf = entry.directory ? null : (segments.pop() ?? entry.path);
+    let directory = root;
+    for (const segment of segments) {
+      let next = directory.directories.get(segment);
+      if (!next) {
+        next = { directories: new Map(), files: [] };
+        directory.directories.set(segment, next);
+      }
+      directory = next;
+    }
+    if (leaf !== null) directory.files.push({ name: leaf, entry });
+  }
+  return root;
+}
+
+const byName = (a: string, b: string) => a.localeCompare(b, 'en');
+
+function renderDirectory(directory: TreeDirectory, depth: number, expanded: boolean): string {
+  const items: string[] = [];
+  for (const [name, child] of [...directory.directories].sort(([a], [b]) => byName(a, b))) {
+    const open = depth === 0 || expanded ? ' open' : '';
+    items.push(`<li><details${open}><summary>${escapeHtml(name)}/</summary>${renderDirectory(child, depth + 1, expanded)}</details></li>`);
+  }
+  for (const { name, entry } of [...directory.files].sort((a, b) => byName(a.name, b.name))) {
+    const action = entry.encrypted
+      ? '<span class="size">encrypted, cannot be downloaded</span>'
+      : `<button type="submit" name="path" value="${escapeHtml(entry.path)}" aria-label="Download ${escapeHtml(name)}">Download</button>`;
+    items.push(`<li class="file"><span class="name">${escapeHtml(name)}</span><span class="size">${humanSize(entry.size)}</span>${action}</li>`);
+  }
+  return items.length > 0 ? `<ul>${items.join('')}</ul>` : '';
+}
+
+/** Directories expanded throughout up to this many listed entries; beyond, only the first level. */
+const EXPANDED_ENTRIES = 100;
+
+/**
+ * The manifest as a tree with a download button per file entry: one form posting the button's
+ * `path` to the entry route, so downloading needs no script (the page's CSP allows forms to 'self').
+ */
+function renderArchive(manifest: ArchiveManifest, entryUrl: string): string {
+  const format = manifest.format === 'zip' ? 'ZIP' : 'tar';
+  const count = `${manifest.entryCount.toLocaleString('en')} ${manifest.entryCount === 1 ? 'entry' : 'entries'}`;
+  const listed = manifest.entries.length;
+  const more = listed < manifest.entryCount ? `<p class="meta">The first ${listed.toLocaleString('en')} entries are shown.</p>` : '';
+  const tree = renderDirectory(treeOf(manifest.entries), 0, listed <= EXPANDED_ENTRIES).replace(/^<ul>/, '<ul class="tree">');
+  return `<section class="archive" aria-label="Archive contents"><h2>Contents</h2><p class="meta">${format} archive · ${count} · ${humanSize(manifest.totalSize)} uncompressed</p>
+<form method="post" action="${escapeHtml(entryUrl)}">${tree}</form>${more}</section>`;
 }
 
 export function renderNotFoundPage(): string {

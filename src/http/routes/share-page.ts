@@ -3,12 +3,21 @@ import { text } from 'node:stream/consumers';
 import type { RouteModule } from '../route-module.ts';
 import { accessTo, findByUrlPath, type FileRow } from '../../files/file-access.ts';
 import { StorageNotFoundError } from '../../storage/storage.ts';
-import { previewKind, renderNotFoundPage, renderSharePage, sharePagePolicy } from '../../files/share-page.ts';
+import { mayBeArchive, previewKind, renderNotFoundPage, renderSharePage, sharePagePolicy } from '../../files/share-page.ts';
+import { NotAnArchiveError, readManifest, type ArchiveManifest } from '../../archives/reader.ts';
+import { abortableReads, ArchiveReadAborted } from '../../archives/abortable-reads.ts';
 import { uploadLinks } from '../../files/file-views.ts';
 import { viewerOf } from '../viewer.ts';
 import { html } from '../responses.ts';
 
 const TEXT_PREVIEW_BYTES = 64 * 1024;
+/**
+ * An archive's tree on its share page (contract §9) lists at most this many entries (the counts
+ * cover all), and is given up when its manifest is not read within this time: the page of a
+ * 10,000-entry ZIP or of a large tar.gz still comes quickly, and the full manifest is the API's.
+ */
+const SHARE_PAGE_ENTRIES = 1000;
+const SHARE_PAGE_MANIFEST_MS = 2000;
 
 export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
   const policy = sharePagePolicy(ctx.config.baseUrl);
@@ -27,6 +36,35 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
       throw error;
     }
   }
+  /**
+   * An open archive's manifest for its page, or null: not an archive, unreadable, too slow, or every
+   * slot of archive capacity busy — reading it is archive work like the archive routes', so it takes
+   * a slot, but the page never waits for one (it is shown without the tree instead).
+   */
+  async function archiveManifest(file: FileRow): Promise<ArchiveManifest | null> {
+    if (!mayBeArchive(file)) return null;
+    const release = ctx.archiveCapacity.reserve();
+    if (!release) return null;
+    const budget = new AbortController();
+    const timer = setTimeout(() => budget.abort(), SHARE_PAGE_MANIFEST_MS);
+    const reading = readManifest(abortableReads(ctx.storage, budget.signal), file.storageKey, file.size, SHARE_PAGE_ENTRIES);
+    // Aborting destroys the reads under way; whatever the reader then throws is already answered.
+    reading.catch(() => undefined);
+    const givenUp = new Promise<null>((resolve) => budget.signal.addEventListener('abort', () => resolve(null), { once: true }));
+    try {
+      return await Promise.race([reading, givenUp]);
+    } catch (error) {
+      if (!(error instanceof NotAnArchiveError || error instanceof ArchiveReadAborted || error instanceof StorageNotFoundError)) {
+        ctx.log.warn({ err: error, fileId: file.id }, 'archive manifest for the share page failed');
+      }
+      return null;
+    } finally {
+      clearTimeout(timer);
+      budget.abort();
+      release();
+    }
+  }
+
   app.get(
     '/:urlId/:name',
     {
@@ -58,6 +96,8 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
         return notFoundPage();
       }
       const { textPreview } = bytes;
+      // The tree only for an archive this browser may open, and not for a HEAD request's empty answer.
+      const manifest = access === 'open' && request.method === 'GET' ? await archiveManifest(file) : null;
       reply.header('Cache-Control', file.visibility === 'PUBLIC' && file.passwordHash === null ? 'public, max-age=60' : 'private, no-store');
       return reply.send(
         renderSharePage({
@@ -68,6 +108,10 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
           downloadUrl: links.downloadUrl,
           unlockUrl: `${ctx.config.baseUrl}/api/files/${file.id}/unlock`,
           textPreview,
+          archive: manifest && {
+            manifest,
+            entryUrl: `${ctx.config.baseUrl}/api/share/${encodeURIComponent(found.urlId)}/${encodeURIComponent(file.name)}/archive/entry`,
+          },
         }),
       );
     },
