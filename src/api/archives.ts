@@ -13,6 +13,7 @@ export const archiveEntrySchema = z
     encrypted: z.boolean().describe('Listed, never extracted'),
   })
   .meta({ id: 'ArchiveEntry' });
+export type ArchiveEntry = z.infer<typeof archiveEntrySchema>;
 
 export const archiveManifestSchema = z
   .object({

@@ -24,3 +24,9 @@ export function isPermission(value: string): value is Permission {
 
 export const scopes = ['files:read', 'files:upload', 'urls:read', 'urls:write'] as const;
 export type Scope = (typeof scopes)[number];
+
+/**
+ * Archive limits (contract §9) the web app shows before it asks: files one new archive may hold,
+ * and entries a manifest lists.
+ */
+export const archiveLimits = { files: 500, manifestEntries: 10_000 } as const;

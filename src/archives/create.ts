@@ -3,6 +3,7 @@ import yazl from 'yazl';
 import type { AppContext } from '../context.ts';
 import type { Principal } from '../auth/principal.ts';
 import { forAccount } from '../db/account-scope.ts';
+import { archiveLimits } from '../api/vocabulary.ts';
 import { notFound } from '../errors.ts';
 import type { FileRow } from '../files/file-access.ts';
 import { StorageLimitError } from '../storage/storage.ts';
@@ -13,7 +14,7 @@ import { planUpload, resolveOptions } from '../uploads/upload-plan.ts';
 import { commitStored, storeBytes } from '../uploads/store-upload.ts';
 
 /** Files one new archive may hold (contract §9): 500 IDs fit the 16 KiB body limit. */
-export const ARCHIVE_FILES_LIMIT = 500;
+export const ARCHIVE_FILES_LIMIT: number = archiveLimits.files;
 const DEFAULT_NAME = 'archive.zip';
 
 export interface CreationRequest {

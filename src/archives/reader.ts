@@ -14,7 +14,7 @@ import { archiveLimits } from '../api/vocabulary.ts';
  */
 
 /** At most this many entries are listed in a manifest (contract §9); the counts cover them all. */
-export const MANIFEST_ENTRY_LIMIT = archiveLimits.manifestEntries;
+export const MANIFEST_ENTRY_LIMIT: number = archiveLimits.manifestEntries;
 
 export interface ArchiveEntry {
   /** As stored, `\` turned into `/`, a directory's trailing `/` removed. */

@@ -1,9 +1,10 @@
 import { useEffect, useState } from 'react';
 import type { FileRecord, Folder } from '@api';
+import { archiveLimits } from '@api/vocabulary.ts';
 import { Dialog, ErrorNote, Loading } from '../ui.tsx';
 
 /** The most files one archive may be made of (contract §9). */
-export const ARCHIVE_FILE_LIMIT = 500;
+export const ARCHIVE_FILE_LIMIT = archiveLimits.files;
 
 type ArchiveModule = typeof import('./archive/index.ts');
 

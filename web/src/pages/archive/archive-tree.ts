@@ -1,7 +1,6 @@
-import type { ArchiveManifest } from '@api';
+import type { ArchiveEntry } from '@api';
 
-/** An entry of the manifest, as the API defines it. */
-export type ArchiveEntry = ArchiveManifest['entries'][number];
+export type { ArchiveEntry };
 
 /**
  * An archive's manifest as a tree. The manifest is a flat list of paths as stored (contract §9): a
