@@ -112,7 +112,7 @@ export function zipLayout(bytes: Buffer): ZipRecordLayout[] {
   return records;
 }
 
-/** The bytes yazl would store for this name unchanged, or null when it would refuse or rewrite it. */
+/** Whether yazl stores this name byte for byte (it refuses `..` segments and absolute names, and turns `\` into `/`). */
 function yazlKeeps(name: string): boolean {
   return !name.includes('\\') && !name.startsWith('/') && !/^[a-zA-Z]:/.test(name) && !name.split('/').includes('..') && name !== '' && name !== '/';
 }
