@@ -3,9 +3,10 @@
  * on the same machine (docs/benchmarks.md explains the method). Not part of `npm test`.
  *
  *   npm run bench                         full run: writes bench/results.json, docs/benchmarks.md, README
- *   npm run bench -- --only uploads       sections: uploads, sqlite, postgres (comma-separated);
+ *   npm run bench -- --only uploads       sections: uploads, sqlite, postgres, archives (comma-separated);
  *                                         a partial run prints its table and writes nothing unless --write
  *   npm run bench -- --size 256 --files 20000 --reps 1 --seconds 5     quicker, smaller (for debugging)
+ *   npm run bench -- --only archives --archive-size 128                 archives of 128 MiB instead of 1 GiB
  *   npm run bench -- --keep               leave the working directory (data, server logs) in place
  *   npm run bench -- --render             rewrite docs/benchmarks.md and README.md from bench/results.json
  *
@@ -25,11 +26,14 @@ import { createPostgresDatabase, SEARCH_TERM, startHoard, startHoardProcess, typ
 import { getJson, latency, requestRate } from './lib/load.ts';
 import { figure, textTable, writeReports, type Figure, type Results } from './lib/report.ts';
 import { GiB, MiB, smallFileUploads, timedChunkedUpload, timedMultipartUpload } from './lib/uploads.ts';
+import { archivesSection } from './lib/archives.ts';
 
 const { values: args } = parseArgs({
   options: {
     only: { type: 'string' },
     size: { type: 'string', default: '1024' },
+    // MiB extracted and archived per run (the archives section; 16 MiB entries).
+    'archive-size': { type: 'string', default: '1024' },
     files: { type: 'string', default: '100000' },
     reps: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },
@@ -47,15 +51,16 @@ if (args.render) {
   process.exit(0);
 }
 
-const allSections = ['uploads', 'sqlite', 'postgres'] as const;
+const allSections = ['uploads', 'sqlite', 'postgres', 'archives'] as const;
 type Section = (typeof allSections)[number];
 const sections = new Set<Section>(args.only ? (args.only.split(',') as Section[]) : allSections);
 for (const s of sections) if (!allSections.includes(s)) throw new Error(`--only: unknown section ${s} (${allSections.join(', ')})`);
 const uploadBytes = Number(args.size) * MiB;
+const archiveBytes = Number(args['archive-size']) * MiB;
 const seededFiles = Number(args.files);
 const reps = Number(args.reps);
 const rateSeconds = Number(args.seconds);
-const fullRun = sections.size === allSections.length && uploadBytes === GiB && seededFiles === 100_000 && rateSeconds === 10;
+const fullRun = sections.size === allSections.length && uploadBytes === GiB && archiveBytes === GiB && seededFiles === 100_000 && rateSeconds === 10;
 const write = fullRun || args.write;
 
 const PART_BYTES = 64 * MiB;
@@ -396,6 +401,7 @@ try {
   if (sections.has('uploads')) await uploadsSection();
   if (sections.has('sqlite')) await databaseSection('sqlite');
   if (sections.has('postgres')) await databaseSection('postgres');
+  if (sections.has('archives')) figures.push(...(await archivesSection({ root, workDir, archiveBytes, reps, log, children, syncDisks })));
 } catch (error) {
   failed = error;
 } finally {
@@ -409,7 +415,7 @@ const underLoad = startLoad.vitestProcesses > 0 || endLoad.vitestProcesses > 0;
 const totalSeconds = (performance.now() - runStarted) / 1000;
 const order = ['upload.single.throughput', 'upload.single.peakRss', 'upload.chunked.throughput'];
 figures.sort((a, b) => {
-  const rank = (f: Figure) => (order.includes(f.id) ? order.indexOf(f.id) : f.id.startsWith('listing.sqlite') ? 10 : f.id.startsWith('listing.postgres') ? 20 : 30);
+  const rank = (f: Figure) => (order.includes(f.id) ? order.indexOf(f.id) : f.id.startsWith('listing.sqlite') ? 10 : f.id.startsWith('listing.postgres') ? 20 : f.id.startsWith('smallFiles.') ? 30 : 40);
   return rank(a) - rank(b);
 });
 
@@ -426,7 +432,7 @@ const results: Results = {
   totalSeconds: round(totalSeconds, 1),
   machine: { ...machineInfo, ...(details.postgresVersion ? { postgres: details.postgresVersion } : {}) },
   load: { atStart: startLoad, atEnd: endLoad, underLoad },
-  settings: { uploadBytes, partBytes: PART_BYTES, repetitions: reps, seededFiles, connections: CONNECTIONS, rateSeconds, smallFileBytes: SMALL_FILE_BYTES, smallFileConcurrency: SMALL_FILE_CONCURRENCY, searchTerm: SEARCH_TERM, logLevel: process.env.BENCH_LOG_LEVEL ?? 'info' },
+  settings: { uploadBytes, archiveBytes, partBytes: PART_BYTES, repetitions: reps, seededFiles, connections: CONNECTIONS, rateSeconds, smallFileBytes: SMALL_FILE_BYTES, smallFileConcurrency: SMALL_FILE_CONCURRENCY, searchTerm: SEARCH_TERM, logLevel: process.env.BENCH_LOG_LEVEL ?? 'info' },
   figures,
   details,
 };

@@ -30,6 +30,9 @@ export interface HoardInstance {
 
 const repoRoot = benchDir('..');
 
+/** The first account of every benchmarked instance (so its administrator), for a browser sign-in. */
+export const BENCH_ACCOUNT = { email: 'bench@example.test', password: 'benchmark password 1' } as const;
+
 /** A new, empty PostgreSQL database in the cluster at `adminUrl`. */
 export const createPostgresDatabase = (adminUrl: string) => createDatabase(adminUrl, 'hoard_bench');
 
@@ -61,7 +64,7 @@ export async function startHoard(options: { workDir: string; databaseUrl?: strin
     await migrate(database.db);
     await ensureBuiltinRoles(database.db);
     await ensureSettings(database.db, initialSettings(config));
-    const user = await register(database.db, database.dialect, { email: 'bench@example.test', password: 'benchmark password 1', ip: '127.0.0.1' });
+    const user = await register(database.db, database.dialect, { ...BENCH_ACCOUNT, ip: '127.0.0.1' });
     userId = user.id;
     token = (await createToken(database.db, database.dialect, userId, { name: 'bench', scopes: ['files:read', 'files:upload'] })).secret;
     if (options.files) {

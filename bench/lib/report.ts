@@ -1,8 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-/** What a figure must reach: a ratio to its baseline, or an absolute bound on its value. */
-export type Target = { on: 'ratio'; op: '>='; value: number } | { on: 'value'; op: '<' | '>='; value: number } | null;
+/**
+ * What a figure must reach: a ratio to its baseline, an absolute bound on its value, or a bound on how
+ * far it may rise above its baseline (`growth`: value − baseline, e.g. a peak RSS over the idle one).
+ */
+export type Target = { on: 'ratio'; op: '>='; value: number } | { on: 'value'; op: '<' | '>='; value: number } | { on: 'growth'; op: '<'; value: number } | null;
 
 export interface Figure {
   id: string;
@@ -23,7 +26,7 @@ export function figure(input: Omit<Figure, 'ratio' | 'pass'>): Figure {
   let pass: boolean | null = null;
   const t = input.target;
   if (t) {
-    const subject = t.on === 'ratio' ? ratio : input.value;
+    const subject = t.on === 'ratio' ? ratio : t.on === 'growth' ? (input.baseline === null ? null : input.value - input.baseline) : input.value;
     pass = subject === null || !Number.isFinite(subject) ? false : t.op === '>=' ? subject >= t.value : subject < t.value;
   }
   return { ...input, ratio, pass };
@@ -37,7 +40,9 @@ function fmt(value: number | null, unit = ''): string {
 
 function targetText(target: Target, unit: string): string {
   if (!target) return '–';
-  return target.on === 'ratio' ? `ratio ${target.op} ${target.value}` : `${target.op} ${target.value} ${unit}`;
+  if (target.on === 'ratio') return `ratio ${target.op} ${target.value}`;
+  if (target.on === 'growth') return `${target.op} baseline + ${target.value} ${unit}`;
+  return `${target.op} ${target.value} ${unit}`;
 }
 
 export function tableRows(figures: Figure[]): string[][] {

@@ -64,8 +64,8 @@ function expect(result: HttpResult, status: number[], what: string): any {
 }
 
 /** POST of `size` bytes as multipart to `url`; seconds from the first byte sent to the last byte of the answer. */
-export async function timedMultipartUpload(url: string, size: number, headers: Record<string, string> = {}): Promise<{ seconds: number; bodySentSeconds: number; response: any }> {
-  const body = multipartBody(size, 'big-upload.bin');
+export async function timedMultipartUpload(url: string, size: number, headers: Record<string, string> = {}, fileName = 'big-upload.bin', contentType = 'application/octet-stream'): Promise<{ seconds: number; bodySentSeconds: number; response: any }> {
+  const body = multipartBody(size, fileName, contentType);
   const started = performance.now();
   let sent = NaN;
   const result = await send(url, { method: 'POST', headers: { ...headers, 'content-type': body.contentType, 'content-length': body.length }, body: body.stream(), onBodySent: () => (sent = performance.now()) });
