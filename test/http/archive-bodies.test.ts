@@ -224,15 +224,19 @@ describe('archive request bodies', () => {
       ];
       for (const [what, answer, status] of mistakes) expect((await answer).status, what).toBe(status);
 
-      // The page is served all the same, without the tree it has no slot to read.
+      // The page is served all the same, without the tree it has no slot to read, and kept by no
+      // cache, so the next visit may have its tree.
       const page = await anonymous().get(bundle.page);
       expect(page.status).toBe(200);
       expect(page.text).not.toContain('class="archive"');
+      expect(page.headers.get('cache-control')).toBe('private, no-store');
     } finally {
       // The client goes away: the slot comes back.
       controller.abort();
     }
     await expect.poll(async () => (await anonymous().post(bundle.manifest, {})).status, { timeout: 10_000 }).toBe(200);
-    expect((await anonymous().get(bundle.page)).text).toContain('class="archive"');
+    const page = await anonymous().get(bundle.page);
+    expect(page.text).toContain('class="archive"');
+    expect(page.headers.get('cache-control')).toBe('public, max-age=60');
   });
 });

@@ -37,24 +37,26 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
     }
   }
   /**
-   * An open archive's manifest for its page, or null: not an archive, unreadable, too slow, or every
-   * slot of archive capacity busy — reading it is archive work like the archive routes', so it takes
-   * a slot, but the page never waits for one (it is shown without the tree instead).
+   * An open archive's manifest for its page; null: not an archive, or unreadable; `later`: too slow,
+   * or every slot of archive capacity busy — reading it is archive work like the archive routes', so
+   * it takes a slot, but the page never waits for one (it is shown without the tree instead, and
+   * not kept by caches, so the next visit may have it).
    */
-  async function archiveManifest(file: FileRow): Promise<ArchiveManifest | null> {
+  async function archiveManifest(file: FileRow): Promise<ArchiveManifest | null | 'later'> {
     if (!mayBeArchive(file)) return null;
     const release = ctx.archiveCapacity.reserve();
-    if (!release) return null;
+    if (!release) return 'later';
     const budget = new AbortController();
     const timer = setTimeout(() => budget.abort(), SHARE_PAGE_MANIFEST_MS);
     const reading = readManifest(abortableReads(ctx.storage, budget.signal), file.storageKey, file.size, SHARE_PAGE_ENTRIES);
     // Aborting destroys the reads under way; whatever the reader then throws is already answered.
     reading.catch(() => undefined);
-    const givenUp = new Promise<null>((resolve) => budget.signal.addEventListener('abort', () => resolve(null), { once: true }));
+    const givenUp = new Promise<'later'>((resolve) => budget.signal.addEventListener('abort', () => resolve('later'), { once: true }));
     try {
       return await Promise.race([reading, givenUp]);
     } catch (error) {
-      if (!(error instanceof NotAnArchiveError || error instanceof ArchiveReadAborted || error instanceof StorageNotFoundError)) {
+      if (error instanceof ArchiveReadAborted) return 'later';
+      if (!(error instanceof NotAnArchiveError || error instanceof StorageNotFoundError)) {
         ctx.log.warn({ err: error, fileId: file.id }, 'archive manifest for the share page failed');
       }
       return null;
@@ -98,7 +100,8 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
       const { textPreview } = bytes;
       // The tree only for an archive this browser may open, and not for a HEAD request's empty answer.
       const manifest = access === 'open' && request.method === 'GET' ? await archiveManifest(file) : null;
-      reply.header('Cache-Control', file.visibility === 'PUBLIC' && file.passwordHash === null ? 'public, max-age=60' : 'private, no-store');
+      const cacheable = file.visibility === 'PUBLIC' && file.passwordHash === null && manifest !== 'later';
+      reply.header('Cache-Control', cacheable ? 'public, max-age=60' : 'private, no-store');
       return reply.send(
         renderSharePage({
           file,
@@ -108,7 +111,7 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
           downloadUrl: links.downloadUrl,
           unlockUrl: `${ctx.config.baseUrl}/api/files/${file.id}/unlock`,
           textPreview,
-          archive: manifest && {
+          archive: manifest === 'later' || manifest === null ? null : {
             manifest,
             entryUrl: `${ctx.config.baseUrl}/api/share/${encodeURIComponent(found.urlId)}/${encodeURIComponent(file.name)}/archive/entry`,
           },
