@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import scalarApiReference from '@scalar/fastify-api-reference';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import type { FastifyApiReferenceOptions } from '@scalar/fastify-api-reference';
 import type { RouteModule } from '../route-module.ts';
 import { bytes, html, noBody, redirect } from '../responses.ts';
 
@@ -18,6 +19,45 @@ const BUNDLE = `${API_DOCS_PREFIX}/js/scalar.js`;
 let bundleForms: Promise<{ etag: string; gzipped: Buffer }> | undefined;
 const formsOf = (text: string) =>
   (bundleForms ??= promisify(gzip)(text).then((gzipped) => ({ etag: `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`, gzipped })));
+
+/** The plugin's options: the page renders the document `/api/openapi.json` serves. */
+const referenceOptions: FastifyApiReferenceOptions = {
+  routePrefix: API_DOCS_PREFIX,
+  configuration: {
+    url: '/api/openapi.json',
+    pageTitle: 'Hoard API reference',
+    withDefaultFonts: false,
+    // Nothing that calls the vendor's services: its developer toolbar (shown on localhost), the
+    // AI agent, the MCP offer and telemetry. The CSP would block them; they should not show.
+    showDeveloperTools: 'never',
+    agent: { disabled: true },
+    mcp: { disabled: true },
+    telemetry: false,
+  },
+};
+
+type Handler = (request: FastifyRequest, reply: FastifyReply) => unknown;
+
+/**
+ * The plugin's own handlers, by URL, loaded on first use: its module holds the page's script as one
+ * 4.9 MB string and, loaded at start, held about 20 MiB of the server's resident memory for a page
+ * most processes never serve. The plugin is registered on a Fastify instance of its own, never
+ * started, which only collects the handlers; the routes are this module's, declared at start.
+ */
+let pluginHandlers: Promise<Map<string, Handler>> | undefined;
+function loadPluginHandlers(): Promise<Map<string, Handler>> {
+  return (pluginHandlers ??= (async () => {
+    const { default: scalarApiReference } = await import('@scalar/fastify-api-reference');
+    // Same router options as the app's, on which the plugin decides whether to add the redirect.
+    const collector = Fastify({ routerOptions: { ignoreTrailingSlash: false } });
+    const handlers = new Map<string, Handler>();
+    collector.addHook('onRoute', (route) => {
+      if (route.method === 'GET') handlers.set(route.url, route.handler.bind(collector) as Handler);
+    });
+    await collector.register(scalarApiReference, referenceOptions);
+    return handlers;
+  })());
+}
 
 const hashSource = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
@@ -77,30 +117,19 @@ export const apiDocsRoutes: RouteModule = async (app) => {
     }
     return payload;
   });
-  // The plugin declares its routes with `{ hide: true }` alone, and every route must declare its
-  // answers (docs/architecture.md, "One definition of the API"): this module's onRoute hook, which
-  // sees the routes the plugin registers in this scope, adds them.
+  // The plugin's routes, declared here so that its module loads only when one is asked for; each
+  // declares its answers (docs/architecture.md, "One definition of the API") and is hidden from the
+  // OpenAPI document, as the plugin's own are.
   const answers: Record<string, Record<number, unknown>> = {
     [API_DOCS_PREFIX]: { 301: redirect(`To the page, ${PAGE}`) },
     [PAGE]: { 200: html('The API reference page') },
     [BUNDLE]: { 200: bytes("The page's script", 'application/javascript'), 304: noBody('Not modified: the bundle still has the ETag asked about') },
   };
-  app.addHook('onRoute', (options) => {
-    const own = answers[options.url];
-    if (own) options.schema = { ...options.schema, response: { ...(options.schema?.response as object | undefined), ...own } };
-  });
-  await app.register(scalarApiReference, {
-    routePrefix: API_DOCS_PREFIX,
-    configuration: {
-      url: '/api/openapi.json',
-      pageTitle: 'Hoard API reference',
-      withDefaultFonts: false,
-      // Nothing that calls the vendor's services: its developer toolbar (shown on localhost), the
-      // AI agent, the MCP offer and telemetry. The CSP would block them; they should not show.
-      showDeveloperTools: 'never',
-      agent: { disabled: true },
-      mcp: { disabled: true },
-      telemetry: false,
-    },
-  });
+  for (const [url, response] of Object.entries(answers)) {
+    app.get(url, { schema: { hide: true, response } }, async (request, reply) => {
+      const handler = (await loadPluginHandlers()).get(url);
+      if (!handler) throw new Error(`The API reference plugin has no route GET ${url}`);
+      return handler(request, reply);
+    });
+  }
 };
