@@ -1,14 +1,4 @@
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
-import { isoBase64URL } from '@simplewebauthn/server/helpers';
+import type { AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Db } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import type { PasskeysTable, WebauthnChallengesTable } from '../db/schema.ts';
@@ -38,6 +28,21 @@ export function relyingParty(config: { baseUrl: string; webauthnRpId: string }):
   return { id: config.webauthnRpId, origin: new URL(config.baseUrl).origin, name: 'Hoard' };
 }
 
+interface WebAuthn {
+  server: typeof import('@simplewebauthn/server');
+  isoBase64URL: typeof import('@simplewebauthn/server/helpers').isoBase64URL;
+}
+
+/**
+ * @simplewebauthn/server, loaded on first use: with its certificate, ASN.1 and CBOR libraries it
+ * held about 4 MiB of the server's resident memory from start, for requests most processes rarely
+ * see. Its helpers (base64url) come from the same package and load with it.
+ */
+let webauthnModules: Promise<WebAuthn> | undefined;
+function loadWebAuthn(): Promise<WebAuthn> {
+  return (webauthnModules ??= Promise.all([import('@simplewebauthn/server'), import('@simplewebauthn/server/helpers')]).then(([server, { isoBase64URL }]) => ({ server, isoBase64URL })));
+}
+
 /** A challenge lasts 5 minutes (contract §8); the browser's prompt is given as long. */
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
 /** ES256 and RS256 (contract §8). */
@@ -56,7 +61,7 @@ type Purpose = WebauthnChallengesTable['purpose'];
  * The WebAuthn user handle of an account: its ID's bytes. Its ID is random and says nothing about the
  * person; a discoverable credential hands it back at sign-in.
  */
-function userHandleOf(userId: string): string {
+function userHandleOf({ isoBase64URL }: WebAuthn, userId: string): string {
   return isoBase64URL.fromUTF8String(userId);
 }
 
@@ -88,7 +93,7 @@ async function issueChallenge(db: Db, challenge: string, purpose: Purpose, userI
 }
 
 /** The challenge an answer's clientDataJSON names; null when it names none. */
-function challengeOf(clientDataJSON: string): string | null {
+function challengeOf({ isoBase64URL }: WebAuthn, clientDataJSON: string): string | null {
   try {
     const data: unknown = JSON.parse(isoBase64URL.toUTF8String(clientDataJSON));
     const challenge = (data as { challenge?: unknown } | null)?.challenge;
@@ -128,12 +133,13 @@ export async function listPasskeys(db: Executor, userId: string): Promise<Passke
 export async function registrationOptions(db: Db, rp: RelyingParty, user: UserRow): Promise<PublicKeyCredentialCreationOptionsJSON> {
   await takeAttempt(db, `passkey-options:account:${user.id}`, optionsLimit.perWindow, optionsLimit.windowMs, TOO_MANY_OPTIONS);
   const existing = await forAccount(db, user.id).selectFrom('passkeys').select(['credentialId', 'transports']).execute();
-  const options = await generateRegistrationOptions({
+  const webauthn = await loadWebAuthn();
+  const options = await webauthn.server.generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
     userName: user.email,
     userDisplayName: user.name,
-    userID: isoBase64URL.toBuffer(userHandleOf(user.id)),
+    userID: webauthn.isoBase64URL.toBuffer(userHandleOf(webauthn, user.id)),
     timeout: CHALLENGE_TTL_MS,
     attestationType: 'none',
     excludeCredentials: existing.map((c) => ({ id: c.credentialId, transports: parseTransports(c.transports) })),
@@ -150,11 +156,12 @@ const REGISTRATION_FAILED = 'The passkey could not be verified; start again';
 
 /** Verifies a registration answer and stores the passkey; 400 when it does not verify. */
 export async function registerPasskey(db: Db, rp: RelyingParty, user: UserRow, input: { name: string; response: RegistrationResponseJSON }): Promise<Passkey> {
-  const challenge = challengeOf(input.response.response.clientDataJSON);
+  const webauthn = await loadWebAuthn();
+  const challenge = challengeOf(webauthn, input.response.response.clientDataJSON);
   if (!challenge || !(await consumeChallenge(db, challenge, 'registration', user.id))) throw invalid(REGISTRATION_FAILED);
   let verified;
   try {
-    verified = await verifyRegistrationResponse({
+    verified = await webauthn.server.verifyRegistrationResponse({
       response: input.response,
       expectedChallenge: challenge,
       expectedOrigin: rp.origin,
@@ -171,7 +178,7 @@ export async function registerPasskey(db: Db, rp: RelyingParty, user: UserRow, i
   const row = {
     id: newId(),
     credentialId: credential.id,
-    publicKey: isoBase64URL.fromBuffer(credential.publicKey),
+    publicKey: webauthn.isoBase64URL.fromBuffer(credential.publicKey),
     counter: credential.counter,
     transports: JSON.stringify((credential.transports ?? []).slice(0, 10)),
     name: input.name,
@@ -207,6 +214,7 @@ export async function deletePasskey(db: Db, userId: string, id: string): Promise
  */
 export async function signInOptions(db: Db, rp: RelyingParty, secretBox: SecretBox, input: { email?: string | undefined; ip: string }): Promise<PublicKeyCredentialRequestOptionsJSON> {
   await takeAttempt(db, `passkey-options:ip:${input.ip}`, optionsLimit.perWindow, optionsLimit.windowMs, TOO_MANY_OPTIONS);
+  const webauthn = await loadWebAuthn();
   let userId: string | null = null;
   let allowCredentials: Array<{ id: string }> | undefined;
   if (input.email !== undefined) {
@@ -217,10 +225,10 @@ export async function signInOptions(db: Db, rp: RelyingParty, secretBox: SecretB
       // Transports are left out: a made-up credential would have none, and would stand out.
       allowCredentials = credentials.map((c) => ({ id: c.credentialId }));
     } else {
-      allowCredentials = [{ id: isoBase64URL.fromBuffer(new Uint8Array(secretBox.digest('passkey-decoy', normalizeEmail(input.email)))) }];
+      allowCredentials = [{ id: webauthn.isoBase64URL.fromBuffer(new Uint8Array(secretBox.digest('passkey-decoy', normalizeEmail(input.email)))) }];
     }
   }
-  const options = await generateAuthenticationOptions({
+  const options = await webauthn.server.generateAuthenticationOptions({
     rpID: rp.id,
     timeout: CHALLENGE_TTL_MS,
     userVerification: 'required',
@@ -247,7 +255,8 @@ export async function signInWithPasskey(db: Db, rp: RelyingParty, input: { respo
 }
 
 async function verifySignIn(db: Db, rp: RelyingParty, response: AuthenticationResponseJSON): Promise<UserRow | null> {
-  const challenge = challengeOf(response.response.clientDataJSON);
+  const webauthn = await loadWebAuthn();
+  const challenge = challengeOf(webauthn, response.response.clientDataJSON);
   if (!challenge) return null;
   const issued = await consumeChallenge(db, challenge, 'authentication');
   if (!issued) return null;
@@ -255,15 +264,15 @@ async function verifySignIn(db: Db, rp: RelyingParty, response: AuthenticationRe
   if (!passkey) return null;
   if (issued.userId !== null && issued.userId !== passkey.userId) return null;
   // A discoverable credential names its account too: it must be the credential's.
-  if (response.response.userHandle !== undefined && response.response.userHandle !== userHandleOf(passkey.userId)) return null;
+  if (response.response.userHandle !== undefined && response.response.userHandle !== userHandleOf(webauthn, passkey.userId)) return null;
   let verified;
   try {
-    verified = await verifyAuthenticationResponse({
+    verified = await webauthn.server.verifyAuthenticationResponse({
       response,
       expectedChallenge: challenge,
       expectedOrigin: rp.origin,
       expectedRPID: rp.id,
-      credential: { id: passkey.credentialId, publicKey: isoBase64URL.toBuffer(passkey.publicKey), counter: Number(passkey.counter), transports: parseTransports(passkey.transports) as never },
+      credential: { id: passkey.credentialId, publicKey: webauthn.isoBase64URL.toBuffer(passkey.publicKey), counter: Number(passkey.counter), transports: parseTransports(passkey.transports) as never },
       requireUserVerification: true,
     });
   } catch {
