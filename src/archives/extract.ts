@@ -10,7 +10,7 @@ import type { ResolvedOptions } from '../shared/upload-options.ts';
 import { uploadAllowance } from '../uploads/allowance.ts';
 import { planUpload, resolveOptions } from '../uploads/upload-plan.ts';
 import { commitStored, storeBytes } from '../uploads/store-upload.ts';
-import { NotAnArchiveError, walkEntries, type ArchiveEntry } from './reader.ts';
+import { DamagedEntryError, NotAnArchiveError, walkEntries, type ArchiveEntry } from './reader.ts';
 
 /** At most this many files come out of one extraction (the manifest's limit); the rest are skipped. */
 export const EXTRACTED_FILES_LIMIT = 10_000;
@@ -53,6 +53,7 @@ const reasons = {
   inflates: 'its data inflates past its declared size',
   sizeMismatch: 'its data does not match its declared size',
   damaged: 'its data is damaged and cannot be decompressed',
+  unreadable: 'it is damaged in the archive and cannot be read',
   archiveDamaged: 'the archive is damaged from here on: extraction stopped',
   quota: 'over your storage quota',
   tooLarge: (limit: number) => `larger than the maximum upload size of ${limit} bytes`,
@@ -94,7 +95,13 @@ export async function extractArchive(ctx: AppContext, principal: Principal, prep
     if (entry.size > allowance.sizeLimit) return skipped.push({ path: entry.path, reason: reasons.tooLarge(allowance.sizeLimit) });
     if (quotaLeft !== null && entry.size > quotaLeft) return skipped.push({ path: entry.path, reason: reasons.quota });
     if (files.length >= EXTRACTED_FILES_LIMIT) return skipped.push({ path: entry.path, reason: reasons.tooMany });
-    const stream = await open();
+    let stream: Readable;
+    try {
+      stream = await open();
+    } catch (error) {
+      if (!(error instanceof DamagedEntryError)) throw error;
+      return skipped.push({ path: entry.path, reason: reasons.unreadable });
+    }
     const stop = () => stream.destroy(new Error('The client went away'));
     signal.addEventListener('abort', stop, { once: true });
     try {

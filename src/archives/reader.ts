@@ -41,6 +41,30 @@ export type ArchiveKind = 'zip' | 'tar' | 'tar.gz';
 /** Not an archive this reader can read (a 400 for the routes). */
 export class NotAnArchiveError extends Error {}
 
+/**
+ * One entry cannot be read (a damaged local header, an unknown compression method…) while the rest
+ * of the archive may well be: extraction skips it, the entry route answers 400.
+ */
+export class DamagedEntryError extends NotAnArchiveError {}
+
+/** A ZIP entry's bytes; what yauzl finds wrong with the entry itself is a DamagedEntryError. */
+function openZipEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
+  return new Promise<Readable>((resolve, reject) =>
+    zip.openReadStream(entry, (error, opened) => {
+      if (error) return reject(new DamagedEntryError(`The entry cannot be read: ${error.message}`));
+      // yauzl reports a damaged entry's data by emitting 'error' on the stream (a tick later)
+      // without destroying it, so the stream is left neither ended nor errored: a reader that
+      // attaches after that moment (storage's write opens its file first) would wait for ever, and
+      // with none attached the error would fall to the process. Destroying it with the error keeps
+      // it, for whoever reads it later, as a stream's own error.
+      opened.on('error', (error: Error) => {
+        if (!opened.destroyed) opened.destroy(error);
+      });
+      resolve(opened);
+    }),
+  );
+}
+
 async function head(storage: Storage, key: string, size: number, bytes: number): Promise<Buffer> {
   if (size === 0) return Buffer.alloc(0);
   const { stream } = await storage.get(key, { start: 0, end: Math.min(size, bytes) - 1 });
@@ -183,7 +207,9 @@ async function walkTar(storage: Storage, key: string, gzipped: boolean, onEntry:
   const source = gzipped ? stream.pipe(createGunzip()) : stream;
   source.on('error', (error) => extract.destroy(error));
   source.pipe(extract as unknown as NodeJS.WritableStream);
-  // Only what the archive's stream throws is the archive's fault; what onEntry throws goes on as it is.
+  // What the walk itself throws is the archive's fault, and so is what reading an entry throws
+  // (tarChunks makes that a NotAnArchiveError); anything else onEntry throws (a database or
+  // storage failure) goes on as it is.
   const visited = new WeakSet<object>();
   try {
     for await (const entry of extract) {
@@ -191,21 +217,30 @@ async function walkTar(storage: Storage, key: string, gzipped: boolean, onEntry:
       try {
         decision = await onEntry(entry.header, entry as unknown as TarEntry);
       } catch (error) {
-        if (error instanceof Object) visited.add(error);
+        if (error instanceof Object && !(error instanceof NotAnArchiveError)) visited.add(error);
         throw error;
       }
       if (decision === 'stop') break;
     }
   } catch (error) {
-    if (error instanceof Object && visited.has(error)) throw error;
+    if (error instanceof NotAnArchiveError || (error instanceof Object && visited.has(error))) throw error;
     throw new NotAnArchiveError(`The tar file cannot be read: ${(error as Error).message}`);
   } finally {
     stream.destroy();
   }
 }
 
+/** A tar entry's bytes; a failure of the archive's stream while they are read is the archive's. */
+async function* tarChunks(entry: TarEntry): AsyncGenerator<Buffer> {
+  try {
+    for await (const chunk of entry) yield chunk;
+  } catch (error) {
+    throw new NotAnArchiveError(`The tar file cannot be read: ${(error as Error).message}`);
+  }
+}
+
 async function drain(entry: TarEntry): Promise<void> {
-  for await (const _chunk of entry);
+  for await (const _chunk of tarChunks(entry));
 }
 
 const tarPath = (name: string) => name.replaceAll('\\', '/').replace(/\/+$/, '');
@@ -231,7 +266,7 @@ function tarEntryStream(entry: TarEntry): { stream: Readable; pumped: Promise<vo
   const out = new PassThrough();
   const pumped = (async () => {
     try {
-      for await (const chunk of entry) {
+      for await (const chunk of tarChunks(entry)) {
         if (out.destroyed) continue;
         if (!out.write(chunk)) {
           await new Promise<void>((resolve) => {
@@ -244,12 +279,16 @@ function tarEntryStream(entry: TarEntry): { stream: Readable; pumped: Promise<vo
         }
       }
     } catch (error) {
-      const damaged = new NotAnArchiveError(`The tar file cannot be read: ${(error as Error).message}`);
-      out.destroy(damaged);
-      throw damaged;
+      out.destroy(error as Error);
+      throw error;
     }
     if (!out.destroyed) out.end();
   })();
+  // The archive's failure reaches the reader through the stream and the walk through `pumped`; once
+  // the reader has stopped listening (it gave up on the entry), or the walk has ended on an error of
+  // its own, neither may fall to the process as an unhandled error.
+  out.on('error', () => {});
+  pumped.catch(() => {});
   return { stream: out, pumped };
 }
 
@@ -273,7 +312,7 @@ export async function walkEntries(
     for await (const raw of zipEntries(zip)) {
       if (signal?.aborted) break;
       const entry = zipEntryOf(raw);
-      await visit(entry, () => new Promise<Readable>((resolve, reject) => zip.openReadStream(raw, (error, opened) => (error ? reject(error) : resolve(opened)))));
+      await visit(entry, () => openZipEntry(zip, raw));
     }
     return;
   }
@@ -330,7 +369,7 @@ export async function openEntry(storage: Storage, key: string, size: number, wan
       if (directory || path !== wanted) continue;
       if (entry.isEncrypted()) return { stream: new PassThrough().end(), size: entry.uncompressedSize, encrypted: true };
       // Leaving the loop closes the ZipFile; yauzl keeps its reader open until this stream ends.
-      const stream = await new Promise<Readable>((resolve, reject) => zip.openReadStream(entry, (error, opened) => (error ? reject(error) : resolve(opened))));
+      const stream = await openZipEntry(zip, entry);
       return { stream, size: entry.uncompressedSize, encrypted: false };
     }
     return null;
@@ -345,7 +384,7 @@ export async function openEntry(storage: Storage, key: string, size: number, wan
     }
     announce(header.size ?? 0);
     // Written as the reader takes it, so a slow client holds back the archive's stream.
-    for await (const chunk of entry) {
+    for await (const chunk of tarChunks(entry)) {
       if (!out.write(chunk)) await Promise.race([once(out, 'drain'), once(out, 'close')]);
       // The client went away: stop reading the archive.
       if (out.destroyed) return 'stop';

@@ -29,15 +29,18 @@ export async function storeBytes(ctx: AppContext, userId: string, source: Readab
   const key = `files/${userId}/${id}`;
   const net = new CleanupNet(ctx, key);
   // A source can fail before storage reads it (an archive entry inflating past its size does so on
-  // its first chunk); until put listens, its error is held here, not thrown at the process. A
-  // destroyed source still carries it, and put answers with it.
-  const hold = () => {};
+  // its first chunk); until put listens, its error is held here, not thrown at the process. Some
+  // sources (yauzl's entry streams) only emit an error without ending: such a source is destroyed
+  // with it, so put answers with that error instead of waiting for bytes that never come.
+  let early: Error | null = null;
+  const hold = (error: Error) => void (early ??= error);
   source.on('error', hold);
   try {
     await net.arm();
   } finally {
     source.off('error', hold);
   }
+  if (early !== null && !source.errored) source.destroy(early);
   const probe = new ContentProbe();
   const onData = (chunk: Buffer) => {
     probe.update(chunk);
