@@ -230,6 +230,14 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
       expect(answer.status, authorization).toBe(401);
       expect(answer.body).toEqual({ success: false, error: 'Unauthorized' });
     }
+    // A record whose bytes are gone is a 404 on every owner route, as its download would be.
+    const gone = await upload(user, 'gone.zip', await zipBytes([{ name: 'g.txt', data: 'g' }]));
+    const goneKey = (await server.ctx.db.selectFrom('files').select('storageKey').where('id', '=', gone).executeTakeFirstOrThrow()).storageKey;
+    await server.ctx.storage.delete(goneKey);
+    expect((await user.get(`/api/archives/${gone}`)).status).toBe(404);
+    expect((await user.get(`/api/archives/${gone}/entry?path=g.txt`)).status).toBe(404);
+    expect((await user.post(`/api/archives/${gone}/extract`, {})).status).toBe(404);
+    expect((await user.delete(`/api/files/${gone}`)).status).toBe(204);
     // A session's state change needs this instance's Origin.
     expect((await user.post(`/api/archives/${archiveId}/extract`, {}, { origin: 'https://evil.example' })).status).toBe(403);
     await expectConsistent(user.userId);

@@ -1,17 +1,16 @@
 import { z } from 'zod';
-import mime from 'mime';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { bytes, ok } from '../responses.ts';
 import { reserveArchiveSlot } from '../archive-slot.ts';
-import { contentDisposition } from '../content-disposition.ts';
+import { readingArchive, sendEntry } from '../archive-answers.ts';
 import { archiveCreatedResponse, archiveExtractionResponse, archiveManifestResponse } from '../../api/archives.ts';
 import { extractArchive, prepareExtraction } from '../../archives/extract.ts';
 import { ARCHIVE_FILES_LIMIT, createArchive, prepareCreation } from '../../archives/create.ts';
 import { uploadLinks } from '../../files/file-views.ts';
-import { NotAnArchiveError, openEntry, readManifest } from '../../archives/reader.ts';
+import { openEntry, readManifest } from '../../archives/reader.ts';
 import { findOwnedFile } from '../../files/file-access.ts';
-import { invalid, notFound } from '../../errors.ts';
+import { notFound } from '../../errors.ts';
 
 const fileParams = z.strictObject({ fileId: z.string().min(1).max(128) });
 const fileId = z.string().min(1).max(128);
@@ -64,15 +63,6 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
     return controller.signal;
   }
 
-  const readable = async <T>(work: () => Promise<T>): Promise<T> => {
-    try {
-      return await work();
-    } catch (error) {
-      if (error instanceof NotAnArchiveError) throw invalid(`${error.message}`);
-      throw error;
-    }
-  };
-
   app.get(
     '/api/archives/:fileId',
     { schema: { tags, summary: "The manifest of one of your ZIP or tar files (at most 10,000 entries listed; the counts cover all)", params: fileParams, response: { 200: archiveManifestResponse } } },
@@ -80,7 +70,7 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
       const file = await ownedFile(request, request.params.fileId);
       if (!reserve(request, reply)) return reply;
       reply.header('Cache-Control', 'private, no-store');
-      return ok(await readable(() => readManifest(ctx.storage, file.storageKey, file.size)));
+      return ok(await readingArchive(request.log, file, () => readManifest(ctx.storage, file.storageKey, file.size)));
     },
   );
 
@@ -98,16 +88,8 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
     async (request, reply) => {
       const file = await ownedFile(request, request.params.fileId);
       if (!reserve(request, reply)) return reply;
-      const entry = await readable(() => openEntry(ctx.storage, file.storageKey, file.size, request.query.path));
-      if (!entry) throw notFound('No such entry in the archive');
-      if (entry.encrypted) throw invalid('The entry is encrypted; Hoard cannot read it');
-      const name = request.query.path.split('/').pop() || 'entry';
-      return reply
-        .header('Content-Disposition', contentDisposition('attachment', name))
-        .header('X-Content-Type-Options', 'nosniff')
-        .header('Cache-Control', 'private, no-store')
-        .type(mime.getType(name) ?? 'application/octet-stream')
-        .send(entry.stream);
+      const entry = await readingArchive(request.log, file, () => openEntry(ctx.storage, file.storageKey, file.size, request.query.path));
+      return sendEntry(reply.header('Cache-Control', 'private, no-store'), request.query.path, entry);
     },
   );
 
@@ -126,7 +108,7 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
       const principal = principalOf(request);
       const prepared = await prepareExtraction(ctx, principal, request.params.fileId, request.body);
       if (!reserve(request, reply)) return reply;
-      const result = await readable(() => extractArchive(ctx, principal, prepared, clientGone(reply)));
+      const result = await readingArchive(request.log, prepared.archive, () => extractArchive(ctx, principal, prepared, clientGone(reply)));
       return reply.code(201).send(ok(result));
     },
   );

@@ -1,17 +1,15 @@
 import { z } from 'zod';
-import mime from 'mime';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../route-module.ts';
 import { bytes, ok } from '../responses.ts';
 import { reserveArchiveSlot } from '../archive-slot.ts';
+import { readingArchive, sendEntry } from '../archive-answers.ts';
 import { ARCHIVE_BODY_LIMIT } from '../archive-body.ts';
-import { contentDisposition } from '../content-disposition.ts';
 import { viewerOf } from '../viewer.ts';
 import { archiveManifestResponse } from '../../api/archives.ts';
-import { NotAnArchiveError, openEntry, readManifest } from '../../archives/reader.ts';
+import { openEntry, readManifest } from '../../archives/reader.ts';
 import { accessTo, findByUrlPath, type FileRow } from '../../files/file-access.ts';
 import { checkFilePassword } from '../../files/unlock.ts';
-import { StorageNotFoundError } from '../../storage/storage.ts';
 import { forbidden, invalid, notFound } from '../../errors.ts';
 
 const shareParams = z.strictObject({ urlId: z.string().min(1).max(64), name: z.string().min(1).max(512) });
@@ -68,19 +66,6 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
     if (accessTo(file, { userId: null, cookies: {} }) !== 'open') reply.header('Cache-Control', 'private, no-store');
   }
 
-  /** Reading the archive: not an archive is the client's 400, a record without bytes a 404. */
-  async function reading<T>(file: FileRow, work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      if (error instanceof NotAnArchiveError) throw invalid(error.message);
-      if (error instanceof StorageNotFoundError) {
-        ctx.log.error({ fileId: file.id, storageKey: file.storageKey }, 'file record without bytes');
-        throw notFound('File not found');
-      }
-      throw error;
-    }
-  }
 
   app.post(
     '/api/share/:urlId/:name/archive',
@@ -97,7 +82,7 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
       const file = await sharedFile(request, request.params.urlId, request.params.name, request.body?.password);
       if (!reserveArchiveSlot(ctx.archiveCapacity, request, reply)) return reply;
       cacheHeaders(reply, file);
-      return ok(await reading(file, () => readManifest(ctx.storage, file.storageKey, file.size)));
+      return ok(await readingArchive(request.log, file, () => readManifest(ctx.storage, file.storageKey, file.size)));
     },
   );
 
@@ -116,18 +101,9 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
       const { path } = request.body;
       const file = await sharedFile(request, request.params.urlId, request.params.name, request.body.password);
       if (!reserveArchiveSlot(ctx.archiveCapacity, request, reply)) return reply;
-      const entry = await reading(file, () => openEntry(ctx.storage, file.storageKey, file.size, path));
-      if (!entry) throw notFound('No such entry in the archive');
-      if (entry.encrypted) throw invalid('The entry is encrypted; Hoard cannot read it');
+      const entry = await readingArchive(request.log, file, () => openEntry(ctx.storage, file.storageKey, file.size, path));
       cacheHeaders(reply, file);
-      const name = path.split('/').pop() || 'entry';
-      return reply
-        .header('Content-Disposition', contentDisposition('attachment', name))
-        .header('X-Content-Type-Options', 'nosniff')
-        // An attachment is not rendered; should a browser do so anyway, it gets no script and no origin.
-        .header('Content-Security-Policy', "default-src 'none'; sandbox")
-        .type(mime.getType(name) ?? 'application/octet-stream')
-        .send(entry.stream);
+      return sendEntry(reply, path, entry);
     },
   );
 };

@@ -1,0 +1,42 @@
+import mime from 'mime';
+import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import type { Readable } from 'node:stream';
+import { NotAnArchiveError } from '../archives/reader.ts';
+import type { FileRow } from '../files/file-access.ts';
+import { StorageNotFoundError } from '../storage/storage.ts';
+import { invalid, notFound } from '../errors.ts';
+import { contentDisposition } from './content-disposition.ts';
+
+/**
+ * Work on an archive's bytes, as every archive route answers it (contract §9): a file that is not a
+ * readable archive is the client's 400; a record whose bytes are gone is a 404 (and logged), as its
+ * download would be.
+ */
+export async function readingArchive<T>(log: FastifyBaseLogger, file: Pick<FileRow, 'id' | 'storageKey'>, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof NotAnArchiveError) throw invalid(error.message);
+    if (error instanceof StorageNotFoundError) {
+      log.error({ fileId: file.id, storageKey: file.storageKey }, 'file record without bytes');
+      throw notFound('File not found');
+    }
+    throw error;
+  }
+}
+
+/**
+ * One entry's bytes as an attachment, typed by its name, never sniffed, and sandboxed should a
+ * browser render it anyway; 404 for a path the archive lacks, 400 for an encrypted entry.
+ */
+export function sendEntry(reply: FastifyReply, path: string, entry: { stream: Readable; encrypted: boolean } | null): FastifyReply {
+  if (!entry) throw notFound('No such entry in the archive');
+  if (entry.encrypted) throw invalid('The entry is encrypted; Hoard cannot read it');
+  const name = path.split('/').pop() || 'entry';
+  return reply
+    .header('Content-Disposition', contentDisposition('attachment', name))
+    .header('X-Content-Type-Options', 'nosniff')
+    .header('Content-Security-Policy', "default-src 'none'; sandbox")
+    .type(mime.getType(name) ?? 'application/octet-stream')
+    .send(entry.stream);
+}
