@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { signUp } from '../support/client.ts';
 import { createToken, PNG_1X1, uploadFile } from '../support/uploads.ts';
-import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
+import { expectStoredAsRecorded, providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
 import { everyoneRole, withoutEveryonePermission } from '../support/roles.ts';
 import { zipBytes } from '../support/archives.ts';
 
@@ -36,14 +36,6 @@ describe.each(providers)('archive creation on %s storage', (provider) => {
     const answer = await uploadFile(client, name, bytes, type ? { type } : {});
     expect(answer.status, answer.text).toBe(200);
     return { id: idOf(answer.body.data), name: answer.body.data.name as string };
-  }
-
-  async function expectConsistent(userId: string) {
-    const files = await server.ctx.db.selectFrom('files').select(['storageKey', 'size']).where('userId', '=', userId).execute();
-    const keys = await storage.keys(server.dataDir, `files/${userId}/`);
-    expect(keys.sort()).toEqual(files.map((f) => f.storageKey).sort());
-    const user = await server.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', userId).executeTakeFirstOrThrow();
-    expect(Number(user.usedBytes)).toBe(files.reduce((sum, f) => sum + Number(f.size), 0));
   }
 
   it('makes a ZIP of the files, a file of the library with its links, folder and file.ready', async () => {
@@ -83,7 +75,7 @@ describe.each(providers)('archive creation on %s storage', (provider) => {
 
     const deliveries = await server.ctx.db.selectFrom('webhookDeliveries').select('body').where('userId', '=', user.userId).where('eventType', '=', 'file.ready').execute();
     expect(deliveries.map((d) => (JSON.parse(d.body) as { data: { name: string } }).data.name)).toContain('My_bundle.zip');
-    await expectConsistent(user.userId);
+    await expectStoredAsRecorded(server, storage, user.userId);
 
     // Without a name: archive.zip, unfiled; a second one gets a unique name.
     const unnamed = await user.post('/api/archives', { fileIds: [png.id] });
@@ -103,7 +95,7 @@ describe.each(providers)('archive creation on %s storage', (provider) => {
     expect(answer.body).toEqual({ success: false, error: expect.stringContaining('quota') });
     const files = await user.get('/api/files');
     expect(files.body.pagination.total).toBe(2);
-    await expectConsistent(user.userId);
+    await expectStoredAsRecorded(server, storage, user.userId);
     expect(await storage.leftovers(server.dataDir)).toEqual([]);
   });
 
@@ -134,7 +126,7 @@ describe.each(providers)('archive creation on %s storage', (provider) => {
       expect(answer.status).toBe(401);
       expect(answer.body).toEqual({ success: false, error: 'Unauthorized' });
     }
-    await expectConsistent(user.userId);
+    await expectStoredAsRecorded(server, storage, user.userId);
   });
 
   it('while the one slot is held, extraction and creation get 503 with Retry-After, and client mistakes still their 4xx', async () => {

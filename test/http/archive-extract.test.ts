@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { signUp } from '../support/client.ts';
 import { createToken, PNG_1X1, uploadFile } from '../support/uploads.ts';
-import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
+import { expectStoredAsRecorded, providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
 import { inflatingZip, tarBytes, zipBytes, zipLayout } from '../support/archives.ts';
 import { everyoneRole, withoutEveryonePermission } from '../support/roles.ts';
 
@@ -36,15 +36,6 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
     const answer = await uploadFile(client, name, bytes, { type: 'application/octet-stream' });
     expect(answer.status, answer.text).toBe(200);
     return idOf(answer.body.data);
-  }
-
-  /** Bytes stored for the account and its records agree, and usedBytes is their sum: nothing left behind, no quota drift. */
-  async function expectConsistent(userId: string) {
-    const files = await server.ctx.db.selectFrom('files').select(['storageKey', 'size']).where('userId', '=', userId).execute();
-    const keys = await storage.keys(server.dataDir, `files/${userId}/`);
-    expect(keys.sort()).toEqual(files.map((f) => f.storageKey).sort());
-    const user = await server.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', userId).executeTakeFirstOrThrow();
-    expect(Number(user.usedBytes)).toBe(files.reduce((sum, f) => sum + Number(f.size), 0));
   }
 
   it('makes every file entry a file named after its last segment, skipping the encrypted one and the one that inflates past its declared size', async () => {
@@ -90,7 +81,7 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
     expect(await readme.text()).toBe('# Hello');
     const passwd = await fetch(files[2]!.rawUrl);
     expect(await passwd.text()).toBe('root:x:0:0');
-    await expectConsistent(user.userId);
+    await expectStoredAsRecorded(server, storage, user.userId);
 
     // Each new file is ready: one file.ready delivery per file, none for the skipped entries.
     const deliveries = await server.ctx.db.selectFrom('webhookDeliveries').select('body').where('userId', '=', user.userId).where('eventType', '=', 'file.ready').execute();
@@ -141,7 +132,7 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
       ]);
       expect(answer.body.data.skipped, name).toEqual([]);
     }
-    await expectConsistent(user.userId);
+    await expectStoredAsRecorded(server, storage, user.userId);
   });
 
   it('skips entries over the size limit or the quota, leaving no bytes and no charge behind', async () => {
@@ -168,7 +159,7 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
     } finally {
       await owner.patch('/api/settings', { maxUploadSizeBytes: 1073741824 });
     }
-    await expectConsistent(user.userId);
+    await expectStoredAsRecorded(server, storage, user.userId);
   });
 
   it('applies the upload rules: account defaults, no files.share makes files private, a profile option needing a missing permission is 403', async () => {
@@ -240,6 +231,6 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
     expect((await user.delete(`/api/files/${gone}`)).status).toBe(204);
     // A session's state change needs this instance's Origin.
     expect((await user.post(`/api/archives/${archiveId}/extract`, {}, { origin: 'https://evil.example' })).status).toBe(403);
-    await expectConsistent(user.userId);
+    await expectStoredAsRecorded(server, storage, user.userId);
   });
 });

@@ -1,6 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import type { Kysely } from 'kysely';
+import { expect } from 'vitest';
+import type { Database } from '../../src/db/schema.ts';
 import { startS3rver, type S3rverHandle } from './s3rver.ts';
 import { s3Env } from './storage-env.ts';
 
@@ -75,4 +78,15 @@ export async function storageUnderTest(provider: Provider): Promise<StorageUnder
       await s3rver.stop();
     },
   };
+}
+
+/**
+ * What an account has in storage is exactly what its file records name, and its `usedBytes` is
+ * their sizes' sum: no bytes without a record, no record without bytes, no quota drift.
+ */
+export async function expectStoredAsRecorded(server: { dataDir: string; ctx: { db: Kysely<Database> } }, storage: StorageUnderTest, userId: string): Promise<void> {
+  const files = await server.ctx.db.selectFrom('files').select(['storageKey', 'size']).where('userId', '=', userId).execute();
+  expect((await storage.keys(server.dataDir, `files/${userId}/`)).sort()).toEqual(files.map((f) => f.storageKey).sort());
+  const user = await server.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', userId).executeTakeFirstOrThrow();
+  expect(Number(user.usedBytes)).toBe(files.reduce((sum, f) => sum + Number(f.size), 0));
 }
