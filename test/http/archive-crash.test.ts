@@ -3,14 +3,12 @@
  * under the atomicity of contract §7): every file that was committed is whole, nothing without a
  * record stays in storage once the safety nets have run, and the quota charge is the files' sum.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { freePort, freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { serverProcess } from '../support/server-process.ts';
 import { signUp } from '../support/client.ts';
 import { uploadFile } from '../support/uploads.ts';
 import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
@@ -18,7 +16,6 @@ import { zipBytes } from '../support/archives.ts';
 
 const MiB = 1024 * 1024;
 const HOUR = 3600_000;
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 describe.each(providers)('a server killed during archive work (%s storage)', (provider) => {
@@ -31,32 +28,11 @@ describe.each(providers)('a server killed during archive work (%s storage)', (pr
   });
 
   it('keeps every committed file whole and leaves no byte without a record', { timeout: 180_000 }, async () => {
-    const port = await freePort();
-    const baseUrl = `http://127.0.0.1:${port}`;
-    const databaseUrl = await freshDatabaseUrl();
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-archive-crash-'));
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      BASE_URL: baseUrl,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'silent',
-      CHECK_RESPONSES: 'true',
-      UPLOAD_RATE_LIMIT: '0',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-      ...storage.env,
-    };
-    const child: ChildProcess = spawn(process.execPath, ['src/main.ts'], { cwd: repoRoot, env, stdio: 'ignore' });
+    const dying = await serverProcess({ UPLOAD_RATE_LIMIT: '0', ...storage.env }, 'hoard-archive-crash-');
+    const { baseUrl, databaseUrl, dataDir } = dying;
     let restarted: TestServer | undefined;
     try {
-      await vi.waitFor(
-        async () => {
-          expect(child.exitCode).toBeNull();
-          expect((await fetch(`${baseUrl}/api/health`)).status).toBe(200);
-        },
-        { timeout: 20_000, interval: 100 },
-      );
+      await dying.start();
       const owner = await signUp(baseUrl);
       // 48 stored entries of 2 MiB of random bytes: long enough to be killed in the middle.
       const entries = Array.from({ length: 48 }, (_, i) => ({ name: `part-${String(i).padStart(2, '0')}.bin`, data: randomBytes(2 * MiB), compress: false }));
@@ -71,9 +47,7 @@ describe.each(providers)('a server killed during archive work (%s storage)', (pr
       const creation = owner.post('/api/archives', { fileIds: [archiveId], name: 'copy' }).catch(() => null);
       const committed = async () => Number((await fetch(`${baseUrl}/api/files?limit=1`, { headers: { cookie: [...owner.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } }).then((r) => r.json() as Promise<{ pagination: { total: number } }>)).pagination.total);
       await vi.waitFor(async () => expect(await committed()).toBeGreaterThan(4), { timeout: 60_000, interval: 20 });
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
+      await dying.kill();
       expect(await extraction).toBeNull();
       await creation;
 
@@ -108,7 +82,7 @@ describe.each(providers)('a server killed during archive work (%s storage)', (pr
         expect(sha(Buffer.concat(chunks)), file.name).toBe(digests.get(file.name));
       }
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      dying.stop();
       await restarted?.close();
       // About 200 MiB of archive and extracted files per run.
       fs.rmSync(dataDir, { recursive: true, force: true });

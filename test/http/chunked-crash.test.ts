@@ -1,20 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { freePort, freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { serverProcess } from '../support/server-process.ts';
 import { signUp } from '../support/client.ts';
 import { createToken } from '../support/uploads.ts';
 import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
 
 const MiB = 1024 * 1024;
 const HOUR = 3600_000;
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
 interface Answer {
   status: number;
@@ -67,32 +64,11 @@ describe.each(providers)('a server killed during chunked completions (%s storage
   });
 
   it('leaves every session completable or cleanly refused (409), and no byte behind once cleaned up', { timeout: 180_000 }, async () => {
-    const port = await freePort();
-    const baseUrl = `http://127.0.0.1:${port}`;
-    const databaseUrl = await freshDatabaseUrl();
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-crash-'));
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      BASE_URL: baseUrl,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'silent',
-      CHECK_RESPONSES: 'true',
-      UPLOAD_RATE_LIMIT: '0',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-      ...storage.env,
-    };
-    const child: ChildProcess = spawn(process.execPath, ['src/main.ts'], { cwd: repoRoot, env, stdio: 'ignore' });
+    const dying = await serverProcess({ UPLOAD_RATE_LIMIT: '0', ...storage.env }, 'hoard-crash-');
+    const { baseUrl, databaseUrl, dataDir } = dying;
     let restarted: TestServer | undefined;
     try {
-      await vi.waitFor(
-        async () => {
-          expect(child.exitCode).toBeNull();
-          expect((await fetch(`${baseUrl}/api/health`)).status).toBe(200);
-        },
-        { timeout: 20_000, interval: 100 },
-      );
+      await dying.start();
       const owner = await signUp(baseUrl);
       const token = await createToken(owner, ['files:upload']);
       const auth = { authorization: `Bearer ${token}` };
@@ -139,9 +115,7 @@ describe.each(providers)('a server killed during chunked completions (%s storage
         );
       });
       await Promise.race(completions);
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
+      await dying.kill();
       await Promise.all([...completions, ...stalled]);
       for (const answer of first) if (answer) expect(answer.status, answer.text).toBe(200);
 
@@ -190,7 +164,7 @@ describe.each(providers)('a server killed during chunked completions (%s storage
         { timeout: 20_000, interval: 200 },
       );
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      dying.stop();
       await restarted?.close();
     }
   });

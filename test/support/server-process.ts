@@ -1,0 +1,70 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, vi } from 'vitest';
+import { freePort, freshDatabaseUrl } from './server.ts';
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * A Hoard server in a process of its own (`node src/main.ts`), for tests that kill it with SIGKILL
+ * and look at what it left behind: a fresh database and data directory, as production configures it.
+ */
+export interface ServerProcess {
+  baseUrl: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  /** Starts the process and waits until it answers GET /api/health. */
+  start(): Promise<void>;
+  /** SIGKILL, and waits for the process to be gone. */
+  kill(): Promise<void>;
+  /** Ends a process still running (for `finally`). */
+  stop(): void;
+}
+
+export async function serverProcess(env: Record<string, string>, dataDirPrefix = 'hoard-process-'): Promise<ServerProcess> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const databaseUrl = await freshDatabaseUrl();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), dataDirPrefix));
+  const fullEnv: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: baseUrl,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    CHECK_RESPONSES: 'true',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    ...env,
+  };
+  let child: ChildProcess | null = null;
+  const running = () => child !== null && child.exitCode === null && child.signalCode === null;
+  return {
+    baseUrl,
+    databaseUrl,
+    dataDir,
+    async start() {
+      const started = spawn(process.execPath, ['src/main.ts'], { cwd: repoRoot, env: fullEnv, stdio: 'ignore' });
+      child = started;
+      await vi.waitFor(
+        async () => {
+          expect(started.exitCode).toBeNull();
+          expect((await fetch(`${baseUrl}/api/health`)).status).toBe(200);
+        },
+        { timeout: 20_000, interval: 100 },
+      );
+    },
+    async kill() {
+      if (!child || !running()) return;
+      const exited = new Promise((resolve) => child!.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    },
+    stop() {
+      if (running()) child!.kill('SIGKILL');
+    },
+  };
+}
