@@ -27,6 +27,7 @@ import { getJson, latency, requestRate } from './lib/load.ts';
 import { figure, textTable, writeReports, type Figure, type Results } from './lib/report.ts';
 import { GiB, MiB, smallFileUploads, timedChunkedUpload, timedMultipartUpload } from './lib/uploads.ts';
 import { archivesSection } from './lib/archives.ts';
+import { median, mb, round } from './lib/stats.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -90,13 +91,6 @@ function syncDisks(): void {
   spawnSync('sync');
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length / 2;
-  return sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-const mb = (bytes: number, seconds: number) => bytes / 1e6 / seconds;
-const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 async function cleanup(): Promise<void> {
   for (const child of children.splice(0)) await child.stop().catch(() => undefined);

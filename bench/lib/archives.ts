@@ -21,19 +21,14 @@ import { BENCH_ACCOUNT, startHoard } from './hoard.ts';
 import { latency } from './load.ts';
 import { figure, type Figure } from './report.ts';
 import { GiB, MiB, send, timedMultipartUpload, type HttpResult } from './uploads.ts';
+import { median, mb, round } from './stats.ts';
+import { archiveLimits } from '../../src/api/vocabulary.ts';
 
 /** Every entry (extraction) and every source file (creation) is this big; the count follows from the total. */
 export const ARCHIVE_ENTRY_BYTES = 16 * MiB;
 /** Entries of the manifest's ZIP: the contract's listing limit (§9). */
-export const MANIFEST_ENTRIES = 10_000;
+export const MANIFEST_ENTRIES: number = archiveLimits.manifestEntries;
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length / 2;
-  return sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-const mb = (bytes: number, seconds: number) => bytes / 1e6 / seconds;
-const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 /** A browser session of the instance's first account, for the archive routes. */
 export interface Session {

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import autocannon from 'autocannon';
 import { cpuSecondsOf } from './child.ts';
+import { median, round } from './stats.ts';
 
 export interface RateResult {
   requestsPerSecond: number;
@@ -63,9 +64,7 @@ export async function latency(url: string, options: { runs: number; warmup: numb
     for (let i = 0; i < options.runs; i++) samples.push(await once());
     const sorted = [...samples].sort((a, b) => a - b);
     const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-    const mid = sorted.length / 2;
-    const median = sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-    return { medianMs: median, p99Ms: at(0.99), samples: samples.map((s) => Math.round(s * 100) / 100) };
+    return { medianMs: median(samples), p99Ms: at(0.99), samples: samples.map((s) => round(s)) };
   } finally {
     agent.destroy();
   }
