@@ -88,7 +88,6 @@ export async function extractArchive(ctx: AppContext, principal: Principal, prep
   const files: ArchiveExtraction['files'] = [];
   const skipped: SkippedEntry[] = [];
   const seen = new Set<string>();
-  let current: string | null = null;
 
   const extractOne = async (entry: ArchiveEntry, open: () => Promise<Readable>) => {
     if (entry.encrypted) return skipped.push({ path: entry.path, reason: reasons.encrypted });
@@ -135,16 +134,15 @@ export async function extractArchive(ctx: AppContext, principal: Principal, prep
           if (wanted) skipped.push({ path: entry.path, reason: reasons.directory });
           return;
         }
-        current = entry.path;
         await extractOne(entry, open);
-        current = null;
       },
       signal,
     );
   } catch (error) {
     // Damage met after the walk began: what was extracted stays, and the answer says where it stopped.
     if (!(error instanceof NotAnArchiveError) || seen.size === 0 || signal.aborted) throw error;
-    skipped.push({ path: current ?? [...seen].at(-1)!, reason: reasons.archiveDamaged });
+    // The entry it stopped at is the last one the walk met.
+    skipped.push({ path: [...seen].at(-1)!, reason: reasons.archiveDamaged });
     return { files, skipped };
   }
   if (wanted) for (const path of wanted) if (!seen.has(path)) skipped.push({ path, reason: reasons.missing });

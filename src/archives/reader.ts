@@ -210,20 +210,16 @@ async function walkTar(storage: Storage, key: string, gzipped: boolean, onEntry:
   // What the walk itself throws is the archive's fault, and so is what reading an entry throws
   // (tarChunks makes that a NotAnArchiveError); anything else onEntry throws (a database or
   // storage failure) goes on as it is.
-  const visited = new WeakSet<object>();
+  let visiting = false;
   try {
     for await (const entry of extract) {
-      let decision: 'continue' | 'stop';
-      try {
-        decision = await onEntry(entry.header, entry as unknown as TarEntry);
-      } catch (error) {
-        if (error instanceof Object && !(error instanceof NotAnArchiveError)) visited.add(error);
-        throw error;
-      }
+      visiting = true;
+      const decision = await onEntry(entry.header, entry as unknown as TarEntry);
+      visiting = false;
       if (decision === 'stop') break;
     }
   } catch (error) {
-    if (error instanceof NotAnArchiveError || (error instanceof Object && visited.has(error))) throw error;
+    if (visiting || error instanceof NotAnArchiveError) throw error;
     throw new NotAnArchiveError(`The tar file cannot be read: ${(error as Error).message}`);
   } finally {
     stream.destroy();
