@@ -30,6 +30,10 @@
  *   runner.stop(): Promise<void>         // stop polling; wait for running handlers to finish
  *   runner.runDueJobs(): Promise<number> // tests: run every job due now, wait for all, return count
  *
+ *   Types named in `options.typeConcurrency` run in slots of their own (at most that many at once in
+ *   this process), apart from the `concurrency` slots every other type shares: slow work such as
+ *   thumbnails and text recognition neither waits behind nor holds up webhooks and expiry.
+ *
  *   type JobHandler = (job: ClaimedJob) => Promise<JobOutcome | void>;
  *   type JobHandlers = Record<string, JobHandler>;            // by job type
  *
@@ -131,6 +135,8 @@ export interface JobRunnerOptions {
   leaseMs?: number;
   /** Attempts after which a job whose handler keeps throwing is dropped (default 10). */
   maxAttemptsOnError?: number;
+  /** Job types with slots of their own, by type: at most this many of each run at once (≥ 1). */
+  typeConcurrency?: Record<string, number>;
 }
 
 export interface JobRunnerContext {
@@ -162,7 +168,10 @@ export class JobRunner {
   private readonly dialect: Dialect;
   private readonly log: Logger;
   private readonly handlers: JobHandlers;
+  /** Types sharing the `concurrency` slots. */
   private readonly types: string[];
+  /** Types with slots of their own, and how many. */
+  private readonly ownSlots: Map<string, number>;
   private readonly pollIntervalMs: number;
   private readonly concurrency: number;
   private readonly leaseMs: number;
@@ -177,14 +186,15 @@ export class JobRunner {
   /** Set when the last claim filled every free slot: more jobs may be due. */
   private saturated = false;
   /** Running attempts by lease token (one per job). */
-  private readonly running = new Map<string, Promise<void>>();
+  private readonly running = new Map<string, { type: string; promise: Promise<void> }>();
 
   constructor(ctx: JobRunnerContext, handlers: JobHandlers, options: JobRunnerOptions = {}) {
     this.db = ctx.db;
     this.dialect = ctx.dialect;
     this.log = ctx.log;
     this.handlers = { ...handlers };
-    this.types = Object.keys(this.handlers);
+    this.ownSlots = new Map(Object.entries(options.typeConcurrency ?? {}).filter(([type]) => type in this.handlers).map(([type, n]) => [type, Math.max(1, n)]));
+    this.types = Object.keys(this.handlers).filter((type) => !this.ownSlots.has(type));
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.concurrency = Math.max(1, options.concurrency ?? 8);
     this.leaseMs = options.leaseMs ?? 5 * 60 * 1000;
@@ -212,7 +222,7 @@ export class JobRunner {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.ticking;
-    await Promise.allSettled([...this.running.values()]);
+    await this.allRunning();
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
     this.started = false;
@@ -227,13 +237,42 @@ export class JobRunner {
     const dueBy = Date.now();
     let count = 0;
     for (;;) {
-      const jobs = await this.claim(this.concurrency, dueBy);
+      const { jobs } = await this.claimFree(dueBy);
       if (jobs.length === 0) break;
       count += jobs.length;
       await Promise.all(jobs.map((job) => this.launch(job)));
     }
-    await Promise.allSettled([...this.running.values()]);
+    await this.allRunning();
     return count;
+  }
+
+  private async allRunning(): Promise<void> {
+    await Promise.allSettled([...this.running.values()].map((r) => r.promise));
+  }
+
+  /** Free slots: of the shared pool, and of each type with slots of its own. */
+  private freeSlots(): Array<{ types: string[]; free: number }> {
+    const busy = new Map<string, number>();
+    let shared = 0;
+    for (const { type } of this.running.values()) {
+      if (this.ownSlots.has(type)) busy.set(type, (busy.get(type) ?? 0) + 1);
+      else shared += 1;
+    }
+    const groups = [{ types: this.types, free: this.concurrency - shared }];
+    for (const [type, slots] of this.ownSlots) groups.push({ types: [type], free: slots - (busy.get(type) ?? 0) });
+    return groups.filter((g) => g.types.length > 0 && g.free > 0);
+  }
+
+  /** Claims due jobs for every free slot; `saturated` when some group's free slots were all filled. */
+  private async claimFree(dueBy: number): Promise<{ jobs: JobRow[]; saturated: boolean }> {
+    const jobs: JobRow[] = [];
+    let saturated = false;
+    for (const group of this.freeSlots()) {
+      const claimed = await this.claim(group.types, group.free, dueBy);
+      if (claimed.length === group.free) saturated = true;
+      jobs.push(...claimed);
+    }
+    return { jobs, saturated };
   }
 
   private schedule(delayMs: number): void {
@@ -269,10 +308,9 @@ export class JobRunner {
     try {
       do {
         this.again = false;
-        const free = this.concurrency - this.running.size;
-        if (free <= 0 || this.stopping) break;
-        const jobs = await this.claim(free, Date.now());
-        this.saturated = jobs.length === free;
+        if (this.stopping) break;
+        const { jobs, saturated } = await this.claimFree(Date.now());
+        this.saturated = saturated;
         for (const job of jobs) void this.launch(job);
         if (this.saturated) this.again = true;
       } while (this.again && !this.stopping);
@@ -286,8 +324,8 @@ export class JobRunner {
    * claim's token and the job's id): a job's result, its slot and its lease renewal are its own, not
    * those of the whole claim.
    */
-  private async claim(limit: number, dueBy: number): Promise<JobRow[]> {
-    if (this.types.length === 0 || limit <= 0) return [];
+  private async claim(types: string[], limit: number, dueBy: number): Promise<JobRow[]> {
+    if (types.length === 0 || limit <= 0) return [];
     const now = Date.now();
     const token = `${this.id}:${randomLowerAlnum(10)}:`;
     const rows = await this.db
@@ -297,7 +335,7 @@ export class JobRunner {
         eb
           .selectFrom('jobs')
           .select('id')
-          .where('type', 'in', this.types)
+          .where('type', 'in', types)
           .where('runAt', '<=', Math.min(now, dueBy))
           .where((w) => w.or([w('leasedUntil', 'is', null), w('leasedUntil', '<=', now)]))
           .orderBy('runAt')
@@ -316,7 +354,7 @@ export class JobRunner {
       this.running.delete(token);
       if (this.saturated && this.started) this.schedule(0);
     });
-    this.running.set(token, promise);
+    this.running.set(token, { type: row.type, promise });
     return promise;
   }
 

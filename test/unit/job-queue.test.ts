@@ -363,6 +363,32 @@ describe('slow handlers', () => {
     expect(most).toBeLessThanOrEqual(3);
   });
 
+  it('runs types with slots of their own beside the shared slots: slow work neither waits behind nor blocks other jobs', async () => {
+    const running = { media: 0, other: 0 };
+    const most = { media: 0, other: 0 };
+    const gate = deferred();
+    let others = 0;
+    const track = (kind: 'media' | 'other') => async () => {
+      running[kind]++;
+      most[kind] = Math.max(most[kind], running[kind]);
+      if (kind === 'media') await gate.promise;
+      else others++;
+      running[kind]--;
+    };
+    const jobs = runner({ media: track('media'), other: track('other') }, { concurrency: 2, pollIntervalMs: 10, typeConcurrency: { media: 1 } });
+    // Many slow media jobs first in the queue's order, then others.
+    for (let n = 0; n < 5; n++) await enqueueJob(handle.db, { type: 'media', payload: n, runAt: Date.now() - 1000 });
+    for (let n = 0; n < 6; n++) await enqueueJob(handle.db, { type: 'other', payload: n });
+    jobs.start();
+    // Every other job runs while the one media slot is held.
+    await waitFor(() => others === 6);
+    expect(running.media).toBe(1);
+    gate.resolve();
+    await waitFor(async () => (await jobRows()).length === 0);
+    expect(most.media).toBe(1);
+    expect(most.other).toBeLessThanOrEqual(2);
+  });
+
   it('renews the lease of every running job of a claimed batch, also after another of them ended', async () => {
     const gate = deferred();
     const started = deferred();
