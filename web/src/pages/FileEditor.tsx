@@ -5,6 +5,8 @@ import { useSession } from '../session.tsx';
 import { FormDialog, useToast } from '../ui.tsx';
 import type { FileRecord, Folder, Tag } from '@api';
 import { FolderOptions } from './FolderOptions.tsx';
+import { RecognisedText } from './RecognisedText.tsx';
+import { isImage } from './file-links.ts';
 
 /**
  * PATCH /api/files/{id}. Only the fields the account may change are shown: visibility and password
@@ -144,6 +146,7 @@ export function FileEditor({ file, folders, tags, onClose, onSaved }: { file: Fi
           </div>
         </fieldset>
       )}
+      {isImage(file) && file.ocrStatus !== 'unsupported' && <RecognisedText file={file} />}
     </FormDialog>
   );
 }

@@ -3,7 +3,7 @@ import { formatBytes, formatDate, formatDateTime, mibToBytes } from '../format.t
 import { useSession } from '../session.tsx';
 import { Badge, CopyButton, DataTable } from '../ui.tsx';
 import type { FileRecord, Folder } from '@api';
-import { downloadPath, isArchive, isPreviewable, previewPath, rawPath, shareUrl, typeLabel } from './file-links.ts';
+import { downloadPath, isArchive, isPreviewable, previewPath, rawPath, shareUrl, thumbnailPath, typeLabel } from './file-links.ts';
 import { Icon } from '../icons.tsx';
 import { folderPath } from './folder-tree.ts';
 
@@ -82,15 +82,44 @@ function OpenControl({ file, onOpen, children, className }: { file: FileRecord; 
   );
 }
 
+/** Grid cards whose picture loads at once: about the first row, which is on screen when the page opens. */
+const EAGER_CARDS = 6;
+
+/**
+ * A grid card's picture, in the card's fixed 4:3 box (so nothing moves when it arrives): the
+ * thumbnail once it is made; while it is being made, a neutral placeholder with the type label; the
+ * type label when there will be none. When the administrator turned thumbnails off, images are
+ * shown from their originals, as before thumbnails existed, if "Image previews" is on.
+ */
+function CardPicture({ file, previews, eager }: { file: FileRecord; previews: boolean; eager: boolean }) {
+  const label = (
+    <span className="type-label" aria-hidden="true">
+      {typeLabel(file)}
+    </span>
+  );
+  if (!previews) return label;
+  const thumbnail = thumbnailPath(file);
+  const source = thumbnail ?? (file.thumbnailStatus === 'disabled' && isPreviewable(file) ? previewPath(file) : null);
+  if (source) return <img src={source} alt="" width={512} height={384} loading={eager ? 'eager' : 'lazy'} decoding="async" />;
+  if (file.thumbnailStatus === 'pending') {
+    return (
+      <span className="thumb-pending" aria-hidden="true" data-testid="thumbnail-pending">
+        {label}
+      </span>
+    );
+  }
+  return label;
+}
+
 export function FileGrid({ files, folders, selection, previews, onToggle, onOpen, onEdit, onDelete, onBrowse }: ItemProps & { previews: boolean }) {
   return (
     <ul className="file-grid" aria-label="Files">
-      {files.map((file) => {
+      {files.map((file, index) => {
         const selected = selection.has(file.id);
         return (
           <li key={file.id} className={selected ? 'file-card selected' : 'file-card'} data-testid="file-card">
             <OpenControl file={file} onOpen={onOpen} className="thumb">
-              {previews && isPreviewable(file) ? <img src={previewPath(file)} alt="" loading="lazy" decoding="async" /> : <span className="type-label" aria-hidden="true">{typeLabel(file)}</span>}
+              <CardPicture file={file} previews={previews} eager={index < EAGER_CARDS} />
             </OpenControl>
             <div className="file-card-body">
               <label className="checkbox file-name" title={file.name}>

@@ -12,6 +12,7 @@ import { FileGrid, FileList } from './FileItems.tsx';
 import { FileEditor } from './FileEditor.tsx';
 import { ARCHIVE_FILE_LIMIT, ArchiveContentsDialog, CreateArchiveDialog } from './ArchiveDialogs.tsx';
 import { Gallery } from './Gallery.tsx';
+import { usePendingThumbnails } from './pending-thumbnails.ts';
 import { TimelineBar, type GroupBy } from './TimelineBar.tsx';
 
 export const sortOptions = [
@@ -99,6 +100,8 @@ interface Listing {
 }
 
 const timezone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+/** One empty listing for every render without data, so hooks that follow the listing see no change. */
+const NO_FILES: FileRecord[] = [];
 
 export function FilesPage() {
   const { can } = useSession();
@@ -150,7 +153,8 @@ export function FilesPage() {
   const setFilter = (changes: Record<string, string | null>) => setParams({ ...changes, page: null });
   const activeFilters = [filters.search, filters.types.length, filters.visibility.length, filters.folder, filters.tag, filters.from, filters.to].filter(Boolean).length;
 
-  const files = listing.data?.data ?? [];
+  // Thumbnails still being made are fetched again until they arrive, while the grid shows them.
+  const files = usePendingThumbnails(listing.data?.data ?? NO_FILES, view === 'grid' && previews);
   const pagination = listing.data?.pagination;
 
   const toggleSelected = (file: FileRecord) =>

@@ -4,7 +4,7 @@ import { formatBytes, formatDateTime, mibToBytes, pluralize } from '../format.ts
 import { useSession } from '../session.tsx';
 import { CopyButton, Dialog, ErrorNote } from '../ui.tsx';
 import type { FileRecord, Pagination } from '@api';
-import { downloadPath, previewPath, shareUrl } from './file-links.ts';
+import { downloadPath, previewPath, shareUrl, thumbnailPath } from './file-links.ts';
 import { VisibilityBadges } from './FileItems.tsx';
 
 interface Neighbour {
@@ -30,6 +30,8 @@ export function Gallery({ start, listParams, onClose, onEdit }: { start: FileRec
   const [next, setNext] = useState<FileRecord | null>(null);
   const [position, setPosition] = useState<{ index: number; total: number } | null>(null);
   const [error, setError] = useState<unknown>(null);
+  /** The file whose original has loaded: until then its thumbnail stands in. */
+  const [loaded, setLoaded] = useState<string | null>(null);
   const paramsKey = JSON.stringify(listParams);
 
   useEffect(() => {
@@ -72,6 +74,8 @@ export function Gallery({ start, listParams, onClose, onEdit }: { start: FileRec
     return () => window.removeEventListener('keydown', onKeyDown);
   }, [previous, next]);
 
+  const placeholder = loaded === current.id ? null : thumbnailPath(current);
+
   return (
     <Dialog open wide title={current.name} onClose={onClose}>
       <div className="gallery" data-testid="gallery">
@@ -80,7 +84,11 @@ export function Gallery({ start, listParams, onClose, onEdit }: { start: FileRec
             ‹
           </button>
           <figure>
-            <img key={current.id} src={previewPath(current)} alt={current.name} />
+            {/* The viewer shows the original; its small thumbnail, usually cached from the grid, fills the frame while the original loads. */}
+            <div className="gallery-frame">
+              {placeholder && <img key={`${current.id}-thumbnail`} className="gallery-placeholder" src={placeholder} alt="" aria-hidden="true" />}
+              <img key={current.id} className={loaded === current.id ? undefined : 'gallery-loading'} src={previewPath(current)} alt={current.name} onLoad={() => setLoaded(current.id)} />
+            </div>
             <figcaption>
               {position && (
                 <span aria-live="polite">

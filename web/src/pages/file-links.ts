@@ -8,6 +8,17 @@ export const shareUrl = (file: FileRecord) => `${window.location.origin}/${file.
 export const rawPath = (file: FileRecord) => `/api/files/${file.user.urlId}/${segment(file.name)}`;
 /** The owner's own file for previews in this app (`/api/files/<id>/preview`); counts no view. */
 export const previewPath = (file: FileRecord) => `/api/files/${encodeURIComponent(file.id)}/preview`;
+/**
+ * The thumbnail (WebP, at most 512 px) as a path on this origin, or null while there is none. The
+ * listing gives an absolute URL built on BASE_URL, but the page may be open under another address
+ * (a LAN IP, a second host name) where the app's CSP (img-src 'self') and the session cookie only
+ * hold for its own origin.
+ */
+export function thumbnailPath(file: Pick<FileRecord, 'thumbnailUrl'>): string | null {
+  if (!file.thumbnailUrl) return null;
+  const url = new URL(file.thumbnailUrl, window.location.origin);
+  return url.pathname + url.search;
+}
 /** As an attachment; counts a download. */
 export const downloadPath = (file: FileRecord) => `/api/files/${encodeURIComponent(file.id)}/download`;
 

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react';
+import { MediaProgressPanel } from './MediaProgress.tsx';
 import { get, patch } from '../../api.ts';
 import { ErrorNote, Loading, useLoad, useSubmit, useToast } from '../../ui.tsx';
 import type { InstanceSettings } from '@api';
@@ -11,6 +12,10 @@ export function SettingsSection() {
   const [requireVerification, setRequireVerification] = useState(false);
   const [maxUpload, setMaxUpload] = useState('');
   const [quota, setQuota] = useState('');
+  const [thumbnails, setThumbnails] = useState(true);
+  const [ocr, setOcr] = useState(true);
+  // Saving may start a backfill: the progress below is read again after each save.
+  const [saves, setSaves] = useState(0);
   useEffect(() => {
     const s = settings.data;
     if (!s) return;
@@ -18,6 +23,8 @@ export function SettingsSection() {
     setRequireVerification(s.requireEmailVerification);
     setMaxUpload(toMiB(s.maxUploadSizeBytes));
     setQuota(toMiB(s.defaultQuotaBytes));
+    setThumbnails(s.thumbnailsEnabled);
+    setOcr(s.ocrEnabled);
   }, [settings.data]);
 
   const { submit: save, error } = useSubmit(async () => {
@@ -26,8 +33,11 @@ export function SettingsSection() {
       requireEmailVerification: requireVerification,
       maxUploadSizeBytes: fromMiB(maxUpload),
       defaultQuotaBytes: fromMiB(quota || '0'),
+      thumbnailsEnabled: thumbnails,
+      ocrEnabled: ocr,
     });
     settings.setData(data);
+    setSaves((n) => n + 1);
     toast('Settings saved');
   });
 
@@ -54,6 +64,28 @@ export function SettingsSection() {
         Default quota per account (MiB, 0 = none)
         <input type="number" min={0} step="any" value={quota} onChange={(e) => setQuota(e.target.value)} required />
       </label>
+      <fieldset>
+        <legend>Thumbnails and text</legend>
+        <div>
+          <label className="checkbox">
+            <input type="checkbox" role="switch" checked={thumbnails} onChange={(e) => setThumbnails(e.target.checked)} aria-describedby="thumbnails-hint" />
+            Make thumbnails
+          </label>
+          <p id="thumbnails-hint" className="hint">
+            Small previews of images, videos and PDFs for the file grid; turning it on makes them for existing files too, a few at a time.
+          </p>
+        </div>
+        <div>
+          <label className="checkbox">
+            <input type="checkbox" role="switch" checked={ocr} onChange={(e) => setOcr(e.target.checked)} aria-describedby="ocr-hint" />
+            Recognise text in images (OCR)
+          </label>
+          <p id="ocr-hint" className="hint">
+            Reads the words in images so that search finds them; slow and heavy on the processor, it runs in the background.
+          </p>
+        </div>
+        <MediaProgressPanel reloadKey={saves} />
+      </fieldset>
       <ErrorNote error={error} />
       <div>
         <button type="submit" className="primary">
