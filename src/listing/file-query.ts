@@ -16,6 +16,18 @@ function likeContaining(term: string): string {
   return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
+/** The trigram tokenizer indexes runs of three characters: shorter terms cannot use the index. */
+const TRIGRAM = 3;
+
+/**
+ * An FTS5 query matching `term` as a substring: one quoted string (a quote inside doubled), which the
+ * trigram tokenizer turns into consecutive trigrams. Both the term and the indexed columns are
+ * foldForSearch() text, so matching is case-insensitive exactly as LIKE over those columns was.
+ */
+function ftsPhrase(term: string): string {
+  return `"${term.replaceAll('"', '""')}"`;
+}
+
 export function filteredFiles(db: Executor, dialect: Dialect, userId: string, filters: FileFilters): FilesQuery {
   let query = forAccount(db, userId).selectFrom('files');
   if (filters.ids) query = query.where('files.id', 'in', filters.ids);
@@ -30,9 +42,13 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
     if (dialect === 'postgres') {
       // Two trigram index scans, ORed as bitmaps.
       query = query.where((eb) => eb.or([like('files.searchName'), like('files.searchOcr')]));
+    } else if ([...filters.search].length >= TRIGRAM) {
+      // The trigram index (migration 0016-search-index) names the files whose name or text contains
+      // the term, in every account; the account's own condition then keeps its files among them.
+      query = query.where(sql.ref('files.rowid'), 'in', sql`(select rowid from filesSearch where filesSearch match ${ftsPhrase(filters.search)})`);
     } else {
-      // The name is matched in the listing index; OCR text in a partial index of the files that have
-      // some, read once per statement.
+      // Too short for a trigram: the name is matched in the listing index; OCR text in a partial
+      // index of the files that have some, read once per statement.
       const byOcr = forAccount(db, userId).selectFrom('files').select('files.id').where('files.searchOcr', 'is not', null).where(like('files.searchOcr'));
       query = query.where((eb) => eb.or([like('files.searchName'), eb('files.id', 'in', byOcr)]));
     }
