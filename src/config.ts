@@ -46,6 +46,14 @@ export interface Config {
   archiveConcurrency: number;
   /** The WebAuthn relying-party ID of passkeys (contract §8): the host name of BASE_URL unless WEBAUTHN_RP_ID says otherwise. */
   webauthnRpId: string;
+  /** Thumbnails this process makes at once (contract §10); 0: it makes none and leaves them to other processes. */
+  thumbnailConcurrency: number;
+  /** Text recognitions this process runs at once, each in a long-lived worker; 0: it runs none. */
+  ocrConcurrency: number;
+  /** Images with more pixels than this get neither a thumbnail nor text (a decompression bomb is refused unread). */
+  mediaMaxPixels: number;
+  /** Stored bytes that may be copied to DATA_DIR/tmp for media work when the storage has no local path (S3); larger files get none. */
+  mediaMaxCopyBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -103,6 +111,10 @@ const variables = {
     .max(253)
     .optional(),
   ARCHIVE_CONCURRENCY: z.string().regex(/^[1-9]\d{0,3}$/, 'must be a whole number of requests from 1 to 9999').transform(Number).optional(),
+  THUMBNAIL_CONCURRENCY: z.string().regex(/^\d{1,3}$/, 'must be a whole number of thumbnails at once (0: this process makes none)').transform(Number).optional(),
+  OCR_CONCURRENCY: z.string().regex(/^\d{1,2}$/, 'must be a whole number of recognitions at once (0: this process runs none)').transform(Number).optional(),
+  MEDIA_MAX_PIXELS: z.string().regex(/^[1-9]\d{0,11}$/, 'must be a whole number of pixels').transform(Number).optional(),
+  MEDIA_MAX_COPY_BYTES: byteCount.optional(),
   CHECK_RESPONSES: booleanText.optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
 } satisfies Record<string, z.ZodType>;
@@ -172,5 +184,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     chunkedUploadTempLimit: parsed.CHUNKED_UPLOAD_TEMP_LIMIT ?? 20 * 1024 * 1024 * 1024,
     webauthnRpId,
     archiveConcurrency: parsed.ARCHIVE_CONCURRENCY ?? 4,
+    thumbnailConcurrency: parsed.THUMBNAIL_CONCURRENCY ?? 1,
+    ocrConcurrency: parsed.OCR_CONCURRENCY ?? 1,
+    // 100 megapixels: a 24-megapixel photo or a long panorama passes; a bomb of 60000×60000 does not.
+    mediaMaxPixels: parsed.MEDIA_MAX_PIXELS ?? 100_000_000,
+    mediaMaxCopyBytes: parsed.MEDIA_MAX_COPY_BYTES ?? 1073741824,
   };
 }

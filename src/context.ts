@@ -6,6 +6,7 @@ import type { AuditLog } from './audit/audit-log.ts';
 import type { SecretBox } from './auth/secret-box.ts';
 import type { ListingCache } from './listing/listing-cache.ts';
 import type { ArchiveCapacity } from './archives/capacity.ts';
+import type { RequestLoad } from './shared/request-load.ts';
 
 /** What the running instance is made of; handed to routes and background work. */
 export interface AppContext {
@@ -21,6 +22,8 @@ export interface AppContext {
   listingCache: ListingCache;
   /** This process's slots for archive work (contract §9), shared by every archive route. */
   archiveCapacity: ArchiveCapacity;
+  /** Requests this process is serving lately: background media work gives way to them. */
+  load: RequestLoad;
   /** The background job runner: wake() after committing an enqueueJob() (src/jobs/queue.ts). */
   jobs: { wake(): void };
 }

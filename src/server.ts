@@ -23,6 +23,10 @@ import { webhookJobHandlers } from './webhooks/delivery-job.ts';
 import { FILE_EXPIRY_JOB } from './files/expiry.ts';
 import { fileExpiryHandler } from './files/expire-file.ts';
 import { scheduleTmpSweep, STORAGE_CLEANUP_JOB, storageCleanupHandler, TMP_SWEEP_JOB, tmpSweepHandler } from './files/storage-cleanup.ts';
+import { MediaWorker } from './media/media-worker.ts';
+import { giveWayToRequests, OCR_JOB, ocrHandler, THUMBNAIL_JOB, thumbnailHandler, MEDIA_BACKFILL_JOB } from './media/media-jobs.ts';
+import { RequestLoad } from './shared/request-load.ts';
+import { mediaBackfillHandler, scheduleMediaBackfillIfNeeded } from './media/backfill.ts';
 import { CHUNK_SESSION_SWEEP_JOB, CHUNK_STORAGE_ABORT_JOB, chunkSessionSweepHandler, chunkStorageAbortHandler } from './chunks/chunk-session-jobs.ts';
 
 export interface RunningServer {
@@ -69,9 +73,15 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   // Before serving: no legacy upload credential stays in plaintext (migration 0011).
   const sealed = await sealPlaintextUploadTokens(database.db, secretBox);
   if (sealed > 0) log.info({ accounts: sealed }, 'encrypted plaintext upload credentials');
-  const ctx: AppContext = { config, db: database.db, dialect: database.dialect, storage, log, audit: new AuditLog(database.db, log), secretBox, listingCache: new ListingCache(config.listingCacheBytes), archiveCapacity: new ArchiveCapacity(config.archiveConcurrency), jobs: { wake: () => jobs.wake() } };
+  const ctx: AppContext = { config, db: database.db, dialect: database.dialect, storage, log, audit: new AuditLog(database.db, log), secretBox, listingCache: new ListingCache(config.listingCacheBytes), archiveCapacity: new ArchiveCapacity(config.archiveConcurrency), load: new RequestLoad(), jobs: { wake: () => jobs.wake() } };
+  // Thumbnails and text recognition (contract §10) run in a low-priority process of their own, started
+  // on first use; a process configured for neither leaves that work to the others.
+  const media = config.thumbnailConcurrency > 0 || config.ocrConcurrency > 0 ? new MediaWorker({ maxPixels: config.mediaMaxPixels, ocrConcurrency: Math.max(1, config.ocrConcurrency), log }) : null;
+  const mediaHandlers = media ? { ...(config.thumbnailConcurrency > 0 ? { [THUMBNAIL_JOB]: thumbnailHandler(ctx, media, await MediaWorker.tools()) } : {}), ...(config.ocrConcurrency > 0 ? { [OCR_JOB]: ocrHandler(ctx, media) } : {}) } : {};
   // Every background job type and its handler.
   const jobs = new JobRunner(ctx, {
+    ...mediaHandlers,
+    [MEDIA_BACKFILL_JOB]: mediaBackfillHandler(ctx),
     [FILE_EXPIRY_JOB]: fileExpiryHandler(ctx),
     [STORAGE_CLEANUP_JOB]: storageCleanupHandler(ctx),
     [TMP_SWEEP_JOB]: tmpSweepHandler(ctx),
@@ -81,6 +91,10 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     [RATE_LIMIT_PRUNE_JOB]: rateLimitPruneHandler(ctx),
     [SESSION_SWEEP_JOB]: sessionSweepHandler(ctx),
     ...webhookJobHandlers({ db: ctx.db, log, secretBox, allowPrivate: config.webhookAllowPrivate, retryDelaysMs: config.webhookRetryDelaysMs }),
+  }, {
+    typeConcurrency: { [THUMBNAIL_JOB]: config.thumbnailConcurrency, [OCR_JOB]: config.ocrConcurrency },
+    // Media work gives way to requests: while they keep coming, at most one job of each kind a second.
+    typeGate: { [THUMBNAIL_JOB]: giveWayToRequests(ctx.load), [OCR_JOB]: giveWayToRequests(ctx.load) },
   });
   const app = await buildApp(ctx);
   const address = await app.listen({ port: config.port, host: config.host });
@@ -90,6 +104,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   await scheduleSessionSweep(ctx.db);
   // Leftovers of writes killed with an earlier process go now, then every quarter of an hour.
   await scheduleTmpSweep(ctx.db, config.dataDir);
+  // Files older than the media settings being on get their thumbnails and text, paced.
+  await scheduleMediaBackfillIfNeeded(ctx);
   jobs.start();
 
   return {
@@ -108,6 +124,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         clearInterval(sweep);
       }
       await jobs.stop();
+      await media?.close();
       await ctx.audit.close();
       await storage.close();
       await database.close();

@@ -301,14 +301,17 @@ export async function deleteUserAsAdmin(db: Db, dialect: Dialect, actor: { id: s
     await serializeAdministration(trx, dialect);
     // The records go with the account (foreign keys cascade); their bytes are removed by durable
     // jobs committed in the same transaction, so nothing stays in storage without a record.
-    const files = await trx.selectFrom('files').select('storageKey').where('userId', '=', id).execute();
+    const files = await trx.selectFrom('files').select(['storageKey', 'thumbnailKey']).where('userId', '=', id).execute();
     // Unfinished chunked uploads keep parts in storage (local temporary files, S3 multipart uploads).
     const openSessions = await trx.selectFrom('chunkSessions').select(['fileKey', 'storageUploadId', 'storageTarget']).where('userId', '=', id).where('state', '!=', 'completed').execute();
     const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
     if (Number(result.numDeletedRows) === 0) return false;
     await assertAdministratorRemains(trx);
     const now = Date.now();
-    for (const file of files) await scheduleStorageDelete(trx, file.storageKey, now);
+    for (const file of files) {
+      await scheduleStorageDelete(trx, file.storageKey, now);
+      if (file.thumbnailKey !== null) await scheduleStorageDelete(trx, file.thumbnailKey, now);
+    }
     await scheduleSessionStorageAbort(trx, openSessions, now);
     return true;
   });

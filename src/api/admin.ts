@@ -41,6 +41,8 @@ export const instanceSettingsSchema = z
     requireEmailVerification: z.boolean().describe('When true, an account whose email is not verified cannot use named tokens or the legacy credential'),
     maxUploadSizeBytes: z.number().int().describe('Largest file one upload may store, in bytes'),
     defaultQuotaBytes: z.number().int().describe('Storage quota, in bytes, of an account without one of its own; 0: no quota'),
+    thumbnailsEnabled: z.boolean().describe('Make thumbnails of new images, videos and PDFs; turning it on makes those of existing files too, paced'),
+    ocrEnabled: z.boolean().describe('Recognise the text of new images (searchable); turning it on recognises existing images too, paced'),
   })
   .meta({ id: 'InstanceSettings' });
 export type InstanceSettings = z.infer<typeof instanceSettingsSchema>;
@@ -95,6 +97,20 @@ export const roleListResponse = success(
 );
 export const roleResponse = success(z.object({ role: roleSchema }));
 export const instanceSettingsResponse = success(instanceSettingsSchema);
+
+const mediaStatusCounts = z
+  .object({ pending: z.number().int(), done: z.number().int(), failed: z.number().int(), unsupported: z.number().int(), disabled: z.number().int() })
+  .describe('Files by status (contract §10)');
+/** Thumbnails and text recognition across the instance: how far the work, and a backfill, has come. */
+export const mediaProgressSchema = z
+  .object({
+    thumbnails: mediaStatusCounts,
+    ocr: mediaStatusCounts,
+    backfilling: z.boolean().describe('Files made before a setting was on are being given their thumbnails or text'),
+  })
+  .meta({ id: 'MediaProgress' });
+export type MediaProgress = z.infer<typeof mediaProgressSchema>;
+export const mediaProgressResponse = success(mediaProgressSchema);
 export const inviteListResponse = success(z.object({ invites: z.array(inviteSchema).describe('Newest first') }));
 export const inviteResponse = success(inviteSchema);
 export const auditPageResponse = success(auditPageSchema);

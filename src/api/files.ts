@@ -11,6 +11,10 @@ import { success, timestamp } from './envelope.ts';
 export const fileTagSchema = z.object({ id: z.string(), name: z.string() }).meta({ id: 'FileTag' });
 export type FileTag = z.infer<typeof fileTagSchema>;
 
+/** Where a file's thumbnail or recognised text stands (contract §10). */
+export const mediaStatusSchema = z.enum(['pending', 'done', 'failed', 'unsupported', 'disabled']).meta({ id: 'MediaStatus' });
+export type MediaStatus = z.infer<typeof mediaStatusSchema>;
+
 /** An item of the file listing (spec, Resources: File record). */
 export const fileRecordSchema = z
   .object({
@@ -28,6 +32,9 @@ export const fileRecordSchema = z
     tags: z.array(fileTagSchema),
     hasPassword: z.boolean(),
     expiresAt: timestamp.nullable().describe('When the expiry action applies; null: never'),
+    thumbnailUrl: z.string().nullable().describe('A WebP thumbnail, longest side at most 512 px (contract §10); null while there is none'),
+    thumbnailStatus: mediaStatusSchema.describe('Whether a thumbnail is on its way (`pending`), made (`done`), or will not come, and why'),
+    ocrStatus: mediaStatusSchema.describe('The same for the recognised text: `done` when `search` matches it'),
   })
   .meta({ id: 'FileRecord' });
 export type FileRecord = z.infer<typeof fileRecordSchema>;
@@ -46,6 +53,15 @@ export type Pagination = z.infer<typeof paginationSchema>;
 /** GET /api/files: the page, with its pagination beside `data` (spec, GET /api/files). */
 export const fileListResponse = success(z.array(fileRecordSchema)).extend({ pagination: paginationSchema });
 export type FileListResponse = z.infer<typeof fileListResponse>;
+
+/** GET /api/files/{id}/ocr (contract §10). */
+export const fileOcrResponse = success(
+  z.object({
+    status: mediaStatusSchema,
+    text: z.string().nullable().describe('The recognised text once `status` is `done` (possibly empty: no text found); null before'),
+  }),
+);
+export type FileOcr = z.infer<typeof fileOcrResponse>['data'];
 
 /** PATCH /api/files/{id}: the file as the listing shows it after the change. */
 export const fileResponse = success(z.object({ file: fileRecordSchema }));

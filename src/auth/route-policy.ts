@@ -120,6 +120,7 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'DELETE', path: '/api/roles/:id', access: session('roles.manage'), errors: 'ApiError' },
   { method: 'GET', path: '/api/settings', access: session('settings.manage'), errors: 'ApiError' },
   { method: 'PATCH', path: '/api/settings', access: session('settings.manage'), errors: 'ApiError' },
+  { method: 'GET', path: '/api/settings/media', access: session('settings.manage'), errors: 'ApiError' },
   { method: 'GET', path: '/api/invites', access: session('users.manage'), errors: 'ApiError' },
   { method: 'POST', path: '/api/invites', access: session('users.manage'), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/invites/:id', access: session('users.manage'), errors: 'ApiError' },
@@ -183,6 +184,11 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'GET', path: '/api/files/:id/download', access: publicWithSession, errors: 'Error' },
   // The web app's previews of the owner's own files (docs/decisions.md, "Owner previews").
   { method: 'GET', path: '/api/files/:id/preview', access: publicWithSession, errors: 'Error' },
+  // Thumbnails and recognised text (contract §10): public thumbnails to anyone, the rest to the
+  // owner's browser session; a bearer credential on a file that is not public gets the generic 401.
+  // Checked in the route, which shares its shape with the raw route `/api/files/<urlId>/<name>`.
+  { method: 'GET', path: '/api/files/:id/thumbnail', access: publicWithSession, errors: 'Error' },
+  { method: 'GET', path: '/api/files/:id/ocr', access: publicWithSession, errors: 'ApiError' },
   { method: 'POST', path: '/api/files/:id/unlock', access: publicRoute, errors: 'Error' },
   { method: 'GET', path: '/api/files/:urlId/:name', access: publicWithSession, errors: 'Error' },
   { method: 'GET', path: '/:urlId/:name', access: publicWithSession, errors: 'Error' },

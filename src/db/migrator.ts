@@ -14,6 +14,7 @@ import * as uploadCredentialEncrypted from './migrations/0011-upload-credential-
 import * as sessionHistory from './migrations/0012-session-history.ts';
 import * as twoFactor from './migrations/0013-two-factor.ts';
 import * as passkeys from './migrations/0014-passkeys.ts';
+import * as media from './migrations/0015-media.ts';
 import * as searchIndex from './migrations/0016-search-index.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0012-session-history': sessionHistory,
   '0013-two-factor': twoFactor,
   '0014-passkeys': passkeys,
+  '0015-media': media,
   '0016-search-index': searchIndex,
 };
 

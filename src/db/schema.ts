@@ -252,9 +252,19 @@ export interface FilesTable {
    */
   searchName: string | null;
   searchOcr: string | null;
+  /** Contract §10; see migration 0015-media. */
+  thumbnailStatus: Generated<MediaStatus>;
+  thumbnailKey: string | null;
+  thumbnailWidth: number | null;
+  thumbnailHeight: number | null;
+  mediaWidth: number | null;
+  mediaHeight: number | null;
+  ocrStatus: Generated<MediaStatus>;
   createdAt: number;
   updatedAt: number;
 }
+
+export type MediaStatus = 'pending' | 'done' | 'failed' | 'unsupported' | 'disabled';
 
 export interface FileTagsTable {
   fileId: string;

@@ -3,6 +3,7 @@ import { forAccount } from '../db/account-scope.ts';
 import { lockAccountRow } from '../db/locks.ts';
 import { scheduleStorageDelete } from './storage-cleanup.ts';
 import { cancelExpiry } from './expiry.ts';
+import { cancelMediaWork } from '../media/media-jobs.ts';
 
 /**
  * Removes a file: record, tags and quota charge in one transaction, then its bytes. If the bytes
@@ -10,23 +11,29 @@ import { cancelExpiry } from './expiry.ts';
  * Returns false when the account has no such file.
  */
 export async function deleteFileRecord(ctx: AppContext, userId: string, fileId: string): Promise<boolean> {
-  const storageKey = await ctx.db.transaction().execute(async (trx) => {
+  const storageKeys = await ctx.db.transaction().execute(async (trx) => {
     await lockAccountRow(trx, ctx.dialect, userId);
     const account = forAccount(trx, userId);
-    const file = await account.selectFrom('files').select(['id', 'size', 'storageKey']).where('id', '=', fileId).executeTakeFirst();
+    const file = await account.selectFrom('files').select(['id', 'size', 'storageKey', 'thumbnailKey']).where('id', '=', fileId).executeTakeFirst();
     if (!file) return null;
     await account.deleteFrom('files').where('id', '=', fileId).execute();
     await trx.updateTable('users').set((eb) => ({ usedBytes: eb('usedBytes', '-', file.size) })).where('id', '=', userId).execute();
     // Committed together with the delete: if this process dies before removing the bytes, the job does.
-    await scheduleStorageDelete(trx, file.storageKey, Date.now() + 60_000);
+    const keys = file.thumbnailKey === null ? [file.storageKey] : [file.storageKey, file.thumbnailKey];
+    for (const key of keys) await scheduleStorageDelete(trx, key, Date.now() + 60_000);
     await cancelExpiry(trx, fileId);
-    return file.storageKey;
+    await cancelMediaWork(trx, fileId);
+    return keys;
   });
-  if (storageKey === null) return false;
-  try {
-    await ctx.storage.delete(storageKey);
-  } catch (error) {
-    ctx.log.warn({ err: error, storageKey }, 'bytes of a deleted file are left to the cleanup job');
+  if (storageKeys === null) return false;
+  // The thumbnail goes with the bytes (contract §3: "bytes, thumbnails and metadata are gone"); the
+  // recognised text went with the record.
+  for (const storageKey of storageKeys) {
+    try {
+      await ctx.storage.delete(storageKey);
+    } catch (error) {
+      ctx.log.warn({ err: error, storageKey }, 'bytes of a deleted file are left to the cleanup job');
+    }
   }
   return true;
 }

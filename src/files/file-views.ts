@@ -1,4 +1,5 @@
-import type { FilesTable } from '../db/schema.ts';
+import type { FilesTable, MediaStatus } from '../db/schema.ts';
+import { thumbnailUrl } from '../media/media-kinds.ts';
 import type { FileRecord } from '../api/files.ts';
 import type { UploadLinks } from '../api/uploads.ts';
 
@@ -27,14 +28,16 @@ export function uploadLinks(baseUrl: string, urlId: string, file: FileFields): U
 
 const MiB = 1024 * 1024;
 
-export interface FileRecordSource extends Pick<FilesTable, 'id' | 'name' | 'mimeType' | 'size' | 'visibility' | 'folderId' | 'expiresAt' | 'createdAt'> {
+export interface FileRecordSource extends Pick<FilesTable, 'id' | 'name' | 'mimeType' | 'size' | 'visibility' | 'folderId' | 'expiresAt' | 'createdAt' | 'thumbnailKey'> {
+  thumbnailStatus: MediaStatus;
+  ocrStatus: MediaStatus;
   views: number;
   downloads: number;
   hasPassword: boolean;
 }
 
 /** An item of the file listing (spec, File record): size in MiB, never the password hash. */
-export function fileRecord(file: FileRecordSource, urlId: string, tags: FileRecord['tags']): FileRecord {
+export function fileRecord(file: FileRecordSource, urlId: string, tags: FileRecord['tags'], baseUrl: string): FileRecord {
   return {
     id: file.id,
     name: file.name,
@@ -50,5 +53,8 @@ export function fileRecord(file: FileRecordSource, urlId: string, tags: FileReco
     tags,
     hasPassword: file.hasPassword,
     expiresAt: file.expiresAt === null ? null : new Date(file.expiresAt).toISOString(),
+    thumbnailUrl: thumbnailUrl(baseUrl, file),
+    thumbnailStatus: file.thumbnailStatus,
+    ocrStatus: file.ocrStatus,
   };
 }

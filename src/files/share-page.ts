@@ -15,6 +15,8 @@ export interface SharePageInput {
   unlockUrl: string;
   /** The beginning of a text file, for its preview. */
   textPreview: string | null;
+  /** The file's thumbnail (absolute), once made (contract §10). */
+  thumbnailUrl?: string | null;
   /**
    * An open archive's manifest (contract §9: the share page of a public archive shows it), and the
    * absolute URL its entries are downloaded from (POST /api/share/{urlId}/{name}/archive/entry).
@@ -120,31 +122,65 @@ export function renderSharePage(input: SharePageInput): string {
   else if (kind === 'pdf') preview = `<iframe src="${raw}" title="${name}"></iframe>`;
   else if (kind === 'text' && input.textPreview !== null) preview = `<pre>${escapeHtml(input.textPreview)}</pre>`;
 
+  const { og, twitter } = embedTags(input, kind);
+
+  const tree = input.archive ? renderArchive(input.archive.manifest, input.archive.entryUrl) : '';
+  const body = `<div class="card"><h1>${name}</h1><p class="meta">${meta}</p>${preview ? `<div class="preview">${preview}</div>` : ''}
+<div class="actions"><a class="button" href="${escapeHtml(input.downloadUrl)}">Download</a><a class="button" href="${raw}">Open raw</a></div>${tree}</div>`;
+  return page(`${file.name} · Hoard`, og + twitter, body, file.shareStyle);
+}
+
+/** Image types every chat app's unfurler shows as they are; others (TIFF, AVIF) are shown by their thumbnail. */
+const EMBEDDABLE_IMAGES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+/**
+ * OpenGraph and Twitter tags that make chat apps (Discord, Slack, Telegram…) unfurl the file inline:
+ * an image as itself (an animated GIF keeps moving) or by its thumbnail, with its dimensions; a
+ * video as a player of the raw URL, with its type, size and thumbnail; a PDF by its first page.
+ * Dimensions come from the thumbnail job (contract §10); until it has run, tags without them.
+ */
+function embedTags(input: SharePageInput, kind: ReturnType<typeof previewKind>): { og: string; twitter: string } {
+  const { file, rawUrl } = input;
+  const thumbnail = input.thumbnailUrl ?? null;
+  const secure = rawUrl.startsWith('https:');
+  const size = (prefix: string, width: number | null, height: number | null) =>
+    width !== null && height !== null ? [[`${prefix}:width`, String(width)], [`${prefix}:height`, String(height)]] : [];
+  const image: string[][] = [];
+  const twitterImage: string[][] = [];
+  let card = 'summary';
+  if (kind === 'image' && EMBEDDABLE_IMAGES.has(file.mimeType)) {
+    image.push(['og:image', rawUrl], ...(secure ? [['og:image:secure_url', rawUrl]] : []), ['og:image:type', file.mimeType], ...size('og:image', file.mediaWidth, file.mediaHeight), ['og:image:alt', file.name]);
+    twitterImage.push(['twitter:image', rawUrl]);
+    card = 'summary_large_image';
+  } else if (thumbnail !== null) {
+    image.push(['og:image', thumbnail], ...(secure ? [['og:image:secure_url', thumbnail]] : []), ['og:image:type', 'image/webp'], ...size('og:image', file.thumbnailWidth, file.thumbnailHeight), ['og:image:alt', file.name]);
+    twitterImage.push(['twitter:image', thumbnail]);
+    if (kind === 'image' || kind === 'pdf') card = 'summary_large_image';
+  }
   const og = [
     ['og:title', file.name],
     ['og:type', kind === 'video' ? 'video.other' : 'website'],
     ['og:url', input.pageUrl],
     ['og:site_name', 'Hoard'],
     ['og:description', `${file.mimeType}, ${humanSize(file.size)}`],
-    ...(kind === 'image' ? [['og:image', input.rawUrl], ['og:image:type', file.mimeType]] : []),
-    ...(kind === 'video' ? [['og:video', input.rawUrl], ['og:video:type', file.mimeType]] : []),
-    ...(kind === 'audio' ? [['og:audio', input.rawUrl], ['og:audio:type', file.mimeType]] : []),
-  ]
-    .map(([property, content]) => `<meta property="${property}" content="${escapeHtml(content!)}">`)
-    .join('');
+    ...image,
+    ...(kind === 'video'
+      ? [['og:video', rawUrl], ['og:video:url', rawUrl], ...(secure ? [['og:video:secure_url', rawUrl]] : []), ['og:video:type', file.mimeType], ...size('og:video', file.mediaWidth, file.mediaHeight)]
+      : []),
+    ...(kind === 'audio' ? [['og:audio', rawUrl], ['og:audio:type', file.mimeType]] : []),
+  ];
   const twitter = [
-    ['twitter:card', kind === 'image' ? 'summary_large_image' : kind === 'video' ? 'player' : 'summary'],
+    ['twitter:card', kind === 'video' ? 'player' : card],
     ['twitter:title', file.name],
-    ...(kind === 'image' ? [['twitter:image', input.rawUrl]] : []),
-    ...(kind === 'video' ? [['twitter:player', input.rawUrl]] : []),
-  ]
-    .map(([name, content]) => `<meta name="${name}" content="${escapeHtml(content!)}">`)
-    .join('');
-
-  const tree = input.archive ? renderArchive(input.archive.manifest, input.archive.entryUrl) : '';
-  const body = `<div class="card"><h1>${name}</h1><p class="meta">${meta}</p>${preview ? `<div class="preview">${preview}</div>` : ''}
-<div class="actions"><a class="button" href="${escapeHtml(input.downloadUrl)}">Download</a><a class="button" href="${raw}">Open raw</a></div>${tree}</div>`;
-  return page(`${file.name} · Hoard`, og + twitter, body, file.shareStyle);
+    ...twitterImage,
+    ...(kind === 'video'
+      ? [['twitter:player', rawUrl], ...size('twitter:player', file.mediaWidth, file.mediaHeight), ['twitter:player:stream', rawUrl], ['twitter:player:stream:content_type', file.mimeType]]
+      : []),
+  ];
+  return {
+    og: og.map(([property, content]) => `<meta property="${property}" content="${escapeHtml(content!)}">`).join(''),
+    twitter: twitter.map(([name, content]) => `<meta name="${name}" content="${escapeHtml(content!)}">`).join(''),
+  };
 }
 
 /** Types and names of the archives the share page lists (contract §9); the reader has the last word. */

@@ -70,7 +70,10 @@ export class CleanupNet {
 export function storageCleanupHandler(ctx: AppContext): JobHandler {
   return async (job) => {
     const { storageKey } = job.payload as { storageKey: string };
-    const referenced = await ctx.db.selectFrom('files').select('id').where('storageKey', '=', storageKey).executeTakeFirst();
+    // A key is a file's bytes or its thumbnail (src/media/media-kinds.ts); each lookup uses its index.
+    const referenced =
+      (await ctx.db.selectFrom('files').select('id').where('storageKey', '=', storageKey).executeTakeFirst()) ??
+      (await ctx.db.selectFrom('files').select('id').where('thumbnailKey', '=', storageKey).executeTakeFirst());
     if (!referenced) await ctx.storage.delete(storageKey);
   };
 }

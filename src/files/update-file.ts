@@ -50,7 +50,7 @@ export async function describeFile(ctx: AppContext, userId: string, fileId: stri
   if (!file) throw notFound('File not found');
   const owner = await ctx.db.selectFrom('users').select('urlId').where('id', '=', userId).executeTakeFirstOrThrow();
   const tags = (await tagsOfFiles(ctx.db, [file.id])).get(file.id) ?? [];
-  return fileRecord({ ...file, hasPassword: file.passwordHash !== null }, owner.urlId, tags);
+  return fileRecord({ ...file, hasPassword: file.passwordHash !== null }, owner.urlId, tags, ctx.config.baseUrl);
 }
 
 /** PATCH /api/files/{id}: the contract's permission rules per field, then one transaction. */

@@ -139,6 +139,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   const expectedOrigin = new URL(ctx.config.baseUrl).origin;
   // One hook for every request (each hook is a step on every request's path).
   app.addHook('onRequest', async (request, reply) => {
+    // Background media work gives way while requests keep coming (src/shared/request-load.ts).
+    ctx.load.note();
     // Before anything else: a request without Host (which Node would refuse with an empty 400), and
     // one on a connection over the per-address cap (answered, then closed).
     if (missingHost(request)) return sendError(request, reply, 400, 'The request has no Host header (HTTP/1.1 requires one)');

@@ -33,6 +33,8 @@
  *   Types named in `options.typeConcurrency` run in slots of their own (at most that many at once in
  *   this process), apart from the `concurrency` slots every other type shares: slow work such as
  *   thumbnails and text recognition neither waits behind nor holds up webhooks and expiry.
+ *   `options.typeGate` may hold such a type back: the background loop claims it only while its gate
+ *   says so (runDueJobs ignores gates).
  *
  *   type JobHandler = (job: ClaimedJob) => Promise<JobOutcome | void>;
  *   type JobHandlers = Record<string, JobHandler>;            // by job type
@@ -137,6 +139,8 @@ export interface JobRunnerOptions {
   maxAttemptsOnError?: number;
   /** Job types with slots of their own, by type: at most this many of each run at once (≥ 1). */
   typeConcurrency?: Record<string, number>;
+  /** For types with slots of their own: claimed by the background loop only while this returns true. */
+  typeGate?: Record<string, () => boolean>;
 }
 
 export interface JobRunnerContext {
@@ -172,6 +176,7 @@ export class JobRunner {
   private readonly types: string[];
   /** Types with slots of their own, and how many. */
   private readonly ownSlots: Map<string, number>;
+  private readonly gates: Record<string, () => boolean>;
   private readonly pollIntervalMs: number;
   private readonly concurrency: number;
   private readonly leaseMs: number;
@@ -195,6 +200,7 @@ export class JobRunner {
     this.handlers = { ...handlers };
     this.ownSlots = new Map(Object.entries(options.typeConcurrency ?? {}).filter(([type]) => type in this.handlers).map(([type, n]) => [type, Math.max(1, n)]));
     this.types = Object.keys(this.handlers).filter((type) => !this.ownSlots.has(type));
+    this.gates = { ...options.typeGate };
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.concurrency = Math.max(1, options.concurrency ?? 8);
     this.leaseMs = options.leaseMs ?? 5 * 60 * 1000;
@@ -237,7 +243,7 @@ export class JobRunner {
     const dueBy = Date.now();
     let count = 0;
     for (;;) {
-      const { jobs } = await this.claimFree(dueBy);
+      const { jobs } = await this.claimFree(dueBy, false);
       if (jobs.length === 0) break;
       count += jobs.length;
       await Promise.all(jobs.map((job) => this.launch(job)));
@@ -250,8 +256,8 @@ export class JobRunner {
     await Promise.allSettled([...this.running.values()].map((r) => r.promise));
   }
 
-  /** Free slots: of the shared pool, and of each type with slots of its own. */
-  private freeSlots(): Array<{ types: string[]; free: number }> {
+  /** Free slots: of the shared pool, and of each type with slots of its own (and open gate). */
+  private freeSlots(gated: boolean): Array<{ types: string[]; free: number }> {
     const busy = new Map<string, number>();
     let shared = 0;
     for (const { type } of this.running.values()) {
@@ -259,15 +265,18 @@ export class JobRunner {
       else shared += 1;
     }
     const groups = [{ types: this.types, free: this.concurrency - shared }];
-    for (const [type, slots] of this.ownSlots) groups.push({ types: [type], free: slots - (busy.get(type) ?? 0) });
+    for (const [type, slots] of this.ownSlots) {
+      if (gated && this.gates[type] && !this.gates[type]()) continue;
+      groups.push({ types: [type], free: slots - (busy.get(type) ?? 0) });
+    }
     return groups.filter((g) => g.types.length > 0 && g.free > 0);
   }
 
   /** Claims due jobs for every free slot; `saturated` when some group's free slots were all filled. */
-  private async claimFree(dueBy: number): Promise<{ jobs: JobRow[]; saturated: boolean }> {
+  private async claimFree(dueBy: number, gated: boolean): Promise<{ jobs: JobRow[]; saturated: boolean }> {
     const jobs: JobRow[] = [];
     let saturated = false;
-    for (const group of this.freeSlots()) {
+    for (const group of this.freeSlots(gated)) {
       const claimed = await this.claim(group.types, group.free, dueBy);
       if (claimed.length === group.free) saturated = true;
       jobs.push(...claimed);
@@ -309,7 +318,7 @@ export class JobRunner {
       do {
         this.again = false;
         if (this.stopping) break;
-        const { jobs, saturated } = await this.claimFree(Date.now());
+        const { jobs, saturated } = await this.claimFree(Date.now(), true);
         this.saturated = saturated;
         for (const job of jobs) void this.launch(job);
         if (this.saturated) this.again = true;

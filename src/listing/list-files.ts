@@ -41,6 +41,9 @@ function recordColumns(query: FilesQuery, dialect: Dialect) {
     'files.createdAt',
     'files.views',
     'files.downloads',
+    'files.thumbnailStatus',
+    'files.thumbnailKey',
+    'files.ocrStatus',
     eb.case().when('files.passwordHash', 'is', null).then(0).else(1).end().as('hasPassword'),
     jsonArrayFrom(
       eb
@@ -62,18 +65,24 @@ type RecordRow = Awaited<ReturnType<ReturnType<typeof recordColumns>['execute']>
  * account-scoped query); a second account condition here would lead SQLite's planner to walk the
  * account's whole index instead of looking the rows up by ID.
  */
-async function recordsByIds(db: Executor, dialect: Dialect, urlId: string, ids: string[]): Promise<FileRecord[]> {
+async function recordsByIds(db: Executor, dialect: Dialect, owner: Owner, ids: string[]): Promise<FileRecord[]> {
   if (ids.length === 0) return [];
   const rows = await recordColumns(db.selectFrom('files').where('files.id', 'in', ids), dialect).execute();
   const position = new Map(ids.map((id, i) => [id, i]));
   rows.sort((a, b) => position.get(a.id)! - position.get(b.id)!);
-  return toRecords(urlId, rows);
+  return toRecords(owner, rows);
 }
 
-function toRecords(urlId: string, rows: RecordRow[]): FileRecord[] {
+/** Whose files these are, and the origin their URLs are made with. */
+export interface Owner {
+  urlId: string;
+  baseUrl: string;
+}
+
+function toRecords({ urlId, baseUrl }: Owner, rows: RecordRow[]): FileRecord[] {
   return rows.map(({ tags, ...row }) =>
     // SQLite hands the JSON array over as text.
-    fileRecord({ ...row, size: Number(row.size), hasPassword: Number(row.hasPassword) === 1 }, urlId, typeof tags === 'string' ? JSON.parse(tags) : tags),
+    fileRecord({ ...row, size: Number(row.size), hasPassword: Number(row.hasPassword) === 1 }, urlId, typeof tags === 'string' ? JSON.parse(tags) : tags, baseUrl),
   );
 }
 
@@ -152,13 +161,13 @@ const unfilteredPage = compiledByShape((db: Executor, sortBy: SortBy, userId: st
 });
 
 /** GET /api/files: a page of the account's files, or the images next to a gallery anchor. */
-export async function listFiles(db: Db, dialect: Dialect, userId: string, urlId: string, query: ListQuery): Promise<FileListing> {
+export async function listFiles(db: Db, dialect: Dialect, userId: string, owner: Owner, query: ListQuery): Promise<FileListing> {
   await assertOwnedSelection(db, userId, query.filters);
   refreshStatisticsIfStale(db, dialect, userId);
-  return withSearchHints(db, dialect, query.filters, (executor) => (query.gallery ? galleryPage(executor, dialect, userId, urlId, query) : filesPage(executor, dialect, userId, urlId, query)));
+  return withSearchHints(db, dialect, query.filters, (executor) => (query.gallery ? galleryPage(executor, dialect, userId, owner, query) : filesPage(executor, dialect, userId, owner, query)));
 }
 
-async function filesPage(db: Executor, dialect: Dialect, userId: string, urlId: string, query: ListQuery): Promise<FileListing> {
+async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: Owner, query: ListQuery): Promise<FileListing> {
   const { filters, sortBy, limit, page } = query;
   const offset = (page - 1) * limit;
   const pagination = (total: number) => ({ total, pageCount: Math.ceil(total / limit), page, limit });
@@ -171,13 +180,13 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, urlId: 
     const compiled = offset === 0 ? unfilteredFirstPage(db, `${sortBy} ${limit}`, userId) : unfilteredPage(db, sortBy, userId, limit, offset);
     const { rows } = await db.executeQuery(compiled);
     const total = rows.length ? Number(rows[0]!.total) : await accountFileCount(db, userId);
-    return { data: toRecords(urlId, rows), pagination: pagination(total) };
+    return { data: toRecords(owner, rows), pagination: pagination(total) };
   }
   const small = await smallSelection(db, dialect, userId, filters, sortBy);
-  if (small) return { data: await recordsByIds(db, dialect, urlId, small.slice(offset, offset + limit)), pagination: pagination(small.length) };
+  if (small) return { data: await recordsByIds(db, dialect, owner, small.slice(offset, offset + limit)), pagination: pagination(small.length) };
   const pageQuery = orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset)), dialect), sortBy);
   const [total, rows] = await Promise.all([countOf(filteredFiles(db, dialect, userId, filters)), pageQuery.execute()]);
-  return { data: toRecords(urlId, rows), pagination: pagination(total) };
+  return { data: toRecords(owner, rows), pagination: pagination(total) };
 }
 
 /**
@@ -185,12 +194,12 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, urlId: 
  * up to `limit` after it (`next`) or before it (`previous`, still in the sort's order).
  * `pagination.offset` is the position of the first returned image among the selected images.
  */
-async function galleryPage(db: Executor, dialect: Dialect, userId: string, urlId: string, query: ListQuery): Promise<FileListing> {
+async function galleryPage(db: Executor, dialect: Dialect, userId: string, owner: Owner, query: ListQuery): Promise<FileListing> {
   const { anchor: anchorId, direction } = query.gallery!;
   const { filters, sortBy, limit } = query;
   const notAnchor = () => notFound('Gallery anchor not found: it must be an image among the files the current filter selects');
   const respond = async (ids: string[], total: number, offset: number): Promise<FileListing> => ({
-    data: await recordsByIds(db, dialect, urlId, ids),
+    data: await recordsByIds(db, dialect, owner, ids),
     pagination: { total, pageCount: Math.ceil(total / limit), page: Math.floor(offset / limit) + 1, limit, offset },
   });
 

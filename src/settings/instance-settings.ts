@@ -11,6 +11,8 @@ export const instanceSettingsInput = z.strictObject({
   requireEmailVerification: z.boolean(),
   maxUploadSizeBytes: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
   defaultQuotaBytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  thumbnailsEnabled: z.boolean(),
+  ocrEnabled: z.boolean(),
 });
 
 export type { InstanceSettings };
@@ -28,6 +30,9 @@ export function initialSettings(env: { maxUploadSize: number; defaultQuota: numb
     requireEmailVerification: false,
     maxUploadSizeBytes: env.maxUploadSize,
     defaultQuotaBytes: env.defaultQuota,
+    // On from the start (contract §10); an instance that upgrades gets them for its existing files too.
+    thumbnailsEnabled: true,
+    ocrEnabled: true,
   };
 }
 

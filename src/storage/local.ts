@@ -80,6 +80,11 @@ export class LocalStorage implements Storage {
     }
   }
 
+  async localPath(key: string): Promise<string> {
+    if ((await this.stat(key)) === null) throw new StorageNotFoundError(key);
+    return this.#pathOf(key);
+  }
+
   async delete(key: string): Promise<void> {
     await unlink(this.#pathOf(key)).catch((err: unknown) => {
       if (!isCode(err, 'ENOENT', 'ENOTDIR')) throw err;

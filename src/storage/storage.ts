@@ -79,6 +79,12 @@ export interface Storage {
    * StorageUploadGoneError, as uploadPart and completeMultipart do.
    */
   listParts?(key: string, uploadId: string): Promise<StoredPart[]>;
+  /**
+   * The object's path on this machine, for tools that read only files (sharp, ffmpeg, pdftoppm: see
+   * src/media/). Readers must not write to it. Providers whose objects are elsewhere leave it out,
+   * and media work copies the bytes to DATA_DIR/tmp instead. Throws StorageNotFoundError for a missing key.
+   */
+  localPath?(key: string): Promise<string>;
 
   close(): Promise<void>;
 }

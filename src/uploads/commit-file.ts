@@ -17,6 +17,8 @@ import { emitFileReady } from '../webhooks/outbox.ts';
 import { uploadLinks } from '../files/file-views.ts';
 import type { FileRow } from '../files/file-access.ts';
 import { foldForSearch } from '../shared/search-text.ts';
+import { initialMediaStatus } from '../media/media-kinds.ts';
+import { enqueueMediaWork } from '../media/media-jobs.ts';
 
 /** Bytes already in storage at `storageKey`, waiting for their record. */
 export interface StoredUpload {
@@ -45,7 +47,8 @@ export async function commitFile(
 ): Promise<FileRow> {
   const userId = principal.user.id;
   const passwordHash = upload.options.password ? await hashPassword(upload.options.password) : null;
-  const { defaultQuotaBytes } = await readSettings(ctx.db);
+  const settings = await readSettings(ctx.db);
+  const { defaultQuotaBytes } = settings;
 
   const committed = await ctx.db.transaction().execute(async (trx) => {
     // Charging the quota first takes the account's row lock (serialising quota checks and name
@@ -88,6 +91,12 @@ export async function commitFile(
       ocrText: null,
       searchName: foldForSearch(name),
       searchOcr: null,
+      ...initialMediaStatus(upload.mimeType, settings),
+      thumbnailKey: null,
+      thumbnailWidth: null,
+      thumbnailHeight: null,
+      mediaWidth: null,
+      mediaHeight: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -101,6 +110,8 @@ export async function commitFile(
     if (tagIds.length) await trx.insertInto('fileTags').values(tagIds.map((tagId) => ({ fileId: file.id, tagId }))).execute();
 
     if (file.expiresAt !== null) await scheduleExpiry(trx, file.id, file.expiresAt);
+    // Thumbnail and text recognition (contract §10): committed with the file, done in the background.
+    await enqueueMediaWork(trx, file);
     const links = uploadLinks(ctx.config.baseUrl, owner.urlId, file);
     await emitFileReady(trx, userId, {
       id: file.id,
@@ -116,7 +127,7 @@ export async function commitFile(
     if (trxHook) await trxHook(trx, file);
     return file;
   });
-  // The expiry job and webhook deliveries committed with the file can start now.
+  // The expiry job, webhook deliveries and media work committed with the file can start now.
   ctx.jobs.wake();
   // The bytes have their record: the crash safety net scheduled before streaming is not needed. It
   // is cancelled after the commit, outside the account's lock; should this fail, the net finds the

@@ -37,7 +37,7 @@ describe('settings', () => {
     expect(initial.status).toBe(200);
     expect(initial.body).toEqual({
       success: true,
-      data: { registration: 'closed', requireEmailVerification: false, maxUploadSizeBytes: 5000000, defaultQuotaBytes: 7000000 },
+      data: { registration: 'closed', requireEmailVerification: false, maxUploadSizeBytes: 5000000, defaultQuotaBytes: 7000000, thumbnailsEnabled: true, ocrEnabled: true },
     });
     const changed = await admin.patch('/api/settings', { requireEmailVerification: true, maxUploadSizeBytes: 1234, defaultQuotaBytes: 0 });
     expect(changed.status).toBe(200);

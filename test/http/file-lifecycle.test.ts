@@ -101,6 +101,9 @@ describe.each(providers)('file lifecycle on %s storage', (provider) => {
         user: { urlId },
         tags: [{ id: tag.id, name: 'work' }],
         hasPassword: true,
+        thumbnailUrl: null,
+        thumbnailStatus: 'unsupported',
+        ocrStatus: 'unsupported',
         expiresAt,
       });
       const job = await server.ctx.db.selectFrom('jobs').select('runAt').where('dedupeKey', '=', `file-expiry:${file.id}`).executeTakeFirst();

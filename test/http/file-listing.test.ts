@@ -103,7 +103,7 @@ describe('GET /api/files: records, access and isolation', () => {
     expect(response.body.pagination).toEqual({ total: 3, pageCount: 1, page: 1, limit: 24 });
     expect(ids(response)).toEqual([locked, hidden, plain]);
     const record = response.body.data[2];
-    expect(Object.keys(record).sort()).toEqual(['downloads', 'expiresAt', 'folderId', 'hasPassword', 'id', 'mimeType', 'name', 'size', 'tags', 'uploadedAt', 'urlPath', 'user', 'views', 'visibility']);
+    expect(Object.keys(record).sort()).toEqual(['downloads', 'expiresAt', 'folderId', 'hasPassword', 'id', 'mimeType', 'name', 'ocrStatus', 'size', 'tags', 'thumbnailStatus', 'thumbnailUrl', 'uploadedAt', 'urlPath', 'user', 'views', 'visibility']);
     expect(record).toMatchObject({
       id: plain,
       name: 'notes.txt',
@@ -118,6 +118,10 @@ describe('GET /api/files: records, access and isolation', () => {
       tags: [{ id: tag.id, name: 'receipts' }],
       hasPassword: false,
       expiresAt: null,
+      // A text file has no thumbnail and no text to recognise (contract §10).
+      thumbnailUrl: null,
+      thumbnailStatus: 'unsupported',
+      ocrStatus: 'unsupported',
     });
     expect(new Date(record.uploadedAt).toISOString()).toBe(record.uploadedAt);
     expect(response.body.data[1]).toMatchObject({ id: hidden, visibility: 'PRIVATE', hasPassword: false, size: 2048 / (1024 * 1024) });

@@ -41,6 +41,10 @@ export async function startTestServer(env: Record<string, string> = {}, shared?:
     LOG_LEVEL: process.env.HOARD_TEST_LOG ?? 'silent',
     // Every JSON answer is checked against its route's response schema (src/http/responses.ts).
     CHECK_RESPONSES: 'true',
+    // Thumbnails and text recognition run only where a test asks for them (test/http/media*.test.ts):
+    // elsewhere the jobs wait, and background work never changes what another test looks at.
+    THUMBNAIL_CONCURRENCY: '0',
+    OCR_CONCURRENCY: '0',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...env,
   };

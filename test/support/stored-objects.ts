@@ -85,8 +85,10 @@ export async function storageUnderTest(provider: Provider): Promise<StorageUnder
  * their sizes' sum: no bytes without a record, no record without bytes, no quota drift.
  */
 export async function expectStoredAsRecorded(server: { dataDir: string; ctx: { db: Kysely<Database> } }, storage: StorageUnderTest, userId: string): Promise<void> {
-  const files = await server.ctx.db.selectFrom('files').select(['storageKey', 'size']).where('userId', '=', userId).execute();
-  expect((await storage.keys(server.dataDir, `files/${userId}/`)).sort()).toEqual(files.map((f) => f.storageKey).sort());
+  const files = await server.ctx.db.selectFrom('files').select(['storageKey', 'thumbnailKey', 'size']).where('userId', '=', userId).execute();
+  // A file's thumbnail (contract §10) is stored beside its bytes.
+  const keys = files.flatMap((f) => (f.thumbnailKey === null ? [f.storageKey] : [f.storageKey, f.thumbnailKey]));
+  expect((await storage.keys(server.dataDir, `files/${userId}/`)).sort()).toEqual(keys.sort());
   const user = await server.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', userId).executeTakeFirstOrThrow();
   expect(Number(user.usedBytes)).toBe(files.reduce((sum, f) => sum + Number(f.size), 0));
 }

@@ -389,6 +389,29 @@ describe('slow handlers', () => {
     expect(most.other).toBeLessThanOrEqual(2);
   });
 
+  it('holds a gated type back in the background loop while its gate is shut, but not in runDueJobs', async () => {
+    let open = false;
+    const ran: string[] = [];
+    const jobs = runner(
+      { media: async () => void ran.push('media'), other: async () => void ran.push('other') },
+      { pollIntervalMs: 10, typeConcurrency: { media: 1 }, typeGate: { media: () => open } },
+    );
+    await enqueueJob(handle.db, { type: 'media', payload: null });
+    await enqueueJob(handle.db, { type: 'other', payload: null });
+    jobs.start();
+    await waitFor(() => ran.includes('other'));
+    await sleep(100);
+    expect(ran).toEqual(['other']);
+    open = true;
+    await waitFor(() => ran.includes('media'));
+    await jobs.stop();
+    // Tests and tools running every due job are not held back.
+    open = false;
+    await enqueueJob(handle.db, { type: 'media', payload: null });
+    expect(await jobs.runDueJobs()).toBe(1);
+    expect(ran).toEqual(['other', 'media', 'media']);
+  });
+
   it('renews the lease of every running job of a claimed batch, also after another of them ended', async () => {
     const gate = deferred();
     const started = deferred();

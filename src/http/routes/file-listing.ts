@@ -70,7 +70,7 @@ export const fileListingRoutes: RouteModule = async (app, { ctx }) => {
       const { user } = principalOf(request);
       const query = parseListQuery(request.query);
       return sendListing(ctx, request, reply, 'files', query, fileListResponse, async (): Promise<FileListResponse> => {
-        const listing = await listFiles(ctx.db, ctx.dialect, user.id, user.urlId, query);
+        const listing = await listFiles(ctx.db, ctx.dialect, user.id, { urlId: user.urlId, baseUrl: ctx.config.baseUrl }, query);
         return { ...ok(listing.data), pagination: listing.pagination };
       });
     },

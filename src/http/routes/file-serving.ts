@@ -7,7 +7,9 @@ import { viewerOf } from '../viewer.ts';
 import { checkFilePassword } from '../../files/unlock.ts';
 import { forbidden, notFound, unauthorized } from '../../errors.ts';
 import { StorageNotFoundError } from '../../storage/storage.ts';
-import { bytes, noBody } from '../responses.ts';
+import { bytes, noBody, ok } from '../responses.ts';
+import { fileOcrResponse } from '../../api/files.ts';
+import { thumbnailVersion } from '../../media/media-kinds.ts';
 import { contentDisposition } from '../content-disposition.ts';
 
 
@@ -74,6 +76,38 @@ function byteResponses(whole: string) {
     206: bytes('The byte range asked for with `Range` (one range), with `Content-Range`'),
     304: noBody("Not modified: `If-None-Match` names the file's ETag"),
   };
+}
+
+/**
+ * A file's thumbnail (contract §10): a public file's (no password, not expired) to anyone, any other
+ * file's to its owner's browser session only; 404 while there is none.
+ */
+async function sendThumbnail(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, file: FileRow): Promise<FastifyReply> {
+  refuseBearerUnlessPublic(request, file);
+  const everyone = accessTo(file, { userId: null, cookies: {} }) === 'open';
+  const owner = file.userId === viewerOf(request).userId && request.headers.authorization === undefined;
+  if (!everyone && !owner) throw notFound('File not found');
+  if (file.thumbnailStatus !== 'done' || file.thumbnailKey === null) throw notFound('This file has no thumbnail');
+  const etag = `"${thumbnailVersion(file.thumbnailKey)}"`;
+  reply
+    .header('ETag', etag)
+    .header('X-Content-Type-Options', 'nosniff')
+    // The listing's thumbnailUrl carries the version (`?v=`): a remade thumbnail has another URL, so
+    // browsers may keep one long. Shared caches get a day, so a file made private stops being shown soon.
+    .header('Cache-Control', everyone ? 'public, max-age=86400' : 'private, max-age=31536000, immutable')
+    .type('image/webp');
+  const inm = request.headers['if-none-match'];
+  if (inm && inm.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*')) return reply.code(304).send();
+  try {
+    const object = await ctx.storage.get(file.thumbnailKey);
+    return reply.header('Content-Length', String(object.size)).send(object.stream);
+  } catch (error) {
+    if (error instanceof StorageNotFoundError) {
+      ctx.log.error({ fileId: file.id, storageKey: file.thumbnailKey }, 'thumbnail record without bytes');
+      throw notFound('This file has no thumbnail');
+    }
+    throw error;
+  }
 }
 
 export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
@@ -145,6 +179,42 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
         if (request.headers.authorization !== undefined) throw unauthorized();
         if (file.userId !== viewerOf(request).userId) throw notFound('File not found');
         return sendBytes(ctx, request, reply, file, 'inline');
+      }),
+  );
+
+  app.get(
+    '/api/files/:id/thumbnail',
+    {
+      schema: {
+        tags,
+        summary: "A file's thumbnail: WebP, longest side at most 512 px, no metadata (public files to anyone, others to their owner)",
+        params: z.object({ id: z.string().max(128) }),
+        querystring: z.object({ v: z.string().max(64).optional().describe('The version the listing puts in `thumbnailUrl`; any value gives the current thumbnail') }),
+        response: {
+          200: bytes('The thumbnail', 'image/webp'),
+          304: noBody("Not modified: `If-None-Match` names the thumbnail's ETag"),
+        },
+      },
+    },
+    (request, reply) => byIdOrRawNamed(request, reply, request.params.id, 'thumbnail', ({ file }) => sendThumbnail(ctx, request, reply, file)),
+  );
+
+  app.get(
+    '/api/files/:id/ocr',
+    {
+      schema: {
+        tags,
+        summary: "The text recognised in your own image (browser session only)",
+        params: z.object({ id: z.string().max(128) }),
+        response: { 200: fileOcrResponse },
+      },
+    },
+    (request, reply) =>
+      byIdOrRawNamed(request, reply, request.params.id, 'ocr', async ({ file }) => {
+        // Text is the owner's alone: tokens never read it (contract §10), other people never learn the file exists.
+        if (request.headers.authorization !== undefined) throw unauthorized();
+        if (file.userId !== viewerOf(request).userId) throw notFound('File not found');
+        return reply.send(ok({ status: file.ocrStatus, text: file.ocrStatus === 'done' ? (file.ocrText ?? '') : null }));
       }),
   );
 

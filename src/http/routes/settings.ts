@@ -1,12 +1,21 @@
 import type { RouteModule } from '../route-module.ts';
 import { instanceSettingsInput, readSettings, updateSettings } from '../../settings/instance-settings.ts';
+import { afterSettingsChange, mediaProgress } from '../../media/backfill.ts';
 import { ok } from '../responses.ts';
-import { instanceSettingsResponse } from '../../api/admin.ts';
+import { instanceSettingsResponse, mediaProgressResponse } from '../../api/admin.ts';
 
 export const settingsRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['administration'];
   app.get('/api/settings', { schema: { tags, summary: 'Instance settings', response: { 200: instanceSettingsResponse } } }, async () => ok(await readSettings(ctx.db)));
-  app.patch('/api/settings', { schema: { tags, summary: 'Change instance settings', body: instanceSettingsInput.partial(), response: { 200: instanceSettingsResponse } } }, async (request) =>
-    ok(await updateSettings(ctx.db, request.body)),
+  app.patch('/api/settings', { schema: { tags, summary: 'Change instance settings', body: instanceSettingsInput.partial(), response: { 200: instanceSettingsResponse } } }, async (request) => {
+    const before = await readSettings(ctx.db);
+    const after = await updateSettings(ctx.db, request.body);
+    await afterSettingsChange(ctx, before, after);
+    return ok(after);
+  });
+  app.get(
+    '/api/settings/media',
+    { schema: { tags, summary: 'Progress of thumbnails and text recognition, and of their backfill', response: { 200: mediaProgressResponse } } },
+    async () => ok(await mediaProgress(ctx)),
   );
 };

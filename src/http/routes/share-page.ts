@@ -3,6 +3,7 @@ import { text } from 'node:stream/consumers';
 import type { RouteModule } from '../route-module.ts';
 import { accessTo, findByUrlPath, type FileRow } from '../../files/file-access.ts';
 import { StorageNotFoundError } from '../../storage/storage.ts';
+import { thumbnailUrl } from '../../media/media-kinds.ts';
 import { mayBeArchive, previewKind, renderNotFoundPage, renderSharePage, sharePagePolicy } from '../../files/share-page.ts';
 import { NotAnArchiveError, readManifest, type ArchiveManifest } from '../../archives/reader.ts';
 import { abortableReads, ArchiveReadAborted } from '../../archives/abortable-reads.ts';
@@ -111,6 +112,7 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
           downloadUrl: links.downloadUrl,
           unlockUrl: `${ctx.config.baseUrl}/api/files/${file.id}/unlock`,
           textPreview,
+          thumbnailUrl: thumbnailUrl(ctx.config.baseUrl, file),
           archive: manifest === 'later' || manifest === null ? null : {
             manifest,
             entryUrl: `${ctx.config.baseUrl}/api/share/${encodeURIComponent(found.urlId)}/${encodeURIComponent(file.name)}/archive/entry`,
