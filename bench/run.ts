@@ -3,7 +3,7 @@
  * on the same machine (docs/benchmarks.md explains the method). Not part of `npm test`.
  *
  *   npm run bench                         full run: writes bench/results.json, docs/benchmarks.md, README
- *   npm run bench -- --only uploads       sections: uploads, sqlite, postgres, archives (comma-separated);
+ *   npm run bench -- --only uploads       sections: uploads, sqlite, postgres, archives, media (comma-separated);
  *                                         a partial run prints its table and writes nothing unless --write
  *   npm run bench -- --size 256 --files 20000 --reps 1 --seconds 5     quicker, smaller (for debugging)
  *   npm run bench -- --only archives --archive-size 128                 archives of 128 MiB instead of 1 GiB
@@ -27,6 +27,7 @@ import { getJson, latency, requestRate } from './lib/load.ts';
 import { figure, textTable, writeReports, type Figure, type Results } from './lib/report.ts';
 import { GiB, MiB, smallFileUploads, timedChunkedUpload, timedMultipartUpload } from './lib/uploads.ts';
 import { archivesSection } from './lib/archives.ts';
+import { mediaSection } from './lib/media.ts';
 import { median, mb, round } from './lib/stats.ts';
 
 const { values: args } = parseArgs({
@@ -52,7 +53,7 @@ if (args.render) {
   process.exit(0);
 }
 
-const allSections = ['uploads', 'sqlite', 'postgres', 'archives'] as const;
+const allSections = ['uploads', 'sqlite', 'postgres', 'archives', 'media'] as const;
 type Section = (typeof allSections)[number];
 const sections = new Set<Section>(args.only ? (args.only.split(',') as Section[]) : allSections);
 for (const s of sections) if (!allSections.includes(s)) throw new Error(`--only: unknown section ${s} (${allSections.join(', ')})`);
@@ -396,6 +397,7 @@ try {
   if (sections.has('sqlite')) await databaseSection('sqlite');
   if (sections.has('postgres')) await databaseSection('postgres');
   if (sections.has('archives')) figures.push(...(await archivesSection({ root, workDir, archiveBytes, reps, log, children, syncDisks })));
+  if (sections.has('media')) figures.push(...(await mediaSection({ workDir, reps, seconds: rateSeconds, log, children })));
 } catch (error) {
   failed = error;
 } finally {

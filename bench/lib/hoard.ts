@@ -11,6 +11,7 @@ import { ensureSettings, initialSettings } from '../../src/settings/instance-set
 import { register } from '../../src/accounts/users.ts';
 import { createToken } from '../../src/tokens/named-tokens.ts';
 import { foldForSearch } from '../../src/shared/search-text.ts';
+import { thumbnailSourceOf } from '../../src/media/media-kinds.ts';
 import { randomLowerAlnum } from '../../src/db/ids.ts';
 import { benchDir, freePort, startChild, type ChildServer } from './child.ts';
 
@@ -121,6 +122,22 @@ export async function startHoardProcess(options: { workDir: string; env: Record<
   });
 }
 
+/** Words of screenshots and scans, for the seeded files' recognised text. */
+const textWords = (
+  'the of and to in for on with from by at as is are was be this that it total page date amount due paid order number customer account ' +
+  'report meeting budget project team review update status price quantity tax net gross shipping delivery address phone email ' +
+  'monday tuesday march april revenue cost forecast approved pending ticket support server error warning settings window file ' +
+  'download upload share link folder screen chat message reply sent received'
+).split(' ');
+
+function ocrWords(random: () => number, count: number, i: number): string {
+  const out: string[] = [];
+  for (let n = 0; n < count; n++) out.push(textWords[Math.floor(random() * textWords.length)]!);
+  // A number of its own on every page, as invoices and tickets have.
+  out.push(`no. ${i}`);
+  return out.join(' ');
+}
+
 const words = ['holiday', 'invoice', 'screenshot', 'report', 'Ärger', 'draft', 'scan', 'photo', 'backup', 'notes', 'résumé', 'budget', 'diagram', 'meeting', 'straße'];
 const types = ['image/png', 'image/png', 'image/jpeg', 'image/jpeg', 'image/webp', 'text/plain', 'application/pdf', 'video/mp4', 'application/zip', 'image/gif'];
 export const SEARCH_TERM = 'invoice';
@@ -128,8 +145,8 @@ export const SEARCH_TERM = 'invoice';
 /**
  * `count` files for one account, inserted through Kysely in transactions of 1,000 rows, with the
  * columns the application writes (folded search text included). Upload times are spread over three
- * years in insertion order, as uploads arrive; 10 folders and 10 tags, 30 % of files tagged, 10 %
- * with OCR text. The account's `usedBytes` is charged with the seeded sizes (its `fileCount` is kept
+ * years in insertion order, as uploads arrive; 10 folders and 10 tags, 30 % of files tagged, every
+ * image (60 %) with recognised text of 40 to 160 words. The account's `usedBytes` is charged with the seeded sizes (its `fileCount` is kept
  * by the schema's own triggers), so the account looks exactly as if the files had been uploaded.
  */
 async function seedAccount(db: Db, userId: string, count: number, prefix: string, organise: boolean, dataDir: string): Promise<void> {
@@ -158,7 +175,9 @@ async function seedAccount(db: Db, userId: string, count: number, prefix: string
       const mimeType = types[Math.floor(random() * types.length)]!;
       const name = `${word}-${prefix}${i}.${mimeType.split('/')[1]}`;
       const size = Math.floor(random() * 20_000_000);
-      const ocrText = random() < 0.1 ? `scanned text ${word} page ${i}` : null;
+      // Every image has recognised text, as it would with text recognition on (contract §10): a
+      // screenshot's worth of words, 40 to 160 of them.
+      const ocrText = mimeType.startsWith('image/') ? ocrWords(random, 40 + Math.floor(random() * 120), i) : null;
       usedBytes += size;
       rows.push({
         id,
@@ -180,6 +199,9 @@ async function seedAccount(db: Db, userId: string, count: number, prefix: string
         ocrText,
         searchName: foldForSearch(name),
         searchOcr: ocrText === null ? null : foldForSearch(ocrText),
+        // Media work done, as on a library that has been in use (no backfill runs during the figures).
+        ...(thumbnailSourceOf(mimeType) !== null ? { thumbnailStatus: 'done' as const, thumbnailKey: `files/${userId}/${id}.thumb-seeded.webp`, thumbnailWidth: 512, thumbnailHeight: 384 } : { thumbnailStatus: 'unsupported' as const }),
+        ocrStatus: ocrText === null ? 'unsupported' : 'done',
         createdAt,
         updatedAt: createdAt,
       });

@@ -117,9 +117,16 @@ export async function timedChunkedUpload(base: string, token: string, size: numb
  * `concurrency` clients each uploading small files back to back over keep-alive connections for
  * `seconds`; every file has its own name, as screenshots do. Returns files per second and latencies.
  */
-export async function smallFileUploads(base: string, token: string, options: { size: number; concurrency: number; seconds: number; warmupSeconds: number }) {
+export async function smallFileUploads(
+  base: string,
+  token: string,
+  /** `content`: the bytes of every upload (default `size` random bytes), sent as `name` (numbered) and `type`. */
+  options: { size: number; concurrency: number; seconds: number; warmupSeconds: number; content?: Buffer; name?: string; type?: string },
+) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });
-  const content = randomBytes(options.size);
+  const content = options.content ?? randomBytes(options.size);
+  const [stem, extension] = options.name ? [options.name.replace(/\.[^.]*$/, ''), options.name.slice(options.name.lastIndexOf('.'))] : ['screenshot', '.bin'];
+  const type = options.type ?? 'application/octet-stream';
   let sequence = 0;
   const latencies: number[] = [];
   let failures = 0;
@@ -127,9 +134,9 @@ export async function smallFileUploads(base: string, token: string, options: { s
   let counted = 0;
   const boundary = `----hoardbench${randomBytes(12).toString('hex')}`;
   const one = async () => {
-    const name = `screenshot-${++sequence}.bin`;
+    const name = `${stem}-${++sequence}${extension}`;
     const body = Buffer.concat([
-      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: ${type}\r\n\r\n`),
       content,
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);
