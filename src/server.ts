@@ -22,7 +22,7 @@ import { sealPlaintextUploadTokens } from './tokens/legacy-token.ts';
 import { webhookJobHandlers } from './webhooks/delivery-job.ts';
 import { FILE_EXPIRY_JOB } from './files/expiry.ts';
 import { fileExpiryHandler } from './files/expire-file.ts';
-import { scheduleTmpSweep, STORAGE_CLEANUP_JOB, storageCleanupHandler, TMP_SWEEP_JOB, tmpSweepHandler } from './files/storage-cleanup.ts';
+import { scheduleTmpSweep, STORAGE_CLEANUP_JOB, storageCleanupHandler, TMP_SWEEP_JOB, tmpSweepHandler } from './jobs/storage-cleanup.ts';
 import { MediaWorker } from './media/media-worker.ts';
 import { giveWayToRequests, OCR_JOB, ocrHandler, THUMBNAIL_JOB, thumbnailHandler, MEDIA_BACKFILL_JOB } from './media/media-jobs.ts';
 import { RequestLoad } from './shared/request-load.ts';

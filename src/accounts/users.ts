@@ -10,7 +10,7 @@ import type { UserRow } from '../auth/principal.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { assertInviteUsable, consumeInvite } from './invites.ts';
 import { takeAttempt } from '../auth/throttle.ts';
-import { scheduleStorageDelete } from '../files/storage-cleanup.ts';
+import { scheduleStorageDelete } from '../jobs/storage-cleanup.ts';
 import { scheduleSessionStorageAbort } from '../chunks/chunk-session-jobs.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import type { Me } from '../api/accounts.ts';

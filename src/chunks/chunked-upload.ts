@@ -10,7 +10,7 @@ import { conflict, forbidden, invalid, notFound, rateLimited, tooLarge } from '.
 import { lockAccountRow } from '../db/locks.ts';
 import { liveSessions } from '../uploads/reservations.ts';
 import { StorageLimitError, StoragePartError, StorageUploadGoneError } from '../storage/storage.ts';
-import { CleanupNet } from '../files/storage-cleanup.ts';
+import { CleanupNet } from '../jobs/storage-cleanup.ts';
 import { overLimit, uploadAllowance } from '../uploads/allowance.ts';
 import { resolveOptions, type UploadPlan } from '../uploads/upload-plan.ts';
 import type { RequestOptions, ResolvedOptions } from '../shared/upload-options.ts';

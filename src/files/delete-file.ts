@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.ts';
 import { forAccount } from '../db/account-scope.ts';
 import { lockAccountRow } from '../db/locks.ts';
-import { scheduleStorageDelete } from './storage-cleanup.ts';
+import { scheduleStorageDelete } from '../jobs/storage-cleanup.ts';
 import { cancelExpiry } from './expiry.ts';
 import { cancelMediaWork } from '../media/media-jobs.ts';
 

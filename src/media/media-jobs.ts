@@ -11,7 +11,7 @@ import { readSettings } from '../settings/instance-settings.ts';
 import { StorageNotFoundError } from '../storage/storage.ts';
 import { foldForSearch } from '../shared/search-text.ts';
 import type { RequestLoad } from '../shared/request-load.ts';
-import { cancelStorageDelete, ORPHAN_GRACE_MS, scheduleStorageDelete } from '../files/storage-cleanup.ts';
+import { cancelStorageDelete, ORPHAN_GRACE_MS, scheduleStorageDelete } from '../jobs/storage-cleanup.ts';
 import { newThumbnailKey, thumbnailSourceOf, type ThumbnailSource } from './media-kinds.ts';
 import { MediaWorkerError, type OcrOutcome, type ThumbnailOutcome } from './media-worker.ts';
 
@@ -23,7 +23,7 @@ import { MediaWorkerError, type OcrOutcome, type ThumbnailOutcome } from './medi
  * Each job is idempotent: it acts only while the file's status is still `pending`, and writes its
  * result with a condition on that status, so a repeated run, a deleted file or a setting turned off
  * meanwhile changes nothing. Thumbnail bytes are stored before their record names them, under a
- * crash safety net, as upload bytes are (src/files/storage-cleanup.ts).
+ * crash safety net, as upload bytes are (src/jobs/storage-cleanup.ts).
  */
 export const THUMBNAIL_JOB = 'media.thumbnail';
 export const OCR_JOB = 'media.ocr';

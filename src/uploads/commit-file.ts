@@ -12,7 +12,7 @@ import { extensionOf, nameCandidates, randomFileName, sanitizeFileName } from '.
 import { extensionFor } from './content-type.ts';
 import type { ResolvedOptions } from '../shared/upload-options.ts';
 import { scheduleExpiry } from '../files/expiry.ts';
-import { cancelStorageDelete } from '../files/storage-cleanup.ts';
+import { cancelStorageDelete } from '../jobs/storage-cleanup.ts';
 import { emitFileReady } from '../webhooks/outbox.ts';
 import { uploadLinks } from '../files/file-views.ts';
 import type { FileRow } from '../files/file-access.ts';

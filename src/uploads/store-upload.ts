@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { AppContext } from '../context.ts';
 import type { Principal } from '../auth/principal.ts';
 import { newId } from '../db/ids.ts';
-import { cancelStorageDelete, CleanupNet } from '../files/storage-cleanup.ts';
+import { cancelStorageDelete, CleanupNet } from '../jobs/storage-cleanup.ts';
 import type { FileRow } from '../files/file-access.ts';
 import type { ResolvedOptions } from '../shared/upload-options.ts';
 import { ContentProbe, resolveMimeType } from './content-type.ts';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { AppContext } from '../context.ts';
 import type { Executor } from '../db/account-scope.ts';
-import { cancelJob, enqueueJob, retryJob, type JobHandler } from '../jobs/queue.ts';
+import { cancelJob, enqueueJob, retryJob, type JobHandler } from './queue.ts';
 import { sweepTemporaryDir } from '../storage/tmp-sweep.ts';
 
 export const STORAGE_CLEANUP_JOB = 'storage.cleanup';
