@@ -133,6 +133,8 @@ const textWords = (
 function ocrWords(random: () => number, count: number, i: number): string {
   const out: string[] = [];
   for (let n = 0; n < count; n++) out.push(textWords[Math.floor(random() * textWords.length)]!);
+  // The searched word is in the text of one image in thirty (and in one name in fifteen).
+  if (random() < 1 / 30) out.splice(Math.floor(random() * out.length), 0, SEARCH_TERM);
   // A number of its own on every page, as invoices and tickets have.
   out.push(`no. ${i}`);
   return out.join(' ');
