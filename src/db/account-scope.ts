@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { DeleteQueryBuilder, DeleteResult, Insertable, InsertQueryBuilder, InsertResult, Kysely, SelectQueryBuilder, Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import type { Database } from './schema.ts';
 
@@ -8,18 +9,30 @@ export type AccountOwnedTable = {
   [K in keyof Database]: Database[K] extends { userId: string } ? K : never;
 }[keyof Database];
 
+export interface ScopeOptions {
+  /**
+   * SQLite only: the account condition is checked on each row but not offered to the query planner
+   * as an index to walk, for queries that find their rows another way (by rowid, through the search
+   * index). Without statistics, SQLite takes any `userId = ?` for a handful of rows and would walk
+   * the whole account instead (src/listing/file-query.ts).
+   */
+  notByOwnerIndex?: boolean;
+}
+
 /**
  * The one way account-owned rows are read and written: every query built here is already limited to
  * the account, so a handler cannot forget the condition or pass another account's ID through.
  */
-export function forAccount(db: Executor, userId: string) {
+export function forAccount(db: Executor, userId: string, options: ScopeOptions = {}) {
   // Kysely cannot type a column reference built from a generic table name; the public signatures
   // below restore precise types.
   const anyDb = db as Kysely<any>;
   return {
     userId,
     selectFrom<T extends AccountOwnedTable>(table: T): SelectQueryBuilder<Database, T, {}> {
-      return anyDb.selectFrom(table as string).where(`${table}.userId` as string, '=', userId) as any;
+      // SQLite's unary `+` keeps the column's value but hides it from index selection.
+      const owner = options.notByOwnerIndex ? sql`+${sql.ref(`${table}.userId`)}` : `${table}.userId`;
+      return anyDb.selectFrom(table as string).where(owner as string, '=', userId) as any;
     },
     updateTable<T extends AccountOwnedTable>(table: T): UpdateQueryBuilder<Database, T, T, UpdateResult> {
       return anyDb.updateTable(table as string).where(`${table}.userId` as string, '=', userId) as any;

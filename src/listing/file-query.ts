@@ -28,8 +28,15 @@ function ftsPhrase(term: string): string {
   return `"${term.replaceAll('"', '""')}"`;
 }
 
-export function filteredFiles(db: Executor, dialect: Dialect, userId: string, filters: FileFilters): FilesQuery {
-  let query = forAccount(db, userId).selectFrom('files');
+/**
+ * `fromMatches`: the query reads a selection expected to be small whole (SQLite, a search through
+ * the trigram index): the matching files are found by rowid and checked for the account, so the cost
+ * follows the matches, not the library. Otherwise the account's index is walked with the matches as a
+ * filter, which is cheaper for counting or paging through many matches.
+ */
+export function filteredFiles(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, fromMatches = false): FilesQuery {
+  const bySearchIndex = dialect === 'sqlite' && filters.search !== null && [...filters.search].length >= TRIGRAM;
+  let query = forAccount(db, userId, { notByOwnerIndex: bySearchIndex && fromMatches }).selectFrom('files');
   if (filters.ids) query = query.where('files.id', 'in', filters.ids);
   if (filters.from !== null) query = query.where('files.createdAt', '>=', filters.from);
   if (filters.until !== null) query = query.where('files.createdAt', '<=', filters.until);
@@ -42,7 +49,7 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
     if (dialect === 'postgres') {
       // Two trigram index scans, ORed as bitmaps.
       query = query.where((eb) => eb.or([like('files.searchName'), like('files.searchOcr')]));
-    } else if ([...filters.search].length >= TRIGRAM) {
+    } else if (bySearchIndex) {
       // The trigram index (migration 0016-search-index) names the files whose name or text contains
       // the term, in every account; the account's own condition then keeps its files among them.
       query = query.where(sql.ref('files.rowid'), 'in', sql`(select rowid from filesSearch where filesSearch match ${ftsPhrase(filters.search)})`);

@@ -23,6 +23,12 @@ export interface FileListing {
  * Selective filters (a search, a tag, a list of IDs) thus scan the account's index once, not twice.
  */
 const SMALL_SELECTION = 1000;
+/**
+ * On PostgreSQL, a search's selection is read whole up to this many files: each statement that
+ * counts or pages it repeats the trigram index scans and their recheck of every candidate's text,
+ * which costs more than sending a few thousand IDs and sort keys once.
+ */
+const POSTGRES_SEARCH_SELECTION = 20_000;
 
 /**
  * The columns a file record needs, its tags that count (not excluded, sorted by name) as a JSON
@@ -107,11 +113,12 @@ function comparatorFor(sortBy: SortBy): (a: { id: string; key: unknown }, b: { i
 /** A selection's IDs in sort order, when it has at most SMALL_SELECTION files; otherwise null. */
 async function smallSelection(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy): Promise<string[] | null> {
   const column: SortColumn = sortOrder[sortBy].column;
-  const rows = await filteredFiles(db, dialect, userId, filters)
+  const most = dialect === 'postgres' && filters.search !== null ? POSTGRES_SEARCH_SELECTION : SMALL_SELECTION;
+  const rows = await filteredFiles(db, dialect, userId, filters, true)
     .select(['files.id', `files.${column}`])
-    .limit(SMALL_SELECTION + 1)
+    .limit(most + 1)
     .execute();
-  if (rows.length > SMALL_SELECTION) return null;
+  if (rows.length > most) return null;
   const keyed = rows.map((row) => ({ id: row.id, key: (row as Record<string, unknown>)[column] }));
   return keyed.sort(comparatorFor(sortBy)).map((r) => r.id);
 }

@@ -371,6 +371,14 @@ describe('GET /api/files: filters', () => {
     expect(await found('%')).toEqual([]);
     expect(await found('.txt')).toEqual([ärger, strasse, underscore, plain].sort());
     expect(await found('nothing like it')).toEqual([]);
+    // Shorter than a trigram: the same answers, without the search index.
+    expect(await found('XB')).toEqual([plain]);
+    expect(await found('_')).toEqual([underscore]);
+    // Another account's files never match, however well their names or text do.
+    const other = await member();
+    await insert([row(other, { name: 'scan-002.png', mimeType: 'image/png', ocrText: 'Invoice №42 from Müller GmbH' })]);
+    expect(await found('müller')).toEqual([scanned]);
+    expect(await found('scan-00')).toEqual([scanned]);
     // An empty search does not filter.
     expect((await list(m, { search: '' })).body.pagination.total).toBe(5);
     // Renaming updates what search finds.
