@@ -104,15 +104,18 @@ async function settle(ctx: AppContext, fileId: string, column: Column, status: M
 }
 
 /**
- * Runs a worker request; transient trouble (the worker crashed or missed its deadline) is retried
- * by the queue's back-off, and after WORKER_ATTEMPTS the file is given up as `failed` — a file that
- * crashes the worker every time must not do so forever.
+ * Runs a worker request on the file's bytes. What it answers for the file is its outcome; otherwise
+ * the status the file settles at: `failed` when its bytes are gone, or when the worker crashed or
+ * missed its deadline on it WORKER_ATTEMPTS times (a file that crashes the worker every time must not
+ * do so forever; earlier attempts are retried by the queue's back-off), `unsupported` when a copy
+ * would be over MEDIA_MAX_COPY_BYTES.
  */
-async function viaWorker<T>(job: ClaimedJob, run: () => Promise<T>): Promise<T | 'gave-up'> {
+async function onFileBytes<T>(ctx: AppContext, job: ClaimedJob, file: { storageKey: string; size: number }, request: (path: string) => Promise<T>): Promise<T | { settle: MediaStatus }> {
   try {
-    return await run();
+    return (await withLocalFile(ctx, file, request)) ?? { settle: 'unsupported' };
   } catch (error) {
-    if (error instanceof MediaWorkerError && job.attempt >= WORKER_ATTEMPTS) return 'gave-up';
+    if (error instanceof StorageNotFoundError) return { settle: 'failed' };
+    if (error instanceof MediaWorkerError && job.attempt >= WORKER_ATTEMPTS) return { settle: 'failed' };
     throw error;
   }
 }
@@ -132,12 +135,8 @@ export function thumbnailHandler(ctx: AppContext, processor: MediaProcessor, too
 
     const outPath = join(ctx.config.dataDir, 'tmp', `thumbnail-${randomLowerAlnum(16)}.webp`);
     try {
-      const outcome = await viaWorker(job, () => withLocalFile(ctx, file, (path) => processor.thumbnail({ path, kind: source, outPath }))).catch((error: unknown) => {
-        if (error instanceof StorageNotFoundError) return 'missing' as const;
-        throw error;
-      });
-      if (outcome === 'missing' || outcome === 'gave-up') return settle(ctx, fileId, 'thumbnailStatus', 'failed');
-      if (outcome === null) return settle(ctx, fileId, 'thumbnailStatus', 'unsupported');
+      const outcome = await onFileBytes(ctx, job, file, (path) => processor.thumbnail({ path, kind: source, outPath }));
+      if ('settle' in outcome) return settle(ctx, fileId, 'thumbnailStatus', outcome.settle);
       if (!outcome.ok) {
         ctx.log.info({ fileId, reason: outcome.message }, 'no thumbnail for this file');
         return settle(ctx, fileId, 'thumbnailStatus', outcome.reason);
@@ -185,12 +184,8 @@ export function ocrHandler(ctx: AppContext, processor: MediaProcessor): JobHandl
     if (!(await readSettings(ctx.db)).ocrEnabled) return settle(ctx, fileId, 'ocrStatus', 'disabled');
     if (thumbnailSourceOf(file.mimeType) !== 'image') return settle(ctx, fileId, 'ocrStatus', 'unsupported');
 
-    const outcome = await viaWorker(job, () => withLocalFile(ctx, file, (path) => processor.recognize({ path }))).catch((error: unknown) => {
-      if (error instanceof StorageNotFoundError) return 'missing' as const;
-      throw error;
-    });
-    if (outcome === 'missing' || outcome === 'gave-up') return settle(ctx, fileId, 'ocrStatus', 'failed');
-    if (outcome === null) return settle(ctx, fileId, 'ocrStatus', 'unsupported');
+    const outcome = await onFileBytes(ctx, job, file, (path) => processor.recognize({ path }));
+    if ('settle' in outcome) return settle(ctx, fileId, 'ocrStatus', outcome.settle);
     if (!outcome.ok) {
       ctx.log.info({ fileId, reason: outcome.message }, 'no text recognised for this file');
       return settle(ctx, fileId, 'ocrStatus', 'failed');

@@ -1,5 +1,5 @@
-import { useEffect, useId, useState } from 'react';
-import { get } from '../api.ts';
+import { useId } from 'react';
+import { usePolled } from '../polled.ts';
 import { CopyButton, ErrorNote } from '../ui.tsx';
 import type { FileOcr, FileRecord } from '@api';
 
@@ -22,30 +22,7 @@ const statusLines: Record<FileOcr['status'], string> = {
  */
 export function RecognisedText({ file }: { file: FileRecord }) {
   const legendId = useId();
-  const [ocr, setOcr] = useState<FileOcr | null>(null);
-  const [error, setError] = useState<unknown>(null);
-
-  useEffect(() => {
-    let cancelled = false;
-    let timer: number | undefined;
-    const until = Date.now() + GIVE_UP_MS;
-    const load = async () => {
-      try {
-        const data = await get<FileOcr>(`/api/files/${encodeURIComponent(file.id)}/ocr`);
-        if (cancelled) return;
-        setOcr(data);
-        setError(null);
-        if (data.status === 'pending' && Date.now() < until) timer = window.setTimeout(load, POLL_MS);
-      } catch (caught) {
-        if (!cancelled) setError(caught);
-      }
-    };
-    void load();
-    return () => {
-      cancelled = true;
-      window.clearTimeout(timer);
-    };
-  }, [file.id]);
+  const { data: ocr, error } = usePolled<FileOcr>(`/api/files/${encodeURIComponent(file.id)}/ocr`, (answer) => answer.status === 'pending', POLL_MS, { forMs: GIVE_UP_MS });
 
   const text = ocr?.status === 'done' && ocr.text?.trim() ? ocr.text : null;
   return (

@@ -1,5 +1,5 @@
-import { useEffect, useId, useState } from 'react';
-import { get } from '../../api.ts';
+import { useId } from 'react';
+import { usePolled } from '../../polled.ts';
 import { ErrorNote, Loading } from '../../ui.tsx';
 import type { MediaProgress } from '@api';
 
@@ -36,29 +36,7 @@ function ProgressRow({ label, counts, backfilling }: { label: string; counts: Co
  * changes after the settings are saved, which may have started one.
  */
 export function MediaProgressPanel({ reloadKey }: { reloadKey: number }) {
-  const [progress, setProgress] = useState<MediaProgress | null>(null);
-  const [error, setError] = useState<unknown>(null);
-
-  useEffect(() => {
-    let cancelled = false;
-    let timer: number | undefined;
-    const load = async () => {
-      try {
-        const data = await get<MediaProgress>('/api/settings/media');
-        if (cancelled) return;
-        setProgress(data);
-        setError(null);
-        if (data.backfilling) timer = window.setTimeout(load, POLL_MS);
-      } catch (caught) {
-        if (!cancelled) setError(caught);
-      }
-    };
-    void load();
-    return () => {
-      cancelled = true;
-      window.clearTimeout(timer);
-    };
-  }, [reloadKey]);
+  const { data: progress, error } = usePolled<MediaProgress>('/api/settings/media', (answer) => answer.backfilling, POLL_MS, { key: reloadKey });
 
   if (!progress) return error ? <ErrorNote error={error} /> : <Loading label="Loading progress…" />;
   return (
