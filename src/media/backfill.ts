@@ -26,7 +26,7 @@ const kinds = [
   { column: 'ocrStatus', job: OCR_JOB, setting: 'ocrEnabled', supported: recognisesText, enqueue: enqueueOcr },
 ] as const;
 
-export async function scheduleMediaBackfill(executor: Executor, runAt = Date.now()): Promise<void> {
+async function scheduleMediaBackfill(executor: Executor, runAt = Date.now()): Promise<void> {
   await enqueueJob(executor, { type: MEDIA_BACKFILL_JOB, payload: null, runAt, dedupeKey: BACKFILL_KEY });
 }
 

@@ -12,7 +12,7 @@ import { StorageNotFoundError } from '../storage/storage.ts';
 import { foldForSearch } from '../shared/search-text.ts';
 import type { RequestLoad } from '../shared/request-load.ts';
 import { cancelStorageDelete, ORPHAN_GRACE_MS, scheduleStorageDelete } from '../jobs/storage-cleanup.ts';
-import { newThumbnailKey, thumbnailSourceOf, type ThumbnailSource } from './media-kinds.ts';
+import { newThumbnailKey, recognisesText, thumbnailSourceOf, type ThumbnailSource } from './media-kinds.ts';
 import { MediaWorkerError, type OcrOutcome, type ThumbnailOutcome } from './media-worker.ts';
 
 /**
@@ -164,7 +164,7 @@ export function thumbnailHandler(ctx: AppContext, processor: MediaProcessor, too
 }
 
 /** Removes a thumbnail nothing names any more; a durable job retries if storage is unavailable. */
-export async function removeThumbnail(ctx: AppContext, key: string): Promise<void> {
+async function removeThumbnail(ctx: AppContext, key: string): Promise<void> {
   try {
     await ctx.storage.delete(key);
   } catch (error) {
@@ -182,7 +182,7 @@ export function ocrHandler(ctx: AppContext, processor: MediaProcessor): JobHandl
     const file = await ctx.db.selectFrom('files').select(['id', 'storageKey', 'size', 'mimeType', 'ocrStatus']).where('id', '=', fileId).executeTakeFirst();
     if (!file || file.ocrStatus !== 'pending') return;
     if (!(await readSettings(ctx.db)).ocrEnabled) return settle(ctx, fileId, 'ocrStatus', 'disabled');
-    if (thumbnailSourceOf(file.mimeType) !== 'image') return settle(ctx, fileId, 'ocrStatus', 'unsupported');
+    if (!recognisesText(file.mimeType)) return settle(ctx, fileId, 'ocrStatus', 'unsupported');
 
     const outcome = await onFileBytes(ctx, job, file, (path) => processor.recognize({ path }));
     if ('settle' in outcome) return settle(ctx, fileId, 'ocrStatus', outcome.settle);

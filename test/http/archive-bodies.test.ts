@@ -145,7 +145,7 @@ describe('archive request bodies', () => {
     }
 
     it('answers 408 and closes the connection when the body trickles past 5 seconds after the request started (share routes and the owner\'s extraction)', async () => {
-      const session = { cookie: [...owner.cookies].map(([name, value]) => `${name}=${value}`).join('; '), origin: server.baseUrl };
+      const session = { cookie: owner.cookieHeader(), origin: server.baseUrl };
       const slow = await Promise.all([
         trickle(bundle.entry, body),
         trickle(bundle.manifest, JSON.stringify({ password: 'not needed for a public file' })),

@@ -45,7 +45,7 @@ describe.each(providers)('a server killed during archive work (%s storage)', (pr
       // a few entries are committed.
       const extraction = owner.post(`/api/archives/${archiveId}/extract`, {}).catch(() => null);
       const creation = owner.post('/api/archives', { fileIds: [archiveId], name: 'copy' }).catch(() => null);
-      const committed = async () => Number((await fetch(`${baseUrl}/api/files?limit=1`, { headers: { cookie: [...owner.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } }).then((r) => r.json() as Promise<{ pagination: { total: number } }>)).pagination.total);
+      const committed = async () => Number((await fetch(`${baseUrl}/api/files?limit=1`, { headers: { cookie: owner.cookieHeader() } }).then((r) => r.json() as Promise<{ pagination: { total: number } }>)).pagination.total);
       await vi.waitFor(async () => expect(await committed()).toBeGreaterThan(4), { timeout: 60_000, interval: 20 });
       await dying.kill();
       expect(await extraction).toBeNull();

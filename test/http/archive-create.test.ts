@@ -68,7 +68,7 @@ describe.each(providers)('archive creation on %s storage', (provider) => {
     expect(manifest.entries[0]!.compressedSize).toBeLessThan(text.length / 10);
     expect(manifest.entries[2]!.compressedSize).toBe(PNG_1X1.length);
     // The entries' bytes are the files' own.
-    const entry = await fetch(`${server.baseUrl}/api/archives/${idOf(links)}/entry?path=noise.bin`, { headers: { cookie: [...user.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
+    const entry = await fetch(`${server.baseUrl}/api/archives/${idOf(links)}/entry?path=noise.bin`, { headers: { cookie: user.cookieHeader() } });
     expect(sha(new Uint8Array(await entry.arrayBuffer()))).toBe(sha(noise));
     const zipBytes = new Uint8Array(await (await fetch(links.rawUrl)).arrayBuffer());
     expect(zipBytes.length).toBe(links.size);
@@ -137,7 +137,7 @@ describe.each(providers)('archive creation on %s storage', (provider) => {
     const small = await upload(user, 'small.txt', 'small');
     const controller = new AbortController();
     const held = await fetch(`${server.baseUrl}/api/archives/${archive.id}/entry?path=big.bin`, {
-      headers: { cookie: [...user.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+      headers: { cookie: user.cookieHeader() },
       signal: controller.signal,
     });
     expect(held.status).toBe(200);

@@ -92,7 +92,7 @@ describe.each(storageKinds)('archives on %s storage', (kind) => {
     // A client that does not read a 32 MiB entry holds the one slot (ARCHIVE_CONCURRENCY=1).
     const controller = new AbortController();
     const held = await fetch(`${server.baseUrl}/api/archives/${archiveId}/entry?path=big.bin`, {
-      headers: { cookie: [...owner.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+      headers: { cookie: owner.cookieHeader() },
       signal: controller.signal,
     });
     expect(held.status).toBe(200);

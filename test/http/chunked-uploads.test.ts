@@ -68,7 +68,7 @@ interface Caller {
   session: boolean;
 }
 const withToken = (token: string): Caller => ({ auth: { authorization: `Bearer ${token}` }, session: false });
-const withSession = (client: Client): Caller => ({ auth: { cookie: [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ') }, session: true });
+const withSession = (client: Client): Caller => ({ auth: { cookie: client.cookieHeader() }, session: true });
 const anonymous: Caller = { auth: {}, session: false };
 
 interface Answer {

@@ -1,12 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { freePort, freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { serverProcess } from '../support/server-process.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { createToken, uploadFile, type UploadOptions } from '../support/uploads.ts';
 import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
@@ -16,7 +14,6 @@ import { withoutEveryonePermission } from '../support/roles.ts';
  * A file's life after upload: management (PATCH, DELETE), expiry actions applied by the job queue,
  * atomic and durable uploads, and the size limit and quotas, on both storage providers.
  */
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const MiB = 1024 * 1024;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const FORBIDDEN = { success: false, error: 'You do not have permission to perform this action.' };
@@ -518,47 +515,16 @@ describe.each(providers)('file lifecycle on %s storage', (provider) => {
     });
 
     it('keeps a committed upload when the process is killed right after answering', async () => {
-      const port = await freePort();
-      const baseUrl = `http://127.0.0.1:${port}`;
-      const databaseUrl = await freshDatabaseUrl();
-      const env: Record<string, string> = {
-        PATH: process.env.PATH ?? '',
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        BASE_URL: baseUrl,
-        DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-child-')),
-        LOG_LEVEL: 'silent',
-        CHECK_RESPONSES: 'true',
-        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-        ...storage.env,
-      };
-      let child: ChildProcess | undefined;
-      const start = async () => {
-        const started = spawn(process.execPath, ['src/main.ts'], { cwd: repoRoot, env, stdio: 'ignore' });
-        child = started;
-        await vi.waitFor(
-          async () => {
-            expect(started.exitCode).toBeNull();
-            expect((await fetch(`${baseUrl}/api/health`)).status).toBe(200);
-          },
-          { timeout: 20_000, interval: 100 },
-        );
-        return started;
-      };
-      const kill = async (running: ChildProcess) => {
-        const exited = new Promise((resolve) => running.once('exit', resolve));
-        running.kill('SIGKILL');
-        await exited;
-      };
+      const child = await serverProcess({ ...storage.env }, 'hoard-child-');
       try {
-        const first = await start();
-        const owner = await signUp(baseUrl);
+        await child.start();
+        const owner = await signUp(child.baseUrl);
         const content = randomBytes(MiB + 7);
         const response = await uploadFile(owner, 'survivor.bin', content, { type: 'application/octet-stream' });
-        await kill(first);
+        await child.kill();
         expect(response.status).toBe(200);
 
-        await start();
+        await child.start();
         const raw = await fetch(response.body.data.rawUrl);
         expect(raw.status).toBe(200);
         expect(Buffer.from(await raw.arrayBuffer()).equals(content)).toBe(true);
@@ -566,7 +532,7 @@ describe.each(providers)('file lifecycle on %s storage', (provider) => {
         const download = await owner.get(new URL(response.body.data.downloadUrl).pathname, { headers: { range: 'bytes=0-9' } });
         expect(download.status).toBe(206);
       } finally {
-        if (child && child.exitCode === null && child.signalCode === null) await kill(child);
+        child.stop();
       }
     });
   });

@@ -27,9 +27,14 @@ export class Client {
     this.baseUrl = baseUrl;
   }
 
+  /** The `Cookie` header this client sends, for requests made with fetch() itself (bytes, streams). */
+  cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
   async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<Response<T>> {
     const headers: Record<string, string> = { ...options.headers };
-    if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    if (this.cookies.size > 0) headers.cookie = this.cookieHeader();
     const origin = options.origin === undefined ? this.baseUrl : options.origin;
     if (origin !== null && method !== 'GET' && method !== 'HEAD') headers.origin = origin;
     if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;

@@ -6,7 +6,7 @@ import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveCo
 import { viewerOf } from '../viewer.ts';
 import { checkFilePassword } from '../../files/unlock.ts';
 import { forbidden, notFound, unauthorized } from '../../errors.ts';
-import { StorageNotFoundError } from '../../storage/storage.ts';
+import { StorageNotFoundError, type ByteRange, type StoredObject } from '../../storage/storage.ts';
 import { bytes, noBody, ok } from '../responses.ts';
 import { fileOcrResponse } from '../../api/files.ts';
 import { thumbnailVersion } from '../../media/media-kinds.ts';
@@ -28,25 +28,35 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
     .header('Content-Disposition', contentDisposition(active ? 'attachment' : disposition, file.name))
     .type(file.mimeType);
 
-  const inm = request.headers['if-none-match'];
-  if (inm && inm.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*')) return reply.code(304).send();
+  if (notModified(request, etag)) return reply.code(304).send();
 
   const range = parseRange(request.headers.range, file.size);
   if (range === 'unsatisfiable') {
     return reply.code(416).header('Content-Range', `bytes */${file.size}`).type('application/json; charset=utf-8').send({ error: 'The requested range is outside the file' });
   }
+  const object = await openStored(ctx, file.id, file.storageKey, 'File not found', range ?? undefined);
+  if (range) {
+    reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${file.size}`).header('Content-Length', String(range.end - range.start + 1));
+  } else {
+    reply.header('Content-Length', String(file.size));
+  }
+  return reply.send(object.stream);
+}
+
+/** Whether `If-None-Match` names `etag` (or any version): the answer is then a 304. */
+function notModified(request: FastifyRequest, etag: string): boolean {
+  const inm = request.headers['if-none-match'];
+  return Boolean(inm && inm.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*'));
+}
+
+/** The stored bytes a record names; their absence is logged (a record without bytes) and answered 404. */
+async function openStored(ctx: AppContext, fileId: string, storageKey: string, missing: string, range?: ByteRange): Promise<StoredObject> {
   try {
-    const object = await ctx.storage.get(file.storageKey, range ?? undefined);
-    if (range) {
-      reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${file.size}`).header('Content-Length', String(range.end - range.start + 1));
-    } else {
-      reply.header('Content-Length', String(file.size));
-    }
-    return reply.send(object.stream);
+    return await ctx.storage.get(storageKey, range);
   } catch (error) {
     if (error instanceof StorageNotFoundError) {
-      ctx.log.error({ fileId: file.id, storageKey: file.storageKey }, 'file record without bytes');
-      throw notFound('File not found');
+      ctx.log.error({ fileId, storageKey }, 'file record without bytes');
+      throw notFound(missing);
     }
     throw error;
   }
@@ -96,18 +106,9 @@ async function sendThumbnail(ctx: AppContext, request: FastifyRequest, reply: Fa
     // browsers may keep one long. Shared caches get a day, so a file made private stops being shown soon.
     .header('Cache-Control', everyone ? 'public, max-age=86400' : 'private, max-age=31536000, immutable')
     .type('image/webp');
-  const inm = request.headers['if-none-match'];
-  if (inm && inm.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*')) return reply.code(304).send();
-  try {
-    const object = await ctx.storage.get(file.thumbnailKey);
-    return reply.header('Content-Length', String(object.size)).send(object.stream);
-  } catch (error) {
-    if (error instanceof StorageNotFoundError) {
-      ctx.log.error({ fileId: file.id, storageKey: file.thumbnailKey }, 'thumbnail record without bytes');
-      throw notFound('This file has no thumbnail');
-    }
-    throw error;
-  }
+  if (notModified(request, etag)) return reply.code(304).send();
+  const object = await openStored(ctx, file.id, file.thumbnailKey, 'This file has no thumbnail');
+  return reply.header('Content-Length', String(object.size)).send(object.stream);
 }
 
 export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
