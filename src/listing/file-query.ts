@@ -28,14 +28,19 @@ function ftsPhrase(term: string): string {
   return `"${term.replaceAll('"', '""')}"`;
 }
 
+/** SQLite, a term of at least three characters: the trigram index names the matching files. */
+export function searchesThroughIndex(dialect: Dialect, filters: FileFilters): boolean {
+  return dialect === 'sqlite' && filters.search !== null && [...filters.search].length >= TRIGRAM;
+}
+
 /**
- * `fromMatches`: the query reads a selection expected to be small whole (SQLite, a search through
- * the trigram index): the matching files are found by rowid and checked for the account, so the cost
- * follows the matches, not the library. Otherwise the account's index is walked with the matches as a
- * filter, which is cheaper for counting or paging through many matches.
+ * `fromMatches`: the query reads or counts the matches themselves (SQLite, a search through the
+ * trigram index): each matching file is found by rowid and checked for the account, so the cost
+ * follows the matches, not the library. Otherwise the account's index is walked with the matches as
+ * a filter, which is cheaper for finding the first page of many matches in sort order.
  */
 export function filteredFiles(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, fromMatches = false): FilesQuery {
-  const bySearchIndex = dialect === 'sqlite' && filters.search !== null && [...filters.search].length >= TRIGRAM;
+  const bySearchIndex = searchesThroughIndex(dialect, filters);
   let query = forAccount(db, userId, { notByOwnerIndex: bySearchIndex && fromMatches }).selectFrom('files');
   if (filters.ids) query = query.where('files.id', 'in', filters.ids);
   if (filters.from !== null) query = query.where('files.createdAt', '>=', filters.from);

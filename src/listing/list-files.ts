@@ -8,7 +8,7 @@ import { fileRecord } from '../files/file-views.ts';
 import type { FileRecord, Pagination } from '../api/files.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
-import { assertOwnedSelection, beyond, countOf, filteredFiles, orderedBy, sortOrder, type FilesQuery, type SortColumn } from './file-query.ts';
+import { assertOwnedSelection, beyond, countOf, filteredFiles, orderedBy, searchesThroughIndex, sortOrder, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { refreshStatisticsIfStale, withSearchHints } from './planner.ts';
 
@@ -110,6 +110,23 @@ function comparatorFor(sortBy: SortBy): (a: { id: string; key: unknown }, b: { i
   return (a, b) => sign * (byKey(a.key, b.key) || compareText(a.id, b.id));
 }
 
+/**
+ * A filtered selection: its IDs in sort order when it has at most SMALL_SELECTION files (read whole
+ * in one statement); otherwise its size where that was learnt on the way.
+ */
+async function selection(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy): Promise<{ ids: string[] } | { total: number | null }> {
+  if (searchesThroughIndex(dialect, filters)) {
+    // Counting the matches, each looked up by rowid for its account, costs about what reading the
+    // first SMALL_SELECTION of them does, and a large selection needs the count anyway (measured
+    // with 100,000 files and 8,277 matches: 10 ms, against 6 ms for the probe plus 17 ms for a
+    // count that walks the account's index).
+    const total = await countOf(filteredFiles(db, dialect, userId, filters, true));
+    if (total > SMALL_SELECTION) return { total };
+  }
+  const ids = await smallSelection(db, dialect, userId, filters, sortBy);
+  return ids ? { ids } : { total: null };
+}
+
 /** A selection's IDs in sort order, when it has at most SMALL_SELECTION files; otherwise null. */
 async function smallSelection(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy): Promise<string[] | null> {
   const column: SortColumn = sortOrder[sortBy].column;
@@ -121,6 +138,29 @@ async function smallSelection(db: Executor, dialect: Dialect, userId: string, fi
   if (rows.length > most) return null;
   const keyed = rows.map((row) => ({ id: row.id, key: (row as Record<string, unknown>)[column] }));
   return keyed.sort(comparatorFor(sortBy)).map((r) => r.id);
+}
+
+/**
+ * PostgreSQL, a search of at most POSTGRES_SEARCH_SELECTION files: one page of IDs and the
+ * selection's size, from one read of the matches that the database sorts and counts itself (sending
+ * thousands of IDs and sort keys here to sort them cost a third more: 28 against 19 ms for 8,277
+ * matches among 100,000 files). Null when there are more matches.
+ */
+async function searchPage(db: Executor, userId: string, filters: FileFilters, sortBy: SortBy, limit: number, offset: number): Promise<{ ids: string[]; total: number } | null> {
+  const { column, direction } = sortOrder[sortBy];
+  const dir = sql.raw(direction);
+  const matches = filteredFiles(db, 'postgres', userId, filters, true)
+    .select(['files.id', sql.ref(`files.${column}`).as('key')])
+    .limit(POSTGRES_SEARCH_SELECTION + 1);
+  // The count comes from a one-row side, so an empty page past the end still carries it.
+  const { rows } = await sql<{ n: number | string; id: string | null }>`
+    with m as materialized (${matches})
+    select t.n, p.id from (select count(*) as n from m) t
+    left join lateral (select m.id, m.key from m order by m.key ${dir}, m.id ${dir} limit ${limit} offset ${offset}) p on true
+    order by p.key ${dir}, p.id ${dir}`.execute(db);
+  const total = Number(rows[0]!.n);
+  if (total > POSTGRES_SEARCH_SELECTION) return null;
+  return { ids: rows.flatMap((r) => (r.id === null ? [] : [r.id])), total };
 }
 
 /** The account's file count, maintained by triggers (migration 0006-listing): no COUNT needed. */
@@ -189,10 +229,17 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
     const total = rows.length ? Number(rows[0]!.total) : await accountFileCount(db, userId);
     return { data: toRecords(owner, rows), pagination: pagination(total) };
   }
-  const small = await smallSelection(db, dialect, userId, filters, sortBy);
-  if (small) return { data: await recordsByIds(db, dialect, owner, small.slice(offset, offset + limit)), pagination: pagination(small.length) };
+  let knownTotal: number | null = null;
+  if (dialect === 'postgres' && filters.search !== null) {
+    const found = await searchPage(db, userId, filters, sortBy, limit, offset);
+    if (found) return { data: await recordsByIds(db, dialect, owner, found.ids), pagination: pagination(found.total) };
+  } else {
+    const chosen = await selection(db, dialect, userId, filters, sortBy);
+    if ('ids' in chosen) return { data: await recordsByIds(db, dialect, owner, chosen.ids.slice(offset, offset + limit)), pagination: pagination(chosen.ids.length) };
+    knownTotal = chosen.total;
+  }
   const pageQuery = orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset)), dialect), sortBy);
-  const [total, rows] = await Promise.all([countOf(filteredFiles(db, dialect, userId, filters)), pageQuery.execute()]);
+  const [total, rows] = await Promise.all([knownTotal ?? countOf(filteredFiles(db, dialect, userId, filters)), pageQuery.execute()]);
   return { data: toRecords(owner, rows), pagination: pagination(total) };
 }
 
@@ -210,8 +257,9 @@ async function galleryPage(db: Executor, dialect: Dialect, userId: string, owner
     pagination: { total, pageCount: Math.ceil(total / limit), page: Math.floor(offset / limit) + 1, limit, offset },
   });
 
-  const small = await smallSelection(db, dialect, userId, filters, sortBy);
-  if (small) {
+  const chosen = await selection(db, dialect, userId, filters, sortBy);
+  if ('ids' in chosen) {
+    const small = chosen.ids;
     const position = small.indexOf(anchorId);
     if (position < 0) throw notAnchor();
     const first = direction === 'next' ? position + 1 : Math.max(0, position - limit);
@@ -228,7 +276,7 @@ async function galleryPage(db: Executor, dialect: Dialect, userId: string, owner
   const neighbours = orderedBy(beyond(selected(), sortBy, direction === 'next' ? 'after' : 'before', key, anchorId).select('files.id'), sortBy, direction === 'previous')
     .limit(limit)
     .execute();
-  const [total, position, walked] = await Promise.all([countOf(selected()), countOf(beyond(selected(), sortBy, 'before', key, anchorId)), neighbours]);
+  const [total, position, walked] = await Promise.all([chosen.total ?? countOf(selected()), countOf(beyond(selected(), sortBy, 'before', key, anchorId)), neighbours]);
   const ids = walked.map((r) => r.id);
   if (direction === 'previous') ids.reverse();
   return respond(ids, total, direction === 'next' ? position + 1 : position - ids.length);

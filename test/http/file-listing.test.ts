@@ -348,6 +348,52 @@ describe('GET /api/files: pages and sort orders', () => {
     const newest = [...rows].sort((a, b) => b.createdAt! - a.createdAt! || (a.id < b.id ? 1 : -1)).map((r) => r.id);
     expect(ids(await list(m, { types: 'image/png,image/jpeg', page: 46 }))).toEqual(newest.slice(1080, 1100));
   });
+
+  it('sorts, pages and counts a search of more than a thousand matches in every order, pages past the end included', async () => {
+    const m = await member();
+    const base = Date.UTC(2023, 6, 1);
+    // Matches by name or by recognised text, and files that do not match at all.
+    const rows = Array.from({ length: 1300 }, (_, i) =>
+      row(m, {
+        name: i % 13 === 0 ? `other-${i}.png` : i % 2 ? `Report-${(i * 7919) % 1300}.png` : `scan-${i}.png`,
+        mimeType: 'image/png',
+        ocrText: i % 13 !== 0 && i % 2 === 0 ? `page ${i} of the REPORT` : null,
+        size: (i * 31) % 97,
+        views: i % 5,
+        downloads: i % 3,
+        createdAt: base + Math.floor(i / 2) * 1000,
+      }),
+    );
+    await insert(rows);
+    const matching = rows.filter((_, i) => i % 13 !== 0);
+    const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
+    const order = (key: (r: (typeof rows)[number]) => number | string, direction: 1 | -1) =>
+      [...matching].sort((a, b) => {
+        const ka = key(a);
+        const kb = key(b);
+        return direction * ((ka < kb ? -1 : ka > kb ? 1 : 0) || byId(a, b));
+      }).map((r) => r.id);
+    const expected: Record<string, string[]> = {
+      newest: order((r) => r.createdAt!, -1),
+      oldest: order((r) => r.createdAt!, 1),
+      largest: order((r) => r.size!, -1),
+      name: order((r) => foldForSearch(r.name!), 1),
+      'least-viewed': order((r) => r.views!, 1),
+      'most-downloaded': order((r) => r.downloads!, -1),
+    };
+    const total = matching.length;
+    for (const [sortBy, want] of Object.entries(expected)) {
+      for (const search of ['report', 'RePoRt', 'ep']) {
+        const first = await list(m, { search, sortBy, limit: 50 });
+        expect(first.body.pagination, `${sortBy} ${search}`).toEqual({ total, pageCount: Math.ceil(total / 50), page: 1, limit: 50 });
+        expect(ids(first), `${sortBy} ${search}`).toEqual(want.slice(0, 50));
+        expect(ids(await list(m, { search, sortBy, limit: 100, page: 12 })), `${sortBy} ${search} page 12`).toEqual(want.slice(1100, 1200));
+        const past = await list(m, { search, sortBy, limit: 100, page: 40 });
+        expect(ids(past)).toEqual([]);
+        expect(past.body.pagination.total).toBe(total);
+      }
+    }
+  });
 });
 
 describe('GET /api/files: filters', () => {
