@@ -28,9 +28,12 @@ function ftsPhrase(term: string): string {
   return `"${term.replaceAll('"', '""')}"`;
 }
 
-/** SQLite, a term of at least three characters: the trigram index names the matching files. */
+/**
+ * A search whose matches an index names: any search on PostgreSQL (trigram GIN indexes); on SQLite
+ * a term of at least three characters (the FTS5 trigram table). Shorter terms scan on SQLite.
+ */
 export function searchesThroughIndex(dialect: Dialect, filters: FileFilters): boolean {
-  return dialect === 'sqlite' && filters.search !== null && [...filters.search].length >= TRIGRAM;
+  return filters.search !== null && (dialect === 'postgres' || [...filters.search].length >= TRIGRAM);
 }
 
 /**
@@ -40,7 +43,7 @@ export function searchesThroughIndex(dialect: Dialect, filters: FileFilters): bo
  * a filter, which is cheaper for finding the first page of many matches in sort order.
  */
 export function filteredFiles(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, fromMatches = false): FilesQuery {
-  const bySearchIndex = searchesThroughIndex(dialect, filters);
+  const bySearchIndex = dialect === 'sqlite' && searchesThroughIndex(dialect, filters);
   let query = forAccount(db, userId, { notByOwnerIndex: bySearchIndex && fromMatches }).selectFrom('files');
   if (filters.ids) query = query.where('files.id', 'in', filters.ids);
   if (filters.from !== null) query = query.where('files.createdAt', '>=', filters.from);

@@ -24,11 +24,12 @@ export interface FileListing {
  */
 const SMALL_SELECTION = 1000;
 /**
- * On PostgreSQL, a search's selection is read whole up to this many files: each statement that
- * counts or pages it repeats the trigram index scans and their recheck of every candidate's text,
- * which costs more than sending a few thousand IDs and sort keys once.
+ * A search that an index answers (SQLite's trigram table, PostgreSQL's trigram indexes) is read
+ * whole up to this many matches: each statement that counts or pages it repeats the index lookups and
+ * the check of every match's account (and, on PostgreSQL, the recheck of its text), which costs more
+ * than having the database sort a few thousand sort keys once.
  */
-const POSTGRES_SEARCH_SELECTION = 20_000;
+const SEARCH_SELECTION = 20_000;
 
 /**
  * The columns a file record needs, its tags that count (not excluded, sorted by name) as a JSON
@@ -110,27 +111,10 @@ function comparatorFor(sortBy: SortBy): (a: { id: string; key: unknown }, b: { i
   return (a, b) => sign * (byKey(a.key, b.key) || compareText(a.id, b.id));
 }
 
-/**
- * A filtered selection: its IDs in sort order when it has at most SMALL_SELECTION files (read whole
- * in one statement); otherwise its size where that was learnt on the way.
- */
-async function selection(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy): Promise<{ ids: string[] } | { total: number | null }> {
-  if (searchesThroughIndex(dialect, filters)) {
-    // Counting the matches, each looked up by rowid for its account, costs about what reading the
-    // first SMALL_SELECTION of them does, and a large selection needs the count anyway (measured
-    // with 100,000 files and 8,277 matches: 10 ms, against 6 ms for the probe plus 17 ms for a
-    // count that walks the account's index).
-    const total = await countOf(filteredFiles(db, dialect, userId, filters, true));
-    if (total > SMALL_SELECTION) return { total };
-  }
-  const ids = await smallSelection(db, dialect, userId, filters, sortBy);
-  return ids ? { ids } : { total: null };
-}
-
 /** A selection's IDs in sort order, when it has at most SMALL_SELECTION files; otherwise null. */
 async function smallSelection(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy): Promise<string[] | null> {
   const column: SortColumn = sortOrder[sortBy].column;
-  const most = dialect === 'postgres' && filters.search !== null ? POSTGRES_SEARCH_SELECTION : SMALL_SELECTION;
+  const most = searchesThroughIndex(dialect, filters) ? SEARCH_SELECTION : SMALL_SELECTION;
   const rows = await filteredFiles(db, dialect, userId, filters, true)
     .select(['files.id', `files.${column}`])
     .limit(most + 1)
@@ -141,25 +125,32 @@ async function smallSelection(db: Executor, dialect: Dialect, userId: string, fi
 }
 
 /**
- * PostgreSQL, a search of at most POSTGRES_SEARCH_SELECTION files: one page of IDs and the
- * selection's size, from one read of the matches that the database sorts and counts itself (sending
- * thousands of IDs and sort keys here to sort them cost a third more: 28 against 19 ms for 8,277
- * matches among 100,000 files). Null when there are more matches.
+ * A search through an index, of at most SEARCH_SELECTION files: one page of IDs and the selection's
+ * size, from one read of the matches that the database sorts and counts itself. Reading the matches
+ * once matters: on SQLite, counting them and then walking the account's index for the page evaluated
+ * the search twice; on PostgreSQL, sending thousands of IDs and sort keys here to sort them cost a
+ * third more (measured with 100,000 files and 8,277 matches: 28 against 19 ms). Null when there are
+ * more matches.
  */
-async function searchPage(db: Executor, userId: string, filters: FileFilters, sortBy: SortBy, limit: number, offset: number): Promise<{ ids: string[]; total: number } | null> {
+async function searchPage(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy, limit: number, offset: number): Promise<{ ids: string[]; total: number } | null> {
   const { column, direction } = sortOrder[sortBy];
-  const dir = sql.raw(direction);
-  const matches = filteredFiles(db, 'postgres', userId, filters, true)
-    .select(['files.id', sql.ref(`files.${column}`).as('key')])
-    .limit(POSTGRES_SEARCH_SELECTION + 1);
+  const matches = filteredFiles(db, dialect, userId, filters, true)
+    .select(['files.id', `files.${column} as key`])
+    .limit(SEARCH_SELECTION + 1);
   // The count comes from a one-row side, so an empty page past the end still carries it.
-  const { rows } = await sql<{ n: number | string; id: string | null }>`
-    with m as materialized (${matches})
-    select t.n, p.id from (select count(*) as n from m) t
-    left join lateral (select m.id, m.key from m order by m.key ${dir}, m.id ${dir} limit ${limit} offset ${offset}) p on true
-    order by p.key ${dir}, p.id ${dir}`.execute(db);
+  const rows = await db
+    .with((cte) => cte('m').materialized(), () => matches)
+    .selectFrom((eb) => eb.selectFrom('m').select((e) => e.fn.countAll<number | string>().as('n')).as('t'))
+    .leftJoin(
+      (eb) => eb.selectFrom('m').select(['m.id', 'm.key']).orderBy('m.key', direction).orderBy('m.id', direction).limit(limit).offset(offset).as('p'),
+      (join) => join.onTrue(),
+    )
+    .select(['t.n', 'p.id'])
+    .orderBy('p.key', direction)
+    .orderBy('p.id', direction)
+    .execute();
   const total = Number(rows[0]!.n);
-  if (total > POSTGRES_SEARCH_SELECTION) return null;
+  if (total > SEARCH_SELECTION) return null;
   return { ids: rows.flatMap((r) => (r.id === null ? [] : [r.id])), total };
 }
 
@@ -229,17 +220,15 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
     const total = rows.length ? Number(rows[0]!.total) : await accountFileCount(db, userId);
     return { data: toRecords(owner, rows), pagination: pagination(total) };
   }
-  let knownTotal: number | null = null;
-  if (dialect === 'postgres' && filters.search !== null) {
-    const found = await searchPage(db, userId, filters, sortBy, limit, offset);
+  if (searchesThroughIndex(dialect, filters)) {
+    const found = await searchPage(db, dialect, userId, filters, sortBy, limit, offset);
     if (found) return { data: await recordsByIds(db, dialect, owner, found.ids), pagination: pagination(found.total) };
   } else {
-    const chosen = await selection(db, dialect, userId, filters, sortBy);
-    if ('ids' in chosen) return { data: await recordsByIds(db, dialect, owner, chosen.ids.slice(offset, offset + limit)), pagination: pagination(chosen.ids.length) };
-    knownTotal = chosen.total;
+    const small = await smallSelection(db, dialect, userId, filters, sortBy);
+    if (small) return { data: await recordsByIds(db, dialect, owner, small.slice(offset, offset + limit)), pagination: pagination(small.length) };
   }
   const pageQuery = orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset)), dialect), sortBy);
-  const [total, rows] = await Promise.all([knownTotal ?? countOf(filteredFiles(db, dialect, userId, filters)), pageQuery.execute()]);
+  const [total, rows] = await Promise.all([countOf(filteredFiles(db, dialect, userId, filters)), pageQuery.execute()]);
   return { data: toRecords(owner, rows), pagination: pagination(total) };
 }
 
@@ -257,9 +246,8 @@ async function galleryPage(db: Executor, dialect: Dialect, userId: string, owner
     pagination: { total, pageCount: Math.ceil(total / limit), page: Math.floor(offset / limit) + 1, limit, offset },
   });
 
-  const chosen = await selection(db, dialect, userId, filters, sortBy);
-  if ('ids' in chosen) {
-    const small = chosen.ids;
+  const small = await smallSelection(db, dialect, userId, filters, sortBy);
+  if (small) {
     const position = small.indexOf(anchorId);
     if (position < 0) throw notAnchor();
     const first = direction === 'next' ? position + 1 : Math.max(0, position - limit);
@@ -276,7 +264,7 @@ async function galleryPage(db: Executor, dialect: Dialect, userId: string, owner
   const neighbours = orderedBy(beyond(selected(), sortBy, direction === 'next' ? 'after' : 'before', key, anchorId).select('files.id'), sortBy, direction === 'previous')
     .limit(limit)
     .execute();
-  const [total, position, walked] = await Promise.all([chosen.total ?? countOf(selected()), countOf(beyond(selected(), sortBy, 'before', key, anchorId)), neighbours]);
+  const [total, position, walked] = await Promise.all([countOf(selected()), countOf(beyond(selected(), sortBy, 'before', key, anchorId)), neighbours]);
   const ids = walked.map((r) => r.id);
   if (direction === 'previous') ids.reverse();
   return respond(ids, total, direction === 'next' ? position + 1 : position - ids.length);
