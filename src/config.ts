@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import type { S3StorageOptions } from './storage/s3.ts';
@@ -54,6 +55,8 @@ export interface Config {
   mediaMaxPixels: number;
   /** Stored bytes that may be copied to DATA_DIR/tmp for media work when the storage has no local path (S3); larger files get none. */
   mediaMaxCopyBytes: number;
+  /** Server processes sharing the port (src/workers.ts); 1 serves from this process alone. */
+  workers: number;
 }
 
 export class ConfigError extends Error {
@@ -116,6 +119,11 @@ const variables = {
   MEDIA_MAX_PIXELS: z.string().regex(/^[1-9]\d{0,11}$/, 'must be a whole number of pixels').transform(Number).optional(),
   MEDIA_MAX_COPY_BYTES: byteCount.optional(),
   CHECK_RESPONSES: booleanText.optional(),
+  WORKERS: z
+    .string()
+    .regex(/^(auto|[1-9]\d{0,2})$/, 'must be a whole number of processes from 1 to 999, or auto (one per CPU)')
+    .transform((v) => (v === 'auto' ? os.availableParallelism() : Number(v)))
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
 } satisfies Record<string, z.ZodType>;
 
@@ -189,5 +197,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     // 100 megapixels: a 24-megapixel photo or a long panorama passes; a bomb of 60000×60000 does not.
     mediaMaxPixels: parsed.MEDIA_MAX_PIXELS ?? 100_000_000,
     mediaMaxCopyBytes: parsed.MEDIA_MAX_COPY_BYTES ?? 1073741824,
+    workers: parsed.WORKERS ?? 1,
   };
 }

@@ -1,7 +1,9 @@
+import cluster from 'node:cluster';
 import { existsSync } from 'node:fs';
-import { ConfigError, loadConfig } from './config.ts';
-import { startServer } from './server.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createLogger, startServer } from './server.ts';
 import { releaseStartupMemory } from './memory.ts';
+import { runWorkers } from './workers.ts';
 
 if (existsSync('.env')) process.loadEnvFile('.env');
 
@@ -17,6 +19,19 @@ try {
 }
 
 try {
+  if (config.workers > 1 && cluster.isPrimary) {
+    await runWorkers(config, createLogger(config.logLevel));
+  } else {
+    await serve(config);
+  }
+} catch (error) {
+  // Start-up failures (database unreachable, port in use) are operator problems: one clear line.
+  const message = error instanceof Error ? error.message : String(error);
+  console.error(`hoard: could not start: ${message}`);
+  process.exit(1);
+}
+
+async function serve(config: Config) {
   const server = await startServer(config);
   releaseStartupMemory();
   let closing = false;
@@ -31,9 +46,4 @@ try {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
-} catch (error) {
-  // Start-up failures (database unreachable, port in use) are operator problems: one clear line.
-  const message = error instanceof Error ? error.message : String(error);
-  console.error(`hoard: could not start: ${message}`);
-  process.exit(1);
 }

@@ -4,7 +4,7 @@ import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { ArchiveCapacity } from './archives/capacity.ts';
 import type { AppContext } from './context.ts';
-import { openDatabase } from './db/database.ts';
+import { openDatabase, type Db } from './db/database.ts';
 import { migrate } from './db/migrator.ts';
 import { ensureBuiltinRoles } from './auth/roles.ts';
 import { ensureSettings, initialSettings } from './settings/instance-settings.ts';
@@ -54,13 +54,22 @@ export function createLogger(level: string): Logger {
 }
 
 /** Opens the database (migrating it), the storage and the HTTP server. */
+/**
+ * What a process needs of the database before it serves: migrations applied, built-in roles and
+ * instance settings present. Safe to repeat; the primary of several workers (src/workers.ts) runs it
+ * once before starting them, so that they do not race to apply the same migration.
+ */
+export async function prepareDatabase(db: Db, config: Config, log: Logger): Promise<void> {
+  const applied = await migrate(db);
+  if (applied.length > 0) log.info({ migrations: applied }, 'database migrated');
+  await ensureBuiltinRoles(db);
+  await ensureSettings(db, initialSettings(config));
+}
+
 export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   fs.mkdirSync(path.join(config.dataDir, 'tmp'), { recursive: true });
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const applied = await migrate(database.db);
-  if (applied.length > 0) log.info({ migrations: applied }, 'database migrated');
-  await ensureBuiltinRoles(database.db);
-  await ensureSettings(database.db, initialSettings(config));
+  await prepareDatabase(database.db, config, log);
 
   const storage = await createStorage({ kind: config.storage, dataDir: config.dataDir, ...(config.s3 ? { s3: config.s3 } : {}) });
   // A process whose DATA_DIR lacks the database's files would serve 404s for them: refused.

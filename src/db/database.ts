@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteQueryCompiler, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver, SqliteQueryCompiler, sql, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 
@@ -105,7 +105,28 @@ class StablePlanQueryCompiler extends SqliteQueryCompiler {
   }
 }
 
+/**
+ * Transactions begin IMMEDIATE: they take SQLite's write lock when they start, waiting for it under
+ * busy_timeout. A DEFERRED transaction that reads and then writes fails at once with SQLITE_BUSY
+ * should another process have written in between (WAL mode cannot move its snapshot), which
+ * several server processes on one database file (WORKERS, src/workers.ts) would otherwise meet under
+ * load. Within one process nothing changes: its single connection runs one transaction at a time.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
 class StablePlanSqliteDialect extends SqliteDialect {
+  private readonly options: SqliteDialectConfig;
+  constructor(options: SqliteDialectConfig) {
+    super(options);
+    this.options = options;
+  }
+  override createDriver(): SqliteDriver {
+    return new ImmediateSqliteDriver(this.options);
+  }
   override createQueryCompiler(): SqliteQueryCompiler {
     return new StablePlanQueryCompiler();
   }

@@ -22,6 +22,10 @@ export interface ServerProcess {
   kill(): Promise<void>;
   /** Ends a process still running (for `finally`). */
   stop(): void;
+  /** The process ID, while it runs. */
+  pid(): number | undefined;
+  /** Sends a signal and waits for the process to exit; resolves with its exit code. */
+  signal(name: NodeJS.Signals): Promise<number | null>;
 }
 
 export async function serverProcess(env: Record<string, string>, dataDirPrefix = 'hoard-process-'): Promise<ServerProcess> {
@@ -65,6 +69,15 @@ export async function serverProcess(env: Record<string, string>, dataDirPrefix =
     },
     stop() {
       if (running()) child!.kill('SIGKILL');
+    },
+    pid() {
+      return running() ? child!.pid : undefined;
+    },
+    async signal(name) {
+      if (!child || !running()) return child?.exitCode ?? null;
+      const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+      child.kill(name);
+      return exited;
     },
   };
 }

@@ -1,0 +1,89 @@
+import cluster from 'node:cluster';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { openDatabase } from './db/database.ts';
+import { loadSecretBox } from './auth/secret-box.ts';
+import { prepareDatabase } from './server.ts';
+
+/** A worker that dies this often within a minute (per configured worker) is not restarted again. */
+const RESTARTS_PER_MINUTE = 5;
+/** How long the workers get to finish their requests after SIGTERM before the primary gives up. */
+const SHUTDOWN_DEADLINE_MS = 30_000;
+
+/**
+ * WORKERS > 1 (README, "Several processes"): this process becomes the primary of a node:cluster
+ * and serves nothing itself. Each worker is a whole Hoard server (`startServer`) on the shared port;
+ * the primary hands connections out in turn. Nothing is shared in memory: background jobs are
+ * claimed from the job table with leases, as by processes on several machines, and the upload-start
+ * limit counts per process as the specification defines it.
+ *
+ * - The database is migrated, and the secret key made, once before any worker starts.
+ * - A worker that fails to start (port in use, database unreachable) stops them all: each would fail
+ *   the same way. A worker that dies while serving is replaced, unless they keep dying.
+ * - SIGTERM or SIGINT is passed on; each worker finishes its requests, then the primary exits.
+ *   Should the primary be killed outright, the workers exit too (node:cluster ends a worker whose
+ *   channel to the primary closes).
+ */
+export async function runWorkers(config: Config, log: Logger): Promise<void> {
+  fs.mkdirSync(path.join(config.dataDir, 'tmp'), { recursive: true });
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+  try {
+    await prepareDatabase(database.db, config, log);
+  } finally {
+    await database.close();
+  }
+  // Made here (when SECRET_KEY is unset) so that every worker reads the same key file.
+  loadSecretBox(config);
+
+  const serving = new Set<number>();
+  const exits: number[] = [];
+  let stopping = false;
+  let exitCode = 0;
+  const alive = () => Object.values(cluster.workers ?? {}).filter((w) => w && !w.isDead());
+
+  const stop = (code: number) => {
+    exitCode = Math.max(exitCode, code);
+    if (stopping) return;
+    stopping = true;
+    for (const worker of alive()) worker!.process.kill('SIGTERM');
+    if (alive().length === 0) process.exit(exitCode);
+    setTimeout(() => {
+      log.error('workers did not stop in time');
+      for (const worker of alive()) worker!.process.kill('SIGKILL');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
+  };
+
+  cluster.on('listening', (worker, address) => {
+    serving.add(worker.id);
+    if (serving.size === config.workers) log.info({ workers: config.workers, port: address.port }, 'all workers listening');
+  });
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (alive().length === 0) process.exit(exitCode);
+      return;
+    }
+    if (!serving.has(worker.id)) {
+      log.error({ pid: worker.process.pid, code, signal }, 'a worker could not start; stopping');
+      stop(1);
+      return;
+    }
+    const now = Date.now();
+    exits.push(now);
+    while (exits[0]! < now - 60_000) exits.shift();
+    if (exits.length > RESTARTS_PER_MINUTE * config.workers) {
+      log.error({ pid: worker.process.pid, code, signal }, 'workers keep exiting; stopping');
+      stop(1);
+      return;
+    }
+    log.warn({ pid: worker.process.pid, code, signal }, 'a worker exited; starting another');
+    setTimeout(() => {
+      if (!stopping) cluster.fork();
+    }, 1000).unref();
+  });
+  process.on('SIGINT', () => stop(0));
+  process.on('SIGTERM', () => stop(0));
+  for (let i = 0; i < config.workers; i++) cluster.fork();
+}

@@ -1,0 +1,149 @@
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { serverProcess, type ServerProcess } from '../support/server-process.ts';
+import { Client, signUp } from '../support/client.ts';
+import { uploadFile } from '../support/uploads.ts';
+
+// WORKERS (src/workers.ts): several server processes on one port, sharing the database and the
+// data directory. Each test runs `node src/main.ts` as production does, on SQLite or PostgreSQL.
+
+let running: ServerProcess[] = [];
+afterEach(() => {
+  for (const p of running) p.stop();
+  running = [];
+});
+
+async function start(env: Record<string, string>): Promise<ServerProcess> {
+  const p = await serverProcess({ WORKERS: '2', ...env }, 'hoard-workers-');
+  running.push(p);
+  await p.start();
+  return p;
+}
+
+/** The worker processes of a primary (its children running Node). */
+function workerPids(primary: number): number[] {
+  const out = execFileSync('ps', ['-o', 'pid=', '--ppid', String(primary)], { encoding: 'utf8' });
+  return out.split('\n').map((l) => Number(l.trim())).filter((n) => n > 0);
+}
+
+/** POST /api/files without credentials on a connection of its own; resolves with the status. */
+function bareUploadStart(baseUrl: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${baseUrl}/api/files`, { method: 'POST', agent: false, headers: { connection: 'close', 'content-length': '0' } }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode!));
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+async function answers(baseUrl: string): Promise<boolean> {
+  try {
+    return (await fetch(`${baseUrl}/api/health`, { signal: AbortSignal.timeout(1000) })).status === 200;
+  } catch {
+    return false;
+  }
+}
+
+describe('WORKERS=2', () => {
+  it('serves one port from two processes, each with its own upload-start limit', async () => {
+    const p = await start({ UPLOAD_RATE_LIMIT: '3' });
+    expect(workerPids(p.pid()!)).toHaveLength(2);
+    // Connections are handed to the workers in turn; each lets 3 upload starts a minute through
+    // (spec, Limits: per client IP per application process), so two processes let 6 through.
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) statuses.push(await bareUploadStart(p.baseUrl));
+    expect(statuses.filter((s) => s !== 429)).toHaveLength(6);
+    expect(statuses.filter((s) => s !== 429).every((s) => s === 401)).toBe(true);
+  });
+
+  it('takes concurrent uploads through both processes without a failure, and runs each job once', async () => {
+    const hits: string[] = [];
+    const receiver = http.createServer((request, response) => {
+      hits.push(String(request.headers['webhook-id']));
+      request.resume();
+      request.on('end', () => response.end('ok'));
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const p = await start({ UPLOAD_RATE_LIMIT: '0', WEBHOOK_ALLOW_PRIVATE: 'true' });
+      const owner = await signUp(p.baseUrl);
+      const hook = await owner.post('/api/webhooks', { name: 'counter', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` });
+      expect(hook.status).toBe(201);
+      // Many clients at once (each its own connections), so both processes commit at the same time.
+      const clients = Array.from({ length: 8 }, () => Object.assign(new Client(p.baseUrl), { cookies: new Map(owner.cookies) }));
+      const count = 48;
+      const statuses = await Promise.all(Array.from({ length: count }, (_, i) => uploadFile(clients[i % clients.length]!, `file-${i}.txt`, `contents ${i}`).then((r) => r.status)));
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+      const listing = await owner.get('/api/files?limit=100');
+      expect(listing.body.pagination.total).toBe(count);
+      expect(new Set(listing.body.data.map((f: { name: string }) => f.name)).size).toBe(count);
+      // Every file.ready delivery arrives, and none twice, though both processes run the job loop.
+      await vi.waitFor(() => expect(hits.length).toBeGreaterThanOrEqual(count), { timeout: 20_000, interval: 100 });
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(hits).toHaveLength(count);
+      expect(new Set(hits).size).toBe(count);
+    } finally {
+      receiver.close();
+    }
+  });
+
+  it('replaces a worker that dies; SIGTERM stops them all; killing the primary takes the workers with it', async () => {
+    const p = await start({});
+    const primary = p.pid()!;
+    const [first] = workerPids(primary);
+    process.kill(first!, 'SIGKILL');
+    await vi.waitFor(
+      () => {
+        const now = workerPids(primary);
+        expect(now).toHaveLength(2);
+        expect(now).not.toContain(first);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    await vi.waitFor(async () => expect(await answers(p.baseUrl)).toBe(true), { timeout: 10_000, interval: 100 });
+
+    const workers = workerPids(primary);
+    expect(await p.signal('SIGTERM')).toBe(0);
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await vi.waitFor(() => expect(workers.filter(alive)).toEqual([]), { timeout: 5000, interval: 100 });
+
+    await p.start();
+    const next = workerPids(p.pid()!);
+    expect(next).toHaveLength(2);
+    await p.kill();
+    await vi.waitFor(() => expect(next.filter(alive)).toEqual([]), { timeout: 5000, interval: 100 });
+    expect(await answers(p.baseUrl)).toBe(false);
+  });
+
+  it('stops with an error when the workers cannot start', async () => {
+    const blocker = http.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (blocker.address() as AddressInfo).port;
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-workers-'));
+      const child = spawn(process.execPath, ['src/main.ts'], { env: { PATH: process.env.PATH ?? '', WORKERS: '2', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent' } });
+      let stderr = '';
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      const result = { code, stderr };
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/hoard: could not start: .*EADDRINUSE/);
+    } finally {
+      blocker.close();
+    }
+  });
+});

@@ -1,0 +1,55 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
+
+// Several server processes on one SQLite file (WORKERS): a transaction that reads and then writes
+// must wait for another process's write, not fail because that write moved the database on under
+// its snapshot (src/db/database.ts, transactions begin IMMEDIATE).
+
+let handle: DatabaseHandle | null = null;
+afterEach(async () => {
+  await handle?.close();
+  handle = null;
+});
+
+/** Another connection, in a thread of its own (as another process would be), inserting `value`. */
+function writeElsewhere(file: string, value: number): Promise<void> {
+  const source = `
+    const { workerData, parentPort } = require('node:worker_threads');
+    const Database = require(workerData.module);
+    const db = new Database(workerData.file);
+    db.pragma('busy_timeout = 5000');
+    db.prepare('insert into scratch (value) values (?)').run(workerData.value);
+    db.close();
+    parentPort.postMessage('done');`;
+  const worker = new Worker(source, { eval: true, workerData: { file, value, module: path.resolve('node_modules/better-sqlite3') } });
+  return new Promise((resolve, reject) => {
+    worker.once('message', () => resolve());
+    worker.once('error', reject);
+  });
+}
+
+describe('SQLite transactions', () => {
+  it('a transaction that reads and then writes waits for a write made meanwhile elsewhere', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-sqlite-tx-'));
+    handle = openDatabase({ databaseUrl: null, dataDir: dir });
+    await sql`create table scratch (value integer not null)`.execute(handle.db);
+    let elsewhere: Promise<void> | null = null;
+    await handle.db.transaction().execute(async (trx) => {
+      const before = await sql<{ n: number }>`select count(*) as n from scratch`.execute(trx);
+      expect(before.rows[0]!.n).toBe(0);
+      elsewhere = writeElsewhere(path.join(dir, 'hoard.sqlite'), 2);
+      // Time for the other connection to write, were it let through.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sql`insert into scratch (value) values (1)`.execute(trx);
+    });
+    await elsewhere;
+    const rows = await sql<{ value: number }>`select value from scratch order by rowid`.execute(handle.db);
+    // This transaction held the write lock from its start: the other write came after it.
+    expect(rows.rows.map((r) => r.value)).toEqual([1, 2]);
+  });
+});
