@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 
@@ -20,6 +21,7 @@ describe('loadConfig', () => {
       auditRetentionDays: 90,
       listingCacheBytes: 32 * 1024 * 1024,
       chunkedUploadTempLimit: 20 * 1024 * 1024 * 1024,
+      workers: 1,
     });
     expect(config.dataDir).toMatch(/\/data$/);
   });
@@ -61,9 +63,16 @@ describe('loadConfig', () => {
     ['AUDIT_RETENTION_DAYS', '-3'],
     ['LISTING_CACHE_MB', 'lots'],
     ['CHUNKED_UPLOAD_TEMP_LIMIT', '20G'],
+    ['WORKERS', '0'],
+    ['WORKERS', 'all'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}=`));
+  });
+
+  it('reads WORKERS as a number of processes, or auto for one per CPU', () => {
+    expect(loadConfig({ WORKERS: '3' }).workers).toBe(3);
+    expect(loadConfig({ WORKERS: 'auto' }).workers).toBe(os.availableParallelism());
   });
 
   it('requires a bucket for S3 storage', () => {
