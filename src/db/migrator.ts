@@ -16,6 +16,7 @@ import * as twoFactor from './migrations/0013-two-factor.ts';
 import * as passkeys from './migrations/0014-passkeys.ts';
 import * as media from './migrations/0015-media.ts';
 import * as searchIndex from './migrations/0016-search-index.ts';
+import * as fileCounts from './migrations/0018-file-counts.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 const migrations: Record<string, Migration> = {
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '0014-passkeys': passkeys,
   '0015-media': media,
   '0016-search-index': searchIndex,
+  '0018-file-counts': fileCounts,
 };
 
 export async function migrate(db: Db): Promise<string[]> {

@@ -266,6 +266,14 @@ export interface FilesTable {
 
 export type MediaStatus = 'pending' | 'done' | 'failed' | 'unsupported' | 'disabled';
 
+/** An account's number of files per value of a single listing filter (migration 0018-file-counts). */
+export interface FileCountsTable {
+  userId: string;
+  dimension: 'visibility' | 'type' | 'folder' | 'tag';
+  value: string;
+  files: number | string;
+}
+
 export interface FileTagsTable {
   fileId: string;
   tagId: string;
@@ -325,6 +333,7 @@ export interface Database {
   tags: TagsTable;
   files: FilesTable;
   fileTags: FileTagsTable;
+  fileCounts: FileCountsTable;
   chunkSessions: ChunkSessionsTable;
   chunkParts: ChunkPartsTable;
   chunkPartReservations: ChunkPartReservationsTable;

@@ -153,6 +153,41 @@ export function beyond(query: FilesQuery, sortBy: SortBy, side: 'before' | 'afte
   return query.where((eb) => eb(eb.refTuple(`files.${column}`, 'files.id'), greater ? '>' : '<', eb.tuple(key, id)));
 }
 
+/**
+ * The counted dimension and values of a listing filtered by a single filter whose files the
+ * database counts per value (migration 0018-file-counts), or null. Several values of one filter
+ * are summed where they cannot select a file twice: types, folders and the visibility values other
+ * than `private` with `hasPassword` (a private file with a password is both).
+ */
+function countedFilter(filters: FileFilters): { dimension: 'type' | 'visibility' | 'folder' | 'tag'; values: string[] } | null {
+  const { ids, search, from, until, imagesOnly, types, visibility, folder, tag } = filters;
+  if (ids !== null || search !== null || from !== null || until !== null || imagesOnly) return null;
+  if ([types, visibility, folder, tag].filter((f) => f !== null).length !== 1) return null;
+  if (types) return { dimension: 'type', values: [...new Set(types)] };
+  if (visibility) {
+    const values = [...new Set(visibility)];
+    return values.includes('private') && values.includes('hasPassword') ? null : { dimension: 'visibility', values };
+  }
+  if (folder) return { dimension: 'folder', values: [folder.kind === 'unfiled' ? '' : folder.id] };
+  return tag?.kind === 'tag' ? { dimension: 'tag', values: [tag.id] } : null;
+}
+
+/**
+ * The exact number of files a single-filter listing selects, read from the account's counts
+ * instead of counted over its files; null for other filters.
+ */
+export async function countedTotal(db: Executor, userId: string, filters: FileFilters): Promise<number | null> {
+  const counted = countedFilter(filters);
+  if (!counted) return null;
+  const row = await forAccount(db, userId)
+    .selectFrom('fileCounts')
+    .select((eb) => eb.fn.sum<number | string | null>('fileCounts.files').as('n'))
+    .where('fileCounts.dimension', '=', counted.dimension)
+    .where('fileCounts.value', 'in', counted.values)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
 export async function countOf(query: FilesQuery): Promise<number> {
   const row = await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
   return Number(row.n);

@@ -8,7 +8,7 @@ import { fileRecord } from '../files/file-views.ts';
 import type { FileRecord, Pagination } from '../api/files.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
-import { assertOwnedSelection, beyond, countOf, filteredFiles, orderedBy, searchesThroughIndex, sortOrder, type FilesQuery, type SortColumn } from './file-query.ts';
+import { assertOwnedSelection, beyond, countedTotal, countOf, filteredFiles, orderedBy, searchesThroughIndex, sortOrder, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { refreshStatisticsIfStale, withSearchHints } from './planner.ts';
 
@@ -223,12 +223,15 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
   if (searchesThroughIndex(dialect, filters)) {
     const found = await searchPage(db, dialect, userId, filters, sortBy, limit, offset);
     if (found) return { data: await recordsByIds(db, dialect, owner, found.ids), pagination: pagination(found.total) };
-  } else {
+  }
+  // A single filter's total is kept by the database; a larger selection then needs only its page.
+  const counted = await countedTotal(db, userId, filters);
+  if (!searchesThroughIndex(dialect, filters) && (counted === null || counted <= SMALL_SELECTION)) {
     const small = await smallSelection(db, dialect, userId, filters, sortBy);
     if (small) return { data: await recordsByIds(db, dialect, owner, small.slice(offset, offset + limit)), pagination: pagination(small.length) };
   }
   const pageQuery = orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset)), dialect), sortBy);
-  const [total, rows] = await Promise.all([countOf(filteredFiles(db, dialect, userId, filters)), pageQuery.execute()]);
+  const [total, rows] = await Promise.all([counted ?? countOf(filteredFiles(db, dialect, userId, filters)), pageQuery.execute()]);
   return { data: toRecords(owner, rows), pagination: pagination(total) };
 }
 
@@ -271,18 +274,10 @@ async function galleryPage(db: Executor, dialect: Dialect, userId: string, owner
 }
 
 /**
- * GET /api/files/types: the account's distinct MIME types in code-point order. A loose index scan
- * (one index probe per type), so an account's size does not matter.
+ * GET /api/files/types: the account's distinct MIME types in code-point order, from its counts per
+ * type (migration 0018-file-counts), so an account's size does not matter.
  */
 export async function listTypes(db: Db, userId: string): Promise<string[]> {
-  const account = forAccount(db, userId);
-  const first = account.selectFrom('files').select((eb) => eb.fn.min('files.mimeType').as('m'));
-  const following = account
-    .selectFrom('files')
-    .select((eb) => eb.fn.min('files.mimeType').as('m'))
-    .where('files.mimeType', '>', sql.ref<string>('t.m'));
-  const result = await sql<{ m: string | null }>`
-    with recursive t(m) as (select (${first}) union all select (${following}) from t where t.m is not null)
-    select m from t where m is not null`.execute(db);
-  return result.rows.map((r) => r.m!).sort(compareText);
+  const rows = await forAccount(db, userId).selectFrom('fileCounts').select('fileCounts.value').where('fileCounts.dimension', '=', 'type').where('fileCounts.files', '>', 0).execute();
+  return rows.map((r) => r.value).sort(compareText);
 }

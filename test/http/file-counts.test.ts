@@ -1,0 +1,181 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { signUp, type Client } from '../support/client.ts';
+import { uploadFile } from '../support/uploads.ts';
+
+// The counts per filter value (migration 0018-file-counts) against the plain queries they stand
+// for, after random sequences of every kind of change made through the product's routes: uploads,
+// deletes, renames, visibility, passwords, folders (moved into, out of, deleted), tags (put on,
+// taken off, deleted), types, and expiry actions run by the job queue.
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ UPLOAD_RATE_LIMIT: '0' });
+  // The first account administers the instance and opens registration for the others.
+  const admin = await signUp(server.baseUrl);
+  await admin.patch('/api/settings', { registration: 'open' });
+});
+afterAll(() => server.close());
+
+type Counts = Record<string, number>;
+
+/** The counts the database keeps for an account, as `dimension/value` → files. */
+async function kept(userId: string): Promise<Counts> {
+  const rows = await server.ctx.db.selectFrom('fileCounts').select(['dimension', 'value', 'files']).where('userId', '=', userId).execute();
+  return Object.fromEntries(rows.map((r) => [`${r.dimension}/${r.value}`, Number(r.files)]));
+}
+
+/** The same counts by the plain queries: the slow reference. */
+async function counted(userId: string): Promise<Counts> {
+  const db = server.ctx.db;
+  const files = await db.selectFrom('files').select(['mimeType', 'folderId', 'visibility', 'passwordHash']).where('userId', '=', userId).execute();
+  const out: Counts = {};
+  const add = (key: string) => (out[key] = (out[key] ?? 0) + 1);
+  for (const f of files) {
+    add(`type/${f.mimeType}`);
+    add(`folder/${f.folderId ?? ''}`);
+    if (f.visibility === 'PUBLIC' && f.passwordHash === null) add('visibility/public');
+    if (f.visibility === 'PRIVATE') add('visibility/private');
+    if (f.passwordHash !== null) add('visibility/hasPassword');
+  }
+  const tagged = await db
+    .selectFrom('fileTags')
+    .innerJoin('files', 'files.id', 'fileTags.fileId')
+    .select('fileTags.tagId')
+    .where('files.userId', '=', userId)
+    .where('fileTags.excluded', '=', 0)
+    .execute();
+  for (const t of tagged) add(`tag/${t.tagId}`);
+  return out;
+}
+
+function random(seed: number) {
+  let s = seed;
+  const next = () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
+  return { next, pick: <T,>(items: T[]): T => items[Math.floor(next() * items.length)]!, chance: (p: number) => next() < p };
+}
+
+const types = ['text/plain', 'image/png', 'application/pdf', 'application/json'];
+
+async function runSequence(seed: number, steps: number, owner: Client & { userId: string }) {
+  const r = random(seed);
+  const files: string[] = [];
+  const folders: string[] = [];
+  const tags: string[] = [];
+  let n = 0;
+  const idOf = (response: { body: any }) => (response.body.data.downloadUrl as string).split('/').at(-2)!;
+  for (let step = 0; step < steps; step++) {
+    const action = r.next();
+    if (action < 0.3 || files.length === 0) {
+      const response = await uploadFile(owner, `file-${seed}-${++n}.bin`, `contents ${n}`, { type: r.pick(types) });
+      expect(response.status, response.text).toBe(200);
+      files.push(idOf(response));
+    } else if (action < 0.38) {
+      const response = await owner.post('/api/folders', { name: `folder ${seed}-${++n}` });
+      expect(response.status, response.text).toBe(201);
+      folders.push(response.body.data.folder.id);
+    } else if (action < 0.44) {
+      const response = await owner.post('/api/tags', { name: `tag ${seed}-${++n}` });
+      expect(response.status, response.text).toBe(201);
+      tags.push(response.body.data.tag.id);
+    } else if (action < 0.75) {
+      const id = r.pick(files);
+      const change: Record<string, unknown> = {};
+      if (r.chance(0.4)) change.visibility = r.chance(0.5) ? 'PUBLIC' : 'PRIVATE';
+      if (r.chance(0.3)) change.password = r.chance(0.5) ? 'a file password' : null;
+      if (r.chance(0.4)) change.folderId = folders.length && r.chance(0.7) ? r.pick(folders) : null;
+      if (r.chance(0.4)) change.tagIds = tags.filter(() => r.chance(0.4));
+      if (r.chance(0.2)) change.name = `renamed-${++n}.txt`;
+      if (Object.keys(change).length === 0) change.visibility = 'PRIVATE';
+      const response = await owner.patch(`/api/files/${id}`, change);
+      expect(response.status, response.text).toBe(200);
+    } else if (action < 0.83) {
+      const id = files.splice(Math.floor(r.next() * files.length), 1)[0]!;
+      expect((await owner.delete(`/api/files/${id}`)).status).toBe(204);
+    } else if (action < 0.87 && folders.length) {
+      const id = folders.splice(Math.floor(r.next() * folders.length), 1)[0]!;
+      const response = await owner.delete(`/api/folders/${id}`);
+      expect(response.status, response.text).toBeLessThan(300);
+    } else if (action < 0.91 && tags.length) {
+      const id = tags.splice(Math.floor(r.next() * tags.length), 1)[0]!;
+      const response = await owner.delete(`/api/tags/${id}`);
+      expect(response.status, response.text).toBeLessThan(300);
+    } else {
+      // An expiry action, run by the job queue: the file becomes private, or goes.
+      const id = r.pick(files);
+      const action = r.chance(0.5) ? 'SET_PRIVATE' : 'DELETE';
+      const response = await owner.patch(`/api/files/${id}`, { expiresAt: new Date(Date.now() + 1000).toISOString(), expiryAction: action });
+      expect(response.status, response.text).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await server.jobs.runDueJobs();
+      if (action === 'DELETE') files.splice(files.indexOf(id), 1);
+    }
+    if (step % 5 === 4) expect(await kept(owner.userId), `seed ${seed}, step ${step}`).toEqual(await counted(owner.userId));
+  }
+  expect(await kept(owner.userId)).toEqual(await counted(owner.userId));
+}
+
+describe('counts per filter value', () => {
+  it('equal the plain counts after random sequences of every kind of change, per account', async () => {
+    const first = await signUp(server.baseUrl);
+    const second = await signUp(server.baseUrl);
+    await runSequence(1, 60, first);
+    await runSequence(2, 40, second);
+    await runSequence(3, 40, first);
+    // No row is left at zero, and each account has only its own.
+    const rows = await server.ctx.db.selectFrom('fileCounts').select(['userId', 'files']).where('userId', 'in', [first.userId, second.userId]).execute();
+    expect(rows.every((r) => Number(r.files) > 0)).toBe(true);
+  });
+
+  it('give the totals of single-filter listings and the list of types', async () => {
+    const owner = await signUp(server.baseUrl);
+    const folder = (await owner.post('/api/folders', { name: 'many' })).body.data.folder.id as string;
+    const tag = (await owner.post('/api/tags', { name: 'many' })).body.data.tag.id as string;
+    // More than a listing reads whole (1,000), so the totals come from the counts.
+    const now = Date.now();
+    const rows = Array.from({ length: 1500 }, (_, i) => ({
+      id: `countsfile${String(i).padStart(6, '0')}${owner.userId.slice(0, 6)}`,
+      userId: owner.userId,
+      name: `f${i}.txt`,
+      originalName: `f${i}.txt`,
+      storageKey: `test/counts-${i}`,
+      mimeType: i % 3 === 0 ? 'image/png' : 'text/plain',
+      size: 10,
+      sha256: null,
+      visibility: i % 4 === 0 ? ('PRIVATE' as const) : ('PUBLIC' as const),
+      passwordHash: i % 10 === 0 ? 'x' : null,
+      expiresAt: null,
+      expiryAction: null,
+      folderId: i % 2 === 0 ? folder : null,
+      shareStyle: 'framed',
+      ocrText: null,
+      searchName: `f${i}.txt`,
+      searchOcr: null,
+      createdAt: now - i,
+      updatedAt: now - i,
+    }));
+    for (let i = 0; i < rows.length; i += 500) await server.ctx.db.insertInto('files').values(rows.slice(i, i + 500)).execute();
+    await server.ctx.db
+      .insertInto('fileTags')
+      .values(rows.filter((_, i) => i % 5 !== 0).map((row) => ({ fileId: row.id, tagId: tag, excluded: 0 })))
+      .execute();
+    const total = async (query: string) => {
+      const response = await owner.get(`/api/files?limit=5&${query}`);
+      expect(response.status, response.text).toBe(200);
+      return response.body.pagination.total as number;
+    };
+    const plain = async (where: (q: any) => any) => Number((await where(server.ctx.db.selectFrom('files').where('userId', '=', owner.userId)).select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow()).n);
+    expect(await total('types=image/png')).toBe(await plain((q) => q.where('mimeType', '=', 'image/png')));
+    expect(await total('types=text/plain,image/png,text/plain')).toBe(1500);
+    expect(await total('visibility=private')).toBe(await plain((q) => q.where('visibility', '=', 'PRIVATE')));
+    expect(await total('visibility=public')).toBe(await plain((q) => q.where('visibility', '=', 'PUBLIC').where('passwordHash', 'is', null)));
+    expect(await total('visibility=hasPassword')).toBe(await plain((q) => q.where('passwordHash', 'is not', null)));
+    // Overlapping values are counted over the files instead.
+    expect(await total('visibility=private,hasPassword')).toBe(await plain((q) => q.where((eb: any) => eb.or([eb('visibility', '=', 'PRIVATE'), eb('passwordHash', 'is not', null)]))));
+    expect(await total(`folder=${folder}`)).toBe(750);
+    expect(await total("folder=unfiled")).toBe(750);
+    expect(await total(`tag=${tag}`)).toBe(1200);
+    expect((await owner.get('/api/files/types')).body.data.types).toEqual(['image/png', 'text/plain']);
+  });
+});
