@@ -39,10 +39,11 @@ const migrations: Record<string, Migration> = {
   '0018-file-counts': fileCounts,
 };
 
-export async function migrate(db: Db): Promise<string[]> {
+/** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */
+export async function migrate(db: Db, upTo?: string): Promise<string[]> {
   // Migrations are independent of each other, so one that arrives later with a lower number may still run.
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, allowUnorderedMigrations: true });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = upTo === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(upTo);
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

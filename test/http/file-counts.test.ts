@@ -1,6 +1,11 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
+import { openDatabase } from '../../src/db/database.ts';
+import { migrate } from '../../src/db/migrator.ts';
 import { signUp, type Client } from '../support/client.ts';
 import { uploadFile } from '../support/uploads.ts';
 
@@ -177,5 +182,63 @@ describe('counts per filter value', () => {
     expect(await total("folder=unfiled")).toBe(750);
     expect(await total(`tag=${tag}`)).toBe(1200);
     expect((await owner.get('/api/files/types')).body.data.types).toEqual(['image/png', 'text/plain']);
+  });
+});
+
+describe('migration 0018-file-counts', () => {
+  it('counts the files that exist when it runs', async () => {
+    const databaseUrl = await freshDatabaseUrl();
+    const handle = openDatabase({ databaseUrl: databaseUrl ?? null, dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-counts-')) });
+    try {
+      await migrate(handle.db, '0016-search-index');
+      const db = handle.db;
+      const now = Date.now();
+      await db
+        .insertInto('users')
+        .values({ id: 'countsowner', email: 'counts@example.test', name: 'Counts', passwordHash: 'x', urlId: 'countsurl', emailVerified: 1, quotaBytes: null, uploadToken: null, uploadTokenHash: null, defaultProfileId: null, uploadDefaults: null, createdAt: now, updatedAt: now })
+        .execute();
+      await db.insertInto('folders').values({ id: 'countsfolder', userId: 'countsowner', name: 'F', parentId: null, createdAt: now, updatedAt: now }).execute();
+      await db.insertInto('tags').values([{ id: 'countstag1', userId: 'countsowner', name: 'a', createdAt: now }, { id: 'countstag2', userId: 'countsowner', name: 'b', createdAt: now }]).execute();
+      const files = Array.from({ length: 40 }, (_, i) => ({
+        id: `countsfile${i}`,
+        userId: 'countsowner',
+        name: `f${i}`,
+        originalName: `f${i}`,
+        storageKey: `k${i}`,
+        mimeType: ['text/plain', 'image/png', 'image/jpeg'][i % 3]!,
+        size: 1,
+        sha256: null,
+        visibility: i % 2 ? ('PUBLIC' as const) : ('PRIVATE' as const),
+        passwordHash: i % 5 === 0 ? 'x' : null,
+        expiresAt: null,
+        expiryAction: null,
+        folderId: i % 4 === 0 ? 'countsfolder' : null,
+        shareStyle: 'framed',
+        ocrText: null,
+        searchName: `f${i}`,
+        searchOcr: null,
+        createdAt: now,
+        updatedAt: now,
+      }));
+      await db.insertInto('files').values(files).execute();
+      await db.insertInto('fileTags').values(files.flatMap((f, i) => [{ fileId: f.id, tagId: 'countstag1', excluded: i % 3 === 0 ? 1 : 0 }, ...(i % 2 ? [{ fileId: f.id, tagId: 'countstag2', excluded: 0 }] : [])])).execute();
+      await migrate(db);
+      const rows = await db.selectFrom('fileCounts').select(['dimension', 'value', 'files']).where('userId', '=', 'countsowner').execute();
+      const kept = Object.fromEntries(rows.map((r) => [`${r.dimension}/${r.value}`, Number(r.files)]));
+      expect(kept).toEqual({
+        'type/text/plain': 14,
+        'type/image/png': 13,
+        'type/image/jpeg': 13,
+        'folder/countsfolder': 10,
+        'folder/': 30,
+        'visibility/public': 16,
+        'visibility/private': 20,
+        'visibility/hasPassword': 8,
+        'tag/countstag1': 26,
+        'tag/countstag2': 20,
+      });
+    } finally {
+      await handle.close();
+    }
   });
 });
