@@ -17,6 +17,7 @@ import * as passkeys from './migrations/0014-passkeys.ts';
 import * as media from './migrations/0015-media.ts';
 import * as searchIndex from './migrations/0016-search-index.ts';
 import * as fileCounts from './migrations/0018-file-counts.ts';
+import * as uploadCounts from './migrations/0019-upload-counts.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 const migrations: Record<string, Migration> = {
@@ -37,6 +38,7 @@ const migrations: Record<string, Migration> = {
   '0015-media': media,
   '0016-search-index': searchIndex,
   '0018-file-counts': fileCounts,
+  '0019-upload-counts': uploadCounts,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

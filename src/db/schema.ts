@@ -274,6 +274,16 @@ export interface FileCountsTable {
   files: number | string;
 }
 
+/** An account's number of files per quarter hour and per UTC day of upload (migration 0019-upload-counts). */
+export interface UploadCountsTable {
+  userId: string;
+  /** The slot's length in minutes: 15 or 1440. */
+  span: number;
+  /** The upload time in milliseconds divided by the slot's length, rounded down. */
+  slot: number | string;
+  files: number | string;
+}
+
 export interface FileTagsTable {
   fileId: string;
   tagId: string;
@@ -334,6 +344,7 @@ export interface Database {
   files: FilesTable;
   fileTags: FileTagsTable;
   fileCounts: FileCountsTable;
+  uploadCounts: UploadCountsTable;
   chunkSessions: ChunkSessionsTable;
   chunkParts: ChunkPartsTable;
   chunkPartReservations: ChunkPartReservationsTable;

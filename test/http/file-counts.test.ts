@@ -242,3 +242,92 @@ describe('migration 0018-file-counts', () => {
     }
   });
 });
+
+describe('timeline from upload counts', () => {
+  it('counts each bucket exactly as the files say, in every zone and grouping, also with date filters', async () => {
+    const owner = await signUp(server.baseUrl);
+    const r = random(11);
+    // Upload times over forty years, some on the minute of a quarter-hour boundary or a UTC midnight,
+    // a few before 1970 (negative times).
+    const times: number[] = [];
+    for (let i = 0; i < 1200; i++) {
+      const base = Date.UTC(1965, 0, 1) + Math.floor(r.next() * 45 * 365 * 86_400_000);
+      const kind = r.next();
+      times.push(kind < 0.1 ? base - (base % 900_000) : kind < 0.15 ? base - (base % 86_400_000) : kind < 0.2 ? base - (base % 900_000) - 1 : base);
+    }
+    const insertAt = async (list: number[], from: number) => {
+      const rows = list.map((createdAt, i) => ({
+        id: `tl${owner.userId.slice(0, 8)}${String(from + i).padStart(6, '0')}`,
+        userId: owner.userId,
+        name: `t${from + i}`,
+        originalName: `t${from + i}`,
+        storageKey: `test/tl-${owner.userId}-${from + i}`,
+        mimeType: 'text/plain',
+        size: 1,
+        sha256: null,
+        visibility: 'PUBLIC' as const,
+        passwordHash: null,
+        expiresAt: null,
+        expiryAction: null,
+        folderId: null,
+        shareStyle: 'framed',
+        ocrText: null,
+        searchName: `t${from + i}`,
+        searchOcr: null,
+        createdAt,
+        updatedAt: createdAt,
+      }));
+      for (let i = 0; i < rows.length; i += 400) await server.ctx.db.insertInto('files').values(rows.slice(i, i + 400)).execute();
+      return rows.map((row) => row.id);
+    };
+    const ids = await insertAt(times, 0);
+    // Some go again, one by one and as a batch.
+    const gone = new Set<number>();
+    for (let i = 0; i < 60; i++) gone.add(Math.floor(r.next() * times.length));
+    const goneIds = [...gone].map((i) => ids[i]!);
+    for (const id of goneIds.slice(0, 10)) expect((await owner.delete(`/api/files/${id}`)).status).toBe(204);
+    await server.ctx.db.deleteFrom('files').where('id', 'in', goneIds.slice(10)).execute();
+    const remaining = times.filter((_, i) => !gone.has(i));
+
+    const check = async (params: Record<string, string>, lowest = -Infinity, highest = Infinity) => {
+      const response = await owner.get(`/api/files/timeline?${new URLSearchParams({ ...params, sortBy: 'oldest' })}`);
+      expect(response.status, response.text).toBe(200);
+      const data = response.body.data as { total: number; snapshot: string; buckets: Array<{ from: string; to: string; count: number }> };
+      const ceiling = Date.parse(data.snapshot);
+      const selected = remaining.filter((t) => t >= lowest && t <= Math.min(highest, ceiling));
+      for (const b of data.buckets) {
+        const from = Date.parse(b.from);
+        const to = Date.parse(b.to);
+        expect(b.count, `${JSON.stringify(params)} ${b.from}`).toBe(selected.filter((t) => t >= from && t < to).length);
+      }
+      expect(data.total, JSON.stringify(params)).toBe(selected.length);
+    };
+    for (const timezone of ['UTC', 'Asia/Kolkata', 'Asia/Kathmandu', 'America/New_York', 'Africa/Monrovia', 'Australia/Lord_Howe']) {
+      for (const groupBy of ['month', 'week', 'year']) await check({ groupBy, timezone });
+    }
+    const from = Date.UTC(1990, 4, 17, 13, 7, 11, 123);
+    const to = Date.UTC(2003, 1, 2, 23, 59, 59, 999);
+    await check({ groupBy: 'month', timezone: 'Asia/Kolkata', dateFrom: new Date(from).toISOString(), dateTo: new Date(to).toISOString() }, from, to);
+    await check({ groupBy: 'week', timezone: 'UTC', dateFrom: new Date(Date.UTC(1969, 11, 31, 23, 50)).toISOString() }, Date.UTC(1969, 11, 31, 23, 50));
+  });
+
+  it('keeps the counts per quarter hour and per day equal to the files, through uploads and deletions', async () => {
+    const owner = await signUp(server.baseUrl);
+    for (let i = 0; i < 12; i++) expect((await uploadFile(owner, `q${i}.txt`, 'x')).status).toBe(200);
+    const listing = await owner.get('/api/files?limit=100');
+    for (const file of listing.body.data.slice(0, 5)) expect((await owner.delete(`/api/files/${file.id}`)).status).toBe(204);
+    const slots = async () =>
+      Object.fromEntries(
+        (await server.ctx.db.selectFrom('uploadCounts').select(['span', 'slot', 'files']).where('userId', '=', owner.userId).execute()).map((r) => [`${r.span}/${r.slot}`, Number(r.files)]),
+      );
+    const expected: Record<string, number> = {};
+    for (const f of await server.ctx.db.selectFrom('files').select('createdAt').where('userId', '=', owner.userId).execute()) {
+      for (const [span, ms] of [[15, 900_000], [1440, 86_400_000]] as const) {
+        const key = `${span}/${Math.floor(Number(f.createdAt) / ms)}`;
+        expected[key] = (expected[key] ?? 0) + 1;
+      }
+    }
+    expect(await slots()).toEqual(expected);
+    expect(Object.values(expected).reduce((a, b) => a + b, 0)).toBe(14);
+  });
+});

@@ -81,27 +81,39 @@ export async function up(db: Kysely<any>): Promise<void> {
     const events = {
       insert: { referencing: 'new table as new_rows', files: deltas('new_rows', 1), tags: tagDeltas('new_rows', 1) },
       delete: { referencing: 'old table as old_rows', files: deltas('old_rows', -1), tags: tagDeltas('old_rows', -1) },
-      update: {
-        referencing: 'old table as old_rows new table as new_rows',
-        files: `${deltas('new_rows', 1)} union all ${deltas('old_rows', -1)}`,
-        tags: `${tagDeltas('new_rows', 1)} union all ${tagDeltas('old_rows', -1)}`,
-      },
+      update: { referencing: 'old table as old_rows new table as new_rows', files: null, tags: `${tagDeltas('new_rows', 1)} union all ${tagDeltas('old_rows', -1)}` },
     } as const;
     for (const [event, e] of Object.entries(events)) {
       for (const table of ['files', 'fileTags'] as const) {
+        const rows = table === 'files' ? e.files : e.tags;
+        if (rows === null) continue;
         const name = `hoard_${table.toLowerCase()}_counts_${event}`;
-        await sql
-          .raw(
-            `create function ${name}() returns trigger language plpgsql as $$
-             begin
-               ${apply(table === 'files' ? e.files : e.tags)}
-               return null;
-             end $$`,
-          )
-          .execute(db);
+        await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin ${apply(rows)} return null; end $$`).execute(db);
         await sql.raw(`create trigger ${q(`${table}_tally_${event}`)} after ${event} on ${q(table)} referencing ${e.referencing} for each statement execute function ${name}()`).execute(db);
       }
     }
+    // A change of a file's counted columns: row-level, so that the updates that change none (views,
+    // downloads, media statuses, on every file served) cost nothing. It locks the account's row
+    // first, as the statement-level triggers do.
+    const row = (r: 'new' | 'old') => `(select ${r}.${q('userId')} as ${q('userId')}, ${r}.${q('mimeType')} as ${q('mimeType')}, ${r}.${q('folderId')} as ${q('folderId')}, ${r}.visibility as visibility, ${r}.${q('passwordHash')} as ${q('passwordHash')})`;
+    await sql
+      .raw(
+        `create function hoard_files_counts_update() returns trigger language plpgsql as $$
+         begin
+           perform 1 from users where id = new.${q('userId')} for update;
+           ${apply(`${deltas(row('new'), 1)} union all ${deltas(row('old'), -1)}`)}
+           return null;
+         end $$`,
+      )
+      .execute(db);
+    await sql
+      .raw(
+        `create trigger files_tally_update after update of ${q('mimeType')}, ${q('folderId')}, visibility, ${q('passwordHash')} on files for each row
+         when (old.${q('mimeType')} is distinct from new.${q('mimeType')} or old.${q('folderId')} is distinct from new.${q('folderId')}
+           or old.visibility is distinct from new.visibility or old.${q('passwordHash')} is distinct from new.${q('passwordHash')})
+         execute function hoard_files_counts_update()`,
+      )
+      .execute(db);
     await sql
       .raw(
         `create function hoard_tags_counts_delete() returns trigger language plpgsql as $$
