@@ -69,7 +69,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       on conflict (${q('userId')}, dimension, value) do update set files = ${q('fileCounts')}.files + excluded.files;
     update ${q('fileCounts')} set files = ${q('fileCounts')}.files + down.delta from (${summed(deltaRows, '<')}) down
       where ${q('fileCounts')}.${q('userId')} = down.${q('userId')} and ${q('fileCounts')}.dimension = down.dimension and ${q('fileCounts')}.value = down.value;
-    delete from ${q('fileCounts')} where files = 0 and ${q('userId')} in (select ${q('userId')} from (${deltaRows}) d);`;
+    delete from ${q('fileCounts')} where files = 0 and (${q('userId')}, dimension, value) in (select ${q('userId')}, dimension, value from (${summed(deltaRows, '<')}) gone);`;
   const tagDeltas = (source: string, delta: number) =>
     `select t.${q('userId')} as ${q('userId')}, 'tag' as dimension, t.id as value, ${delta} as delta from ${source} ft join tags t on t.id = ft.${q('tagId')} where ft.excluded = 0`;
 

@@ -52,7 +52,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       on conflict (${q('userId')}, span, slot) do update set files = ${q('uploadCounts')}.files + excluded.files;
     update ${q('uploadCounts')} set files = ${q('uploadCounts')}.files + down.delta from (${summed(deltaRows, '<')}) down
       where ${q('uploadCounts')}.${q('userId')} = down.${q('userId')} and ${q('uploadCounts')}.span = down.span and ${q('uploadCounts')}.slot = down.slot;
-    delete from ${q('uploadCounts')} where files = 0 and ${q('userId')} in (select ${q('userId')} from (${deltaRows}) d);`;
+    delete from ${q('uploadCounts')} where files = 0 and (${q('userId')}, span, slot) in (select ${q('userId')}, span, slot from (${summed(deltaRows, '<')}) gone);`;
 
   if (postgres) {
     // Statement-level, named to fire after the triggers that lock the account's row (migration
