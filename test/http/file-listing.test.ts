@@ -349,6 +349,24 @@ describe('GET /api/files: pages and sort orders', () => {
     expect(ids(await list(m, { types: 'image/png,image/jpeg', page: 46 }))).toEqual(newest.slice(1080, 1100));
   });
 
+  it('pages deep in upload order exactly as near the start (entered at the right day)', async () => {
+    const m = await member();
+    const base = Date.UTC(2021, 2, 1, 22, 0);
+    // 12,500 files over about 40 days, several to a millisecond (ties broken by ID), some exactly at
+    // a UTC midnight.
+    const rows = Array.from({ length: 12_500 }, (_, i) => row(m, { createdAt: i % 50 === 0 ? Date.UTC(2021, 2, 2 + (i % 40)) : base + Math.floor(i / 3) * 277_000 }));
+    await insert(rows);
+    const order = (direction: 1 | -1) => [...rows].sort((a, b) => direction * (a.createdAt! - b.createdAt! || (a.id < b.id ? -1 : 1))).map((r) => r.id);
+    const expected = { newest: order(-1), oldest: order(1) };
+    for (const [sortBy, want] of Object.entries(expected)) {
+      for (const [page, limit] of [[418, 24], [101, 100], [201, 50], [250, 50], [521, 24]] as const) {
+        const response = await list(m, { sortBy, page, limit });
+        expect(response.body.pagination.total).toBe(12_500);
+        expect(ids(response), `${sortBy} page ${page} of ${limit}`).toEqual(want.slice((page - 1) * limit, page * limit));
+      }
+    }
+  });
+
   it('sorts, pages and counts a search of more than a thousand matches in every order, pages past the end included', async () => {
     const m = await member();
     const base = Date.UTC(2023, 6, 1);
