@@ -16,6 +16,7 @@ import * as twoFactor from './migrations/0013-two-factor.ts';
 import * as passkeys from './migrations/0014-passkeys.ts';
 import * as media from './migrations/0015-media.ts';
 import * as searchIndex from './migrations/0016-search-index.ts';
+import * as imports from './migrations/0017-imports.ts';
 import * as fileCounts from './migrations/0018-file-counts.ts';
 import * as uploadCounts from './migrations/0019-upload-counts.ts';
 
@@ -37,6 +38,7 @@ const migrations: Record<string, Migration> = {
   '0014-passkeys': passkeys,
   '0015-media': media,
   '0016-search-index': searchIndex,
+  '0017-imports': imports,
   '0018-file-counts': fileCounts,
   '0019-upload-counts': uploadCounts,
 };

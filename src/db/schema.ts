@@ -284,6 +284,16 @@ export interface UploadCountsTable {
   files: number | string;
 }
 
+/** A file the import command made, by its path in the imported tree and its bytes (migration 0017-imports). */
+export interface ImportedFilesTable {
+  userId: string;
+  /** Relative to the imported directory, with `/` between segments. */
+  relativePath: string;
+  sha256: string;
+  fileId: string;
+  importedAt: number;
+}
+
 export interface FileTagsTable {
   fileId: string;
   tagId: string;
@@ -345,6 +355,7 @@ export interface Database {
   fileTags: FileTagsTable;
   fileCounts: FileCountsTable;
   uploadCounts: UploadCountsTable;
+  importedFiles: ImportedFilesTable;
   chunkSessions: ChunkSessionsTable;
   chunkParts: ChunkPartsTable;
   chunkPartReservations: ChunkPartReservationsTable;
