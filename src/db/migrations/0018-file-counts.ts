@@ -62,14 +62,18 @@ export async function up(db: Kysely<any>): Promise<void> {
   // the files going with it) changes nothing.
   const summed = (deltaRows: string, sign: '>' | '<') =>
     `select ${q('userId')}, dimension, value, sum(delta) as delta from (${deltaRows}) d group by ${q('userId')}, dimension, value having sum(delta) ${sign} 0`;
-  const apply = (deltaRows: string) => `
+  // `only`: the changes can only add (inserts) or only take away (deletes), so the other half is left out.
+  const apply = (deltaRows: string, only?: 'up' | 'down') =>
+    (only === 'down' ? '' : `
     insert into ${q('fileCounts')} (${q('userId')}, dimension, value, files)
       select ${q('userId')}, dimension, value, delta from (${summed(deltaRows, '>')}) up where true
       ${postgres ? `order by ${q('userId')}, dimension, value` : ''}
       on conflict (${q('userId')}, dimension, value) do update set files = ${q('fileCounts')}.files + excluded.files;
+`) +
+    (only === 'up' ? '' : `
     update ${q('fileCounts')} set files = ${q('fileCounts')}.files + down.delta from (${summed(deltaRows, '<')}) down
       where ${q('fileCounts')}.${q('userId')} = down.${q('userId')} and ${q('fileCounts')}.dimension = down.dimension and ${q('fileCounts')}.value = down.value;
-    delete from ${q('fileCounts')} where files = 0 and (${q('userId')}, dimension, value) in (select ${q('userId')}, dimension, value from (${summed(deltaRows, '<')}) gone);`;
+    delete from ${q('fileCounts')} where files = 0 and (${q('userId')}, dimension, value) in (select ${q('userId')}, dimension, value from (${summed(deltaRows, '<')}) gone);`);
   const tagDeltas = (source: string, delta: number) =>
     `select t.${q('userId')} as ${q('userId')}, 'tag' as dimension, t.id as value, ${delta} as delta from ${source} ft join tags t on t.id = ft.${q('tagId')} where ft.excluded = 0`;
 
@@ -88,7 +92,7 @@ export async function up(db: Kysely<any>): Promise<void> {
         const rows = table === 'files' ? e.files : e.tags;
         if (rows === null) continue;
         const name = `hoard_${table.toLowerCase()}_counts_${event}`;
-        await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin ${apply(rows)} return null; end $$`).execute(db);
+        await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin ${apply(rows, event === 'insert' ? 'up' : event === 'delete' ? 'down' : undefined)} return null; end $$`).execute(db);
         await sql.raw(`create trigger ${q(`${table}_tally_${event}`)} after ${event} on ${q(table)} referencing ${e.referencing} for each statement execute function ${name}()`).execute(db);
       }
     }
@@ -128,16 +132,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     // Row-level: `new` and `old` stand for the one row, as a one-row table.
     const one = (row: 'new' | 'old') => `(select ${row}.${q('userId')} as ${q('userId')}, ${row}.${q('mimeType')} as ${q('mimeType')}, ${row}.${q('folderId')} as ${q('folderId')}, ${row}.visibility as visibility, ${row}.${q('passwordHash')} as ${q('passwordHash')})`;
     const oneTag = (row: 'new' | 'old') => `(select ${row}.${q('tagId')} as ${q('tagId')}, ${row}.excluded as excluded)`;
-    await sql.raw(`create trigger files_tally_insert after insert on files begin ${apply(deltas(one('new'), 1))} end`).execute(db);
-    await sql.raw(`create trigger files_tally_delete after delete on files begin ${apply(deltas(one('old'), -1))} end`).execute(db);
+    await sql.raw(`create trigger files_tally_insert after insert on files begin ${apply(deltas(one('new'), 1), 'up')} end`).execute(db);
+    await sql.raw(`create trigger files_tally_delete after delete on files begin ${apply(deltas(one('old'), -1), 'down')} end`).execute(db);
     await sql
       .raw(
         `create trigger files_tally_update after update of ${q('mimeType')}, ${q('folderId')}, visibility, ${q('passwordHash')} on files begin
          ${apply(`${deltas(one('new'), 1)} union all ${deltas(one('old'), -1)}`)} end`,
       )
       .execute(db);
-    await sql.raw(`create trigger fileTags_tally_insert after insert on ${q('fileTags')} begin ${apply(tagDeltas(oneTag('new'), 1))} end`).execute(db);
-    await sql.raw(`create trigger fileTags_tally_delete after delete on ${q('fileTags')} begin ${apply(tagDeltas(oneTag('old'), -1))} end`).execute(db);
+    await sql.raw(`create trigger fileTags_tally_insert after insert on ${q('fileTags')} begin ${apply(tagDeltas(oneTag('new'), 1), 'up')} end`).execute(db);
+    await sql.raw(`create trigger fileTags_tally_delete after delete on ${q('fileTags')} begin ${apply(tagDeltas(oneTag('old'), -1), 'down')} end`).execute(db);
     await sql
       .raw(`create trigger fileTags_tally_update after update of excluded, ${q('tagId')} on ${q('fileTags')} begin ${apply(`${tagDeltas(oneTag('new'), 1)} union all ${tagDeltas(oneTag('old'), -1)}`)} end`)
       .execute(db);

@@ -45,14 +45,18 @@ export async function up(db: Kysely<any>): Promise<void> {
   // As in migration 0018-file-counts: increments may create rows, decrements only change existing ones.
   const summed = (deltaRows: string, sign: '>' | '<') =>
     `select ${q('userId')}, span, slot, sum(delta) as delta from (${deltaRows}) d group by ${q('userId')}, span, slot having sum(delta) ${sign} 0`;
-  const apply = (deltaRows: string) => `
+  // `only`: the changes can only add (inserts) or only take away (deletes), so the other half is left out.
+  const apply = (deltaRows: string, only?: 'up' | 'down') =>
+    (only === 'down' ? '' : `
     insert into ${q('uploadCounts')} (${q('userId')}, span, slot, files)
       select ${q('userId')}, span, slot, delta from (${summed(deltaRows, '>')}) up where true
       ${postgres ? `order by ${q('userId')}, span, slot` : ''}
       on conflict (${q('userId')}, span, slot) do update set files = ${q('uploadCounts')}.files + excluded.files;
+`) +
+    (only === 'up' ? '' : `
     update ${q('uploadCounts')} set files = ${q('uploadCounts')}.files + down.delta from (${summed(deltaRows, '<')}) down
       where ${q('uploadCounts')}.${q('userId')} = down.${q('userId')} and ${q('uploadCounts')}.span = down.span and ${q('uploadCounts')}.slot = down.slot;
-    delete from ${q('uploadCounts')} where files = 0 and (${q('userId')}, span, slot) in (select ${q('userId')}, span, slot from (${summed(deltaRows, '<')}) gone);`;
+    delete from ${q('uploadCounts')} where files = 0 and (${q('userId')}, span, slot) in (select ${q('userId')}, span, slot from (${summed(deltaRows, '<')}) gone);`);
 
   if (postgres) {
     // Statement-level, named to fire after the triggers that lock the account's row (migration
@@ -63,7 +67,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     } as const;
     for (const [event, e] of Object.entries(events)) {
       const name = `hoard_upload_counts_${event}`;
-      await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin ${apply(e.rows)} return null; end $$`).execute(db);
+      await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin ${apply(e.rows, event === 'insert' ? 'up' : 'down')} return null; end $$`).execute(db);
       await sql.raw(`create trigger ${q(`files_timeline_${event}`)} after ${event} on files referencing ${e.referencing} for each statement execute function ${name}()`).execute(db);
     }
     // Upload times do not change in Hoard; should one be changed by hand, the counts follow.
@@ -84,8 +88,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       .execute(db);
   } else {
     const one = (row: 'new' | 'old') => `(select ${row}.${q('userId')} as ${q('userId')}, ${row}.${q('createdAt')} as ${q('createdAt')})`;
-    await sql.raw(`create trigger files_timeline_insert after insert on files begin ${apply(deltas(one('new'), 1))} end`).execute(db);
-    await sql.raw(`create trigger files_timeline_delete after delete on files begin ${apply(deltas(one('old'), -1))} end`).execute(db);
+    await sql.raw(`create trigger files_timeline_insert after insert on files begin ${apply(deltas(one('new'), 1), 'up')} end`).execute(db);
+    await sql.raw(`create trigger files_timeline_delete after delete on files begin ${apply(deltas(one('old'), -1), 'down')} end`).execute(db);
     await sql.raw(`create trigger files_timeline_update after update of ${q('createdAt')} on files begin ${apply(`${deltas(one('new'), 1)} union all ${deltas(one('old'), -1)}`)} end`).execute(db);
   }
 }
