@@ -10,6 +10,9 @@ import { createToken } from '../tokens/named-tokens.ts';
 import { scopes, type Scope } from '../auth/route-policy.ts';
 import { allPermissions } from '../auth/permissions.ts';
 import { resetTwoFactor } from '../accounts/two-factor.ts';
+import { IMPORT_CONCURRENCY, newImportProgress, prepareImport, runImport, type ImportOutcome } from '../imports/import-tree.ts';
+import { openOfflineInstance } from './offline-context.ts';
+import { megabytes, ProgressLine } from './progress.ts';
 
 const usage = `Usage: npm run cli -- <command>
 
@@ -21,9 +24,28 @@ Commands:
                                                        the authenticator and the recovery codes)
   token create --email E --name N --scopes a,b [--expires ISO] [--profile ID]
                                                        create a named API token; prints the secret once
-                                                       (scopes: ${scopes.join(', ')})`;
+                                                       (scopes: ${scopes.join(', ')})
+  import DIR --email E [--folder ID] [--profile ID]
+                                                       upload every regular file under DIR (recursively;
+                                                       symbolic links and special files are left out) to
+                                                       the account, under the rules of POST /api/files: its
+                                                       upload defaults and default profile (or --profile ID,
+                                                       or none), --folder ID, permissions, size limit and
+                                                       quota. Progress on stderr, a summary on stdout. A
+                                                       second run skips files already imported (same path
+                                                       under DIR, same bytes). Exits 1 when a file failed
+                                                       or the quota stopped it, 130 when interrupted`;
 
 class UsageError extends Error {}
+
+/** A command that ended short of its work, with its exit code and one line saying why. */
+class CommandFailure extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 1) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
 
 async function withDatabase<T>(config: Config, work: (handle: ReturnType<typeof openDatabase>) => Promise<T>): Promise<T> {
   const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
@@ -39,6 +61,7 @@ async function withDatabase<T>(config: Config, work: (handle: ReturnType<typeof 
 
 async function run(argv: string[], config: Config): Promise<string> {
   const [command, sub, ...rest] = argv;
+  if (command === 'import') return importDirectory(argv.slice(1), config);
   if (command === 'migrate') {
     const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
     try {
@@ -89,6 +112,74 @@ async function run(argv: string[], config: Config): Promise<string> {
   throw new UsageError(command ? `Unknown command: ${[command, sub].filter(Boolean).join(' ')}` : 'No command given');
 }
 
+async function importDirectory(args: string[], config: Config): Promise<string> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: { email: { type: 'string' }, folder: { type: 'string' }, profile: { type: 'string' } }, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1 || !values.email) throw new UsageError('import needs one directory and --email');
+  const directory = positionals[0]!;
+  // A second Ctrl-C ends the process at once; the first lets the files in flight finish.
+  const interrupt = new AbortController();
+  process.once('SIGINT', () => {
+    interrupt.abort();
+    process.stderr.write('\nimport: stopping once the files in progress are done (Ctrl-C again to quit now)\n');
+  });
+  const instance = await openOfflineInstance(config, { poolSize: IMPORT_CONCURRENCY + 2 });
+  let outcome: ImportOutcome;
+  let seconds: number;
+  try {
+    const started = performance.now();
+    const prepared = await prepareImport(instance.ctx, { directory, email: values.email, folderId: values.folder, profileId: values.profile }, () => process.stderr.write(`import: reading the tree of ${directory}\n`));
+    const progress = newImportProgress(prepared);
+    const line = new ProgressLine(process.stderr, () => progress, { label: 'import' });
+    line.start();
+    try {
+      outcome = await runImport(instance.ctx, prepared, progress, { signal: interrupt.signal });
+    } finally {
+      line.stop();
+    }
+    seconds = (performance.now() - started) / 1000;
+  } finally {
+    await instance.close();
+  }
+  const summary = importSummary(outcome, seconds);
+  if (outcome.stopped) {
+    console.log(summary);
+    throw new CommandFailure(outcome.stopped);
+  }
+  if (outcome.interrupted) {
+    console.log(summary);
+    throw new CommandFailure(`Interrupted: ${outcome.progress.totalFiles - outcome.progress.doneFiles} files were not imported; run the same import again to continue`, 130);
+  }
+  if (outcome.failures.length > 0) {
+    console.log(summary);
+    throw new CommandFailure(`Not everything could be imported: ${outcome.failures.length} failed (listed above), the rest was imported`);
+  }
+  return summary;
+}
+
+/** Lists at most this many paths of one kind in a summary. */
+const LISTED = 20;
+
+function importSummary(outcome: ImportOutcome, seconds: number): string {
+  const { progress, failures, notRegular } = outcome;
+  const listed = (items: string[]) => [...items.slice(0, LISTED), ...(items.length > LISTED ? [`  … and ${items.length - LISTED} more`] : [])];
+  return [
+    `imported: ${progress.imported} files, ${progress.importedBytes} bytes (${megabytes(progress.importedBytes)})`,
+    `skipped (already imported): ${progress.skipped}`,
+    `failed: ${progress.failed}`,
+    `not imported (symbolic links, special files): ${notRegular.length}`,
+    `seconds: ${seconds.toFixed(2)}`,
+    `rate: ${(progress.doneFiles / seconds).toFixed(1)} files/s, ${(progress.doneBytes / 1e6 / seconds).toFixed(1)} MB/s`,
+    ...listed(failures.map((f) => `  failed ${f.path}: ${f.reason}`)),
+    ...listed(notRegular.map((path) => `  not a regular file: ${path}`)),
+  ].join('\n');
+}
+
 if (existsSync('.env')) process.loadEnvFile('.env');
 try {
   const config = loadConfig(process.env);
@@ -100,5 +191,5 @@ try {
   }
   const message = error instanceof Error ? error.message : String(error);
   console.error(error instanceof ConfigError ? `hoard: invalid configuration: ${message}` : `hoard: ${message}`);
-  process.exit(1);
+  process.exit(error instanceof CommandFailure ? error.exitCode : 1);
 }

@@ -1,5 +1,7 @@
 import type { Readable } from 'node:stream';
+import type { Transaction } from 'kysely';
 import type { AppContext } from '../context.ts';
+import type { Database } from '../db/schema.ts';
 import type { Principal } from '../auth/principal.ts';
 import { newId } from '../db/ids.ts';
 import { cancelStorageDelete, CleanupNet } from '../jobs/storage-cleanup.ts';
@@ -63,13 +65,15 @@ export async function discardStored(ctx: AppContext, stored: StoredBytes): Promi
 /**
  * Makes stored bytes a file under the upload rules (contract §4): the type declared, else detected
  * from the content, else from the name; then the atomic commit. Should anything fail, the bytes are
- * removed and the error is thrown on.
+ * removed and the error is thrown on. `trxHook` writes what must exist exactly when the file does,
+ * in the commit's transaction (see commitFile).
  */
 export async function commitStored(
   ctx: AppContext,
   principal: Principal,
   stored: StoredBytes,
   file: { name: string; declaredType: string | undefined; folderId: string | null; options: ResolvedOptions },
+  trxHook?: (trx: Transaction<Database>, file: FileRow) => Promise<void>,
 ): Promise<FileRow> {
   try {
     const mimeType = await resolveMimeType(file.declaredType, stored.head, file.name);
@@ -82,7 +86,7 @@ export async function commitStored(
       sha256: stored.sha256,
       folderId: file.folderId,
       options: file.options,
-    });
+    }, trxHook);
   } catch (error) {
     await discardStored(ctx, stored);
     throw error;

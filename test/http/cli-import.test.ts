@@ -1,0 +1,374 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { Client, signUp, uniqueEmail } from '../support/client.ts';
+import { everyoneRole, withoutEveryonePermission } from '../support/roles.ts';
+import { PNG_1X1 } from '../support/uploads.ts';
+
+// `npm run cli -- import` against a running test server's database and DATA_DIR, as an operator
+// would run it beside a running instance: what it imports is then read back through the HTTP API.
+
+let server: TestServer;
+let owner: Awaited<ReturnType<typeof signUp>>;
+const trees: string[] = [];
+
+beforeAll(async () => {
+  server = await startTestServer({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+  // The first account is the instance's administrator: it changes roles, quotas and settings.
+  owner = await signUp(server.baseUrl);
+});
+afterAll(async () => {
+  await server.close();
+  for (const tree of trees) fs.rmSync(tree, { recursive: true, force: true });
+});
+
+/** A new account, made by the administrator (registration is closed after the first), signed in. */
+async function member(): Promise<Client & { email: string; userId: string }> {
+  const email = uniqueEmail('import');
+  const created = await owner.post('/api/users', { email, password: 'member password' });
+  expect(created.status, created.text).toBe(201);
+  const client = new Client(server.baseUrl) as Client & { email: string; userId: string };
+  expect((await client.post('/api/auth/login', { email, password: 'member password' })).status).toBe(200);
+  client.email = email;
+  client.userId = created.body.data.user.id;
+  return client;
+}
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the command-line tool with the server's environment; resolves when it exits. */
+function cli(...args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, ...server.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+/** A directory holding `files` (relative path → content), removed after the tests. */
+function makeTree(files: Record<string, string | Uint8Array>): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-import-'));
+  trees.push(root);
+  for (const [relative, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, relative)), { recursive: true });
+    fs.writeFileSync(path.join(root, relative), content);
+  }
+  return root;
+}
+
+interface Listed {
+  id: string;
+  name: string;
+  urlPath: string;
+  mimeType: string;
+  visibility: string;
+  folderId: string | null;
+  tags: Array<{ id: string; name: string }>;
+  expiresAt: string | null;
+  thumbnailStatus: string;
+  ocrStatus: string;
+}
+
+async function listFiles(client: Client): Promise<Listed[]> {
+  const answer = await client.get('/api/files?limit=100&sortBy=name');
+  expect(answer.status, answer.text).toBe(200);
+  return answer.body.data as Listed[];
+}
+
+async function bytesOf(client: Client, url: string): Promise<Buffer> {
+  const answer = await fetch(server.baseUrl + url, { headers: { cookie: client.cookieHeader() } });
+  expect(answer.status, url).toBe(200);
+  return Buffer.from(await answer.arrayBuffer());
+}
+
+const summaryCount = (stdout: string, label: string) => Number(new RegExp(`^${label.replace(/[()]/g, '\\$&')}: (\\d+)`, 'm').exec(stdout)?.[1]);
+
+describe('npm run cli -- import', () => {
+  it('imports every regular file of a nested tree, byte for byte, typed and with media work, and names what it left out', async () => {
+    const user = await member();
+    const blob = randomBytes(200 * 1024);
+    const tree = makeTree({
+      'docs/readme.txt': 'hello from the import\n',
+      'docs/deep/er/notes.md': '# Notes\n\nnested three levels down\n',
+      'photos/pixel.png': PNG_1X1,
+      'data/blob.bin': blob,
+    });
+    fs.symlinkSync('docs/readme.txt', path.join(tree, 'link-to-readme'));
+    fs.symlinkSync('docs', path.join(tree, 'linked-docs'));
+    fs.symlinkSync('/etc', path.join(tree, 'outside'));
+
+    const run = await cli('import', tree, '--email', user.email);
+    expect(run.status, run.stderr).toBe(0);
+    expect(summaryCount(run.stdout, 'imported')).toBe(4);
+    const totalBytes = Buffer.byteLength('hello from the import\n') + Buffer.byteLength('# Notes\n\nnested three levels down\n') + PNG_1X1.length + blob.length;
+    expect(run.stdout).toMatch(new RegExp(`^imported: 4 files, ${totalBytes} bytes`, 'm'));
+    expect(summaryCount(run.stdout, 'skipped (already imported)')).toBe(0);
+    expect(summaryCount(run.stdout, 'failed')).toBe(0);
+    expect(summaryCount(run.stdout, 'not imported (symbolic links, special files)')).toBe(3);
+    for (const link of ['link-to-readme', 'linked-docs', 'outside']) expect(run.stdout).toContain(`  not a regular file: ${link}`);
+    expect(run.stdout).toMatch(/^seconds: \d+\.\d\d$/m);
+    expect(run.stdout).toMatch(/^rate: [\d.]+ files\/s, [\d.]+ MB\/s$/m);
+
+    // Progress goes to stderr: stderr is no terminal here, so plain lines, the first and the last included.
+    expect(run.stderr).toMatch(/^import: 0\/4 files, 0\.0 MB\/0\.2 MB, \d+ files\/s, [\d.]+ MB\/s, ETA /m);
+    expect(run.stderr).toMatch(/^import: 4\/4 files, 0\.2 MB\/0\.2 MB, \d+ files\/s, [\d.]+ MB\/s, ETA 0:00$/m);
+    expect(run.stdout).not.toMatch(/ETA/);
+
+    const files = await listFiles(user);
+    expect(files.map((f) => [f.name, f.mimeType])).toEqual([
+      ['blob.bin', 'application/octet-stream'],
+      ['notes.md', 'text/markdown'],
+      ['pixel.png', 'image/png'],
+      ['readme.txt', 'text/plain'],
+    ]);
+    const expected: Record<string, Uint8Array> = {
+      'blob.bin': blob,
+      'notes.md': Buffer.from('# Notes\n\nnested three levels down\n'),
+      'pixel.png': PNG_1X1,
+      'readme.txt': Buffer.from('hello from the import\n'),
+    };
+    for (const file of files) {
+      // The owner's download, and the public raw URL (public: the built-in default).
+      expect((await bytesOf(user, `/api/files/${file.id}/download`)).equals(expected[file.name]!)).toBe(true);
+      expect(file.visibility).toBe('PUBLIC');
+      expect((await bytesOf(new Client(server.baseUrl), `/api/files${file.urlPath}`)).equals(expected[file.name]!)).toBe(true);
+    }
+    // The thumbnail and text jobs were committed with the image (contract §10); the test server runs none.
+    const pixel = files.find((f) => f.name === 'pixel.png')!;
+    expect([pixel.thumbnailStatus, pixel.ocrStatus]).toEqual(['pending', 'pending']);
+    expect(files.find((f) => f.name === 'readme.txt')!.thumbnailStatus).toBe('unsupported');
+  });
+
+  it("applies the account's upload defaults and default profile, --profile and --folder, as POST /api/files does", async () => {
+    const user = await member();
+    const tag = (await user.post('/api/tags', { name: 'imported' })).body.data.tag as { id: string };
+    const folder = (await user.post('/api/folders', { name: 'Library' })).body.data.folder as { id: string };
+    const byDefault = (await user.post('/api/upload-profiles', { name: 'Default', options: { randomizeFileUrls: true, tagIds: [tag.id] } })).body.data.profile as { id: string };
+    const expiring = (await user.post('/api/upload-profiles', { name: 'Expiring', options: { visibility: 'PUBLIC', expiration: 'DAY', expiryAction: 'SET_PRIVATE' } })).body.data.profile as { id: string };
+    expect((await user.patch('/api/account', { defaultProfileId: byDefault.id, uploadDefaults: { visibility: 'PRIVATE' } })).status).toBe(200);
+
+    // The account's defaults under its default profile, into a folder.
+    const first = await cli('import', makeTree({ 'a/first.txt': 'first' }), '--email', user.email, '--folder', folder.id);
+    expect(first.status, first.stderr).toBe(0);
+    // --profile none bypasses the default profile; the account's defaults still apply.
+    const second = await cli('import', makeTree({ 'second.txt': 'second' }), '--email', user.email, '--profile', 'none');
+    expect(second.status, second.stderr).toBe(0);
+    const third = await cli('import', makeTree({ 'third.txt': 'third' }), '--email', user.email, '--profile', expiring.id);
+    expect(third.status, third.stderr).toBe(0);
+
+    const files = await listFiles(user);
+    expect(files).toHaveLength(3);
+    const randomized = files.find((f) => !['second.txt', 'third.txt'].includes(f.name))!;
+    expect(randomized.name).toMatch(/^[A-Za-z0-9]+\.txt$/);
+    expect(randomized.name).not.toBe('first.txt');
+    expect(randomized).toMatchObject({ visibility: 'PRIVATE', folderId: folder.id, tags: [{ id: tag.id, name: 'imported' }], expiresAt: null });
+    expect(files.find((f) => f.name === 'second.txt')).toMatchObject({ visibility: 'PRIVATE', folderId: null, tags: [], expiresAt: null });
+    const expiringFile = files.find((f) => f.name === 'third.txt')!;
+    expect(expiringFile).toMatchObject({ visibility: 'PUBLIC', folderId: null, tags: [] });
+    const day = Date.parse(expiringFile.expiresAt!) - Date.now();
+    expect(day).toBeGreaterThan(23 * 3_600_000);
+    expect(day).toBeLessThanOrEqual(24 * 3_600_000);
+  });
+
+  it('refuses an account without the permission to upload or one its options need, in one line; without files.share files are private', async () => {
+    const user = await member();
+    const folder = (await user.post('/api/folders', { name: 'F' })).body.data.folder as { id: string };
+    const tree = makeTree({ 'one.txt': 'one' });
+    const everyone = await everyoneRole(owner);
+
+    await withoutEveryonePermission(owner, everyone, 'files.upload', async () => {
+      const refused = await cli('import', tree, '--email', user.email);
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toBe(`hoard: ${user.email} may not upload files: no role of theirs grants files.upload\n`);
+      expect(refused.stdout).toBe('');
+    });
+    await withoutEveryonePermission(owner, everyone, 'folders.manage', async () => {
+      const refused = await cli('import', tree, '--email', user.email, '--folder', folder.id);
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toBe(`hoard: ${user.email} may not upload with these options: a folder needs folders.manage\n`);
+    });
+    expect(await listFiles(user)).toEqual([]);
+
+    // POST /api/files rule 1: without files.share the upload is private.
+    await withoutEveryonePermission(owner, everyone, 'files.share', async () => {
+      const run = await cli('import', tree, '--email', user.email);
+      expect(run.status, run.stderr).toBe(0);
+    });
+    expect((await listFiles(user)).map((f) => [f.name, f.visibility])).toEqual([['one.txt', 'PRIVATE']]);
+  });
+
+  it('stops at the quota with a clear message and keeps what it imported; a later run continues from there', async () => {
+    const user = await member();
+    expect((await owner.patch(`/api/users/${user.userId}`, { quotaBytes: 2500 })).status).toBe(200);
+    const tree = makeTree({ 'a.bin': randomBytes(1000), 'b.bin': randomBytes(1000), 'c.bin': randomBytes(1000), 'd.bin': randomBytes(10) });
+
+    const stopped = await cli('import', tree, '--email', user.email);
+    expect(stopped.status).toBe(1);
+    expect(stopped.stderr.trim().split('\n').at(-1)).toBe(
+      `hoard: The storage quota of ${user.email} is reached at c.bin (1000 bytes, 500 bytes left): the import stopped. The files imported so far stay; run the import again once there is room, and it continues from there.`,
+    );
+    expect(summaryCount(stopped.stdout, 'imported')).toBe(2);
+    expect((await listFiles(user)).map((f) => f.name)).toEqual(['a.bin', 'b.bin']);
+    expect((await user.get('/api/account')).body.data.account.usedBytes).toBe(2000);
+
+    expect((await owner.patch(`/api/users/${user.userId}`, { quotaBytes: 10_000 })).status).toBe(200);
+    const resumed = await cli('import', tree, '--email', user.email);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(summaryCount(resumed.stdout, 'imported')).toBe(2);
+    expect(summaryCount(resumed.stdout, 'skipped (already imported)')).toBe(2);
+    expect((await listFiles(user)).map((f) => f.name)).toEqual(['a.bin', 'b.bin', 'c.bin', 'd.bin']);
+  });
+
+  it('fails a file over the maximum upload size, imports the others and exits 1 naming it', async () => {
+    const user = await member();
+    const tree = makeTree({ 'big.bin': randomBytes(2000), 'small.txt': 'small' });
+    expect((await owner.patch('/api/settings', { maxUploadSizeBytes: 1500 })).status).toBe(200);
+    try {
+      const run = await cli('import', tree, '--email', user.email);
+      expect(run.status).toBe(1);
+      expect(summaryCount(run.stdout, 'imported')).toBe(1);
+      expect(summaryCount(run.stdout, 'failed')).toBe(1);
+      expect(run.stdout).toContain('  failed big.bin: larger than the maximum upload size of 1500 bytes');
+      expect(run.stderr.trim().split('\n').at(-1)).toBe('hoard: Not everything could be imported: 1 failed (listed above), the rest was imported');
+    } finally {
+      await owner.patch('/api/settings', { maxUploadSizeBytes: 1073741824 });
+    }
+    expect((await listFiles(user)).map((f) => f.name)).toEqual(['small.txt']);
+  });
+
+  it('sends a signed file.ready event for every file it imports', async () => {
+    const received: Array<{ payload: any; verified: boolean }> = [];
+    let secret = '';
+    const receiver = http.createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        let verified = true;
+        try {
+          new Webhook(secret).verify(body, request.headers as Record<string, string>);
+        } catch {
+          verified = false;
+        }
+        received.push({ payload: JSON.parse(body), verified });
+        response.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const user = await member();
+      const created = await user.post('/api/webhooks', { name: 'imports', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` });
+      expect(created.status).toBe(201);
+      secret = created.body.data.secret;
+
+      const run = await cli('import', makeTree({ 'x/one.txt': 'one', 'two.md': '# two' }), '--email', user.email);
+      expect(run.status, run.stderr).toBe(0);
+      // The command runs no jobs: the server's job runner picks the deliveries up from the shared queue.
+      const deadline = Date.now() + 15_000;
+      while (received.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      const events = received.map((r) => ({ verified: r.verified, type: r.payload.type, version: r.payload.version, name: r.payload.data.name, size: r.payload.data.size, mimeType: r.payload.data.mimeType }));
+      expect(events.sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+        { verified: true, type: 'file.ready', version: 1, name: 'one.txt', size: 3, mimeType: 'text/plain' },
+        { verified: true, type: 'file.ready', version: 1, name: 'two.md', size: 5, mimeType: 'text/markdown' },
+      ]);
+      const files = await listFiles(user);
+      for (const event of received) {
+        const file = files.find((f) => f.id === event.payload.data.id)!;
+        expect(event.payload.data.rawUrl).toBe(`${server.baseUrl}/api/files${file.urlPath}`);
+      }
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
+  it('resumes: a second run skips everything, a changed file is imported again as a new file, and so is a file deleted through the API', async () => {
+    const user = await member();
+    const tree = makeTree({ 'a/one.txt': 'one', 'a/b/two.txt': 'two', 'three.txt': 'three' });
+    const first = await cli('import', tree, '--email', user.email);
+    expect(first.status, first.stderr).toBe(0);
+    expect(summaryCount(first.stdout, 'imported')).toBe(3);
+
+    const again = await cli('import', tree, '--email', user.email);
+    expect(again.status, again.stderr).toBe(0);
+    expect(summaryCount(again.stdout, 'imported')).toBe(0);
+    expect(summaryCount(again.stdout, 'skipped (already imported)')).toBe(3);
+    expect(await listFiles(user)).toHaveLength(3);
+
+    // Same path, other bytes: a new file beside the one imported before (named as an upload would be).
+    fs.writeFileSync(path.join(tree, 'a/b/two.txt'), 'two, edited');
+    const changed = await cli('import', tree, '--email', user.email);
+    expect(changed.status, changed.stderr).toBe(0);
+    expect([summaryCount(changed.stdout, 'imported'), summaryCount(changed.stdout, 'skipped (already imported)')]).toEqual([1, 2]);
+    const files = await listFiles(user);
+    expect(files.map((f) => f.name)).toEqual(['one.txt', 'three.txt', 'two-1.txt', 'two.txt']);
+    expect((await bytesOf(user, `/api/files/${files.find((f) => f.name === 'two-1.txt')!.id}/download`)).toString()).toBe('two, edited');
+    expect((await bytesOf(user, `/api/files/${files.find((f) => f.name === 'two.txt')!.id}/download`)).toString()).toBe('two');
+
+    // A deleted file takes its record with it: the next run imports that path again.
+    const three = files.find((f) => f.name === 'three.txt')!;
+    expect((await user.delete(`/api/files/${three.id}`)).status).toBe(204);
+    const afterDelete = await cli('import', tree, '--email', user.email);
+    expect(afterDelete.status, afterDelete.stderr).toBe(0);
+    expect([summaryCount(afterDelete.stdout, 'imported'), summaryCount(afterDelete.stdout, 'skipped (already imported)')]).toEqual([1, 2]);
+    const now = await listFiles(user);
+    expect(now.map((f) => f.name)).toEqual(['one.txt', 'three.txt', 'two-1.txt', 'two.txt']);
+    expect(now.find((f) => f.name === 'three.txt')!.id).not.toBe(three.id);
+
+    // What one account imported is not another's: the same tree imports in full for someone else.
+    const other = await member();
+    const theirs = await cli('import', tree, '--email', other.email);
+    expect(summaryCount(theirs.stdout, 'imported')).toBe(3);
+  });
+
+  it('answers an unknown account, folder, profile or directory with one line and exit 1, a usage mistake with exit 2', async () => {
+    const user = await member();
+    const tree = makeTree({ 'one.txt': 'one' });
+    const cases: Array<[string[], string]> = [
+      [['--email', 'nobody@example.test'], 'hoard: No account with the email nobody@example.test'],
+      [['--email', user.email, '--folder', 'nofolder'], `hoard: No folder nofolder in the account of ${user.email}`],
+      [['--email', user.email, '--profile', 'noprofile'], `hoard: No upload profile noprofile in the account of ${user.email}`],
+    ];
+    for (const [options, message] of cases) {
+      const run = await cli('import', tree, ...options);
+      expect(run.status, message).toBe(1);
+      expect(run.stderr).toBe(`${message}\n`);
+      expect(run.stdout).toBe('');
+    }
+    // Another account's folder is not this one's.
+    const otherFolder = (await owner.post('/api/folders', { name: 'Not yours' })).body.data.folder as { id: string };
+    const foreign = await cli('import', tree, '--email', user.email, '--folder', otherFolder.id);
+    expect(foreign.stderr).toBe(`hoard: No folder ${otherFolder.id} in the account of ${user.email}\n`);
+
+    const missing = await cli('import', path.join(tree, 'nothing-here'), '--email', user.email);
+    expect([missing.status, missing.stderr]).toEqual([1, `hoard: No directory at ${path.join(tree, 'nothing-here')}\n`]);
+    const notDirectory = await cli('import', path.join(tree, 'one.txt'), '--email', user.email);
+    expect([notDirectory.status, notDirectory.stderr]).toEqual([1, `hoard: ${path.join(tree, 'one.txt')} is not a directory\n`]);
+
+    const noEmail = await cli('import', tree);
+    expect(noEmail.status).toBe(2);
+    expect(noEmail.stderr).toMatch(/^import needs one directory and --email\n\nUsage: npm run cli -- <command>/);
+    expect(noEmail.stderr).toContain('import DIR --email E [--folder ID] [--profile ID]');
+    expect((await cli('import', tree, tree, '--email', user.email)).status).toBe(2);
+    expect((await cli('import', tree, '--email', user.email, '--frobnicate')).status).toBe(2);
+    expect(await listFiles(user)).toEqual([]);
+  });
+});
