@@ -9,6 +9,8 @@
  *   npm run bench -- --only archives --archive-size 128                 archives of 128 MiB instead of 1 GiB
  *   npm run bench -- --keep               leave the working directory (data, server logs) in place
  *   npm run bench -- --render             rewrite docs/benchmarks.md and README.md from bench/results.json
+ *   npm run bench -- --scale              add the scale section: 100,000 and 1,000,000 files on both databases
+ *   npm run bench -- --only scale --scale-files 100000 --scale-dialects sqlite     a part of it
  *
  * Every server under test is its own process (`node src/main.ts`, the baselines likewise), started
  * with environment variables only, so its memory can be read from /proc/<pid>/status.
@@ -28,6 +30,7 @@ import { figure, textTable, writeReports, type Figure, type Results } from './li
 import { GiB, MiB, smallFileUploads, timedChunkedUpload, timedMultipartUpload } from './lib/uploads.ts';
 import { archivesSection } from './lib/archives.ts';
 import { mediaSection } from './lib/media.ts';
+import { scaleSection } from './lib/scale.ts';
 import { median, mb, round } from './lib/stats.ts';
 
 const { values: args } = parseArgs({
@@ -42,6 +45,10 @@ const { values: args } = parseArgs({
     write: { type: 'boolean', default: false },
     render: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
+    scale: { type: 'boolean', default: false },
+    'scale-files': { type: 'string', default: '100000,1000000' },
+    'scale-dialects': { type: 'string', default: 'sqlite,postgres' },
+    'scale-runs': { type: 'string', default: '15' },
   },
 });
 // --render: rewrite the docs' results blocks from bench/results.json, measuring nothing.
@@ -54,15 +61,18 @@ if (args.render) {
 }
 
 const allSections = ['uploads', 'sqlite', 'postgres', 'archives', 'media'] as const;
-type Section = (typeof allSections)[number];
-const sections = new Set<Section>(args.only ? (args.only.split(',') as Section[]) : allSections);
-for (const s of sections) if (!allSections.includes(s)) throw new Error(`--only: unknown section ${s} (${allSections.join(', ')})`);
+// Long (it seeds a million files per database): only with --scale or --only scale.
+const optionalSections = ['scale'] as const;
+type Section = (typeof allSections)[number] | (typeof optionalSections)[number];
+const known: readonly Section[] = [...allSections, ...optionalSections];
+const sections = new Set<Section>(args.only ? (args.only.split(',') as Section[]) : [...allSections, ...(args.scale ? (['scale'] as const) : [])]);
+for (const s of sections) if (!known.includes(s)) throw new Error(`--only: unknown section ${s} (${known.join(', ')})`);
 const uploadBytes = Number(args.size) * MiB;
 const archiveBytes = Number(args['archive-size']) * MiB;
 const seededFiles = Number(args.files);
 const reps = Number(args.reps);
 const rateSeconds = Number(args.seconds);
-const fullRun = sections.size === allSections.length && uploadBytes === GiB && archiveBytes === GiB && seededFiles === 100_000 && rateSeconds === 10;
+const fullRun = allSections.every((s) => sections.has(s)) && uploadBytes === GiB && archiveBytes === GiB && seededFiles === 100_000 && rateSeconds === 10;
 const write = fullRun || args.write;
 
 const PART_BYTES = 64 * MiB;
@@ -398,6 +408,20 @@ try {
   if (sections.has('postgres')) await databaseSection('postgres');
   if (sections.has('archives')) figures.push(...(await archivesSection({ root, workDir, archiveBytes, reps, log, children, syncDisks })));
   if (sections.has('media')) figures.push(...(await mediaSection({ workDir, reps, seconds: rateSeconds, log, children })));
+  if (sections.has('scale')) {
+    figures.push(
+      ...(await scaleSection({
+        workDir,
+        sizes: args['scale-files'].split(',').map(Number),
+        dialects: args['scale-dialects'].split(',') as Array<'sqlite' | 'postgres'>,
+        seconds: rateSeconds,
+        runs: Number(args['scale-runs']),
+        log,
+        children,
+        helloWorld,
+      })),
+    );
+  }
 } catch (error) {
   failed = error;
 } finally {
