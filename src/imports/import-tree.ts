@@ -85,7 +85,14 @@ export const IMPORT_CONCURRENCY = 8;
 /** How many relative paths one look-up of earlier imports asks for. */
 const LOOKUP_BATCH = 500;
 
+/**
+ * The longest relative path an import remembers. The record's key holds it, and PostgreSQL refuses
+ * index entries beyond about 2.7 KB; one limit keeps both databases alike. Linux paths reach 4 KB.
+ */
+const MAX_PATH_BYTES = 2048;
+
 const reasons = {
+  pathTooLong: `its path in the tree is longer than ${MAX_PATH_BYTES} bytes, more than an import can remember`,
   tooLarge: (limit: number) => `larger than the maximum upload size of ${limit} bytes`,
   unreadable: (code: string) => `it cannot be read (${code})`,
 };
@@ -180,6 +187,10 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
   };
 
   const importOne = async (file: TreeFile, known: ReadonlySet<string> | undefined): Promise<'imported' | 'skipped' | 'failed' | 'stopped'> => {
+    if (Buffer.byteLength(file.relativePath) > MAX_PATH_BYTES) {
+      outcome.failures.push({ path: file.relativePath, reason: reasons.pathTooLong });
+      return 'failed';
+    }
     try {
       // Known paths are read once more, to compare their bytes; a path never imported is not.
       if (known && known.has(await sha256Of(file.absolutePath))) return 'skipped';

@@ -255,6 +255,17 @@ describe('npm run cli -- import', () => {
     expect((await listFiles(user)).map((f) => f.name)).toEqual(['small.txt']);
   });
 
+  it('fails a file whose path in the tree is too long to remember, on both databases alike', async () => {
+    const user = await member();
+    const deep = Array.from({ length: 9 }, (_, i) => `${i}`.repeat(240)).join('/');
+    const tree = makeTree({ [`${deep}/far.txt`]: 'far', 'near.txt': 'near' });
+    const run = await cli('import', tree, '--email', user.email);
+    expect(run.status).toBe(1);
+    expect([summaryCount(run.stdout, 'imported'), summaryCount(run.stdout, 'failed')]).toEqual([1, 1]);
+    expect(run.stdout).toContain(`  failed ${deep}/far.txt: its path in the tree is longer than 2048 bytes, more than an import can remember`);
+    expect((await listFiles(user)).map((f) => f.name)).toEqual(['near.txt']);
+  });
+
   it('sends a signed file.ready event for every file it imports', async () => {
     const received: Array<{ payload: any; verified: boolean }> = [];
     let secret = '';
