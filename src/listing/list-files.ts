@@ -266,12 +266,15 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
   }
   // A single filter's total is kept by the database; a larger selection then needs only its page.
   const counted = await countedTotal(db, userId, filters);
+  if (counted === 0) return { data: [], pagination: pagination(0) };
   if (!searchesThroughIndex(dialect, filters) && (counted === null || counted <= SMALL_SELECTION)) {
     const small = await smallSelection(db, dialect, userId, filters, sortBy);
     if (small) return { data: await recordsByIds(db, dialect, owner, small.slice(offset, offset + limit)), pagination: pagination(small.length) };
   }
   const pageQuery = orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset)), dialect), sortBy);
-  const [total, rows] = await Promise.all([counted ?? countOf(filteredFiles(db, dialect, userId, filters)), pageQuery.execute()]);
+  // More matches of a search than are read whole: counted by looking each match up (on SQLite, by
+  // rowid), cheaper than walking the account's index (measured with 1,000,000 files).
+  const [total, rows] = await Promise.all([counted ?? countOf(filteredFiles(db, dialect, userId, filters, searchesThroughIndex(dialect, filters))), pageQuery.execute()]);
   return { data: toRecords(owner, rows), pagination: pagination(total) };
 }
 

@@ -27,6 +27,15 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint('fileCounts_pk', ['userId', 'dimension', 'value'])
     .execute();
 
+  // Files with a password are usually few: a listing of them (`visibility=hasPassword`) finds them
+  // here instead of walking all of the account's files for the few that have one.
+  await db.schema
+    .createIndex('files_userId_createdAt_withPassword')
+    .on('files')
+    .columns(['userId', 'createdAt', 'id'])
+    .where(sql.ref('passwordHash'), 'is not', null)
+    .execute();
+
   // The dimension values a file row counts under, as SQL over a row alias `r` (the same text serves
   // both dialects; identifiers quoted for PostgreSQL, where they are case-sensitive).
   const q = (name: string) => `"${name}"`;
