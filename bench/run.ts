@@ -9,7 +9,7 @@
  *   npm run bench -- --only archives --archive-size 128                 archives of 128 MiB instead of 1 GiB
  *   npm run bench -- --keep               leave the working directory (data, server logs) in place
  *   npm run bench -- --render             rewrite docs/benchmarks.md and README.md from bench/results.json
- *   npm run bench -- --scale              add the scale section: 100,000 and 1,000,000 files on both databases
+ *   npm run bench -- --scale              add the scale section: 100,000 and 1,000,000 files on both databases, and the import
  *   npm run bench -- --only scale --scale-files 100000 --scale-dialects sqlite     a part of it
  *
  * Every server under test is its own process (`node src/main.ts`, the baselines likewise), started

@@ -5,6 +5,7 @@ import type { ChildServer } from './child.ts';
 import { createPostgresDatabase, startHoard, startHoardProcess } from './hoard.ts';
 import { getJson, requestRate } from './load.ts';
 import { figure, type Figure } from './report.ts';
+import { benchImport } from './import.ts';
 import { median, round } from './stats.ts';
 
 /**
@@ -185,6 +186,22 @@ export async function scaleSection(options: ScaleOptions): Promise<Figure[]> {
       }
     }
   }
+  // Importing a library (npm run cli -- import) of 10 KiB files into SQLite, as a library is moved in.
+  options.log('scale: importing 20,000 files of 10 KiB with npm run cli -- import (SQLite)');
+  const imported = await benchImport({ files: 20_000, workDir: path.join(options.workDir, 'scale-import') });
+  options.log(`scale: imported ${imported.files} files in ${imported.seconds.toFixed(1)} s: ${imported.filesPerSecond.toFixed(0)} files/s`);
+  figures.push(
+    figure({
+      id: 'scale.import.sqlite',
+      label: 'SQLite: npm run cli -- import, 20,000 files of 10 KiB',
+      unit: 'files/s',
+      value: imported.filesPerSecond,
+      baseline: null,
+      baselineLabel: null,
+      target: { on: 'value', op: '>=', value: 1500 },
+      detail: { ...imported },
+    }),
+  );
   return figures;
 }
 
