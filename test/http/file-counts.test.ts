@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
+import { fileRow } from '../support/file-rows.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
 import { openDatabase } from '../../src/db/database.ts';
@@ -24,6 +25,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 type Counts = Record<string, number>;
+
 
 /** The counts the database keeps for an account, as `dimension/value` → files. */
 async function kept(userId: string): Promise<Counts> {
@@ -139,27 +141,16 @@ describe('counts per filter value', () => {
     const tag = (await owner.post('/api/tags', { name: 'many' })).body.data.tag.id as string;
     // More than a listing reads whole (1,000), so the totals come from the counts.
     const now = Date.now();
-    const rows = Array.from({ length: 1500 }, (_, i) => ({
-      id: `countsfile${String(i).padStart(6, '0')}${owner.userId.slice(0, 6)}`,
-      userId: owner.userId,
-      name: `f${i}.txt`,
-      originalName: `f${i}.txt`,
-      storageKey: `test/counts-${i}`,
-      mimeType: i % 3 === 0 ? 'image/png' : 'text/plain',
-      size: 10,
-      sha256: null,
-      visibility: i % 4 === 0 ? ('PRIVATE' as const) : ('PUBLIC' as const),
-      passwordHash: i % 10 === 0 ? 'x' : null,
-      expiresAt: null,
-      expiryAction: null,
-      folderId: i % 2 === 0 ? folder : null,
-      shareStyle: 'framed',
-      ocrText: null,
-      searchName: `f${i}.txt`,
-      searchOcr: null,
-      createdAt: now - i,
-      updatedAt: now - i,
-    }));
+    const rows = Array.from({ length: 1500 }, (_, i) =>
+      fileRow(owner.userId, `countsfile${String(i).padStart(6, '0')}${owner.userId.slice(0, 6)}`, {
+        name: `f${i}.txt`,
+        mimeType: i % 3 === 0 ? 'image/png' : 'text/plain',
+        visibility: i % 4 === 0 ? 'PRIVATE' : 'PUBLIC',
+        passwordHash: i % 10 === 0 ? 'x' : null,
+        folderId: i % 2 === 0 ? folder : null,
+        createdAt: now - i,
+      }),
+    );
     for (let i = 0; i < rows.length; i += 500) await server.ctx.db.insertInto('files').values(rows.slice(i, i + 500)).execute();
     await server.ctx.db
       .insertInto('fileTags')
@@ -199,27 +190,15 @@ describe('migration 0018-file-counts', () => {
         .execute();
       await db.insertInto('folders').values({ id: 'countsfolder', userId: 'countsowner', name: 'F', parentId: null, createdAt: now, updatedAt: now }).execute();
       await db.insertInto('tags').values([{ id: 'countstag1', userId: 'countsowner', name: 'a', createdAt: now }, { id: 'countstag2', userId: 'countsowner', name: 'b', createdAt: now }]).execute();
-      const files = Array.from({ length: 40 }, (_, i) => ({
-        id: `countsfile${i}`,
-        userId: 'countsowner',
-        name: `f${i}`,
-        originalName: `f${i}`,
-        storageKey: `k${i}`,
-        mimeType: ['text/plain', 'image/png', 'image/jpeg'][i % 3]!,
-        size: 1,
-        sha256: null,
-        visibility: i % 2 ? ('PUBLIC' as const) : ('PRIVATE' as const),
-        passwordHash: i % 5 === 0 ? 'x' : null,
-        expiresAt: null,
-        expiryAction: null,
-        folderId: i % 4 === 0 ? 'countsfolder' : null,
-        shareStyle: 'framed',
-        ocrText: null,
-        searchName: `f${i}`,
-        searchOcr: null,
-        createdAt: now,
-        updatedAt: now,
-      }));
+      const files = Array.from({ length: 40 }, (_, i) =>
+        fileRow('countsowner', `countsfile${i}`, {
+          mimeType: ['text/plain', 'image/png', 'image/jpeg'][i % 3]!,
+          visibility: i % 2 ? 'PUBLIC' : 'PRIVATE',
+          passwordHash: i % 5 === 0 ? 'x' : null,
+          folderId: i % 4 === 0 ? 'countsfolder' : null,
+          createdAt: now,
+        }),
+      );
       await db.insertInto('files').values(files).execute();
       await db.insertInto('fileTags').values(files.flatMap((f, i) => [{ fileId: f.id, tagId: 'countstag1', excluded: i % 3 === 0 ? 1 : 0 }, ...(i % 2 ? [{ fileId: f.id, tagId: 'countstag2', excluded: 0 }] : [])])).execute();
       await migrate(db);
@@ -256,27 +235,7 @@ describe('timeline from upload counts', () => {
       times.push(kind < 0.1 ? base - (base % 900_000) : kind < 0.15 ? base - (base % 86_400_000) : kind < 0.2 ? base - (base % 900_000) - 1 : base);
     }
     const insertAt = async (list: number[], from: number) => {
-      const rows = list.map((createdAt, i) => ({
-        id: `tl${owner.userId.slice(0, 8)}${String(from + i).padStart(6, '0')}`,
-        userId: owner.userId,
-        name: `t${from + i}`,
-        originalName: `t${from + i}`,
-        storageKey: `test/tl-${owner.userId}-${from + i}`,
-        mimeType: 'text/plain',
-        size: 1,
-        sha256: null,
-        visibility: 'PUBLIC' as const,
-        passwordHash: null,
-        expiresAt: null,
-        expiryAction: null,
-        folderId: null,
-        shareStyle: 'framed',
-        ocrText: null,
-        searchName: `t${from + i}`,
-        searchOcr: null,
-        createdAt,
-        updatedAt: createdAt,
-      }));
+      const rows = list.map((createdAt, i) => fileRow(owner.userId, `tl${owner.userId.slice(0, 8)}${String(from + i).padStart(6, '0')}`, { createdAt }));
       for (let i = 0; i < rows.length; i += 400) await server.ctx.db.insertInto('files').values(rows.slice(i, i + 400)).execute();
       return rows.map((row) => row.id);
     };

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Insertable } from 'kysely';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
+import { fileRow } from '../support/file-rows.ts';
 import { createToken, PNG_1X1, uploadFile } from '../support/uploads.ts';
 import type { FilesTable } from '../../src/db/schema.ts';
 import { newId } from '../../src/db/ids.ts';
@@ -55,32 +56,19 @@ let inserted = 0;
 /** A file row written directly, for chosen upload times and many files. */
 function row(owner: Member, fields: Partial<Insertable<FilesTable>> = {}): Insertable<FilesTable> {
   inserted += 1;
-  const id = fields.id ?? newId();
-  const name = fields.name ?? `row-${inserted}.txt`;
-  const createdAt = fields.createdAt ?? Date.now();
-  return {
-    id,
-    userId: owner.id,
-    name,
-    originalName: name,
-    storageKey: `test/${id}`,
-    mimeType: 'text/plain',
-    size: 1024,
-    sha256: '0'.repeat(64),
-    visibility: 'PUBLIC',
-    passwordHash: null,
-    expiresAt: null,
-    expiryAction: null,
-    folderId: null,
-    shareStyle: 'framed',
-    ocrText: null,
-    ...fields,
-    searchName: foldForSearch(name),
-    searchOcr: fields.ocrText ? foldForSearch(fields.ocrText) : null,
-    createdAt,
-    updatedAt: createdAt,
-  };
+  return fileRow(owner.id, fields.id ?? newId(), { name: `row-${inserted}.txt`, size: 1024, sha256: '0'.repeat(64), ...fields });
 }
+/** The IDs of `rows` in the order of `key` and `direction`, ties broken by ID the same way, as the listing orders. */
+function idsInOrder<R extends { id: string }>(rows: R[], key: (r: R) => number | string, direction: 1 | -1): string[] {
+  return [...rows]
+    .sort((a, b) => {
+      const ka = key(a);
+      const kb = key(b);
+      return direction * ((ka < kb ? -1 : ka > kb ? 1 : 0) || (a.id < b.id ? -1 : 1));
+    })
+    .map((r) => r.id);
+}
+
 async function insert(rows: Insertable<FilesTable>[]): Promise<string[]> {
   for (let i = 0; i < rows.length; i += 500) await server.ctx.db.insertInto('files').values(rows.slice(i, i + 500)).execute();
   return rows.map((r) => r.id);
@@ -291,13 +279,7 @@ describe('GET /api/files: pages and sort orders', () => {
     ];
     const rows = specs.map((s) => row(m, s));
     await insert(rows);
-    const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
-    const order = (key: (r: (typeof rows)[number]) => number | string, direction: 1 | -1) =>
-      [...rows].sort((a, b) => {
-        const ka = key(a);
-        const kb = key(b);
-        return direction * ((ka < kb ? -1 : ka > kb ? 1 : 0) || byId(a, b));
-      }).map((r) => r.id);
+    const order = (key: (r: (typeof rows)[number]) => number | string, direction: 1 | -1) => idsInOrder(rows, key, direction);
     const expected: Record<string, string[]> = {
       newest: order((r) => r.createdAt!, -1),
       oldest: order((r) => r.createdAt!, 1),
@@ -384,13 +366,7 @@ describe('GET /api/files: pages and sort orders', () => {
     );
     await insert(rows);
     const matching = rows.filter((_, i) => i % 13 !== 0);
-    const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
-    const order = (key: (r: (typeof rows)[number]) => number | string, direction: 1 | -1) =>
-      [...matching].sort((a, b) => {
-        const ka = key(a);
-        const kb = key(b);
-        return direction * ((ka < kb ? -1 : ka > kb ? 1 : 0) || byId(a, b));
-      }).map((r) => r.id);
+    const order = (key: (r: (typeof rows)[number]) => number | string, direction: 1 | -1) => idsInOrder(matching, key, direction);
     const expected: Record<string, string[]> = {
       newest: order((r) => r.createdAt!, -1),
       oldest: order((r) => r.createdAt!, 1),
