@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.ts';
-import { dialectOf, type Db, type Dialect } from '../db/database.ts';
+import type { Db, Dialect } from '../db/database.ts';
 import { forAccount } from '../db/account-scope.ts';
 import { bucketOf, bucketsBetween, type CalendarBucket, type GroupBy } from './calendar.ts';
 import { assertOwnedSelection, filteredFiles, isDateSort } from './file-query.ts';
@@ -161,17 +161,9 @@ async function countsFromSlots(trx: Transaction<Database>, userId: string, bucke
     .where('uploadCounts.slot', '>=', sql.ref<number>('p.a'))
     .where('uploadCounts.slot', '<', sql.ref<number>('p.b'));
   const values = pieces.map(([i, span, a, b]) => sql`(${sql.lit(i)}, ${sql.lit(span)}, ${sql.lit(a)}, ${sql.lit(b)})`);
-  // PostgreSQL runs a lateral join as a loop of index scans, several times cheaper per piece than
-  // a subquery in the select list (a week-by-week timeline of several years has hundreds of pieces).
-  const result =
-    dialectOf(trx) === 'postgres'
-      ? await sql<{ i: number; n: number | string }>`
-          select p.i as i, coalesce(s.n, 0) + coalesce(f.n, 0) as n from (values ${sql.join(values)}) as p(i, span, a, b)
-          left join lateral (${fromSlots}) as s on p.span <> 0
-          left join lateral (${fromFiles}) as f on p.span = 0`.execute(trx)
-      : await sql<{ i: number; n: number | string }>`
-          with p(i, span, a, b) as (values ${sql.join(values)})
-          select p.i as i, case when p.span = 0 then (${fromFiles}) else (${fromSlots}) end as n from p`.execute(trx);
+  const result = await sql<{ i: number; n: number | string }>`
+    with p(i, span, a, b) as (values ${sql.join(values)})
+    select p.i as i, case when p.span = 0 then (${fromFiles}) else (${fromSlots}) end as n from p`.execute(trx);
   for (const row of result.rows) totals.set(Number(row.i), (totals.get(Number(row.i)) ?? 0) + Number(row.n));
   return totals;
 }
