@@ -8,6 +8,8 @@
  *
  *   enqueueJob(executor: Executor, job: { type: string; payload: unknown; runAt?: number | Date;
  *              dedupeKey?: string | null }): Promise<string>            // the job's id
+ *   addJobIfAbsent(executor: Executor, job: NewJob & { dedupeKey: string }): Promise<void>
+ *                                        // adds the job unless its key exists (that job is left as is)
  *   cancelJob(executor: Executor, dedupeKey: string): Promise<boolean>  // true when one was deleted
  *
  *   - `payload` must be JSON-serialisable; the handler receives `JSON.parse(JSON.stringify(payload))`.
@@ -79,13 +81,18 @@ export interface NewJob {
   dedupeKey?: string | null | undefined;
 }
 
-/** Adds a job (or replaces the job with the same dedupeKey); returns the job's id. */
-export async function enqueueJob(executor: Executor, job: NewJob): Promise<string> {
+function jobRow(job: NewJob) {
   const now = Date.now();
   const runAt = job.runAt === undefined ? now : typeof job.runAt === 'number' ? job.runAt : job.runAt.getTime();
   if (!Number.isFinite(runAt)) throw new Error(`enqueueJob: invalid runAt for a ${job.type} job`);
   const payload = JSON.stringify(job.payload ?? null);
-  const row = { id: newId(), type: job.type, payload, runAt, attempts: 0, leasedUntil: null, leasedBy: null, lastError: null, createdAt: now, dedupeKey: job.dedupeKey ?? null };
+  return { id: newId(), type: job.type, payload, runAt, attempts: 0, leasedUntil: null, leasedBy: null, lastError: null, createdAt: now, dedupeKey: job.dedupeKey ?? null };
+}
+
+/** Adds a job (or replaces the job with the same dedupeKey); returns the job's id. */
+export async function enqueueJob(executor: Executor, job: NewJob): Promise<string> {
+  const row = jobRow(job);
+  const { payload, runAt } = row;
   if (row.dedupeKey === null) {
     await executor.insertInto('jobs').values(row).execute();
     return row.id;
@@ -97,6 +104,18 @@ export async function enqueueJob(executor: Executor, job: NewJob): Promise<strin
     .returning('id')
     .executeTakeFirstOrThrow();
   return id;
+}
+
+/**
+ * Adds a job unless one with the same dedupeKey exists, which is then left exactly as it is (a
+ * running attempt keeps its lease). One plain insert: the cheapest way to add a job to a commit.
+ */
+export async function addJobIfAbsent(executor: Executor, job: NewJob & { dedupeKey: string }): Promise<void> {
+  await executor
+    .insertInto('jobs')
+    .values(jobRow(job))
+    .onConflict((oc) => oc.column('dedupeKey').doNothing())
+    .execute();
 }
 
 /** Deletes the job with this dedupeKey, if any (a running attempt finishes but changes nothing). */

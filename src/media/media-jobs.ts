@@ -6,7 +6,7 @@ import type { AppContext } from '../context.ts';
 import type { Executor } from '../db/account-scope.ts';
 import type { MediaStatus } from '../db/schema.ts';
 import { randomLowerAlnum } from '../db/ids.ts';
-import { cancelJob, enqueueJob, type ClaimedJob, type JobHandler } from '../jobs/queue.ts';
+import { addJobIfAbsent, cancelJob, type ClaimedJob, type JobHandler } from '../jobs/queue.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { StorageNotFoundError } from '../storage/storage.ts';
 import { foldForSearch } from '../shared/search-text.ts';
@@ -44,13 +44,21 @@ export interface MediaTools {
   pdftoppm: boolean;
 }
 
-export const enqueueThumbnail = (executor: Executor, fileId: string) => enqueueJob(executor, { type: THUMBNAIL_JOB, payload: { fileId }, dedupeKey: thumbnailJobKey(fileId) });
-export const enqueueOcr = (executor: Executor, fileId: string) => enqueueJob(executor, { type: OCR_JOB, payload: { fileId }, dedupeKey: ocrJobKey(fileId) });
+// A job already waiting for the file is the same work: it is left as it is.
+export const enqueueThumbnail = (executor: Executor, fileId: string) => addJobIfAbsent(executor, { type: THUMBNAIL_JOB, payload: { fileId }, dedupeKey: thumbnailJobKey(fileId) });
+export const enqueueOcr = (executor: Executor, fileId: string) => addJobIfAbsent(executor, { type: OCR_JOB, payload: { fileId }, dedupeKey: ocrJobKey(fileId) });
 
-/** Enqueues the jobs a file's `pending` statuses call for; inside the transaction that sets them. */
+/**
+ * Enqueues the work a file's `pending` statuses call for, inside the transaction that sets them:
+ * ONE job, as a commit pays for every row it writes (a job is a row in four indexes; two per upload
+ * cost 10 % of small-file upload throughput, docs/decisions.md "Thumbnails and text recognition").
+ * The thumbnail job comes first; it adds the text job as soon as it starts, before its own work, so
+ * a thumbnail never waits behind a recognition and a crash cannot lose the text job. Without a
+ * thumbnail to make, the text job is the one.
+ */
 export async function enqueueMediaWork(executor: Executor, file: { id: string; thumbnailStatus: MediaStatus; ocrStatus: MediaStatus }): Promise<void> {
   if (file.thumbnailStatus === 'pending') await enqueueThumbnail(executor, file.id);
-  if (file.ocrStatus === 'pending') await enqueueOcr(executor, file.id);
+  else if (file.ocrStatus === 'pending') await enqueueOcr(executor, file.id);
 }
 
 /** Drops a deleted file's media jobs (they would find nothing to do anyway). */
@@ -125,10 +133,16 @@ export function thumbnailHandler(ctx: AppContext, processor: MediaProcessor, too
     const { fileId } = job.payload as { fileId: string };
     const file = await ctx.db
       .selectFrom('files')
-      .select(['id', 'storageKey', 'size', 'mimeType', 'thumbnailStatus', 'thumbnailKey'])
+      .select(['id', 'storageKey', 'size', 'mimeType', 'thumbnailStatus', 'thumbnailKey', 'ocrStatus'])
       .where('id', '=', fileId)
       .executeTakeFirst();
-    if (!file || file.thumbnailStatus !== 'pending') return;
+    if (!file) return;
+    // The file's text job follows its thumbnail job (enqueueMediaWork), added before any work here.
+    if (file.ocrStatus === 'pending') {
+      await enqueueOcr(ctx.db, fileId);
+      ctx.jobs.wake();
+    }
+    if (file.thumbnailStatus !== 'pending') return;
     if (!(await readSettings(ctx.db)).thumbnailsEnabled) return settle(ctx, fileId, 'thumbnailStatus', 'disabled');
     const source = thumbnailSourceOf(file.mimeType);
     if (source === null || (source === 'video' && !tools.ffmpeg) || (source === 'pdf' && !tools.pdftoppm)) return settle(ctx, fileId, 'thumbnailStatus', 'unsupported');

@@ -285,6 +285,32 @@ describe.each(providers)('thumbnails and text recognition on %s storage', (provi
     }
   });
 
+  it('commits one media job with the file; the text job is added when the thumbnail job starts', async () => {
+    // A process that does no media work: what the commit left in the queue stays there to be read.
+    const uploads = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', THUMBNAIL_CONCURRENCY: '0', OCR_CONCURRENCY: '0' });
+    let uploadsOpen = true;
+    let media: TestServer | null = null;
+    try {
+      const user = await signUp(uploads.baseUrl);
+      const image = await upload(user, 'chained.png', await pngWithWords('Chained lychee'), 'image/png');
+      const text = await upload(user, 'notes.txt', new TextEncoder().encode('no thumbnail, no text'), 'text/plain');
+      const jobsOf = async (db: TestServer['ctx']['db'], id: string) =>
+        (await db.selectFrom('jobs').select('type').where('payload', '=', JSON.stringify({ fileId: id })).execute()).map((j) => j.type).sort();
+      expect(await jobsOf(uploads.ctx.db, image.id)).toEqual(['media.thumbnail']);
+      expect(await jobsOf(uploads.ctx.db, text.id)).toEqual([]);
+      await uploads.close();
+      uploadsOpen = false;
+
+      media = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', THUMBNAIL_CONCURRENCY: '1', OCR_CONCURRENCY: '1' }, { databaseUrl: uploads.databaseUrl, dataDir: uploads.dataDir });
+      expect(await mediaSettled(media, image.id)).toMatchObject({ thumbnailStatus: 'done', ocrStatus: 'done' });
+      expect(await mediaSettled(media, text.id)).toMatchObject({ thumbnailStatus: 'unsupported', ocrStatus: 'unsupported' });
+      expect(await jobsOf(media.ctx.db, image.id)).toEqual([]);
+    } finally {
+      if (uploadsOpen) await uploads.close();
+      await media?.close();
+    }
+  });
+
   it('makes the thumbnail and the text after a restart between the upload and the job', async () => {
     // A process that takes uploads but does no media work (THUMBNAIL_CONCURRENCY=0, as a machine
     // dedicated to uploads would run), killed right after the upload: the jobs are in the database.

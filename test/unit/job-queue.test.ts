@@ -5,7 +5,7 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrator.ts';
-import { cancelJob, dropJob, enqueueJob, JobRunner, retryJob, type ClaimedJob, type JobHandlers } from '../../src/jobs/queue.ts';
+import { addJobIfAbsent, cancelJob, dropJob, enqueueJob, JobRunner, retryJob, type ClaimedJob, type JobHandlers } from '../../src/jobs/queue.ts';
 
 const log = pino({ level: 'silent' });
 let dataDir: string;
@@ -171,6 +171,17 @@ describe('dedupeKey', () => {
     // A key can be used again once its job is gone.
     await enqueueJob(handle.db, { type: 'expire', payload: { v: 3 }, dedupeKey: 'expire:file1' });
     expect(await jobRows()).toHaveLength(1);
+  });
+
+  it('addJobIfAbsent adds a keyed job once and leaves an existing one, lease and all, as it is', async () => {
+    await addJobIfAbsent(handle.db, { type: 'expire', payload: { v: 1 }, dedupeKey: 'expire:file1' });
+    await handle.db.updateTable('jobs').set({ attempts: 2, leasedBy: 'someone', leasedUntil: Date.now() + 60_000, lastError: 'kept' }).execute();
+    await addJobIfAbsent(handle.db, { type: 'expire', payload: { v: 2 }, runAt: Date.now() - 1, dedupeKey: 'expire:file1' });
+    await addJobIfAbsent(handle.db, { type: 'expire', payload: { v: 9 }, dedupeKey: 'expire:file2' });
+    const rows = await jobRows();
+    expect(rows).toHaveLength(2);
+    expect(rows.find((r) => r.dedupeKey === 'expire:file1')).toMatchObject({ payload: '{"v":1}', attempts: 2, leasedBy: 'someone', lastError: 'kept' });
+    expect(rows.find((r) => r.dedupeKey === 'expire:file2')).toMatchObject({ payload: '{"v":9}', attempts: 0, leasedBy: null });
   });
 
   it('cancelJob removes the keyed job', async () => {
