@@ -20,8 +20,9 @@ const SHUTDOWN_DEADLINE_MS = 30_000;
  * limit counts per process as the specification defines it.
  *
  * - The database is migrated, and the secret key made, once before any worker starts.
- * - A worker that fails to start (port in use, database unreachable) stops them all: each would fail
- *   the same way. A worker that dies while serving is replaced, unless they keep dying.
+ * - A worker that fails to start (exits before it listens: port in use, database unreachable) stops
+ *   them all: each would fail the same way. A worker that dies while serving, or is killed by a
+ *   signal, is replaced, unless they keep dying.
  * - SIGTERM or SIGINT is passed on; each worker finishes its requests, then the primary exits.
  *   Should the primary be killed outright, the workers exit too (node:cluster ends a worker whose
  *   channel to the primary closes).
@@ -65,7 +66,10 @@ export async function runWorkers(config: Config, log: Logger): Promise<void> {
       if (alive().length === 0) process.exit(exitCode);
       return;
     }
-    if (!serving.has(worker.id)) {
+    // A worker that exits on its own before it listens could not start (port in use, database
+    // unreachable), and every other would fail the same way. One ended by a signal (killed from
+    // outside) is replaced like any other, within the limit below.
+    if (!serving.has(worker.id) && signal === null) {
       log.error({ pid: worker.process.pid, code, signal }, 'a worker could not start; stopping');
       stop(1);
       return;
