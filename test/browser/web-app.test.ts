@@ -467,7 +467,7 @@ describe('the web app in Chromium', () => {
     const profile = page.getByTestId('profile-item').filter({ hasText: 'Screenshots' });
     await profile.getByText('private · expires after a week · tags: work').waitFor();
     await profile.getByRole('button', { name: 'Make default' }).click();
-    await profile.getByText('Default').waitFor();
+    await profile.getByText('Default', { exact: true }).waitFor();
     await shot('21-organisation-profiles');
 
     // Files can be moved into a folder from the editor.
