@@ -40,6 +40,14 @@ export function forAccount(db: Executor, userId: string, options: ScopeOptions =
     deleteFrom<T extends AccountOwnedTable>(table: T): DeleteQueryBuilder<Database, T, DeleteResult> {
       return anyDb.deleteFrom(table as string).where(`${table}.userId` as string, '=', userId) as any;
     },
+    /**
+     * SQLite: the account's range of document numbers in the search index, as SQL expressions
+     * (migration 0020-search-documents): every file of the account, and no other, is numbered in it.
+     */
+    documentRange() {
+      const first = sql<number>`(select ${sql.ref('users.accountNo')} * 4294967296 from ${sql.table('users')} where ${sql.ref('users.id')} = ${userId})`;
+      return { first, last: sql<number>`(${first} + 4294967295)` };
+    },
     insertInto<T extends AccountOwnedTable>(
       table: T,
       values: Omit<Insertable<Database[T]>, 'userId'> | Omit<Insertable<Database[T]>, 'userId'>[],

@@ -19,6 +19,7 @@ import * as searchIndex from './migrations/0016-search-index.ts';
 import * as imports from './migrations/0017-imports.ts';
 import * as fileCounts from './migrations/0018-file-counts.ts';
 import * as uploadCounts from './migrations/0019-upload-counts.ts';
+import * as searchDocuments from './migrations/0020-search-documents.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 const migrations: Record<string, Migration> = {
@@ -41,6 +42,7 @@ const migrations: Record<string, Migration> = {
   '0017-imports': imports,
   '0018-file-counts': fileCounts,
   '0019-upload-counts': uploadCounts,
+  '0020-search-documents': searchDocuments,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

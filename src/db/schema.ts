@@ -33,6 +33,15 @@ export interface UsersTable {
   totpPendingSealed: string | null;
   /** The last 30-second step whose code was accepted: a code works once (contract §8). */
   totpLastStep: number | null;
+  /**
+   * Search documents (migration 0020-search-documents, SQLite only; empty on PostgreSQL): the
+   * account's own number, the last document number given to one of its files, the latest upload
+   * time among them, and whether a file ever arrived with an earlier upload time than one before it.
+   */
+  accountNo: number | null;
+  docSeq: Generated<number>;
+  lastUploadAt: number | null;
+  docsUnordered: Generated<number>;
 }
 
 export interface RolesTable {
@@ -260,6 +269,11 @@ export interface FilesTable {
   mediaWidth: number | null;
   mediaHeight: number | null;
   ocrStatus: Generated<MediaStatus>;
+  /**
+   * The file's number in the search index (migration 0020-search-documents): given by the database
+   * on SQLite (the account's number × 2^32 + its running count of files); null on PostgreSQL.
+   */
+  docId: Generated<number | null>;
   createdAt: number;
   updatedAt: number;
 }

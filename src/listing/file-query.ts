@@ -1,4 +1,4 @@
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { sql, type Expression, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
@@ -37,14 +37,95 @@ export function searchesThroughIndex(dialect: Dialect, filters: FileFilters): bo
 }
 
 /**
- * `fromMatches`: the query reads or counts the matches themselves (SQLite, a search through the
- * trigram index): each matching file is found by rowid and checked for the account, so the cost
- * follows the matches, not the library. Otherwise the account's index is walked with the matches as
- * a filter, which is cheaper for finding the first page of many matches in sort order.
+ * The account's files whose folded name or text contains `term` (at least three characters), as
+ * document numbers from SQLite's trigram index, limited to the account's range of numbers (migration
+ * 0020-search-documents): the index answers on its own, without looking at any file. `within` narrows
+ * the range further (a bucket of the timeline).
  */
-export function filteredFiles(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, fromMatches = false): FilesQuery {
-  const bySearchIndex = dialect === 'sqlite' && searchesThroughIndex(dialect, filters);
-  let query = forAccount(db, userId, { notByOwnerIndex: bySearchIndex && fromMatches }).selectFrom('files');
+export function searchDocuments(db: Executor, userId: string, term: string, within?: DocumentRange) {
+  return sql<{ rowid: number }>`select rowid from filesSearch where ${documentsMatching(db, userId, term, within)}`;
+}
+
+/** The number of such documents, as a (scalar) subquery; `within` may refer to the outer query. */
+export function countDocuments(db: Executor, userId: string, term: string, within?: DocumentRange) {
+  return sql<number>`(select count(*) from filesSearch where ${documentsMatching(db, userId, term, within)})`;
+}
+
+/** Document numbers from `from` (inclusive) to `to` (exclusive). */
+export interface DocumentRange {
+  from: Expression<number>;
+  to: Expression<number>;
+}
+
+function documentsMatching(db: Executor, userId: string, term: string, within?: DocumentRange) {
+  const range = forAccount(db, userId).documentRange();
+  const narrowed = within ? sql`and rowid >= ${within.from} and rowid < ${within.to}` : sql``;
+  return sql`filesSearch match ${ftsPhrase(term)} and rowid between ${range.first} and ${range.last} ${narrowed}`;
+}
+
+/** A search through SQLite's trigram index and nothing else but dates. */
+export function searchesDocumentsOnly(dialect: Dialect, filters: FileFilters): boolean {
+  const { ids, types, visibility, folder, tag, imagesOnly } = filters;
+  return dialect === 'sqlite' && searchesThroughIndex(dialect, filters) && ids === null && types === null && visibility === null && folder === null && tag === null && !imagesOnly;
+}
+
+/**
+ * SQLite: the first document number of the account's files uploaded at or after `time`, as SQL (null
+ * when there is none). Meaningful only while the account's numbers follow upload order
+ * (`users.docsUnordered` = 0): its files from `time` on are then exactly those numbered from here.
+ */
+export function firstDocumentFrom(db: Executor, userId: string, time: Expression<number> | number) {
+  const account = forAccount(db, userId);
+  const earliest = account.selectFrom('files').select((eb) => eb.fn.min('files.createdAt').as('t')).where('files.createdAt', '>=', time);
+  return account.selectFrom('files').select((eb) => eb.fn.min('files.docId').as('d')).where('files.createdAt', '=', earliest);
+}
+
+/** SQLite: whether the account's document numbers follow upload order (migration 0020-search-documents). */
+export async function documentsInUploadOrder(db: Executor, userId: string): Promise<boolean> {
+  const row = await db.selectFrom('users').select('docsUnordered').where('id', '=', userId).executeTakeFirst();
+  return Number(row?.docsUnordered ?? 1) === 0;
+}
+
+/**
+ * SQLite: the number of the account's files a search selects, dates included, counted by the
+ * trigram index alone (no file is looked at): 62,067 matches among a million files in about 15 ms,
+ * against 150 ms when each match's account was checked in the files table. Null when a date bound is
+ * set and the account's document numbers do not follow upload order.
+ */
+export async function countSearchDocuments(db: Executor, userId: string, filters: FileFilters): Promise<number | null> {
+  const term = filters.search!;
+  const dated = filters.from !== null || filters.until !== null;
+  if (dated && !(await documentsInUploadOrder(db, userId))) return null;
+  const last = forAccount(db, userId).documentRange().last;
+  const within = dated
+    ? {
+        from: filters.from === null ? forAccount(db, userId).documentRange().first : sql<number>`coalesce((${firstDocumentFrom(db, userId, filters.from)}), ${last} + 1)`,
+        to: filters.until === null ? sql<number>`${last} + 1` : sql<number>`coalesce((${firstDocumentFrom(db, userId, filters.until + 1)}), ${last} + 1)`,
+      }
+    : undefined;
+  const { rows } = await sql<{ n: number }>`select ${countDocuments(db, userId, term, within)} as n`.execute(db);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** How a query finds the selected files. */
+export type Access =
+  /** The account's index is walked; a search through SQLite's trigram index is a filter on it. */
+  | 'walk'
+  /**
+   * SQLite, a search through the trigram index: the query reads or counts the matches themselves,
+   * each found by its document number, so the cost follows the matches, not the library.
+   */
+  | 'matches'
+  /**
+   * The account's index is walked and each row's own folded text is matched: for the first pages of
+   * a search with many matches, where a page is full after a few hundred rows and reading every match
+   * of the index first would cost more.
+   */
+  | 'text';
+
+export function filteredFiles(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, access: Access = 'walk'): FilesQuery {
+  const bySearchIndex = dialect === 'sqlite' && searchesThroughIndex(dialect, filters) && access !== 'text';
+  let query = forAccount(db, userId, { notByOwnerIndex: bySearchIndex && access === 'matches' }).selectFrom('files');
   if (filters.ids) query = query.where('files.id', 'in', filters.ids);
   if (filters.from !== null) query = query.where('files.createdAt', '>=', filters.from);
   if (filters.until !== null) query = query.where('files.createdAt', '<=', filters.until);
@@ -58,9 +139,11 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
       // Two trigram index scans, ORed as bitmaps.
       query = query.where((eb) => eb.or([like('files.searchName'), like('files.searchOcr')]));
     } else if (bySearchIndex) {
-      // The trigram index (migration 0016-search-index) names the files whose name or text contains
-      // the term, in every account; the account's own condition then keeps its files among them.
-      query = query.where(sql.ref('files.rowid'), 'in', sql`(select rowid from filesSearch where filesSearch match ${ftsPhrase(filters.search)})`);
+      // The trigram index (migration 0016-search-index) names the account's files whose name or text
+      // contains the term.
+      query = query.where(sql<boolean>`${sql.ref('files.docId')} in (${searchDocuments(db, userId, filters.search)})`);
+    } else if (access === 'text') {
+      query = query.where((eb) => eb.or([like('files.searchName'), like('files.searchOcr')]));
     } else {
       // Too short for a trigram: the name is matched in the listing index; OCR text in a partial
       // index of the files that have some, read once per statement.

@@ -8,7 +8,7 @@ import { fileRecord } from '../files/file-views.ts';
 import type { FileRecord, Pagination } from '../api/files.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
-import { assertOwnedSelection, beyond, countedTotal, countOf, filteredFiles, isDateSort, orderedBy, searchesThroughIndex, sortOrder, type FilesQuery, type SortColumn } from './file-query.ts';
+import { assertOwnedSelection, beyond, countedTotal, countOf, countSearchDocuments, filteredFiles, isDateSort, orderedBy, searchesDocumentsOnly, searchesThroughIndex, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { refreshStatisticsIfStale, withSearchHints } from './planner.ts';
 
@@ -115,7 +115,7 @@ function comparatorFor(sortBy: SortBy): (a: { id: string; key: unknown }, b: { i
 async function smallSelection(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy): Promise<string[] | null> {
   const column: SortColumn = sortOrder[sortBy].column;
   const most = searchesThroughIndex(dialect, filters) ? SEARCH_SELECTION : SMALL_SELECTION;
-  const rows = await filteredFiles(db, dialect, userId, filters, true)
+  const rows = await filteredFiles(db, dialect, userId, filters, 'matches')
     .select(['files.id', `files.${column}`])
     .limit(most + 1)
     .execute();
@@ -134,7 +134,7 @@ async function smallSelection(db: Executor, dialect: Dialect, userId: string, fi
  */
 async function searchPage(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy, limit: number, offset: number): Promise<{ ids: string[]; total: number } | null> {
   const { column, direction } = sortOrder[sortBy];
-  const matches = filteredFiles(db, dialect, userId, filters, true)
+  const matches = filteredFiles(db, dialect, userId, filters, 'matches')
     .select(['files.id', `files.${column} as key`])
     .limit(SEARCH_SELECTION + 1);
   // The count comes from a one-row side, so an empty page past the end still carries it.
@@ -164,8 +164,8 @@ async function accountFileCount(db: Executor, userId: string): Promise<number> {
  * One page's IDs in sort order, straight from the sort's index (a deferred join: deep pages do not
  * read the rows they skip).
  */
-function pageIds(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy, limit: number, offset: number) {
-  return orderedBy(filteredFiles(db, dialect, userId, filters).select('files.id'), sortBy).limit(limit).offset(offset);
+function pageIds(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy, limit: number, offset: number, access: Access = 'walk') {
+  return orderedBy(filteredFiles(db, dialect, userId, filters, access).select('files.id'), sortBy).limit(limit).offset(offset);
 }
 
 /** The account's file count read in the page's own statement (one round trip, one snapshot). */
@@ -260,12 +260,26 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
     const total = rows.length ? Number(rows[0]!.total) : await accountFileCount(db, userId);
     return { data: toRecords(owner, rows), pagination: pagination(total) };
   }
+  // SQLite: the index counts a search's matches by itself (migration 0020-search-documents).
+  const searchTotal = searchesDocumentsOnly(dialect, filters) ? await countSearchDocuments(db, userId, filters) : null;
+  if (searchTotal !== null) {
+    const total = searchTotal;
+    if (total === 0 || offset >= total) return { data: [], pagination: pagination(total) };
+    // A page in upload order of many matches: walking the date index and matching each row's text
+    // reads about (offset + limit) × files ÷ matches rows; reading every match reads `total`. The
+    // other orders read the matches whole (up to SEARCH_SELECTION): a sort key can go with the
+    // term (names sort by their first word), so a walk could pass a great many rows before a match.
+    if (isDateSort(sortBy) && (offset + limit) * (await accountFileCount(db, userId)) < total * total) {
+      const rows = await orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset, 'text')), dialect), sortBy).execute();
+      return { data: toRecords(owner, rows), pagination: pagination(total) };
+    }
+  }
   if (searchesThroughIndex(dialect, filters)) {
     const found = await searchPage(db, dialect, userId, filters, sortBy, limit, offset);
     if (found) return { data: await recordsByIds(db, dialect, owner, found.ids), pagination: pagination(found.total) };
   }
   // A single filter's total is kept by the database; a larger selection then needs only its page.
-  const counted = await countedTotal(db, userId, filters);
+  const counted = searchTotal ?? (await countedTotal(db, userId, filters));
   if (counted === 0) return { data: [], pagination: pagination(0) };
   if (!searchesThroughIndex(dialect, filters) && (counted === null || counted <= SMALL_SELECTION)) {
     const small = await smallSelection(db, dialect, userId, filters, sortBy);
@@ -274,7 +288,7 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
   const pageQuery = orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset)), dialect), sortBy);
   // More matches of a search than are read whole: counted by looking each match up (on SQLite, by
   // rowid), cheaper than walking the account's index (100,000 files, 8,277 matches: 10 against 17 ms).
-  const [total, rows] = await Promise.all([counted ?? countOf(filteredFiles(db, dialect, userId, filters, searchesThroughIndex(dialect, filters))), pageQuery.execute()]);
+  const [total, rows] = await Promise.all([counted ?? countOf(filteredFiles(db, dialect, userId, filters, searchesThroughIndex(dialect, filters) ? 'matches' : 'walk')), pageQuery.execute()]);
   return { data: toRecords(owner, rows), pagination: pagination(total) };
 }
 

@@ -3,7 +3,7 @@ import type { Database } from '../db/schema.ts';
 import type { Db, Dialect } from '../db/database.ts';
 import { forAccount } from '../db/account-scope.ts';
 import { bucketOf, bucketsBetween, type CalendarBucket, type GroupBy } from './calendar.ts';
-import { assertOwnedSelection, filteredFiles, isDateSort } from './file-query.ts';
+import { assertOwnedSelection, countDocuments, documentsInUploadOrder, filteredFiles, firstDocumentFrom, isDateSort, searchDocuments, searchesDocumentsOnly } from './file-query.ts';
 import { isUnfiltered, type FileFilters, type TimelineQuery } from './parameters.ts';
 import type { Timeline } from '../api/files.ts';
 import { discourageScans, refreshStatisticsIfStale } from './planner.ts';
@@ -64,6 +64,7 @@ type Counted = CalendarBucket & { count: number };
 
 /** Nonempty calendar buckets of the selected files, oldest first. */
 async function calendarCounts(trx: Transaction<Database>, dialect: Dialect, userId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
+  if (searchesDocumentsOnly(dialect, filters) && (await documentsInUploadOrder(trx, userId))) return documentCounts(trx, userId, filters, groupBy, timeZone);
   // Two scalar subqueries, so each is one index probe when only the account and dates narrow.
   const selected = () => filteredFiles(trx, dialect, userId, filters);
   const range = await trx
@@ -108,6 +109,38 @@ async function calendarCounts(trx: Transaction<Database>, dialect: Dialect, user
     for (const row of result.rows) counts.set(Number(row.i), Number(row.n));
   }
   return buckets.map((b, i) => ({ ...b, count: counts.get(i) ?? 0 })).filter((b) => b.count > 0);
+}
+
+/**
+ * SQLite, a search (and dates) on an account whose document numbers follow upload order: the
+ * calendar buckets of the matches, counted by the trigram index alone (migration
+ * 0020-search-documents). A bucket's files are a range of document numbers, from the first file
+ * uploaded at or after its start to the first at or after its end; the index counts the matches in
+ * each range and never looks at a file. The oldest and newest match are the index's first and last.
+ */
+async function documentCounts(trx: Transaction<Database>, userId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
+  const term = filters.search!;
+  const lowest = filters.from ?? -Infinity;
+  const highest = filters.until === null ? Infinity : filters.until + 1;
+  const { last } = forAccount(trx, userId).documentRange();
+  const from = (time: number) => (Number.isFinite(time) ? sql<number>`coalesce((${firstDocumentFrom(trx, userId, time)}), ${last} + 1)` : sql<number>`${last} + 1`);
+  const within = { from: Number.isFinite(lowest) ? from(lowest) : forAccount(trx, userId).documentRange().first, to: from(highest) };
+  const end = async (direction: 'asc' | 'desc') => {
+    const { rows } = await sql<{ t: number | null }>`select ${sql.ref('files.createdAt')} as t from ${sql.table('files')}
+      where ${sql.ref('files.docId')} = (${searchDocuments(trx, userId, term, within)} order by rowid ${sql.raw(direction)} limit 1)`.execute(trx);
+    return rows[0]?.t ?? null;
+  };
+  const [first, lastMatch] = [await end('asc'), await end('desc')];
+  if (first === null || lastMatch === null) return [];
+  const buckets = bucketsBetween(Number(first), Number(lastMatch), groupBy, timeZone);
+  const boundary = (time: number) => (time >= highest ? within.to : from(time));
+  const counts = sql<{ i: number; n: number }>`select b.i as i, ${countDocuments(trx, userId, term, { from: sql.ref('b.lo'), to: sql.ref('b.hi') })} as n
+    from (${sql.join(
+      buckets.map((b, i) => sql`select ${sql.lit(i)} as i, ${boundary(Math.max(b.from, lowest))} as lo, ${boundary(Math.min(b.to, highest))} as hi`),
+      sql` union all `,
+    )}) b`;
+  const byBucket = new Map((await counts.execute(trx)).rows.map((r) => [Number(r.i), Number(r.n)]));
+  return buckets.map((b, i) => ({ ...b, count: byBucket.get(i) ?? 0 })).filter((b) => b.count > 0);
 }
 
 const QUARTER_MS = 900_000;

@@ -58,7 +58,7 @@ export async function commitFile(
       .updateTable('users')
       .set((eb) => ({ usedBytes: eb('usedBytes', '+', upload.size) }))
       .where('id', '=', userId)
-      .returning(['quotaBytes', 'usedBytes', 'urlId'])
+      .returning(['quotaBytes', 'usedBytes', 'urlId', 'lastUploadAt'])
       .executeTakeFirstOrThrow();
     const usedBefore = owner.usedBytes - upload.size;
     const quota = quotaFor(principal, owner.quotaBytes, defaultQuotaBytes);
@@ -70,7 +70,10 @@ export async function commitFile(
     const account = forAccount(trx, userId);
 
     const name = await allocateName(trx, userId, upload);
-    const now = Date.now();
+    // Never before the account's previous upload, even when the clock was set back: on SQLite the
+    // search index counts an account's matches per calendar bucket by their document numbers, which
+    // follow upload order (migration 0020-search-documents).
+    const now = Math.max(Date.now(), owner.lastUploadAt ?? 0);
     const file: FileRow = {
       id: upload.id,
       userId,
@@ -97,6 +100,8 @@ export async function commitFile(
       thumbnailHeight: null,
       mediaWidth: null,
       mediaHeight: null,
+      // Given by the database as the row is inserted (migration 0020-search-documents).
+      docId: null,
       createdAt: now,
       updatedAt: now,
     };

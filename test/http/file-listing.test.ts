@@ -7,6 +7,7 @@ import { createToken, PNG_1X1, uploadFile } from '../support/uploads.ts';
 import type { FilesTable } from '../../src/db/schema.ts';
 import { newId } from '../../src/db/ids.ts';
 import { foldForSearch } from '../../src/shared/search-text.ts';
+import { bucketOf } from '../../src/listing/calendar.ts';
 import { withoutEveryonePermission } from '../support/roles.ts';
 
 let server: TestServer;
@@ -690,6 +691,50 @@ describe('GET /api/files/timeline', () => {
     expect(weeks.buckets[0]).toMatchObject({ from: '2024-12-30T00:00:00.000Z', to: '2025-01-06T00:00:00.000Z' });
     const years = (await timeline(m, { groupBy: 'year', timezone: 'America/New_York' })).body.data;
     expect(years.buckets).toEqual([{ key: '2024', from: '2024-01-01T05:00:00.000Z', to: '2025-01-01T05:00:00.000Z', count: 4 }]);
+  });
+
+  it('counts a search per bucket exactly as its files are, each account apart, also once a file arrived out of upload order', async () => {
+    const m = await member();
+    const other = await member();
+    const base = Date.UTC(2022, 0, 1);
+    const day = 86_400_000;
+    const make = (owner: Member, i: number, createdAt: number) =>
+      row(owner, { name: i % 3 ? `Holiday-${i}.png` : `work-${i}.png`, mimeType: 'image/png', ocrText: i % 7 === 0 ? 'a HOLIDAY card' : null, createdAt });
+    // Two accounts with the same words, their uploads interleaved in time and inserted in upload order.
+    const mine = Array.from({ length: 400 }, (_, i) => make(m, i, base + i * 3 * day + (i % 5) * 3_600_000));
+    const theirs = Array.from({ length: 150 }, (_, i) => make(other, i, base + i * 7 * day + 1));
+    await insert([...mine, ...theirs].sort((a, b) => a.createdAt! - b.createdAt!));
+    const matches = (r: (typeof mine)[number], term: string) => foldForSearch(r.name!).includes(term) || foldForSearch(r.ocrText ?? '').includes(term);
+
+    const check = async (label: string) => {
+      const from = base + 100 * day + 7_200_000;
+      const to = base + 700 * day;
+      for (const [groupBy, timezone] of [['month', 'UTC'], ['week', 'Asia/Kolkata'], ['year', 'America/New_York']] as const) {
+        for (const [params, inRange] of [
+          [{ search: 'holiday' }, () => true],
+          [{ search: 'OLIDA', dateFrom: new Date(from).toISOString(), dateTo: new Date(to).toISOString() }, (t: number) => t >= from && t <= to],
+        ] as const) {
+          const selected = mine.filter((r) => matches(r, 'holiday') && inRange(r.createdAt!));
+          const counts = new Map<string, number>();
+          for (const r of selected) counts.set(bucketOf(r.createdAt!, groupBy, timezone).key, (counts.get(bucketOf(r.createdAt!, groupBy, timezone).key) ?? 0) + 1);
+          const want = [...counts].sort((a, b) => (a[0] < b[0] ? 1 : -1));
+          const got = (await timeline(m, { groupBy, timezone, ...params })).body.data;
+          const what = `${label}: ${groupBy} ${timezone} ${JSON.stringify(params)}`;
+          expect(got.total, what).toBe(selected.length);
+          expect(got.buckets.map((b: { key: string; count: number }) => [b.key, b.count]), what).toEqual(want);
+          expect((await list(m, { ...params, limit: 5 })).body.pagination.total, what).toBe(selected.length);
+          expect(ids(await list(m, { ...params, limit: 7, page: 3 })), what).toEqual(idsInOrder(selected, (r) => r.createdAt!, -1).slice(14, 21));
+        }
+      }
+      expect((await list(other, { search: 'holiday', limit: 1 })).body.pagination.total).toBe(theirs.filter((r) => matches(r, 'holiday')).length);
+    };
+    await check('in upload order');
+    // A file written with an earlier upload time than those before it (by hand, or after the clock was
+    // set back): the answers stay exact.
+    const late = make(m, 1000, base + 10 * day + 1);
+    mine.push(late);
+    await insert([late]);
+    await check('after a file out of upload order');
   });
 
   it('has one undated bucket for a non-date sort, and none without files', async () => {

@@ -1,0 +1,77 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { fileRow } from '../support/file-rows.ts';
+import { freshDatabaseUrl, startTestServer } from '../support/server.ts';
+import { Client } from '../support/client.ts';
+import { openDatabase } from '../../src/db/database.ts';
+import { migrate } from '../../src/db/migrator.ts';
+import { createToken } from '../../src/tokens/named-tokens.ts';
+
+// Migration 0020-search-documents numbers the files that exist when it runs; searches, their totals
+// and their timelines then answer through the numbered index exactly as over the files themselves.
+describe('migration 0020-search-documents', () => {
+  it('numbers existing files per account in upload order, and search finds them through the index', async () => {
+    const databaseUrl = await freshDatabaseUrl();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-documents-'));
+    const handle = openDatabase({ databaseUrl: databaseUrl ?? null, dataDir });
+    const base = Date.UTC(2021, 0, 1);
+    const day = 86_400_000;
+    const owners = ['docsowner1', 'docsowner2'];
+    // Inserted in no particular order, as files of an older version may be; the same words in both accounts.
+    const files = Array.from({ length: 90 }, (_, i) => {
+      const owner = owners[i % 2]!;
+      const createdAt = base + ((i * 37) % 90) * 5 * day;
+      return fileRow(owner, `docsfile${String(i).padStart(3, '0')}`, { name: i % 3 ? `Beach-${i}.txt` : `plan-${i}.txt`, ocrText: i % 10 === 0 ? 'beach towel' : null, createdAt });
+    });
+    let token = '';
+    try {
+      await migrate(handle.db, '0019-upload-counts');
+      const now = Date.now();
+      for (const id of owners) {
+        await handle.db
+          .insertInto('users')
+          .values({ id, email: `${id}@example.test`, name: id, passwordHash: 'x', urlId: `${id}url`, emailVerified: 1, quotaBytes: null, uploadToken: null, uploadTokenHash: null, defaultProfileId: null, uploadDefaults: null, createdAt: now, updatedAt: now })
+          .execute();
+      }
+      await handle.db.insertInto('files').values(files).execute();
+      // The bytes' stand-ins: a server refuses a DATA_DIR that holds none of the database's files.
+      for (const f of files) {
+        fs.mkdirSync(path.join(dataDir, 'files', 'test'), { recursive: true });
+        fs.writeFileSync(path.join(dataDir, 'files', f.storageKey), '');
+      }
+      await migrate(handle.db);
+      token = (await createToken(handle.db, handle.dialect, owners[0]!, { name: 'reader', scopes: ['files:read'] })).secret;
+      if (handle.dialect === 'sqlite') {
+        // Each account's numbers are one range, in upload order, and it is marked as such.
+        for (const [n, owner] of owners.entries()) {
+          const rows = await handle.db.selectFrom('files').select(['id', 'docId', 'createdAt']).where('userId', '=', owner).orderBy('docId').execute();
+          const account = await handle.db.selectFrom('users').select(['accountNo', 'docSeq', 'docsUnordered']).where('id', '=', owner).executeTakeFirstOrThrow();
+          expect(account).toEqual({ accountNo: n + 1, docSeq: rows.length, docsUnordered: 0 });
+          expect(rows.map((r) => r.docId)).toEqual(rows.map((_, i) => (n + 1) * 2 ** 32 + i + 1));
+          expect(rows.map((r) => r.id)).toEqual([...rows].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)).map((r) => r.id));
+        }
+      }
+    } finally {
+      await handle.close();
+    }
+
+    const server = await startTestServer({}, { databaseUrl, dataDir });
+    try {
+      const client = new Client(server.baseUrl);
+      const mine = files.filter((f) => f.userId === owners[0] && (f.name!.toLowerCase().includes('beach') || (f.ocrText ?? '').includes('beach')));
+      const listed = await client.get('/api/files?search=BEACH&limit=100&sortBy=oldest', { token });
+      expect(listed.status, listed.text).toBe(200);
+      expect(listed.body.pagination.total).toBe(mine.length);
+      expect(listed.body.data.map((f: { id: string }) => f.id)).toEqual([...mine].sort((a, b) => a.createdAt! - b.createdAt! || (a.id! < b.id! ? -1 : 1)).map((f) => f.id));
+      const years = (await client.get('/api/files/timeline?search=beach&groupBy=year', { token })).body.data;
+      const perYear = new Map<string, number>();
+      for (const f of mine) perYear.set(String(new Date(f.createdAt!).getUTCFullYear()), (perYear.get(String(new Date(f.createdAt!).getUTCFullYear())) ?? 0) + 1);
+      expect(years.total).toBe(mine.length);
+      expect(years.buckets.map((b: { key: string; count: number }) => [b.key, b.count])).toEqual([...perYear].sort((a, b) => (a[0] < b[0] ? 1 : -1)));
+    } finally {
+      await server.close();
+    }
+  });
+});
