@@ -152,8 +152,9 @@ export const SEARCH_TERM = 'invoice';
  * by the schema's own triggers), so the account looks exactly as if the files had been uploaded.
  */
 async function seedAccount(db: Db, userId: string, count: number, prefix: string, organise: boolean, dataDir: string): Promise<void> {
-  // Empty stand-ins for the files' bytes (local storage keeps key K at DATA_DIR/files/K): a process
-  // refuses to start on a DATA_DIR that holds none of the database's files (src/storage/data-dir-check.ts).
+  // Empty stand-ins for the newest files' bytes (local storage keeps key K at DATA_DIR/files/K): a
+  // process refuses to start on a DATA_DIR that holds none of the database's newest files
+  // (src/storage/data-dir-check.ts); the figures never read bytes.
   const storageRoot = path.join(dataDir, 'files');
   fs.mkdirSync(path.join(storageRoot, 'files', userId), { recursive: true });
   const now = Date.now();
@@ -163,6 +164,9 @@ async function seedAccount(db: Db, userId: string, count: number, prefix: string
     await db.insertInto('folders').values(folderIds.map((id, i) => ({ id, userId, name: `Folder ${i}`, parentId: null, createdAt: now, updatedAt: now }))).execute();
     await db.insertInto('tags').values(tagIds.map((id, i) => ({ id, userId, name: `tag ${i}`, createdAt: now }))).execute();
   }
+  // Numbered in SQLite's search index as commitFile numbers uploads (migration 0020-search-documents);
+  // PostgreSQL has no numbers (accountNo is null there).
+  const { accountNo } = await db.selectFrom('users').select('accountNo').where('id', '=', userId).executeTakeFirstOrThrow();
   const span = 3 * 365 * 86_400_000;
   let seed = prefix === 'f' ? 42 : 7;
   const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
@@ -204,6 +208,7 @@ async function seedAccount(db: Db, userId: string, count: number, prefix: string
         // Media work done, as on a library that has been in use (no backfill runs during the figures).
         ...(thumbnailSourceOf(mimeType) !== null ? { thumbnailStatus: 'done' as const, thumbnailKey: `files/${userId}/${id}.thumb-seeded.webp`, thumbnailWidth: 512, thumbnailHeight: 384 } : { thumbnailStatus: 'unsupported' as const }),
         ocrStatus: ocrText === null ? 'unsupported' : 'done',
+        docId: accountNo === null ? null : accountNo * 2 ** 32 + i + 1,
         createdAt,
         updatedAt: createdAt,
       });
@@ -213,7 +218,8 @@ async function seedAccount(db: Db, userId: string, count: number, prefix: string
       await trx.insertInto('files').values(rows).execute();
       if (fileTags.length) await trx.insertInto('fileTags').values(fileTags).execute();
     });
-    for (const row of rows) fs.writeFileSync(path.join(storageRoot, row.storageKey), '');
+    // The check samples the newest files, which are the last ones seeded.
+    if (offset + 1000 >= count) for (const row of rows) fs.writeFileSync(path.join(storageRoot, row.storageKey), '');
   }
-  await db.updateTable('users').set((eb) => ({ usedBytes: eb('usedBytes', '+', usedBytes) })).where('id', '=', userId).execute();
+  await db.updateTable('users').set((eb) => ({ usedBytes: eb('usedBytes', '+', usedBytes), docSeq: count })).where('id', '=', userId).execute();
 }

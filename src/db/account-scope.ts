@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { DeleteQueryBuilder, DeleteResult, Insertable, InsertQueryBuilder, InsertResult, Kysely, SelectQueryBuilder, Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
+import type { DeleteQueryBuilder, DeleteResult, InsertObject, InsertQueryBuilder, InsertResult, Kysely, SelectQueryBuilder, Transaction, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import type { Database } from './schema.ts';
 
 export type Executor = Kysely<Database> | Transaction<Database>;
@@ -50,7 +50,7 @@ export function forAccount(db: Executor, userId: string, options: ScopeOptions =
     },
     insertInto<T extends AccountOwnedTable>(
       table: T,
-      values: Omit<Insertable<Database[T]>, 'userId'> | Omit<Insertable<Database[T]>, 'userId'>[],
+      values: Omit<InsertObject<Database, T>, 'userId'> | Omit<InsertObject<Database, T>, 'userId'>[],
     ): InsertQueryBuilder<Database, T, InsertResult> {
       const rows = (Array.isArray(values) ? values : [values]).map((v) => ({ ...v, userId }));
       return anyDb.insertInto(table as string).values(rows) as any;

@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { AppContext } from '../context.ts';
 import type { Database } from '../db/schema.ts';
 import { forAccount } from '../db/account-scope.ts';
@@ -56,7 +56,7 @@ export async function commitFile(
     // few round trips as possible. A refused upload rolls the charge back.
     const owner = await trx
       .updateTable('users')
-      .set((eb) => ({ usedBytes: eb('usedBytes', '+', upload.size) }))
+      .set((eb) => ({ usedBytes: eb('usedBytes', '+', upload.size), docSeq: eb('docSeq', '+', 1) }))
       .where('id', '=', userId)
       .returning(['quotaBytes', 'usedBytes', 'urlId', 'lastUploadAt'])
       .executeTakeFirstOrThrow();
@@ -100,13 +100,16 @@ export async function commitFile(
       thumbnailHeight: null,
       mediaWidth: null,
       mediaHeight: null,
-      // Given by the database as the row is inserted (migration 0020-search-documents).
+      // Numbered as the row is inserted (below).
       docId: null,
       createdAt: now,
       updatedAt: now,
     };
     const { userId: _owner, ...values } = file;
-    await account.insertInto('files', values).execute();
+    // The file's number in SQLite's search index: the account's next one, counted above (migration
+    // 0020-search-documents), computed in SQL, whose integers have 64 bits.
+    const docId = sql<number | null>`(select ${sql.ref('users.accountNo')} * 4294967296 + ${sql.ref('users.docSeq')} from ${sql.table('users')} where ${sql.ref('users.id')} = ${userId})`;
+    await account.insertInto('files', { ...values, docId }).execute();
 
     // Tags a profile still names but that were deleted since are skipped, not an error.
     const tagIds = upload.options.tagIds.length

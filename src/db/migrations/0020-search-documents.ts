@@ -11,7 +11,8 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
  *
  * - `users.accountNo`: a number of the account's own (1, 2, …), given by the database when the
  *   account is inserted; `users.docSeq`: the last number given to one of its files.
- * - `files.docId`: given by the database when the file is inserted, never reused, unique.
+ * - `files.docId`: given when the file is inserted (by commitFile from the account's row, or by the
+ *   database for a row inserted without one), never reused, unique.
  * - `users.lastUploadAt` and `users.docsUnordered`: document numbers follow upload times as long as
  *   files arrive in upload order, which commitFile guarantees (the account's row lock is held from
  *   the upload time until the commit). A file inserted with an earlier upload time than one before
@@ -25,7 +26,8 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   await db.schema.alterTable('users').addColumn('accountNo', 'bigint').execute();
-  await db.schema.alterTable('users').addColumn('docSeq', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  // 2^32 numbers per account: the next account's range starts there.
+  await db.schema.alterTable('users').addColumn('docSeq', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`${sql.ref('docSeq')} < 4294967296`)).execute();
   await db.schema.alterTable('users').addColumn('lastUploadAt', 'bigint').execute();
   await db.schema.alterTable('users').addColumn('docsUnordered', 'integer', (c) => c.notNull().defaultTo(0)).execute();
   await db.schema.alterTable('files').addColumn('docId', 'bigint').execute();
@@ -46,19 +48,30 @@ export async function up(db: Kysely<any>): Promise<void> {
     update users set accountNo = (select coalesce(max(accountNo), 0) + 1 from users) where rowid = new.rowid;
   end`.execute(db);
 
+  // The account's row, written by every file insert already (migration 0008-listing-version), also
+  // keeps the latest upload time and notes a file that arrives with an earlier one. SQLite evaluates
+  // every expression of an UPDATE on the row as it was, so `docsUnordered` compares with the previous
+  // upload time.
+  await sql`drop trigger files_count_insert`.execute(db);
+  await sql`create trigger files_count_insert after insert on files begin
+    update users set fileCount = fileCount + 1, listingVersion = listingVersion + 1,
+      docsUnordered = docsUnordered or (lastUploadAt is not null and new.createdAt < lastUploadAt),
+      lastUploadAt = max(coalesce(lastUploadAt, new.createdAt), new.createdAt)
+      where id = new.userId;
+  end`.execute(db);
+
   // The index again, keyed by document number.
   for (const trigger of ['files_fts_insert', 'files_fts_delete', 'files_fts_update']) await sql`drop trigger ${sql.id(trigger)}`.execute(db);
   await sql`drop table filesSearch`.execute(db);
   await sql`create virtual table filesSearch using fts5(searchName, searchOcr, content='files', content_rowid='docId', tokenize='trigram')`.execute(db);
   await sql`insert into filesSearch(filesSearch) values ('rebuild')`.execute(db);
-  // A new file: the account's next number (SQLite evaluates every expression of an UPDATE on the row
-  // as it was, so `docsUnordered` compares with the previous upload time), then its entry.
-  await sql`create trigger files_fts_insert after insert on files begin
-    select raise(abort, 'an account holds at most 4294967295 files') from users where id = new.userId and docSeq >= 4294967295;
-    update users set docSeq = docSeq + 1,
-      docsUnordered = docsUnordered or (lastUploadAt is not null and new.createdAt < lastUploadAt),
-      lastUploadAt = max(coalesce(lastUploadAt, new.createdAt), new.createdAt)
-      where id = new.userId;
+  // commitFile numbers a file as it inserts it (from the account's row, which it updates anyway);
+  // a row inserted without a number (by hand, by a test) is numbered here.
+  await sql`create trigger files_fts_insert after insert on files when new.docId is not null begin
+    insert into filesSearch(rowid, searchName, searchOcr) values (new.docId, new.searchName, new.searchOcr);
+  end`.execute(db);
+  await sql`create trigger files_fts_insert_unnumbered after insert on files when new.docId is null begin
+    update users set docSeq = docSeq + 1 where id = new.userId;
     update files set docId = (select accountNo * 4294967296 + docSeq from users where id = new.userId) where rowid = new.rowid;
     insert into filesSearch(rowid, searchName, searchOcr) select docId, searchName, searchOcr from files where rowid = new.rowid;
   end`.execute(db);
