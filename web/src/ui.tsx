@@ -60,22 +60,112 @@ export function useAction() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Dialogs: the native <dialog> element traps focus, closes on Escape and restores focus.
+// Announcements: a polite live region for what a screen reader should hear without a toast
+// (selections, upload progress, page changes).
+
+const AnnounceContext = createContext<(message: string) => void>(() => {});
+
+export function AnnouncerProvider({ children }: { children: ReactNode }) {
+  const [message, setMessage] = useState('');
+  const announce = useCallback((text: string) => {
+    // Cleared first, so that the same words said twice are announced twice.
+    setMessage('');
+    window.setTimeout(() => setMessage(text), 50);
+  }, []);
+  return (
+    <AnnounceContext.Provider value={announce}>
+      {children}
+      <div className="visually-hidden" role="status" aria-live="polite" aria-atomic="true" data-testid="announcer">
+        {message}
+      </div>
+    </AnnounceContext.Provider>
+  );
+}
+
+export const useAnnounce = () => useContext(AnnounceContext);
+
+// ---------------------------------------------------------------------------------------------
+// Focus: where it goes when what held it goes away.
+
+const FOCUSABLE = 'button:not([disabled]), a[href], input:not([disabled]), select:not([disabled]), textarea:not([disabled]), summary, [tabindex]:not([tabindex="-1"])';
+
+/**
+ * Focuses a control of the list item `key` (an element with `data-item-key`): the one marked
+ * `data-action={action}` if given and present, else its first control. False when there is none.
+ */
+export function focusItem(key: string | null | undefined, action?: string | null): boolean {
+  if (!key) return false;
+  const item = document.querySelector<HTMLElement>(`[data-item-key="${CSS.escape(key)}"]`);
+  const target = (action ? item?.querySelector<HTMLElement>(`[data-action="${CSS.escape(action)}"]`) : null) ?? item?.querySelector<HTMLElement>(FOCUSABLE);
+  target?.focus();
+  return Boolean(target);
+}
+
+/** The page's main heading (focusable from script), the place to start from when nothing better is left. */
+export function focusPageHeading(): void {
+  document.querySelector<HTMLElement>('main h1')?.focus();
+}
+
+/**
+ * Remembers where focus is now, for giving it back later: to the same element while it is on the
+ * page; when it is gone (a deleted file's card), to the same control of its list item drawn anew,
+ * else of the next item, else of the previous one, else to the page's heading.
+ */
+export function rememberFocus(): () => void {
+  const opener = document.activeElement instanceof HTMLElement && document.activeElement !== document.body ? document.activeElement : null;
+  const item = opener?.closest<HTMLElement>('[data-item-key]') ?? null;
+  const action = opener?.getAttribute('data-action') ?? null;
+  const key = item?.dataset.itemKey;
+  const next = (item?.nextElementSibling as HTMLElement | null)?.dataset?.itemKey;
+  const previous = (item?.previousElementSibling as HTMLElement | null)?.dataset?.itemKey;
+  return () => {
+    if (opener?.isConnected) {
+      opener.focus();
+      return;
+    }
+    if (!opener) return;
+    if (focusItem(key, action) || focusItem(next, action) || focusItem(previous, action)) return;
+    focusPageHeading();
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dialogs: the native <dialog> element traps focus and closes on Escape. Focus goes back where it
+// came from when the dialog closes, and also when it is taken off the page while open (the
+// editor and the viewer are shown only while they are open).
 
 export function Dialog({ open, title, onClose, children, wide }: { open: boolean; title: string; onClose: () => void; children: ReactNode; wide?: boolean }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
+  const giveBack = useRef<(() => void) | null>(null);
   useEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
-    if (open && !dialog.open) dialog.showModal();
+    if (open && !dialog.open) {
+      giveBack.current = rememberFocus();
+      dialog.showModal();
+    }
     if (!open && dialog.open) dialog.close();
   }, [open]);
+  useEffect(
+    () => () => {
+      // Taken off the page while open: after React has removed it, focus goes back.
+      const restore = giveBack.current;
+      giveBack.current = null;
+      if (restore) window.setTimeout(restore, 0);
+    },
+    [],
+  );
   return (
     <dialog
       ref={ref}
       className={wide ? 'dialog dialog-wide' : 'dialog'}
       aria-labelledby={titleId}
+      onClose={() => {
+        const restore = giveBack.current;
+        giveBack.current = null;
+        restore?.();
+      }}
       onCancel={(event) => {
         event.preventDefault();
         onClose();
@@ -188,14 +278,17 @@ export const useConfirm = () => useContext(ConfirmContext);
 
 // ---------------------------------------------------------------------------------------------
 
-export function CopyButton({ text, label = 'Copy', className, describedBy }: { text: string; label?: string; className?: string; describedBy?: string }) {
+/** `ariaLabel` names a button that is repeated for many items ("Copy link to budget.csv"). */
+export function CopyButton({ text, label = 'Copy', ariaLabel, className, describedBy }: { text: string; label?: string; ariaLabel?: string; className?: string; describedBy?: string }) {
   const toast = useToast();
   const [copied, setCopied] = useState(false);
   return (
     <button
       type="button"
       className={className}
+      aria-label={ariaLabel}
       aria-describedby={describedBy}
+      data-action="copy"
       onClick={async () => {
         const ok = await copyText(text);
         if (ok) {
@@ -233,11 +326,52 @@ export function SecretReveal({ title, secret, onDone, children }: { title: strin
   );
 }
 
+/**
+ * An API message about one field (`body.currentPassword: must be at least 8 characters`): the
+ * field's name and what is wrong, or null.
+ */
+export function fieldError(message: string): { field: string; problem: string } | null {
+  const match = /^(?:body|querystring|params)\.([A-Za-z][\w.]*): (.+)$/s.exec(message);
+  return match ? { field: match[1]!, problem: match[2]! } : null;
+}
+
+/** `currentPassword` → "Current password", for a field the form does not show by that name. */
+function spokenField(field: string): string {
+  const words = field.split('.').at(-1)!.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/**
+ * The error of a form's last attempt. When it concerns one field, it is phrased with the field's own
+ * label, and the field (a control of the same form whose `name` is the API's field name) is marked
+ * invalid and described by it.
+ */
 export function ErrorNote({ error }: { error: unknown }) {
+  const ref = useRef<HTMLParagraphElement>(null);
+  const id = useId();
+  const message = error ? errorMessage(error) : '';
+  const about = fieldError(message);
+  const [label, setLabel] = useState<string | null>(null);
+  useEffect(() => {
+    setLabel(null);
+    if (!about) return;
+    const control = ref.current?.closest('form')?.querySelector<HTMLElement>(`[name="${CSS.escape(about.field)}"]`);
+    if (!control) return;
+    const text = control.closest('label')?.firstChild?.textContent?.trim() || control.getAttribute('aria-label');
+    if (text) setLabel(text);
+    const described = control.getAttribute('aria-describedby');
+    control.setAttribute('aria-invalid', 'true');
+    control.setAttribute('aria-describedby', [described, id].filter(Boolean).join(' '));
+    return () => {
+      control.removeAttribute('aria-invalid');
+      if (described) control.setAttribute('aria-describedby', described);
+      else control.removeAttribute('aria-describedby');
+    };
+  }, [about?.field, message, id]);
   if (!error) return null;
   return (
-    <p className="error-note" role="alert">
-      {errorMessage(error)}
+    <p className="error-note" role="alert" id={id} ref={ref}>
+      {about ? `${label ?? spokenField(about.field)}: ${about.problem}` : message}
     </p>
   );
 }
@@ -285,13 +419,19 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
   return { data, error, loading, reload, setData };
 }
 
+/** The title of the first page shown: the browser reads that one itself; later ones are announced. */
+let firstTitle: string | null = null;
+
 export function PageHeader({ title, children }: { title: string; children?: ReactNode }) {
+  const announce = useAnnounce();
   useEffect(() => {
     document.title = `${title} · Hoard`;
-  }, [title]);
+    if (firstTitle === null) firstTitle = title;
+    else announce(`${title} page`);
+  }, [title, announce]);
   return (
     <div className="page-header">
-      <h1>{title}</h1>
+      <h1 tabIndex={-1}>{title}</h1>
       {children && <div className="page-header-actions">{children}</div>}
     </div>
   );
@@ -299,8 +439,17 @@ export function PageHeader({ title, children }: { title: string; children?: Reac
 
 /** Tabs as links in the query string (`?tab=`), so each section has its own URL. */
 export function Tabs({ tabs, current, onChange, label }: { tabs: Array<{ id: string; label: string }>; current: string; onChange: (id: string) => void; label: string }) {
+  const bar = useRef<HTMLElement>(null);
+  useEffect(() => {
+    // On a narrow screen the bar scrolls sideways: the current tab is kept in view.
+    const active = bar.current?.querySelector<HTMLElement>('[aria-current="page"]');
+    if (active && bar.current) {
+      const left = active.offsetLeft - bar.current.offsetLeft;
+      if (left < bar.current.scrollLeft || left + active.offsetWidth > bar.current.scrollLeft + bar.current.clientWidth) bar.current.scrollLeft = left - 16;
+    }
+  }, [current]);
   return (
-    <nav className="tabs" aria-label={label}>
+    <nav className="tabs" aria-label={label} ref={bar}>
       {tabs.map((tab) => (
         <a
           key={tab.id}
@@ -363,5 +512,12 @@ export function DataTable({ columns, actions = true, wrap = true, className, cap
       <tbody>{children}</tbody>
     </table>
   );
-  return wrap ? <div className="table-wrap">{table}</div> : table;
+  // The frame scrolls sideways on a narrow screen: it can be focused, so the keyboard scrolls it too.
+  return wrap ? (
+    <div className="table-wrap" tabIndex={0} role="region" aria-label={typeof caption === 'string' ? caption : 'Table'}>
+      {table}
+    </div>
+  ) : (
+    table
+  );
 }

@@ -90,18 +90,22 @@ export function AccountPage() {
             <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />
           </label>
           {can('uploadProfiles.manage') && (
-            <label>
-              Default upload profile
-              <select value={defaultProfileId} onChange={(e) => setDefaultProfileId(e.target.value)}>
-                <option value="">None</option>
-                {profiles.data?.map((p) => (
-                  <option key={p.id} value={p.id}>
-                    {p.name}
-                  </option>
-                ))}
-              </select>
-              <span className="hint">Used by uploads that choose no profile.</span>
-            </label>
+            <div className="hinted">
+              <label>
+                Default upload profile
+                <select value={defaultProfileId} onChange={(e) => setDefaultProfileId(e.target.value)} aria-describedby="default-profile-hint">
+                  <option value="">None</option>
+                  {profiles.data?.map((p) => (
+                    <option key={p.id} value={p.id}>
+                      {p.name}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              <span id="default-profile-hint" className="hint">
+                Used by uploads that choose no profile.
+              </span>
+            </div>
           )}
           <fieldset>
             <legend>Upload defaults</legend>
@@ -122,13 +126,17 @@ export function AccountPage() {
           <input type="email" autoComplete="username" value={data?.email ?? ''} readOnly hidden />
           <label>
             Current password
-            <input type="password" autoComplete="current-password" value={currentPassword} onChange={(e) => setCurrentPassword(e.target.value)} required />
+            <input type="password" name="currentPassword" autoComplete="current-password" value={currentPassword} onChange={(e) => setCurrentPassword(e.target.value)} required />
           </label>
-          <label>
-            New password
-            <input type="password" autoComplete="new-password" minLength={8} value={newPassword} onChange={(e) => setNewPassword(e.target.value)} required />
-            <span className="hint">At least 8 characters. Your other browser sessions are signed out; tokens keep working.</span>
-          </label>
+          <div className="hinted">
+            <label>
+              New password
+              <input type="password" name="newPassword" autoComplete="new-password" minLength={8} value={newPassword} onChange={(e) => setNewPassword(e.target.value)} required aria-describedby="new-password-hint" />
+            </label>
+            <span id="new-password-hint" className="hint">
+              At least 8 characters. Your other browser sessions are signed out; tokens keep working.
+            </span>
+          </div>
           <label>
             Repeat the new password
             <input type="password" autoComplete="new-password" minLength={8} value={repeat} onChange={(e) => setRepeat(e.target.value)} required />

@@ -55,11 +55,15 @@ export function FileEditor({ file, folders, tags, onClose, onSaved }: { file: Fi
 
   return (
     <FormDialog title={`Edit ${file.name}`} onClose={onClose} onSubmit={submit}>
-      <label>
-        Name
-        <input type="text" value={name} onChange={(e) => setName(e.target.value)} maxLength={255} required />
-        <span className="hint">Renaming changes the file’s links.</span>
-      </label>
+      <div className="hinted">
+        <label>
+          Name
+          <input type="text" value={name} onChange={(e) => setName(e.target.value)} maxLength={255} required aria-describedby="file-name-hint" />
+        </label>
+        <span id="file-name-hint" className="hint">
+          Renaming changes the file’s links.
+        </span>
+      </div>
       {canShare && (
         <fieldset>
           <legend>Visibility</legend>

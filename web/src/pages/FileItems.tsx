@@ -39,25 +39,25 @@ function FileActions({ file, onEdit, onDelete, onBrowse, compact = false }: { fi
   const label = (text: string) => (compact ? <span className="visually-hidden">{text}</span> : text);
   return (
     <span className="row-actions">
-      <CopyButton text={shareUrl(file)} label="Copy link" className="small" />
-      <a className="button small" href={downloadPath(file)} download aria-label={`Download ${file.name}`} title="Download">
+      <CopyButton text={shareUrl(file)} label="Copy link" ariaLabel={`Copy link to ${file.name}`} className="small" />
+      <a className="button small" href={downloadPath(file)} download aria-label={`Download ${file.name}`} title="Download" data-action="download">
         {compact && <Icon name="download" />}
         {label('Download')}
       </a>
       {isArchive(file) && (
-        <button type="button" className="small" onClick={() => onBrowse(file)} aria-label={`Contents of ${file.name}`} title="Contents">
+        <button type="button" className="small" onClick={() => onBrowse(file)} aria-label={`Contents of ${file.name}`} title="Contents" data-action="contents">
           {compact && <Icon name="archive" />}
           {label('Contents')}
         </button>
       )}
       {can('files.update') && (
-        <button type="button" className="small" onClick={() => onEdit(file)} aria-label={`Edit ${file.name}`} title="Edit">
+        <button type="button" className="small" onClick={() => onEdit(file)} aria-label={`Edit ${file.name}`} title="Edit" data-action="edit">
           {compact && <Icon name="edit" />}
           {label('Edit')}
         </button>
       )}
       {can('files.delete') && (
-        <button type="button" className="small danger" onClick={() => onDelete(file)} aria-label={`Delete ${file.name}`} title="Delete">
+        <button type="button" className="small danger" onClick={() => onDelete(file)} aria-label={`Delete ${file.name}`} title="Delete" data-action="delete">
           {compact && <Icon name="trash" />}
           {label('Delete')}
         </button>
@@ -70,13 +70,13 @@ function FileActions({ file, onEdit, onDelete, onBrowse, compact = false }: { fi
 function OpenControl({ file, onOpen, children, className }: { file: FileRecord; onOpen: (file: FileRecord) => void; children: ReactNode; className?: string }) {
   if (isPreviewable(file)) {
     return (
-      <button type="button" className={className} onClick={() => onOpen(file)} aria-label={`View ${file.name}`}>
+      <button type="button" className={className} onClick={() => onOpen(file)} aria-label={`View ${file.name}`} data-action="open">
         {children}
       </button>
     );
   }
   return (
-    <a className={className} href={rawPath(file)} target="_blank" rel="noopener noreferrer" aria-label={`Open ${file.name} in a new tab`}>
+    <a className={className} href={rawPath(file)} target="_blank" rel="noopener noreferrer" aria-label={`Open ${file.name} in a new tab`} data-action="open">
       {children}
     </a>
   );
@@ -117,7 +117,7 @@ export function FileGrid({ files, folders, selection, previews, onToggle, onOpen
       {files.map((file, index) => {
         const selected = selection.has(file.id);
         return (
-          <li key={file.id} className={selected ? 'file-card selected' : 'file-card'} data-testid="file-card">
+          <li key={file.id} className={selected ? 'file-card selected' : 'file-card'} data-testid="file-card" data-item-key={file.id}>
             <OpenControl file={file} onOpen={onOpen} className="thumb">
               <CardPicture file={file} previews={previews} eager={index < EAGER_CARDS} />
             </OpenControl>
@@ -153,7 +153,7 @@ export function FileList({ files, folders, selection, onToggle, onOpen, onEdit, 
   return (
     <DataTable columns={[{ label: <span className="visually-hidden">Selected</span> }, 'Name', 'Type', { label: 'Size', className: 'num' }, 'Uploaded', 'Sharing', { label: 'Views', className: 'num' }, { label: 'Downloads', className: 'num' }]} className="file-table" caption="Files">
       {files.map((file) => (
-        <tr key={file.id} className={selection.has(file.id) ? 'selected' : undefined} data-testid="file-row">
+        <tr key={file.id} className={selection.has(file.id) ? 'selected' : undefined} data-testid="file-row" data-item-key={file.id}>
           <td>
             <input type="checkbox" checked={selection.has(file.id)} onChange={() => onToggle(file)} aria-label={`Select ${file.name}`} />
           </td>

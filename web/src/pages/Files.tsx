@@ -1,10 +1,10 @@
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { del, get, patch, query, request } from '../api.ts';
 import { copyText } from '../clipboard.ts';
 import { pluralize } from '../format.ts';
 import { Link, useQueryState } from '../router.tsx';
 import { useSession } from '../session.tsx';
-import { Empty, ErrorNote, Loading, PageHeader, useAction, useConfirm, useLoad, useToast } from '../ui.tsx';
+import { Empty, ErrorNote, focusItem, focusPageHeading, Loading, PageHeader, useAction, useAnnounce, useConfirm, useLoad, useToast } from '../ui.tsx';
 import type { FileRecord, Folder, Pagination, Tag, Timeline, TimelineBucket } from '@api';
 import { FolderOptions } from './FolderOptions.tsx';
 import { shareUrl } from './file-links.ts';
@@ -175,17 +175,48 @@ export function FilesPage() {
       return next;
     });
 
+  // After a deletion, focus goes to the next file's card (or the previous one's) once the page is drawn again.
+  const focusAfterLoad = useRef<string[] | null>(null);
+  useEffect(() => {
+    const wanted = focusAfterLoad.current;
+    if (!wanted || listing.loading) return;
+    focusAfterLoad.current = null;
+    if (!wanted.some((key) => focusItem(key))) focusPageHeading();
+  }, [listing.data, listing.loading]);
+
   const deleteFile = async (file: FileRecord) => {
     if (!(await confirm('Delete file', `Delete “${file.name}”? Its bytes, links and metadata are removed for good.`))) return;
+    const position = files.findIndex((f) => f.id === file.id);
+    const successors = [files[position + 1]?.id, files[position - 1]?.id].filter((id): id is string => Boolean(id));
     if (await run(() => del(`/api/files/${encodeURIComponent(file.id)}`), `Deleted ${file.name}`)) {
       setSelection((current) => {
         const next = new Map(current);
         next.delete(file.id);
         return next;
       });
+      focusAfterLoad.current = successors;
       refresh();
     }
   };
+
+  const announce = useAnnounce();
+  // A new page of the listing is announced once it has arrived.
+  const announcedPage = useRef(page);
+  useEffect(() => {
+    if (!pagination || listing.loading || announcedPage.current === page) return;
+    announcedPage.current = page;
+    announce(`Page ${page} of ${Math.max(1, pagination.pageCount)}`);
+  }, [page, pagination, listing.loading, announce]);
+  const selected = selection.size;
+  const announcedOnce = useRef(false);
+  useEffect(() => {
+    // Not on the first render: only a change of the selection is news.
+    if (!announcedOnce.current) {
+      announcedOnce.current = true;
+      return;
+    }
+    announce(selected === 0 ? 'No files selected' : `${pluralize(selected, 'file')} selected`);
+  }, [selected, announce]);
 
   /** Applies one change to every selected file, one request at a time, and reports the outcome. */
   const bulk = async (label: string, action: (file: FileRecord) => Promise<unknown>) => {
@@ -475,7 +506,12 @@ export function FilesPage() {
   );
 }
 
-/** A dropdown of checkboxes (types, visibility): values are ORed. */
+/**
+ * A dropdown of checkboxes (types, visibility): values are ORed. Named by its label and then its
+ * current choice ("Type, Any type": the words it shows are part of its name); closes on Escape
+ * (focus back on its button) and on a click or focus outside it; its panel opens towards whichever
+ * side has room, inside the window.
+ */
 function MultiSelect({ label, options, selected, onChange, empty }: { label: string; options: ReadonlyArray<readonly [string, string]>; selected: string[]; onChange: (values: string[]) => void; empty?: string }) {
   const summary = selected.length === 0 ? `Any ${label.toLowerCase()}` : selected.length === 1 ? (options.find(([v]) => v === selected[0])?.[1] ?? selected[0]) : `${selected.length} selected`;
   const toggle = (value: string, on: boolean) => onChange(on ? [...selected, value] : selected.filter((v) => v !== value));
@@ -484,14 +520,58 @@ function MultiSelect({ label, options, selected, onChange, empty }: { label: str
     const known = new Set(options.map(([v]) => v));
     return [...options, ...selected.filter((v) => !known.has(v)).map((v) => [v, v] as const)];
   }, [options, selected]);
+  const id = useId();
+  const details = useRef<HTMLDetailsElement>(null);
+  const panel = useRef<HTMLFieldSetElement>(null);
+  const [open, setOpen] = useState(false);
+  const [alignEnd, setAlignEnd] = useState(false);
+  const close = (returnFocus: boolean) => {
+    if (details.current) details.current.open = false;
+    if (returnFocus) details.current?.querySelector('summary')?.focus();
+  };
+  useEffect(() => {
+    if (!open) return;
+    // Opened: the panel goes right-aligned when it would pass the window's right edge.
+    const box = panel.current?.getBoundingClientRect();
+    setAlignEnd(Boolean(box && box.right > document.documentElement.clientWidth - 8));
+    const outside = (event: Event) => {
+      if (!details.current?.contains(event.target as Node)) close(false);
+    };
+    document.addEventListener('pointerdown', outside);
+    document.addEventListener('focusin', outside);
+    return () => {
+      document.removeEventListener('pointerdown', outside);
+      document.removeEventListener('focusin', outside);
+    };
+  }, [open]);
   return (
     <div className="field">
-      <span className="field-label" id={`ms-${label}`}>
+      <span className="field-label" id={`${id}-label`}>
         {label}
       </span>
-      <details className="dropdown">
-        <summary aria-describedby={`ms-${label}`}>{summary}</summary>
-        <fieldset className="dropdown-panel">
+      <details
+        ref={details}
+        className="dropdown"
+        onToggle={(event) => {
+          const isOpen = (event.currentTarget as HTMLDetailsElement).open;
+          if (!isOpen) setAlignEnd(false);
+          setOpen(isOpen);
+        }}
+        onKeyDown={(event) => {
+          if (event.key === 'Escape' && details.current?.open) {
+            event.preventDefault();
+            event.stopPropagation();
+            close(true);
+          }
+        }}
+      >
+        <summary aria-labelledby={`${id}-label ${id}-value`}>
+          <span id={`${id}-value`}>{summary}</span>
+          <span className="dropdown-caret" aria-hidden="true">
+            ▾
+          </span>
+        </summary>
+        <fieldset ref={panel} className={alignEnd ? 'dropdown-panel align-end' : 'dropdown-panel'}>
           <legend className="visually-hidden">{label}</legend>
           {values.length === 0 && <p className="muted">{empty ?? 'Nothing to choose'}</p>}
           {values.map(([value, text]) => (

@@ -135,7 +135,7 @@ function TokensSection() {
         {tokens.loading && !tokens.data && <Loading />}
         {tokens.data && tokens.data.tokens.length === 0 && <Empty>No tokens yet.</Empty>}
         {tokens.data && tokens.data.tokens.length > 0 && (
-          <DataTable columns={['Name', 'Scopes', 'Status', 'Profile', 'Created', 'Expires', 'Last used']}>
+          <DataTable columns={['Name', 'Scopes', 'Status', 'Profile', 'Created', 'Expires', 'Last used']} caption="Tokens">
             {tokens.data.tokens.map((token) => (
               <tr key={token.id} data-testid="token-row">
                 <td>{token.name}</td>
@@ -242,7 +242,7 @@ function WebhooksSection() {
         {webhooks.loading && !webhooks.data && <Loading />}
         {webhooks.data && webhooks.data.length === 0 && <Empty>No webhooks yet.</Empty>}
         {webhooks.data && webhooks.data.length > 0 && (
-          <DataTable columns={['Name', 'Receiver', 'Enabled']}>
+          <DataTable columns={['Name', 'Receiver', 'Enabled']} caption="Webhooks">
             {webhooks.data.map((hook) => (
               <Fragment key={hook.id}>
                 <tr data-testid="webhook-row">

@@ -58,7 +58,7 @@ export function LinksPage() {
           {links.loading && !links.data && <Loading />}
           {links.data && links.data.length === 0 && <Empty>No short links yet.</Empty>}
           {links.data && links.data.length > 0 && (
-            <DataTable columns={['Short link', 'Target', { label: 'Clicks', className: 'num' }, 'Created']}>
+            <DataTable columns={['Short link', 'Target', { label: 'Clicks', className: 'num' }, 'Created']} caption="Short links">
               {links.data.map((link) => (
                 <tr key={link.id} data-testid="short-link-row">
                   <td>

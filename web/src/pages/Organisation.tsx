@@ -145,9 +145,9 @@ function ProfilesSection() {
             <li key={profile.id} className="card" data-testid="profile-item">
               <div className="card-row">
                 <div>
-                  <h3>
+                  <h2 className="card-title">
                     {profile.name} {profile.isDefault && <Badge kind="ok">Default</Badge>}
-                  </h3>
+                  </h2>
                   <p className="muted small">{describeOptions(profile.options, tags.data ?? [])}</p>
                 </div>
                 <span className="row-actions">

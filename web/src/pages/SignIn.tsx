@@ -209,13 +209,15 @@ function RegisterForm({
         Email
         <input type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} autoFocus />
       </label>
-      <label>
-        Password
-        <input type="password" name="password" autoComplete="new-password" required minLength={8} value={password} onChange={(e) => setPassword(e.target.value)} aria-describedby="password-hint" />
+      <div className="hinted">
+        <label>
+          Password
+          <input type="password" name="password" autoComplete="new-password" required minLength={8} value={password} onChange={(e) => setPassword(e.target.value)} aria-describedby="password-hint" />
+        </label>
         <span id="password-hint" className="hint">
           At least 8 characters.
         </span>
-      </label>
+      </div>
       {askInvite && (
         <label>
           Invite code{!inviteRequired && <span className="muted"> (optional)</span>}

@@ -43,7 +43,9 @@ export function TimelineBar({
   }, [scrub, buckets, selected, onSelect]);
 
   if (error) return <ErrorNote error={error} />;
-  if (!timeline || timeline.total === 0) return null;
+  // Its place is kept while it loads, so the list below does not move when it arrives.
+  if (!timeline) return <div className="timeline timeline-placeholder" aria-hidden="true" data-testid="timeline-placeholder" />;
+  if (timeline.total === 0) return null;
   const max = Math.max(...buckets.map((b) => b.count), 1);
   const undated = buckets.length === 1 && buckets[0]!.key === 'all';
 

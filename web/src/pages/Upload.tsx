@@ -2,7 +2,7 @@ import { useCallback, useEffect, useId, useRef, useState, type DragEvent } from 
 import { get } from '../api.ts';
 import { formatBytes, formatSpeed } from '../format.ts';
 import { useSession } from '../session.tsx';
-import { CopyButton, PageHeader, useLoad } from '../ui.tsx';
+import { CopyButton, PageHeader, useAnnounce, useLoad } from '../ui.tsx';
 import { errorMessage } from '../api.ts';
 import { CHUNK_THRESHOLD, UploadAborted, uploadFile, type Selectors } from '../upload/uploader.ts';
 import type { Account, Folder, UploadLinks, UploadProfile } from '@api';
@@ -35,6 +35,7 @@ function pastedName(file: File): File {
 }
 
 export function UploadPage() {
+  const announce = useAnnounce();
   const { can } = useSession();
   const [items, setItems] = useState<Item[]>([]);
   const [profile, setProfile] = useState('');
@@ -85,16 +86,22 @@ export function UploadPage() {
           },
         });
         update(item.id, { status: 'done', detail: 'Uploaded', loaded: item.file.size, links });
+        announce(`${item.file.name} uploaded`);
         void reloadAccount();
       } catch (error) {
-        if (error instanceof UploadAborted) update(item.id, { status: 'cancelled', detail: 'Cancelled', loaded: 0, speed: 0 });
-        else update(item.id, { status: 'failed', detail: 'Failed', error: errorMessage(error), loaded: 0, speed: 0 });
+        if (error instanceof UploadAborted) {
+          update(item.id, { status: 'cancelled', detail: 'Cancelled', loaded: 0, speed: 0 });
+          announce(`Upload of ${item.file.name} cancelled`);
+        } else {
+          update(item.id, { status: 'failed', detail: 'Failed', error: errorMessage(error), loaded: 0, speed: 0 });
+          announce(`Upload of ${item.file.name} failed`);
+        }
       } finally {
         controllers.current.delete(item.id);
         running.current.delete(item.id);
       }
     },
-    [update, reloadAccount],
+    [update, reloadAccount, announce],
   );
 
   // The queue: start waiting files while fewer than FILES_IN_PARALLEL are uploading.
@@ -235,12 +242,12 @@ function UploadRow({ item, onCancel, onRetry }: { item: Item; onCancel: () => vo
         </span>
         <span className="row-actions">
           {item.status === 'uploading' && (
-            <button type="button" onClick={onCancel}>
+            <button type="button" onClick={onCancel} aria-label={`Cancel the upload of ${item.file.name}`}>
               Cancel
             </button>
           )}
           {(item.status === 'failed' || item.status === 'cancelled') && (
-            <button type="button" onClick={onRetry}>
+            <button type="button" onClick={onRetry} aria-label={`Retry the upload of ${item.file.name}`}>
               Retry
             </button>
           )}
@@ -256,7 +263,7 @@ function UploadRow({ item, onCancel, onRetry }: { item: Item; onCancel: () => vo
           <a href={item.links.url} target="_blank" rel="noopener noreferrer" data-testid="upload-link">
             {item.links.url}
           </a>
-          <CopyButton text={item.links.copyText} label="Copy link" />
+          <CopyButton text={item.links.copyText} label="Copy link" ariaLabel={`Copy link to ${item.links.name}`} />
         </div>
       )}
     </li>

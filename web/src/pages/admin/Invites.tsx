@@ -41,7 +41,7 @@ export function InvitesSection() {
       <ErrorNote error={invites.error} />
       {invites.data && invites.data.length === 0 && <Empty>No invites.</Empty>}
       {invites.data && invites.data.length > 0 && (
-        <DataTable columns={['Code', 'Status', 'Created', 'Expires']}>
+        <DataTable columns={['Code', 'Status', 'Created', 'Expires']} caption="Invites">
           {invites.data.map((invite) => {
             const status = invite.usedAt ? 'used' : Date.parse(invite.expiresAt) <= now ? 'expired' : 'open';
             return (

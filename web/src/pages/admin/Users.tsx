@@ -35,7 +35,7 @@ export function UsersSection() {
       {users.loading && !users.data && <Loading />}
       {users.data && users.data.length === 0 && <Empty>No accounts.</Empty>}
       {users.data && users.data.length > 0 && (
-        <DataTable columns={['Name', 'Email', 'Roles', 'Verified', 'Quota', 'Created']}>
+        <DataTable columns={['Name', 'Email', 'Roles', 'Verified', 'Quota', 'Created']} caption="Users">
           {users.data.map((user) => (
             <tr key={user.id} data-testid="user-row">
               <td>
