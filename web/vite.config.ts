@@ -1,6 +1,34 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vite';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { defineConfig, type Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
+
+/**
+ * Writes a Brotli (.br) and a gzip (.gz) copy beside every script, style sheet and SVG of the build,
+ * at the highest levels (done once, at build time), which the server sends to browsers that accept
+ * them (src/http/routes/web-app.ts): the app's 330 kB of JavaScript travel as about a third.
+ */
+function precompress(): Plugin {
+  let outDir = '';
+  return {
+    name: 'hoard-precompress',
+    apply: 'build',
+    configResolved(config) {
+      outDir = path.resolve(config.root, config.build.outDir);
+    },
+    writeBundle(_options, bundle) {
+      for (const name of Object.keys(bundle)) {
+        if (!/\.(js|css|svg|json)$/.test(name)) continue;
+        const file = path.join(outDir, name);
+        const content = fs.readFileSync(file);
+        fs.writeFileSync(`${file}.br`, brotliCompressSync(content, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: content.length } }));
+        fs.writeFileSync(`${file}.gz`, gzipSync(content, { level: 9 }));
+      }
+    },
+  };
+}
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 // The API server `npm run dev:web` proxies to (a running `npm start`).
@@ -11,7 +39,7 @@ const apiTarget = process.env.HOARD_API ?? 'http://localhost:3000';
 export default defineConfig({
   root,
   base: '/',
-  plugins: [react()],
+  plugins: [react(), precompress()],
   // The API's shapes, shared with the server (src/api/). The app imports their types from `@api`
   // (erased at build time) and plain values from `@api/vocabulary.ts`, so zod stays out of the bundle.
   resolve: {

@@ -201,6 +201,7 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'GET', path: '/app', access: publicRoute, errors: 'Error' },
   { method: 'GET', path: '/app/*', access: publicRoute, errors: 'Error' },
   { method: 'GET', path: '/assets/*', access: publicRoute, errors: 'Error' },
+  { method: 'GET', path: '/favicon.ico', access: publicRoute, errors: 'Error' },
 ];
 
 /** The permissions a route's caller needs, every one of them (none for public routes). */

@@ -46,8 +46,8 @@ export function previewKind(mimeType: string): 'image' | 'video' | 'audio' | 'te
 }
 
 const styles = `
-:root{color-scheme:light dark;--bg:#f6f7f9;--card:#fff;--fg:#1c1f24;--muted:#5f6673;--accent:#2f6fde;--border:#dde1e7}
-@media (prefers-color-scheme:dark){:root{--bg:#111317;--card:#1b1e24;--fg:#e7e9ee;--muted:#9aa2b1;--accent:#6ea0ff;--border:#2b3039}}
+:root{color-scheme:light dark;--bg:#f6f7f9;--card:#fff;--fg:#1c1f24;--muted:#5f6673;--accent:#2f6fde;--button:#2f6fde;--error:#c62828;--border:#dde1e7}
+@media (prefers-color-scheme:dark){:root{--bg:#111317;--card:#1b1e24;--fg:#e7e9ee;--muted:#9aa2b1;--accent:#6ea0ff;--button:#2f6fde;--error:#ff8a80;--border:#2b3039}}
 *{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,sans-serif;background:var(--bg);color:var(--fg)}
 main{max-width:960px;margin:0 auto;padding:24px}
 .card{background:var(--card);border:1px solid var(--border);border-radius:12px;padding:20px}
@@ -55,13 +55,15 @@ h1{font-size:1.15rem;margin:0 0 4px;word-break:break-all}.meta{color:var(--muted
 .preview img,.preview video{max-width:100%;max-height:75vh;display:block;margin:0 auto;border-radius:8px}
 .preview audio{width:100%}.preview iframe{width:100%;height:75vh;border:0;border-radius:8px}
 pre{white-space:pre-wrap;word-break:break-word;max-height:70vh;overflow:auto;background:var(--bg);padding:12px;border-radius:8px}
-a.button,button{display:inline-block;background:var(--accent);color:#fff;border:0;border-radius:8px;padding:10px 16px;font:inherit;text-decoration:none;cursor:pointer}
+a.button,button{display:inline-block;background:var(--button);color:#fff;border:0;border-radius:8px;padding:10px 16px;font:inherit;text-decoration:none;cursor:pointer}
 a.button:focus-visible,button:focus-visible,input:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 input{font:inherit;padding:9px 12px;border-radius:8px;border:1px solid var(--border);background:var(--bg);color:var(--fg)}
 .actions{margin-top:16px;display:flex;gap:8px;flex-wrap:wrap}
 body.minimal main{max-width:none;padding:0}body.minimal .card{border:0;border-radius:0;background:none}
 body.delivery .card{max-width:480px;margin:10vh auto;text-align:center}
-.error{color:#d33;min-height:1.5em}
+.error{color:var(--error);min-height:1.5em}
+#unlock{display:flex;flex-direction:column;align-items:center;gap:8px}#unlock .actions{margin-top:0;justify-content:center}
+pre:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 .archive{margin-top:20px}.archive h2{font-size:1rem;margin:0 0 4px}
 .tree,.tree ul{list-style:none;margin:0;padding:0}.tree ul{padding-left:18px;border-left:1px solid var(--border);margin-left:6px}
 .tree li{padding:2px 0}.tree summary{cursor:pointer;font-weight:600;word-break:break-all}
@@ -70,7 +72,7 @@ body.delivery .card{max-width:480px;margin:10vh auto;text-align:center}
 
 function page(title: string, head: string, body: string, style = 'framed'): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escapeHtml(title)}</title>${head}<style>${styles}</style></head><body class="${escapeHtml(style)}"><main>${body}</main></body></html>`;
+<title>${escapeHtml(title)}</title><link rel="icon" href="/favicon.ico">${head}<style>${styles}</style></head><body class="${escapeHtml(style)}"><main>${body}</main></body></html>`;
 }
 
 /** The locked page's one script: constant (the unlock URL is in the form's data), so a hash allows it. */
@@ -120,7 +122,8 @@ export function renderSharePage(input: SharePageInput): string {
   else if (kind === 'video') preview = `<video src="${raw}" controls preload="metadata"></video>`;
   else if (kind === 'audio') preview = `<audio src="${raw}" controls preload="metadata"></audio>`;
   else if (kind === 'pdf') preview = `<iframe src="${raw}" title="${name}"></iframe>`;
-  else if (kind === 'text' && input.textPreview !== null) preview = `<pre>${escapeHtml(input.textPreview)}</pre>`;
+  // Focusable, so that a long text scrolls with the keyboard too.
+  else if (kind === 'text' && input.textPreview !== null) preview = `<pre tabindex="0" role="region" aria-label="Text of ${name}">${escapeHtml(input.textPreview)}</pre>`;
 
   const { og, twitter } = embedTags(input, kind);
 

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -81,6 +82,40 @@ describe('the web app in Chromium', () => {
     // Share pages and short links are untouched.
     expect((await fetch(server.baseUrl + '/abcdefgh/photo.png')).status).toBe(404);
     expect((await fetch(server.baseUrl + '/u/abcdef', { redirect: 'manual' })).status).toBe(404);
+  });
+
+  test('assets are sent compressed as the browser accepts them (Brotli, gzip), with Vary, and the icon is served', async () => {
+    const html = await (await fetch(server.baseUrl + '/')).text();
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)![1]!;
+    const raw = (acceptEncoding: string) =>
+      new Promise<{ encoding: string | undefined; vary: string | undefined; body: Buffer }>((resolve, reject) => {
+        http
+          .get(server.baseUrl + script, { headers: { 'accept-encoding': acceptEncoding } }, (response) => {
+            const parts: Buffer[] = [];
+            response.on('data', (part: Buffer) => parts.push(part));
+            response.on('end', () => resolve({ encoding: response.headers['content-encoding'], vary: response.headers.vary, body: Buffer.concat(parts) }));
+          })
+          .on('error', reject);
+      });
+    const plain = await raw('identity');
+    expect(plain.encoding).toBeUndefined();
+    expect(plain.vary).toMatch(/accept-encoding/i);
+    const brotli = await raw('gzip, deflate, br');
+    expect(brotli.encoding).toBe('br');
+    expect(brotli.vary).toMatch(/accept-encoding/i);
+    expect(zlib.brotliDecompressSync(brotli.body).equals(plain.body)).toBe(true);
+    expect(brotli.body.length).toBeLessThan(plain.body.length / 2);
+    const gzip = await raw('gzip');
+    expect(gzip.encoding).toBe('gzip');
+    expect(zlib.gunzipSync(gzip.body).equals(plain.body)).toBe(true);
+
+    const icon = await fetch(server.baseUrl + '/favicon.ico');
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toBe('image/x-icon');
+    const bytes = Buffer.from(await icon.arrayBuffer());
+    // An ICO directory of one 32 × 32 image, stored as PNG.
+    expect([...bytes.subarray(0, 8)]).toEqual([0, 0, 1, 0, 1, 0, 32, 32]);
+    expect(bytes.subarray(22, 26).toString('latin1')).toBe('\x89PNG');
   });
 
   test('first run: the sign-in page offers to create the administrator account', async () => {

@@ -91,7 +91,8 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       const file = await upload('payload.txt', payload + 'x'.repeat(70 * 1024) + 'TAIL-MARKER');
       const page = await anonymous().get(file.page);
       expect(page.status).toBe(200);
-      expect(page.text).toContain('<pre>&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;\n');
+      // A focusable region, so that a long text scrolls with the keyboard too.
+      expect(page.text).toContain('<pre tabindex="0" role="region" aria-label="Text of payload.txt">&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;\n');
       expect(page.text).not.toContain('<script>alert');
       expect(page.text).not.toContain('<b>bold');
       // Only the beginning: the preview stops well before the end of a long file.
@@ -583,7 +584,7 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect((await visitor.get(file.download)).text).toBe('behind a password');
       const page = await visitor.get(file.page);
       expect(page.status).toBe(200);
-      expect(page.text).toContain('<pre>behind a password</pre>');
+      expect(page.text).toMatch(/<pre tabindex="0" role="region" aria-label="Text of [^"]+">behind a password<\/pre>/);
       expect(page.text).not.toContain('<form id="unlock"');
 
       // The cookie opens that one file: not its sibling with the same password, and not for others.

@@ -31,7 +31,7 @@ const operationOf = (policy: RoutePolicy) => document.paths[openApiPath(policy.p
 const copy = <T>(value: T): T => structuredClone(value);
 
 // Not operations of the API: the document itself, the reference page rendered from it, the web app.
-const undocumented = new Set(['/api/openapi.json', '/api/docs', '/api/docs/', '/api/docs/js/scalar.js', '/', '/app', '/app/*', '/assets/*']);
+const undocumented = new Set(['/api/openapi.json', '/api/docs', '/api/docs/', '/api/docs/js/scalar.js', '/', '/app', '/app/*', '/assets/*', '/favicon.ico']);
 
 describe('the OpenAPI document', () => {
   it('is a valid OpenAPI 3.1 document', async () => {

@@ -24,7 +24,7 @@ describe('platform routes', () => {
     expect(doc.info.version).toBe('1.0.0');
     // The web app's pages and assets, and the API reference page, are not API routes and are left
     // out of the description.
-    const webApp = ['/', '/app', '/app/*', '/assets/*', '/api/docs', '/api/docs/', '/api/docs/js/scalar.js'];
+    const webApp = ['/', '/app', '/app/*', '/assets/*', '/favicon.ico', '/api/docs', '/api/docs/', '/api/docs/js/scalar.js'];
     const registered = routePolicies.filter((p) => p.path !== '/api/openapi.json' && !webApp.includes(p.path) && server.app.hasRoute({ method: p.method, url: p.path }));
     expect(registered.length).toBeGreaterThan(15);
     for (const policy of registered) {

@@ -1,18 +1,26 @@
-import { useEffect, useState, type ReactNode } from 'react';
+import { lazy, Suspense, useEffect, useState, type ComponentType, type ReactNode } from 'react';
 import { Link, RouterProvider, useRouter } from './router.tsx';
 import { SessionProvider, useSession } from './session.tsx';
-import { ConfirmProvider, Loading, ToastProvider } from './ui.tsx';
+import { AnnouncerProvider, ConfirmProvider, Loading, PageHeader, ToastProvider } from './ui.tsx';
 import { applyTheme, nextTheme, storedTheme, type ThemeChoice } from './theme.ts';
 import type { Permission } from '@api';
-import { SignInPage } from './pages/SignIn.tsx';
-import { FilesPage } from './pages/Files.tsx';
-import { UploadPage } from './pages/Upload.tsx';
-import { LinksPage } from './pages/Links.tsx';
-import { IntegrationsPage } from './pages/Integrations.tsx';
-import { OrganisationPage } from './pages/Organisation.tsx';
-import { AccountPage } from './pages/Account.tsx';
-import { SecurityPage } from './pages/Security.tsx';
-import { AdminPage } from './pages/Admin.tsx';
+
+/**
+ * Each page is a chunk of its own, loaded when it is first shown: the first page a visitor opens
+ * loads the shell and that page only (docs/web.md, "Payload").
+ */
+function page<K extends string>(load: () => Promise<Record<K, ComponentType>>, name: K) {
+  return lazy(() => load().then((module) => ({ default: module[name] })));
+}
+const SignInPage = page(() => import('./pages/SignIn.tsx'), 'SignInPage');
+const FilesPage = page(() => import('./pages/Files.tsx'), 'FilesPage');
+const UploadPage = page(() => import('./pages/Upload.tsx'), 'UploadPage');
+const LinksPage = page(() => import('./pages/Links.tsx'), 'LinksPage');
+const IntegrationsPage = page(() => import('./pages/Integrations.tsx'), 'IntegrationsPage');
+const OrganisationPage = page(() => import('./pages/Organisation.tsx'), 'OrganisationPage');
+const AccountPage = page(() => import('./pages/Account.tsx'), 'AccountPage');
+const SecurityPage = page(() => import('./pages/Security.tsx'), 'SecurityPage');
+const AdminPage = page(() => import('./pages/Admin.tsx'), 'AdminPage');
 
 interface PageDef {
   path: string;
@@ -36,13 +44,15 @@ export const pages: PageDef[] = [
 export function App() {
   return (
     <RouterProvider>
-      <ToastProvider>
-        <ConfirmProvider>
-          <SessionProvider>
-            <Root />
-          </SessionProvider>
-        </ConfirmProvider>
-      </ToastProvider>
+      <AnnouncerProvider>
+        <ToastProvider>
+          <ConfirmProvider>
+            <SessionProvider>
+              <Root />
+            </SessionProvider>
+          </ConfirmProvider>
+        </ToastProvider>
+      </AnnouncerProvider>
     </RouterProvider>
   );
 }
@@ -70,17 +80,23 @@ function Root() {
   }, [me, path, navigate, search, allowed]);
 
   if (me === undefined) return <Loading label="Loading Hoard…" />;
-  if (me === null) return <SignInPage />;
+  if (me === null) {
+    return (
+      <Suspense fallback={<Loading label="Loading Hoard…" />}>
+        <SignInPage />
+      </Suspense>
+    );
+  }
 
-  const page = pages.find((p) => path === p.path || path.startsWith(`${p.path}/`));
+  const current = pages.find((p) => path === p.path || path.startsWith(`${p.path}/`));
   let content: ReactNode;
-  if (!page) content = path.startsWith('/app/') ? <NotFound /> : <Loading />;
-  else if (!allowed.includes(page)) content = <Forbidden />;
-  else content = page.render();
+  if (!current) content = path.startsWith('/app/') ? <NotFound /> : <Loading />;
+  else if (!allowed.includes(current)) content = <Forbidden />;
+  else content = current.render();
 
   return (
-    <Shell pages={allowed} currentPath={page?.path ?? ''}>
-      {content}
+    <Shell pages={allowed} currentPath={current?.path ?? ''}>
+      <Suspense fallback={<Loading />}>{content}</Suspense>
     </Shell>
   );
 }
@@ -156,7 +172,7 @@ function Shell({ pages: navPages, currentPath, children }: { pages: PageDef[]; c
 function NotFound() {
   return (
     <section>
-      <h1>Page not found</h1>
+      <PageHeader title="Page not found" />
       <p>
         <Link to="/app/files">Go to your files</Link>
       </p>
@@ -167,7 +183,7 @@ function NotFound() {
 function Forbidden() {
   return (
     <section>
-      <h1>Not available</h1>
+      <PageHeader title="Not available" />
       <p>Your account does not have the permissions this page needs. An administrator can change your roles.</p>
     </section>
   );

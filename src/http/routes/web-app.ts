@@ -5,6 +5,7 @@ import type { FastifyReply } from 'fastify';
 import type { RouteModule } from '../route-module.ts';
 import type { Config } from '../../config.ts';
 import { bytes, html, noBody } from '../responses.ts';
+import { faviconIco } from '../favicon.ts';
 
 /** Where `vite build` (web/vite.config.ts) writes the single-page app. */
 export const webDistDir = fileURLToPath(new URL('../../../web/dist/', import.meta.url));
@@ -51,7 +52,9 @@ The HTTP API under <code>/api</code> works without it.</p></body></html>`;
 export const webAppRoutes: RouteModule = async (app, { ctx }) => {
   const csp = appContentSecurityPolicy(ctx.config);
   // serve:false: only reply.sendFile(), for the routes below (each has a route-policy row).
-  await app.register(fastifyStatic, { root: webDistDir, serve: false, suppressWarning: true });
+  // preCompressed: the build writes a .br and a .gz beside every asset (web/vite.config.ts); the one
+  // the browser accepts is sent, with `Vary: Accept-Encoding`.
+  await app.register(fastifyStatic, { root: webDistDir, serve: false, suppressWarning: true, preCompressed: true });
 
   const sendIndex = async (reply: FastifyReply) => {
     reply
@@ -83,4 +86,8 @@ export const webAppRoutes: RouteModule = async (app, { ctx }) => {
     // Names carry a content hash: a changed file is a new URL.
     return reply.sendFile(`assets/${file}`, webDistDir, { immutable: true, maxAge: ONE_YEAR_MS, dotfiles: 'deny', index: false });
   });
+  const icon = faviconIco();
+  app.get('/favicon.ico', { schema: { hide: true, response: { 200: bytes("Hoard's icon") } } }, (_request, reply) =>
+    reply.header('Cache-Control', 'public, max-age=604800').header('X-Content-Type-Options', 'nosniff').type('image/x-icon').send(icon),
+  );
 };
