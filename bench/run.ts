@@ -3,7 +3,7 @@
  * on the same machine (docs/benchmarks.md explains the method). Not part of `npm test`.
  *
  *   npm run bench                         full run: writes bench/results.json, docs/benchmarks.md, README
- *   npm run bench -- --only uploads       sections: uploads, sqlite, postgres, archives, media (comma-separated);
+ *   npm run bench -- --only uploads       sections: uploads, sqlite, postgres, archives, media, web (comma-separated);
  *                                         a partial run prints its table and writes nothing unless --write
  *   npm run bench -- --size 256 --files 20000 --reps 1 --seconds 5     quicker, smaller (for debugging)
  *   npm run bench -- --only archives --archive-size 128                 archives of 128 MiB instead of 1 GiB
@@ -31,6 +31,7 @@ import { GiB, MiB, smallFileUploads, timedChunkedUpload, timedMultipartUpload } 
 import { archivesSection } from './lib/archives.ts';
 import { mediaSection } from './lib/media.ts';
 import { scaleSection } from './lib/scale.ts';
+import { webSection } from './lib/web.ts';
 import { median, mb, round } from './lib/stats.ts';
 
 const { values: args } = parseArgs({
@@ -60,7 +61,7 @@ if (args.render) {
   process.exit(0);
 }
 
-const allSections = ['uploads', 'sqlite', 'postgres', 'archives', 'media'] as const;
+const allSections = ['uploads', 'sqlite', 'postgres', 'archives', 'media', 'web'] as const;
 // Long (it seeds a million files per database): only with --scale or --only scale.
 const optionalSections = ['scale'] as const;
 type Section = (typeof allSections)[number] | (typeof optionalSections)[number];
@@ -408,6 +409,7 @@ try {
   if (sections.has('postgres')) await databaseSection('postgres');
   if (sections.has('archives')) figures.push(...(await archivesSection({ root, workDir, archiveBytes, reps, log, children, syncDisks })));
   if (sections.has('media')) figures.push(...(await mediaSection({ workDir, reps, seconds: rateSeconds, log, children })));
+  if (sections.has('web')) figures.push(...(await webSection({ workDir, log, children })));
   if (sections.has('scale')) {
     figures.push(
       ...(await scaleSection({

@@ -432,7 +432,12 @@ export function FilesPage() {
       </div>
 
       <ErrorNote error={listing.error} />
-      {listing.loading && !listing.data && <Loading />}
+      {/* The first page's room is held while it loads, so nothing below it moves into view and out again. */}
+      {listing.loading && !listing.data && (
+        <div className="listing-placeholder">
+          <Loading />
+        </div>
+      )}
       {listing.data && files.length === 0 && (
         <Empty>
           {activeFilters > 0 || timeWindow ? 'No files match these filters.' : 'No files yet.'}{' '}
