@@ -40,7 +40,7 @@ describe('the web app for keyboards, screen readers and phones', () => {
   const sessions: BrowserSession[] = [];
 
   beforeAll(async () => {
-    server = await startTestServer({ UPLOAD_RATE_LIMIT: '0' });
+    server = await startTestServer({ UPLOAD_RATE_LIMIT: '0', WEBHOOK_ALLOW_PRIVATE: 'true' });
     owner = await signUp(server.baseUrl);
     await owner.patch('/api/settings', { registration: 'open' });
     await signUp(server.baseUrl, uniqueEmail('second'));
@@ -55,6 +55,7 @@ describe('the web app for keyboards, screen readers and phones', () => {
     }
     await owner.post('/api/urls', { url: 'https://example.com/a/long/path/to/share' });
     await createToken(owner, ['files:read']);
+    expect((await owner.post('/api/webhooks', { name: 'Chat relay', url: 'http://127.0.0.1:9/hook' })).status).toBe(201);
   });
 
   afterAll(async () => {
@@ -86,6 +87,13 @@ describe('the web app for keyboards, screen readers and phones', () => {
           const { scrollWidth, innerWidth } = (await page.evaluate('({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })')) as { scrollWidth: number; innerWidth: number };
           expect(scrollWidth, `${path} is wider than the window`).toBeLessThanOrEqual(innerWidth);
         }
+        // A webhook's delivery log, opened under its row.
+        await page.goto(`${server.baseUrl}/app/integrations?tab=webhooks`);
+        await page.getByRole('button', { name: 'Deliveries of Chat relay' }).click();
+        await page.getByRole('heading', { name: /^Delivery log/ }).waitFor();
+        expect(await violations(page), 'delivery log').toEqual([]);
+        const log = (await page.evaluate('({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })')) as { scrollWidth: number; innerWidth: number };
+        expect(log.scrollWidth, 'the delivery log is wider than the window').toBeLessThanOrEqual(log.innerWidth);
         // The dialogs: the file editor, the image viewer, a confirmation.
         await page.goto(`${server.baseUrl}/app/files`);
         await page.getByRole('button', { name: /^Edit notes-/ }).first().click();
@@ -104,6 +112,17 @@ describe('the web app for keyboards, screen readers and phones', () => {
       });
     }
   }
+
+  test('no page is wider than the window on the narrowest phones (320 px)', { timeout: 120_000 }, async () => {
+    const page = await open('light', 320);
+    for (const path of pages) {
+      await page.goto(server.baseUrl + path);
+      await page.locator('main h1').waitFor();
+      await page.waitForLoadState('networkidle');
+      const { scrollWidth, innerWidth } = (await page.evaluate('({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })')) as { scrollWidth: number; innerWidth: number };
+      expect(scrollWidth, `${path} is wider than the window`).toBeLessThanOrEqual(innerWidth);
+    }
+  });
 
   test('focus goes back where it was when a dialog closes, and to the next card after a deletion', async () => {
     const page = await open('light', 1280);

@@ -272,6 +272,7 @@ function WebhooksSection() {
                       <button
                         type="button"
                         className="small"
+                        aria-label={`Send test to ${hook.name}`}
                         onClick={async () => {
                           if (await run(() => post(`/api/webhooks/${encodeURIComponent(hook.id)}/test`))) {
                             toast('Test event queued');
@@ -281,7 +282,7 @@ function WebhooksSection() {
                       >
                         Send test
                       </button>
-                      <button type="button" className="small" aria-expanded={open === hook.id} onClick={() => setOpen(open === hook.id ? null : hook.id)}>
+                      <button type="button" className="small" aria-expanded={open === hook.id} aria-label={`Deliveries of ${hook.name}`} onClick={() => setOpen(open === hook.id ? null : hook.id)}>
                         Deliveries
                       </button>
                       <button
