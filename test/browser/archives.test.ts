@@ -322,7 +322,7 @@ describe('archives in the web app', () => {
     await page.getByText('501 files', { exact: true }).waitFor();
     for (let n = 1; n <= 6; n++) {
       if (n > 1) await page.getByRole('button', { name: 'Next' }).click();
-      await page.getByText(`Page ${n} of 6`).waitFor();
+      await page.getByRole('navigation', { name: 'Pages' }).getByText(`Page ${n} of 6`).waitFor();
       await page.getByLabel('Select all on this page').check();
     }
     const bar = page.getByRole('region', { name: 'Selected files' });
