@@ -5,6 +5,7 @@ import { useSession } from '../session.tsx';
 import { ErrorNote, Loading, PageHeader, useLoad, useSubmit, useToast } from '../ui.tsx';
 import type { Account, ProfileOptions, Tag, UploadProfile } from '@api';
 import { OptionsEditor } from './Organisation.tsx';
+import { UploadProfileOptions } from './FolderOptions.tsx';
 
 /** GET/PATCH /api/account: name, default profile, upload defaults, password. */
 export function AccountPage() {
@@ -95,11 +96,7 @@ export function AccountPage() {
                 Default upload profile
                 <select value={defaultProfileId} onChange={(e) => setDefaultProfileId(e.target.value)} aria-describedby="default-profile-hint">
                   <option value="">None</option>
-                  {profiles.data?.map((p) => (
-                    <option key={p.id} value={p.id}>
-                      {p.name}
-                    </option>
-                  ))}
+                  <UploadProfileOptions profiles={profiles.data} />
                 </select>
               </label>
               <span id="default-profile-hint" className="hint">

@@ -1,4 +1,4 @@
-import type { Folder } from '@api';
+import type { Folder, UploadProfile } from '@api';
 import { folderOptions } from './folder-tree.ts';
 
 /** The folders as `<option>`s in tree order, each indented by its depth, leaving out `except`. */
@@ -13,6 +13,19 @@ export function FolderOptions({ folders, except }: { folders: Folder[]; except?:
             {folder.name}
           </option>
         ))}
+    </>
+  );
+}
+
+/** The upload profiles as `<option>`s, by their names. */
+export function UploadProfileOptions({ profiles }: { profiles: UploadProfile[] | undefined }) {
+  return (
+    <>
+      {profiles?.map((profile) => (
+        <option key={profile.id} value={profile.id}>
+          {profile.name}
+        </option>
+      ))}
     </>
   );
 }

@@ -5,6 +5,7 @@ import { useSession } from '../session.tsx';
 import { Badge, CopyButton, DataTable, Empty, ErrorNote, Loading, SecretReveal, TabbedPage, useAction, useConfirm, useLoad, useSubmit, useToast } from '../ui.tsx';
 import type { Delivery, Scope, TokenRecord, UploadProfile, Webhook } from '@api';
 import { scopes as allScopes } from '@api/vocabulary.ts';
+import { UploadProfileOptions } from './FolderOptions.tsx';
 
 const scopeHelp: Record<Scope, string> = {
   'files:read': 'list and search files',
@@ -102,11 +103,7 @@ function TokensSection() {
               Upload profile <span className="muted">(optional)</span>
               <select value={profileId} onChange={(e) => setProfileId(e.target.value)} disabled={!scopes.includes('files:upload')} aria-describedby="profile-hint">
                 <option value="">Not bound</option>
-                {profiles.data?.map((p) => (
-                  <option key={p.id} value={p.id}>
-                    {p.name}
-                  </option>
-                ))}
+                <UploadProfileOptions profiles={profiles.data} />
               </select>
             </label>
           )}

@@ -6,7 +6,7 @@ import { CopyButton, PageHeader, useAnnounce, useLoad } from '../ui.tsx';
 import { errorMessage } from '../api.ts';
 import { CHUNK_THRESHOLD, UploadAborted, uploadFile, type Selectors } from '../upload/uploader.ts';
 import type { Account, Folder, UploadLinks, UploadProfile } from '@api';
-import { FolderOptions } from './FolderOptions.tsx';
+import { FolderOptions, UploadProfileOptions } from './FolderOptions.tsx';
 
 type Status = 'queued' | 'uploading' | 'done' | 'failed' | 'cancelled';
 
@@ -156,11 +156,7 @@ export function UploadPage() {
           <select value={profile} onChange={(e) => setProfile(e.target.value)} name="profile">
             <option value="">Account default{profiles.data?.some((p) => p.isDefault) ? ` (${profiles.data.find((p) => p.isDefault)!.name})` : ''}</option>
             <option value="none">No profile</option>
-            {profiles.data?.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
+            <UploadProfileOptions profiles={profiles.data} />
           </select>
         </label>
         {can('folders.manage') && (
