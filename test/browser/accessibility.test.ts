@@ -131,6 +131,8 @@ describe('the web app for keyboards, screen readers and phones', () => {
 
     const edit = page.getByRole('button', { name: /^Edit notes-/ }).first();
     const editLabel = await edit.getAttribute('aria-label');
+    const dialogs = () => page.evaluate('document.querySelectorAll("dialog").length');
+    const before = await dialogs();
     for (const close of ['Escape', 'Cancel', 'Save'] as const) {
       await edit.focus();
       await page.keyboard.press('Enter');
@@ -140,6 +142,8 @@ describe('the web app for keyboards, screen readers and phones', () => {
       else await dialog.getByRole('button', { name: close, exact: true }).click();
       await dialog.waitFor({ state: 'hidden' });
       await expect.poll(focused, { message: `after ${close}` }).toBe(editLabel);
+      // The editor is closed as a dialog, not taken off the page.
+      expect(await dialogs()).toBe(before + 1);
     }
 
     const view = page.getByRole('button', { name: /^View screenshot-/ }).first();
@@ -148,6 +152,17 @@ describe('the web app for keyboards, screen readers and phones', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('dialog').waitFor();
     await page.keyboard.press('Escape');
+    await expect.poll(focused).toBe(viewLabel);
+    expect(await dialogs()).toBe(before + 2);
+
+    // From the viewer to the editor and out: focus goes back to the card the viewer was opened from.
+    await view.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog').getByRole('button', { name: 'Edit', exact: true }).click();
+    const editor = page.getByRole('dialog', { name: /^Edit screenshot-/ });
+    await editor.waitFor();
+    await page.keyboard.press('Escape');
+    await editor.waitFor({ state: 'hidden' });
     await expect.poll(focused).toBe(viewLabel);
 
     // Deleting a card: focus goes to the next card's first control.

@@ -131,8 +131,9 @@ export function rememberFocus(): () => void {
 
 // ---------------------------------------------------------------------------------------------
 // Dialogs: the native <dialog> element traps focus and closes on Escape. Focus goes back where it
-// came from when the dialog closes, and also when it is taken off the page while open (the
-// editor and the viewer are shown only while they are open).
+// came from when the dialog closes, and also when it is taken off the page while open (the small
+// form dialogs are shown only while they are open; the file editor and the viewer stay on the page
+// and are closed, see useDialogTarget).
 
 export function Dialog({ open, title, onClose, children, wide }: { open: boolean; title: string; onClose: () => void; children: ReactNode; wide?: boolean }) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -145,7 +146,14 @@ export function Dialog({ open, title, onClose, children, wide }: { open: boolean
       giveBack.current = rememberFocus();
       dialog.showModal();
     }
-    if (!open && dialog.open) dialog.close();
+    if (!open && dialog.open) {
+      // Given back at once rather than on the close event, which comes a task later: a dialog
+      // opened by this one's closing (the viewer's Edit) must remember where this one came from.
+      const restore = giveBack.current;
+      giveBack.current = null;
+      dialog.close();
+      restore?.();
+    }
   }, [open]);
   useEffect(
     () => () => {
@@ -191,6 +199,18 @@ export function Dialog({ open, title, onClose, children, wide }: { open: boolean
 }
 
 /**
+ * What a dialog that stays on the page shows: `show(target)` opens it on a target, `close()` closes
+ * it and keeps the target, so that the dialog element stays mounted and the browser closes it as a
+ * dialog. `key` changes with every `show`, so the dialog's fields start afresh from the target.
+ */
+export function useDialogTarget<T>(): { target: T | null; open: boolean; key: number; show: (target: T) => void; close: () => void } {
+  const [state, setState] = useState<{ target: T; open: boolean; key: number } | null>(null);
+  const show = useCallback((target: T) => setState((current) => ({ target, open: true, key: (current?.key ?? 0) + 1 })), []);
+  const close = useCallback(() => setState((current) => current && { ...current, open: false }), []);
+  return { target: state?.target ?? null, open: state?.open ?? false, key: state?.key ?? 0, show, close };
+}
+
+/**
  * A form's submit handler around `action`: no page reload, the error of the last attempt (cleared
  * when the next one starts), and whether an attempt is running.
  */
@@ -217,10 +237,10 @@ export function useSubmit(action: () => Promise<void>): { submit: (event: FormEv
  * button that says when it is busy. `onSubmit` saves (and closes the dialog through its caller);
  * what it throws is shown in the dialog, which stays open.
  */
-export function FormDialog({ title, onClose, onSubmit, submitLabel = 'Save', children }: { title: string; onClose: () => void; onSubmit: () => Promise<void>; submitLabel?: string; children: ReactNode }) {
+export function FormDialog({ title, onClose, onSubmit, submitLabel = 'Save', open = true, children }: { title: string; onClose: () => void; onSubmit: () => Promise<void>; submitLabel?: string; open?: boolean; children: ReactNode }) {
   const { submit, error, busy } = useSubmit(onSubmit);
   return (
-    <Dialog open title={title} onClose={onClose}>
+    <Dialog open={open} title={title} onClose={onClose}>
       <form onSubmit={submit} className="stack">
         {children}
         <ErrorNote error={error} />

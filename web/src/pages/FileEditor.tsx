@@ -13,7 +13,7 @@ import { isImage } from './file-links.ts';
  * need files.share; an expiry needs files.share (SET_PRIVATE) or files.delete (DELETE); the folder
  * folders.manage; tags tags.manage. Only changed fields are sent.
  */
-export function FileEditor({ file, folders, tags, onClose, onSaved }: { file: FileRecord; folders: Folder[]; tags: Tag[]; onClose: () => void; onSaved: () => void }) {
+export function FileEditor({ file, open, folders, tags, onClose, onSaved }: { file: FileRecord; open: boolean; folders: Folder[]; tags: Tag[]; onClose: () => void; onSaved: () => void }) {
   const { can } = useSession();
   const toast = useToast();
   const canShare = can('files.share');
@@ -54,7 +54,7 @@ export function FileEditor({ file, folders, tags, onClose, onSaved }: { file: Fi
   };
 
   return (
-    <FormDialog title={`Edit ${file.name}`} onClose={onClose} onSubmit={submit}>
+    <FormDialog open={open} title={`Edit ${file.name}`} onClose={onClose} onSubmit={submit}>
       <div className="hinted">
         <label>
           Name

@@ -4,7 +4,7 @@ import { copyText } from '../clipboard.ts';
 import { pluralize } from '../format.ts';
 import { Link, useQueryState } from '../router.tsx';
 import { useSession } from '../session.tsx';
-import { Empty, ErrorNote, focusItem, focusPageHeading, Loading, PageHeader, useAction, useAnnounce, useConfirm, useLoad, useToast } from '../ui.tsx';
+import { Empty, ErrorNote, focusItem, focusPageHeading, Loading, PageHeader, useAction, useAnnounce, useConfirm, useDialogTarget, useLoad, useToast } from '../ui.tsx';
 import type { FileRecord, Folder, Pagination, Tag, Timeline, TimelineBucket } from '@api';
 import { FolderOptions } from './FolderOptions.tsx';
 import { shareUrl } from './file-links.ts';
@@ -118,8 +118,9 @@ export function FilesPage() {
   const [searchText, setSearchText] = useState(filters.search);
   const [timeWindow, setTimeWindow] = useState<TimeWindow | null>(null);
   const [selection, setSelection] = useState<Map<string, FileRecord>>(new Map());
-  const [editing, setEditing] = useState<FileRecord | null>(null);
-  const [viewing, setViewing] = useState<FileRecord | null>(null);
+  // The editor and the viewer stay on the page once opened, and are closed as dialogs.
+  const editor = useDialogTarget<FileRecord>();
+  const viewer = useDialogTarget<FileRecord>();
   const [browsing, setBrowsing] = useState<FileRecord | null>(null);
   const [creatingArchive, setCreatingArchive] = useState(false);
   const [generation, setGeneration] = useState(0);
@@ -446,9 +447,9 @@ export function FilesPage() {
       )}
       {files.length > 0 &&
         (view === 'grid' ? (
-          <FileGrid files={files} folders={folders.data ?? []} selection={selection} previews={previews} onToggle={toggleSelected} onOpen={setViewing} onEdit={setEditing} onDelete={deleteFile} onBrowse={setBrowsing} />
+          <FileGrid files={files} folders={folders.data ?? []} selection={selection} previews={previews} onToggle={toggleSelected} onOpen={viewer.show} onEdit={editor.show} onDelete={deleteFile} onBrowse={setBrowsing} />
         ) : (
-          <FileList files={files} folders={folders.data ?? []} selection={selection} onToggle={toggleSelected} onOpen={setViewing} onEdit={setEditing} onDelete={deleteFile} onBrowse={setBrowsing} />
+          <FileList files={files} folders={folders.data ?? []} selection={selection} onToggle={toggleSelected} onOpen={viewer.show} onEdit={editor.show} onDelete={deleteFile} onBrowse={setBrowsing} />
         ))}
 
       {pagination && pagination.total > 0 && (
@@ -481,26 +482,32 @@ export function FilesPage() {
         </nav>
       )}
 
-      {editing && (
-        <FileEditor
-          file={editing}
-          folders={folders.data ?? []}
-          tags={tags.data ?? []}
-          onClose={() => setEditing(null)}
-          onSaved={() => {
-            setEditing(null);
-            refresh();
+      {/* The viewer comes first: when its Edit opens the editor, the viewer closes (giving focus back
+          to the card it came from) before the editor remembers where focus is. */}
+      {viewer.target && (
+        <Gallery
+          key={viewer.key}
+          start={viewer.target}
+          open={viewer.open}
+          listParams={listParams}
+          onClose={viewer.close}
+          onEdit={(file) => {
+            viewer.close();
+            editor.show(file);
           }}
         />
       )}
-      {viewing && (
-        <Gallery
-          start={viewing}
-          listParams={listParams}
-          onClose={() => setViewing(null)}
-          onEdit={(file) => {
-            setViewing(null);
-            setEditing(file);
+      {editor.target && (
+        <FileEditor
+          key={editor.key}
+          file={editor.target}
+          open={editor.open}
+          folders={folders.data ?? []}
+          tags={tags.data ?? []}
+          onClose={editor.close}
+          onSaved={() => {
+            editor.close();
+            refresh();
           }}
         />
       )}

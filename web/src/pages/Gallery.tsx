@@ -23,7 +23,7 @@ async function neighbour(listParams: Record<string, string>, anchor: string, dir
  * The gallery viewer: one image at a time, with previous/next through the images the current filters
  * select (in the list's order, across pages), by keyboard (← →) or buttons.
  */
-export function Gallery({ start, listParams, onClose, onEdit }: { start: FileRecord; listParams: Record<string, string>; onClose: () => void; onEdit: (file: FileRecord) => void }) {
+export function Gallery({ start, open, listParams, onClose, onEdit }: { start: FileRecord; open: boolean; listParams: Record<string, string>; onClose: () => void; onEdit: (file: FileRecord) => void }) {
   const { can } = useSession();
   const [current, setCurrent] = useState(start);
   const [previous, setPrevious] = useState<FileRecord | null>(null);
@@ -59,6 +59,7 @@ export function Gallery({ start, listParams, onClose, onEdit }: { start: FileRec
 
   // ← and → anywhere while the viewer is open (focus may be on its close button or a link).
   useEffect(() => {
+    if (!open) return;
     const onKeyDown = (event: KeyboardEvent) => {
       const target = event.target as HTMLElement | null;
       if (target && (target.tagName === 'INPUT' || target.tagName === 'SELECT' || target.tagName === 'TEXTAREA')) return;
@@ -72,12 +73,12 @@ export function Gallery({ start, listParams, onClose, onEdit }: { start: FileRec
     };
     window.addEventListener('keydown', onKeyDown);
     return () => window.removeEventListener('keydown', onKeyDown);
-  }, [previous, next]);
+  }, [open, previous, next]);
 
   const placeholder = loaded === current.id ? null : thumbnailPath(current);
 
   return (
-    <Dialog open wide title={current.name} onClose={onClose}>
+    <Dialog open={open} wide title={current.name} onClose={onClose}>
       <div className="gallery" data-testid="gallery">
         <div className="gallery-stage">
           <button type="button" className="gallery-nav" onClick={() => previous && setCurrent(previous)} disabled={!previous} aria-label="Previous image" aria-keyshortcuts="ArrowLeft">
