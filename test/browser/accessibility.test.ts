@@ -131,7 +131,7 @@ describe('the web app for keyboards, screen readers and phones', () => {
 
     const edit = page.getByRole('button', { name: /^Edit notes-/ }).first();
     const editLabel = await edit.getAttribute('aria-label');
-    const dialogs = () => page.evaluate('document.querySelectorAll("dialog").length');
+    const dialogs = () => page.evaluate('document.querySelectorAll("dialog").length') as Promise<number>;
     const before = await dialogs();
     for (const close of ['Escape', 'Cancel', 'Save'] as const) {
       await edit.focus();
