@@ -12,10 +12,12 @@ import { isUniqueViolation } from '../db/unique-violation.ts';
 import { AppError } from '../errors.ts';
 import { findOwnedFolder } from '../organisation/folders.ts';
 import { findOwnedProfile } from '../organisation/profiles.ts';
-import { applyRequest } from '../shared/upload-options.ts';
+import { applyRequest, type ResolvedOptions } from '../shared/upload-options.ts';
 import { StorageLimitError } from '../storage/storage.ts';
 import { uploadAllowance, type Allowance } from '../uploads/allowance.ts';
-import { commitStored, storeBytes } from '../uploads/store-upload.ts';
+import { commitStored, commitStoredBatch, discardStored, releaseSlots, reserveSlots, type BatchItem, type StoreSlot, type StoredBytes } from '../uploads/store-upload.ts';
+import { mapConcurrently } from '../shared/concurrency.ts';
+import { StoreThread, type StoreResult } from './store-thread.ts';
 import { planUpload, resolveOptions, type UploadPlan } from '../uploads/upload-plan.ts';
 import { checkDirectory, walkTree, type Tree, type TreeFile } from './walk-tree.ts';
 
@@ -166,14 +168,25 @@ export function newImportProgress(prepared: PreparedImport): ImportProgress {
 /** Raised inside a commit whose record an earlier or concurrent run already wrote: the file is rolled back. */
 class AlreadyImported extends Error {}
 
+/** A file of the tree whose bytes are stored, waiting for its commit. */
+interface StoredFile {
+  file: TreeFile;
+  stored: StoredBytes;
+  /** Quota held for it while in flight (its size as walked). */
+  reserved: number;
+}
+
 /**
- * Imports the files of a prepared import, IMPORT_CONCURRENCY at a time, in the tree's order. A file
- * too large or unreadable is a failure and the import goes on; a file over the quota stops it (files
- * already imported stay; a later run continues from there). `signal` stops it between files.
+ * Imports the files of a prepared import in the tree's order, BATCH_FILES at a time: each batch's
+ * bytes are stored (IMPORT_CONCURRENCY files at once), their names made durable together, and the
+ * batch committed in one transaction. A file too large or unreadable is a failure and the import
+ * goes on; a file over the quota stops it (files before it stay; a later run continues from there).
+ * `signal` stops it between batches.
  */
 export async function runImport(ctx: AppContext, prepared: PreparedImport, progress: ImportProgress, options: { signal?: AbortSignal; concurrency?: number } = {}): Promise<ImportOutcome> {
   const { principal, plan, tree, email } = prepared;
   const userId = principal.user.id;
+  const concurrency = Math.max(1, options.concurrency ?? IMPORT_CONCURRENCY);
   const allowance: Allowance = await uploadAllowance(ctx.db, principal);
   // The quota the files in flight may still use: a file that does not fit stops the import before
   // its bytes are stored. The commit checks the quota again (other uploads may use it meanwhile).
@@ -185,8 +198,21 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
   const stop = (file: TreeFile, detail: string) => {
     outcome.stopped ??= `The storage quota of ${email} is reached at ${file.relativePath} (${detail}): the import stopped. The files imported so far stay; run the import again once there is room, and it continues from there.`;
   };
+  const done = (file: TreeFile, result: 'imported' | 'skipped' | 'failed') => {
+    progress[result] += 1;
+    progress.doneFiles += 1;
+    progress.doneBytes += file.size;
+  };
+  const fail = (file: TreeFile, error: unknown): 'failed' => {
+    const code = (error as NodeJS.ErrnoException | null)?.code;
+    // The file's own trouble (gone, not readable); anything else (the database, storage) is the import's.
+    if (typeof code !== 'string' || !fileErrors.has(code)) throw error;
+    outcome.failures.push({ path: file.relativePath, reason: reasons.unreadable(code) });
+    return 'failed';
+  };
 
-  const importOne = async (file: TreeFile, known: ReadonlySet<string> | undefined): Promise<'imported' | 'skipped' | 'failed' | 'stopped'> => {
+  /** Whether the file is to be stored: false when it was dealt with here (failed or skipped). */
+  const check = async (file: TreeFile, known: ReadonlySet<string> | undefined): Promise<'store' | 'skipped' | 'failed'> => {
     if (Buffer.byteLength(file.relativePath) > MAX_PATH_BYTES) {
       outcome.failures.push({ path: file.relativePath, reason: reasons.pathTooLong });
       return 'failed';
@@ -197,102 +223,190 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
     } catch (error) {
       return fail(file, error);
     }
-    // Stopped while this file was being compared: it is left for the next run, as are those after it.
-    if (outcome.stopped !== null) return 'stopped';
     if (file.size > allowance.sizeLimit) {
       outcome.failures.push({ path: file.relativePath, reason: reasons.tooLarge(allowance.sizeLimit) });
       return 'failed';
     }
-    if (quotaLeft !== null && file.size > quotaLeft) {
-      stop(file, `${file.size} bytes, ${quotaLeft} bytes left`);
-      return 'stopped';
-    }
-    const reserved = file.size;
-    if (quotaLeft !== null) quotaLeft -= reserved;
-    let charged = 0;
-    try {
-      const source = createReadStream(file.absolutePath);
-      // An error of reading the file is the file's failure; one of writing to storage is the import's.
-      let readError: unknown = null;
-      source.once('error', (error) => void (readError ??= error));
-      let stored;
+    return 'store';
+  };
+
+  const itemOf = (fileOptions: ResolvedOptions, { file, stored }: StoredFile): BatchItem => ({
+    stored,
+    file: { name: file.relativePath.slice(file.relativePath.lastIndexOf('/') + 1), declaredType: undefined, folderId: plan.folderId, options: fileOptions },
+    trxHook: async (trx, row) => {
       try {
-        stored = await storeBytes(ctx, userId, source, { maxBytes: allowance.sizeLimit });
+        await forAccount(trx, userId).insertInto('importedFiles', { relativePath: file.relativePath, sha256: stored.sha256, fileId: row.id, importedAt: row.createdAt }).execute();
       } catch (error) {
-        source.destroy();
-        if (error instanceof StorageLimitError) {
-          outcome.failures.push({ path: file.relativePath, reason: reasons.tooLarge(allowance.sizeLimit) });
-          return 'failed';
-        }
-        if (readError !== null) return fail(file, readError);
+        // The same bytes at the same path were imported by another run since this one looked.
+        if (isUniqueViolation(error)) throw new AlreadyImported();
         throw error;
       }
-      // Resolved per file, as each upload resolves its own: an expiration counts from the file's commit.
-      const fileOptions = await resolveOptions(ctx.db, principal, plan, {});
-      const name = file.relativePath.slice(file.relativePath.lastIndexOf('/') + 1);
-      const committed = await commitStored(ctx, principal, stored, { name, declaredType: undefined, folderId: plan.folderId, options: fileOptions }, async (trx, row) => {
-        try {
-          await forAccount(trx, userId).insertInto('importedFiles', { relativePath: file.relativePath, sha256: stored.sha256, fileId: row.id, importedAt: row.createdAt }).execute();
-        } catch (error) {
-          // The same bytes at the same path were imported by another run since this one looked.
-          if (isUniqueViolation(error)) throw new AlreadyImported();
-          throw error;
-        }
-      });
-      charged = committed.size;
-      progress.importedBytes += committed.size;
-      return 'imported';
-    } catch (error) {
-      if (error instanceof AlreadyImported) return 'skipped';
-      // The commit's own quota check (src/uploads/commit-file.ts) refused it.
-      if (error instanceof AppError && error.kind === 'too_large') {
-        stop(file, `${file.size} bytes; ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`);
-        return 'stopped';
-      }
-      throw error;
-    } finally {
-      if (quotaLeft !== null) quotaLeft += reserved - charged;
+    },
+  });
+
+  /**
+   * Commits the batch's stored files: in one transaction, or, should that be refused (the quota
+   * reached meanwhile, a file another run imported since), one by one, each with its own outcome.
+   */
+  const commit = async (batch: StoredFile[]): Promise<void> => {
+    if (batch.length === 0) return;
+    // Resolved per batch, as each upload resolves its own: an expiration counts from the commit.
+    const fileOptions = await resolveOptions(ctx.db, principal, plan, {});
+    try {
+      const rows = await commitStoredBatch(ctx, principal, batch.map((stored) => itemOf(fileOptions, stored)));
+      for (const [i, row] of rows.entries()) settle(batch[i]!, row.size, 'imported');
+      return;
+    } catch {
+      // Each file again on its own, below, which tells which one was refused and why.
     }
-  };
-
-  const fail = (file: TreeFile, error: unknown): 'failed' => {
-    const code = (error as NodeJS.ErrnoException | null)?.code;
-    // The file's own trouble (gone, not readable); anything else (the database, storage) is the import's.
-    if (typeof code !== 'string' || !fileErrors.has(code)) throw error;
-    outcome.failures.push({ path: file.relativePath, reason: reasons.unreadable(code) });
-    return 'failed';
-  };
-
-  let next = 0;
-  const worker = async () => {
-    while (next < tree.files.length && outcome.stopped === null) {
-      if (options.signal?.aborted) {
-        outcome.interrupted = true;
+    for (const [i, item] of batch.entries()) {
+      if (outcome.stopped !== null) {
+        // Stopped by an earlier file of the batch: the rest is left for the next run.
+        await Promise.all(batch.slice(i).map((rest) => discardStored(ctx, rest.stored)));
+        for (const rest of batch.slice(i)) release(rest, 0);
         return;
       }
-      const index = next++;
-      const file = tree.files[index]!;
-      const known = await recorded.at(index);
       try {
-        const result = await importOne(file, known);
-        if (result === 'stopped') return;
-        if (result === 'imported') progress.imported += 1;
-        else if (result === 'skipped') progress.skipped += 1;
-        else progress.failed += 1;
-        progress.doneFiles += 1;
-        progress.doneBytes += file.size;
-      } finally {
-        recorded.release(index);
+        const row = await commitStored(ctx, principal, item.stored, itemOf(fileOptions, item).file, itemOf(fileOptions, item).trxHook);
+        settle(item, row.size, 'imported');
+      } catch (error) {
+        if (error instanceof AlreadyImported) {
+          settle(item, 0, 'skipped');
+          continue;
+        }
+        release(item, 0);
+        // The commit's own quota check (src/uploads/commit-file.ts) refused it.
+        if (error instanceof AppError && error.kind === 'too_large') {
+          stop(item.file, `${item.file.size} bytes; ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`);
+          continue;
+        }
+        await Promise.all(batch.slice(i + 1).map((rest) => discardStored(ctx, rest.stored)));
+        throw error;
       }
     }
   };
-  const workers = Array.from({ length: Math.max(1, options.concurrency ?? IMPORT_CONCURRENCY) }, worker);
-  // Every worker finishes its file before the import ends, also when one of them fails.
-  const settled = await Promise.allSettled(workers);
-  const failure = settled.find((result) => result.status === 'rejected');
-  if (failure) throw failure.reason;
+  const release = (item: { reserved: number }, charged: number) => {
+    if (quotaLeft !== null) quotaLeft += item.reserved - charged;
+  };
+  const settle = (item: StoredFile, charged: number, result: 'imported' | 'skipped') => {
+    release(item, charged);
+    if (result === 'imported') progress.importedBytes += charged;
+    done(item.file, result);
+  };
+
+  /** A batch whose files are being stored: its place in the tree, the files, their slots. */
+  interface InFlight {
+    indexes: number[];
+    toStore: Array<{ file: TreeFile; reserved: number }>;
+    slots: StoreSlot[];
+    results: Promise<StoreResult[]>;
+  }
+  const nets = new Map<string, StoreSlot['net']>();
+  const thread = new StoreThread(ctx.config, { concurrency, onAlive: (key) => nets.get(key)?.alive() });
+  // Taken at once, so that a failure while the import is busy elsewhere is not unhandled; read when
+  // the batch's turn comes.
+  const settledResults = (promise: Promise<StoreResult[]>) => promise.then((results) => ({ results }), (error: unknown) => ({ error }));
+
+  let start = 0;
+  /** Checks the next batch's files and sends them to be stored; null when there is none. */
+  const sendNext = async (): Promise<(InFlight & { settled: ReturnType<typeof settledResults> }) | null> => {
+    while (start < tree.files.length && outcome.stopped === null) {
+      if (options.signal?.aborted) {
+        outcome.interrupted = true;
+        return null;
+      }
+      const indexes = Array.from({ length: Math.min(BATCH_FILES, tree.files.length - start) }, (_, i) => start + i);
+      start += indexes.length;
+      // Checks first (reading known files again to compare them), then the quota in the tree's order.
+      const known = await Promise.all(indexes.map((index) => recorded.at(index)));
+      const checked = await mapConcurrently(indexes, concurrency, (index, i) => check(tree.files[index]!, known[i]));
+      const toStore: Array<{ file: TreeFile; reserved: number }> = [];
+      for (const [i, result] of checked.entries()) {
+        const file = tree.files[indexes[i]!]!;
+        if (result !== 'store') {
+          done(file, result);
+          continue;
+        }
+        if (quotaLeft !== null && file.size > quotaLeft) {
+          stop(file, `${file.size} bytes, ${quotaLeft} bytes left`);
+          break;
+        }
+        if (quotaLeft !== null) quotaLeft -= file.size;
+        toStore.push({ file, reserved: file.size });
+      }
+      if (toStore.length === 0) {
+        for (const index of indexes) recorded.release(index);
+        continue;
+      }
+      const slots = await reserveSlots(ctx, userId, toStore.length);
+      for (const slot of slots) nets.set(slot.key, slot.net);
+      const results = thread.store(toStore.map(({ file }, i) => ({ path: file.absolutePath, key: slots[i]!.key, maxBytes: allowance.sizeLimit })));
+      return { indexes, toStore, slots, results, settled: settledResults(results) };
+    }
+    return null;
+  };
+
+  /** Waits for a batch's bytes: the stored files; the failed ones are counted and their slots released. */
+  const receive = async (flight: InFlight & { settled: ReturnType<typeof settledResults> }): Promise<StoredFile[]> => {
+    try {
+      const answer = await flight.settled;
+      // Should storing fail for the import (not for one file), bytes already stored are removed by their nets.
+      if ('error' in answer) throw answer.error;
+      const batch: StoredFile[] = [];
+      const unused: StoreSlot[] = [];
+      for (const [i, result] of answer.results.entries()) {
+        const { file, reserved } = flight.toStore[i]!;
+        const slot = flight.slots[i]!;
+        if (result.kind === 'stored') {
+          const { size, sha256, head } = result;
+          batch.push({ file, reserved, stored: { id: slot.id, key: slot.key, size, sha256, head: Buffer.from(head.buffer, head.byteOffset, head.byteLength) } });
+          continue;
+        }
+        outcome.failures.push({ path: file.relativePath, reason: result.kind === 'tooLarge' ? reasons.tooLarge(allowance.sizeLimit) : reasons.unreadable(result.code) });
+        release(flight.toStore[i]!, 0);
+        unused.push(slot);
+        done(file, 'failed');
+      }
+      await releaseSlots(ctx, unused);
+      return batch;
+    } finally {
+      for (const slot of flight.slots) nets.delete(slot.key);
+      for (const index of flight.indexes) recorded.release(index);
+    }
+  };
+
+  // Batches are stored (in the storing thread) while the ones before commit (here): the storing
+  // thread is sent AHEAD batches beyond the one being committed, so it always has work queued.
+  const flights: NonNullable<Awaited<ReturnType<typeof sendNext>>>[] = [];
+  try {
+    for (;;) {
+      while (flights.length <= AHEAD) {
+        const flight = await sendNext();
+        if (flight === null) break;
+        flights.push(flight);
+      }
+      const current = flights.shift();
+      if (current === undefined) break;
+      const batch = await receive(current);
+      const stoppedHere = outcome.stopped !== null;
+      await commit(batch);
+      if (outcome.stopped !== null && !stoppedHere) {
+        // This batch's commit met the quota: the batches after it are left for the next run.
+        for (const flight of flights.splice(0)) await Promise.all((await receive(flight)).map((item) => discardStored(ctx, item.stored)));
+        break;
+      }
+    }
+  } finally {
+    await thread.close();
+  }
   return outcome;
 }
+
+/** Files stored and committed together (see runImport). */
+const BATCH_FILES = 32;
+/** Batches sent to the storing thread beyond the one being committed. */
+const AHEAD = 1;
+
 
 /** Errors of reading one file that make that file a failure, not the import's. */
 const fileErrors = new Set(['ENOENT', 'EACCES', 'EPERM', 'EISDIR', 'ENOTDIR', 'ELOOP', 'EIO', 'ENXIO', 'ESTALE']);

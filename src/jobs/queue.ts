@@ -107,6 +107,29 @@ export async function enqueueJob(executor: Executor, job: NewJob): Promise<strin
 }
 
 /**
+ * enqueueJob for several jobs with dedupe keys, in one statement: each replaces the job with its
+ * key, if any, as enqueueJob would.
+ */
+export async function enqueueJobs(executor: Executor, jobs: ReadonlyArray<NewJob & { dedupeKey: string }>): Promise<void> {
+  if (jobs.length === 0) return;
+  await executor
+    .insertInto('jobs')
+    .values(jobs.map(jobRow))
+    .onConflict((oc) =>
+      oc.column('dedupeKey').doUpdateSet((eb) => ({
+        type: eb.ref('excluded.type'),
+        payload: eb.ref('excluded.payload'),
+        runAt: eb.ref('excluded.runAt'),
+        attempts: 0,
+        leasedUntil: null,
+        leasedBy: null,
+        lastError: null,
+      })),
+    )
+    .execute();
+}
+
+/**
  * Adds a job unless one with the same dedupeKey exists, which is then left exactly as it is (a
  * running attempt keeps its lease). One plain insert: the cheapest way to add a job to a commit.
  */
@@ -122,6 +145,11 @@ export async function addJobIfAbsent(executor: Executor, job: NewJob & { dedupeK
 export async function cancelJob(executor: Executor, dedupeKey: string): Promise<boolean> {
   const result = await executor.deleteFrom('jobs').where('dedupeKey', '=', dedupeKey).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
+}
+
+/** cancelJob for several dedupe keys, in one statement. */
+export async function cancelJobs(executor: Executor, dedupeKeys: readonly string[]): Promise<void> {
+  if (dedupeKeys.length > 0) await executor.deleteFrom('jobs').where('dedupeKey', 'in', dedupeKeys).execute();
 }
 
 export type JobOutcome = { outcome: 'done' } | { outcome: 'retry'; delayMs: number; error: string } | { outcome: 'drop'; error: string };

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { AppContext } from '../context.ts';
 import type { Executor } from '../db/account-scope.ts';
-import { cancelJob, enqueueJob, retryJob, type JobHandler } from './queue.ts';
+import { cancelJob, cancelJobs, enqueueJob, enqueueJobs, retryJob, type JobHandler } from './queue.ts';
 import { sweepTemporaryDir } from '../storage/tmp-sweep.ts';
 
 export const STORAGE_CLEANUP_JOB = 'storage.cleanup';
@@ -29,6 +29,10 @@ export async function cancelStorageDelete(executor: Executor, storageKey: string
   await cancelJob(executor, keyFor(storageKey));
 }
 
+export async function cancelStorageDeletes(executor: Executor, storageKeys: readonly string[]): Promise<void> {
+  await cancelJobs(executor, storageKeys.map(keyFor));
+}
+
 /**
  * The crash safety net of one write in progress: scheduled ORPHAN_GRACE_MS ahead before the first
  * byte is stored, and moved ORPHAN_GRACE_MS ahead again (at most once a minute) while the write
@@ -49,6 +53,20 @@ export class CleanupNet {
   async arm(): Promise<void> {
     this.#pushedAt = Date.now();
     await scheduleStorageDelete(this.#ctx.db, this.#storageKey, this.#pushedAt + ORPHAN_GRACE_MS);
+  }
+
+  /** The nets of several writes about to start (an import's batch), scheduled in one statement. */
+  static async armAll(ctx: AppContext, storageKeys: readonly string[]): Promise<CleanupNet[]> {
+    const now = Date.now();
+    await enqueueJobs(
+      ctx.db,
+      storageKeys.map((storageKey) => ({ type: STORAGE_CLEANUP_JOB, payload: { storageKey }, runAt: now + ORPHAN_GRACE_MS, dedupeKey: keyFor(storageKey) })),
+    );
+    return storageKeys.map((storageKey) => {
+      const net = new CleanupNet(ctx, storageKey);
+      net.#pushedAt = now;
+      return net;
+    });
   }
 
   /** Called as the write progresses: cheap, and at most one job update a minute. */

@@ -29,6 +29,12 @@ export class LocalStorage implements Storage {
   readonly target: string;
   readonly #root: string;
   readonly #tmpDir: string;
+  /**
+   * Directories this process made or found, so a put does not ask for them again (two calls
+   * through the thread pool per object). Nothing of Hoard removes them; should someone, the rename
+   * into one fails with ENOENT and the directory is made again.
+   */
+  readonly #knownDirs = new Set<string>();
 
   constructor(options: { root: string; tmpDir: string }) {
     this.#root = resolve(options.root);
@@ -39,12 +45,22 @@ export class LocalStorage implements Storage {
   async put(key: string, body: Readable, options: PutOptions = {}): Promise<{ size: number }> {
     const dest = this.#pathOf(key);
     let size = 0;
-    await this.#writeThenMove(dest, async (handle) => {
-      const sink = new FileSink(handle, { maxBytes: options.maxBytes, onData: options.onData });
-      await pipeline(body, sink);
-      size = sink.bytes;
-    });
+    await this.#writeThenMove(
+      dest,
+      async (handle) => {
+        const sink = new FileSink(handle, { maxBytes: options.maxBytes, onData: options.onData });
+        await pipeline(body, sink);
+        size = sink.bytes;
+      },
+      options.deferNameSync === true,
+    );
     return { size };
+  }
+
+  async syncNames(keys: readonly string[]): Promise<void> {
+    // Each directory once, however many of the names it holds (directories made by those puts were
+    // made durable in their parents by the puts themselves).
+    for (const dir of new Set(keys.map((key) => dirname(this.#pathOf(key))))) await fsyncDir(dir);
   }
 
   async get(key: string, range?: ByteRange): Promise<StoredObject> {
@@ -170,31 +186,63 @@ export class LocalStorage implements Storage {
   async close(): Promise<void> {}
 
   /** Writes to a temp file, makes it durable, then renames it over dest; leaves no temp behind. */
-  async #writeThenMove(dest: string, write: (handle: FileHandle) => Promise<void>): Promise<void> {
-    await mkdir(this.#tmpDir, { recursive: true });
+  async #writeThenMove(dest: string, write: (handle: FileHandle) => Promise<void>, deferNameSync = false): Promise<void> {
     const tmp = join(this.#tmpDir, `${randomId()}.tmp`);
     try {
       // Opened before streaming starts, so a cleanup after an early failure cannot race the file's
       // creation. The writer (a FileSink) fsyncs and closes it, so a rename never exposes lost bytes.
-      await write(await open(tmp, 'wx'));
-      await this.#moveIntoPlace(tmp, dest);
+      await write(await this.#openTemporary(tmp));
+      await this.#moveIntoPlace(tmp, dest, deferNameSync);
     } catch (err) {
       await rm(tmp, { force: true });
       throw err;
     }
   }
 
-  /** Renames a durable file over dest and makes the rename (and any new directories) durable. */
-  async #moveIntoPlace(file: string, dest: string): Promise<void> {
+  async #openTemporary(tmp: string): Promise<FileHandle> {
+    if (!this.#knownDirs.has(this.#tmpDir)) {
+      await mkdir(this.#tmpDir, { recursive: true });
+      this.#knownDirs.add(this.#tmpDir);
+    }
+    try {
+      return await open(tmp, 'wx');
+    } catch (err) {
+      if (!isCode(err, 'ENOENT')) throw err;
+      this.#knownDirs.delete(this.#tmpDir);
+      await mkdir(this.#tmpDir, { recursive: true });
+      return await open(tmp, 'wx');
+    }
+  }
+
+  /**
+   * Renames a durable file over dest and makes the rename (and any new directories) durable; with
+   * `deferNameSync`, the rename's own directory is left to syncNames().
+   */
+  async #moveIntoPlace(file: string, dest: string, deferNameSync = false): Promise<void> {
     const parent = dirname(dest);
-    const firstCreated = await mkdir(parent, { recursive: true });
-    await rename(file, dest);
+    let created = this.#knownDirs.has(parent) ? undefined : await this.#makeDir(parent);
+    try {
+      await rename(file, dest);
+    } catch (err) {
+      if (!isCode(err, 'ENOENT') || created !== undefined) throw err;
+      // A known directory removed behind this process's back: made again.
+      this.#knownDirs.delete(parent);
+      created = await this.#makeDir(parent);
+      await rename(file, dest);
+    }
     // Newly created directories need their own entries made durable in their parents too.
-    const stop = firstCreated === undefined ? parent : dirname(firstCreated);
+    const stop = created === undefined || created === null ? parent : dirname(created);
     for (let dir = parent; ; dir = dirname(dir)) {
-      await fsyncDir(dir);
+      if (dir !== parent || !deferNameSync) await fsyncDir(dir);
       if (dir === stop) break;
     }
+  }
+
+  /** Makes `dir` (and its parents) if needed: the first directory made, or null when it existed. */
+  async #makeDir(dir: string): Promise<string | null> {
+    const first = await mkdir(dir, { recursive: true });
+    this.#knownDirs.add(dir);
+    return first ?? null;
   }
 
   #pathOf(key: string): string {

@@ -81,6 +81,10 @@ export class S3Storage implements Storage {
     return { size: counter.bytes };
   }
 
+  async syncNames(): Promise<void> {
+    // An object is durable once its upload has completed: nothing is left to do.
+  }
+
   async get(key: string, range?: ByteRange): Promise<StoredObject> {
     // S3 ignores a malformed Range and sends the whole object, so reject it here instead.
     if (range && !isWellFormed(range)) {

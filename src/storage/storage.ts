@@ -23,6 +23,12 @@ export interface PutOptions {
   maxBytes?: number;
   /** Sees every chunk of the body, in order, as it is stored (to hash it while streaming). */
   onData?: (chunk: Buffer) => void;
+  /**
+   * The object's bytes are durable when put returns, but making its name durable is left to a later
+   * syncNames() with its key, which a batch of puts shares (local disk: one fsync of a directory
+   * for all the names it holds, instead of one per object). Until then a crash may lose the object.
+   */
+  deferNameSync?: boolean;
 }
 
 export interface PartInfo {
@@ -50,6 +56,8 @@ export interface Storage {
 
   /** Writes the whole stream; the object becomes visible only once every byte is durable. */
   put(key: string, body: Readable, options?: PutOptions): Promise<{ size: number }>;
+  /** Makes the names of objects put with deferNameSync durable; a no-op where every put is durable anyway (S3). */
+  syncNames(keys: readonly string[]): Promise<void>;
   /** Throws StorageNotFoundError when the key does not exist. */
   get(key: string, range?: ByteRange): Promise<StoredObject>;
   stat(key: string): Promise<{ size: number } | null>;

@@ -4,7 +4,7 @@ import type { Database } from '../db/schema.ts';
 import { forAccount } from '../db/account-scope.ts';
 import type { Principal } from '../auth/principal.ts';
 import { hashPassword } from '../auth/passwords.ts';
-import { readSettings } from '../settings/instance-settings.ts';
+import { readSettings, type InstanceSettings } from '../settings/instance-settings.ts';
 import { tooLarge } from '../errors.ts';
 import { quotaFor } from './allowance.ts';
 import { reservedBytes } from './reservations.ts';
@@ -12,8 +12,8 @@ import { extensionOf, nameCandidates, randomFileName, sanitizeFileName } from '.
 import { extensionFor } from './content-type.ts';
 import type { ResolvedOptions } from '../shared/upload-options.ts';
 import { scheduleExpiry } from '../files/expiry.ts';
-import { cancelStorageDelete } from '../jobs/storage-cleanup.ts';
-import { emitFileReady } from '../webhooks/outbox.ts';
+import { cancelStorageDeletes } from '../jobs/storage-cleanup.ts';
+import { emitFileReady, enabledWebhookIds } from '../webhooks/outbox.ts';
 import { uploadLinks } from '../files/file-views.ts';
 import type { FileRow } from '../files/file-access.ts';
 import { foldForSearch } from '../shared/search-text.ts';
@@ -45,103 +45,144 @@ export async function commitFile(
   /** The chunked-upload session this commit completes: its reservation is replaced by the charge. */
   completesSession?: string,
 ): Promise<FileRow> {
-  const userId = principal.user.id;
-  const passwordHash = upload.options.password ? await hashPassword(upload.options.password) : null;
-  const settings = await readSettings(ctx.db);
-  const { defaultQuotaBytes } = settings;
+  const [committed] = await commitFiles(ctx, principal, [{ upload, ...(trxHook ? { trxHook } : {}) }], completesSession);
+  return committed!;
+}
 
+/**
+ * commitFile for several uploads of one account, in one transaction, in their order: all become
+ * files or none does (the first refusal is thrown). Each is charged, named and numbered as if
+ * committed alone.
+ */
+export async function commitFiles(
+  ctx: AppContext,
+  principal: Principal,
+  uploads: ReadonlyArray<{ upload: StoredUpload; trxHook?: (trx: Transaction<Database>, file: FileRow) => Promise<void> }>,
+  completesSession?: string,
+): Promise<FileRow[]> {
+  const passwordHashes = await Promise.all(uploads.map(({ upload }) => (upload.options.password ? hashPassword(upload.options.password) : null)));
+  const settings = await readSettings(ctx.db);
+  const userId = principal.user.id;
   const committed = await ctx.db.transaction().execute(async (trx) => {
     // Charging the quota first takes the account's row lock (serialising quota checks and name
     // allocation per account) and reads the account in the same statement: the lock is held for as
-    // few round trips as possible. A refused upload rolls the charge back.
+    // few round trips as possible. A refused upload rolls the charge back. Several uploads are
+    // charged and numbered at once, and refused together.
+    const total = uploads.reduce((sum, { upload }) => sum + upload.size, 0);
     const owner = await trx
       .updateTable('users')
-      .set((eb) => ({ usedBytes: eb('usedBytes', '+', upload.size), docSeq: eb('docSeq', '+', 1) }))
+      .set((eb) => ({ usedBytes: eb('usedBytes', '+', total), docSeq: eb('docSeq', '+', uploads.length) }))
       .where('id', '=', userId)
       .returning(['quotaBytes', 'usedBytes', 'urlId', 'lastUploadAt'])
       .executeTakeFirstOrThrow();
-    const usedBefore = owner.usedBytes - upload.size;
-    const quota = quotaFor(principal, owner.quotaBytes, defaultQuotaBytes);
+    const usedBefore = owner.usedBytes - total;
+    const quota = quotaFor(principal, owner.quotaBytes, settings.defaultQuotaBytes);
     if (quota !== null) {
       // Room the account's open chunked uploads reserved is not this upload's (src/uploads/reservations.ts).
       const reserved = await reservedBytes(trx, userId, Date.now(), completesSession);
       if (owner.usedBytes + reserved > quota) throw tooLarge(`The upload exceeds your storage quota (${Math.max(0, quota - usedBefore - reserved)} bytes left)`);
     }
-    const account = forAccount(trx, userId);
-
-    const name = await allocateName(trx, userId, upload);
     // Never before the account's previous upload, even when the clock was set back: on SQLite the
     // search index counts an account's matches per calendar bucket by their document numbers, which
     // follow upload order (migration 0020-search-documents).
     const now = Math.max(Date.now(), owner.lastUploadAt ?? 0);
-    const file: FileRow = {
-      id: upload.id,
-      userId,
-      name,
-      originalName: upload.originalName.slice(0, 1024),
-      storageKey: upload.storageKey,
-      mimeType: upload.mimeType,
-      size: upload.size,
-      sha256: upload.sha256,
-      visibility: upload.options.visibility,
-      passwordHash,
-      expiresAt: upload.options.expiresAt,
-      expiryAction: upload.options.expiresAt === null ? null : upload.options.expiryAction,
-      folderId: upload.folderId,
-      shareStyle: upload.options.shareStyle,
-      views: 0,
-      downloads: 0,
-      ocrText: null,
-      searchName: foldForSearch(name),
-      searchOcr: null,
-      ...initialMediaStatus(upload.mimeType, settings),
-      thumbnailKey: null,
-      thumbnailWidth: null,
-      thumbnailHeight: null,
-      mediaWidth: null,
-      mediaHeight: null,
-      // Numbered as the row is inserted (below).
-      docId: null,
-      createdAt: now,
-      updatedAt: now,
-    };
-    const { userId: _owner, ...values } = file;
-    // The file's number in SQLite's search index: the account's next one, counted above (migration
-    // 0020-search-documents), computed in SQL, whose integers have 64 bits.
-    const docId = sql<number | null>`(select ${sql.ref('users.accountNo')} * 4294967296 + ${sql.ref('users.docSeq')} from ${sql.table('users')} where ${sql.ref('users.id')} = ${userId})`;
-    await account.insertInto('files', { ...values, docId }).execute();
-
-    // Tags a profile still names but that were deleted since are skipped, not an error.
-    const tagIds = upload.options.tagIds.length
-      ? (await account.selectFrom('tags').select('id').where('id', 'in', upload.options.tagIds).execute()).map((t) => t.id)
-      : [];
-    if (tagIds.length) await trx.insertInto('fileTags').values(tagIds.map((tagId) => ({ fileId: file.id, tagId }))).execute();
-
-    if (file.expiresAt !== null) await scheduleExpiry(trx, file.id, file.expiresAt);
-    // Thumbnail and text recognition (contract §10): committed with the file, done in the background.
-    await enqueueMediaWork(trx, file);
-    const links = uploadLinks(ctx.config.baseUrl, owner.urlId, file);
-    await emitFileReady(trx, userId, {
-      id: file.id,
-      name: file.name,
-      mimeType: file.mimeType,
-      size: file.size,
-      visibility: file.visibility,
-      hasPassword: passwordHash !== null,
-      folderId: file.folderId,
-      url: links.url,
-      rawUrl: links.rawUrl,
-    });
-    if (trxHook) await trxHook(trx, file);
-    return file;
+    const webhooks = await enabledWebhookIds(trx, userId);
+    const files: FileRow[] = [];
+    for (const [i, { upload, trxHook }] of uploads.entries()) {
+      const numbering = { now, docSeqBack: uploads.length - 1 - i };
+      files.push(await insertFile(ctx, trx, principal, settings, owner.urlId, numbering, upload, passwordHashes[i] ?? null, webhooks, trxHook));
+    }
+    return files;
   });
-  // The expiry job, webhook deliveries and media work committed with the file can start now.
+  // The expiry jobs, webhook deliveries and media work committed with the files can start now.
   ctx.jobs.wake();
-  // The bytes have their record: the crash safety net scheduled before streaming is not needed. It
-  // is cancelled after the commit, outside the account's lock; should this fail, the net finds the
-  // record when it runs and leaves the bytes alone.
-  await cancelStorageDelete(ctx.db, committed.storageKey).catch((error: unknown) => ctx.log.warn({ err: error, storageKey: committed.storageKey }, 'could not cancel a storage clean-up'));
+  // The bytes have their records: the crash safety nets scheduled before streaming are not needed.
+  // They are cancelled after the commit, outside the account's lock; should this fail, each net
+  // finds its record when it runs and leaves the bytes alone.
+  const keys = committed.map((file) => file.storageKey);
+  await cancelStorageDeletes(ctx.db, keys).catch((error: unknown) => ctx.log.warn({ err: error, storageKeys: keys }, 'could not cancel storage clean-ups'));
   return committed;
+}
+
+/** One upload's record and what goes with it, in the transaction that charged it (commitFiles). */
+async function insertFile(
+  ctx: AppContext,
+  trx: Transaction<Database>,
+  principal: Principal,
+  settings: InstanceSettings,
+  urlId: string,
+  /** The commit's time, and how far this file's document number is below the account's last one. */
+  numbering: { now: number; docSeqBack: number },
+  upload: StoredUpload,
+  passwordHash: string | null,
+  webhooks: readonly string[],
+  trxHook: ((trx: Transaction<Database>, file: FileRow) => Promise<void>) | undefined,
+): Promise<FileRow> {
+  const userId = principal.user.id;
+  const account = forAccount(trx, userId);
+  const { now } = numbering;
+
+  const name = await allocateName(trx, userId, upload);
+  const file: FileRow = {
+    id: upload.id,
+    userId,
+    name,
+    originalName: upload.originalName.slice(0, 1024),
+    storageKey: upload.storageKey,
+    mimeType: upload.mimeType,
+    size: upload.size,
+    sha256: upload.sha256,
+    visibility: upload.options.visibility,
+    passwordHash,
+    expiresAt: upload.options.expiresAt,
+    expiryAction: upload.options.expiresAt === null ? null : upload.options.expiryAction,
+    folderId: upload.folderId,
+    shareStyle: upload.options.shareStyle,
+    views: 0,
+    downloads: 0,
+    ocrText: null,
+    searchName: foldForSearch(name),
+    searchOcr: null,
+    ...initialMediaStatus(upload.mimeType, settings),
+    thumbnailKey: null,
+    thumbnailWidth: null,
+    thumbnailHeight: null,
+    mediaWidth: null,
+    mediaHeight: null,
+    // Numbered as the row is inserted (below).
+    docId: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const { userId: _owner, ...values } = file;
+  // The file's number in SQLite's search index: one of the account's next ones, counted by the
+  // charge (migration 0020-search-documents), computed in SQL, whose integers have 64 bits.
+  const docId = sql<number | null>`(select ${sql.ref('users.accountNo')} * 4294967296 + ${sql.ref('users.docSeq')} - ${numbering.docSeqBack} from ${sql.table('users')} where ${sql.ref('users.id')} = ${userId})`;
+  await account.insertInto('files', { ...values, docId }).execute();
+
+  // Tags a profile still names but that were deleted since are skipped, not an error.
+  const tagIds = upload.options.tagIds.length
+    ? (await account.selectFrom('tags').select('id').where('id', 'in', upload.options.tagIds).execute()).map((t) => t.id)
+    : [];
+  if (tagIds.length) await trx.insertInto('fileTags').values(tagIds.map((tagId) => ({ fileId: file.id, tagId }))).execute();
+
+  if (file.expiresAt !== null) await scheduleExpiry(trx, file.id, file.expiresAt);
+  // Thumbnail and text recognition (contract §10): committed with the file, done in the background.
+  await enqueueMediaWork(trx, file);
+  const links = uploadLinks(ctx.config.baseUrl, urlId, file);
+  await emitFileReady(trx, userId, {
+    id: file.id,
+    name: file.name,
+    mimeType: file.mimeType,
+    size: file.size,
+    visibility: file.visibility,
+    hasPassword: passwordHash !== null,
+    folderId: file.folderId,
+    url: links.url,
+    rawUrl: links.rawUrl,
+  }, webhooks);
+  if (trxHook) await trxHook(trx, file);
+  return file;
 }
 
 async function allocateName(trx: Transaction<Database>, userId: string, upload: StoredUpload): Promise<string> {

@@ -8,7 +8,7 @@ import { enqueueJob } from '../jobs/queue.ts';
  * `webhook.deliver` job per row, written in the caller's transaction. The event is therefore sent
  * if and only if the change that caused it commits, and survives restarts until delivered.
  *
- * emitFileReady(trx: Executor, ownerUserId: string, file: FileReadyFile): Promise<EmittedEvent>
+ * emitFileReady(trx: Executor, ownerUserId: string, file: FileReadyFile, webhookIds?): Promise<EmittedEvent>
  *
  *   Call it inside the transaction that commits an upload (single or chunked). It writes a delivery
  *   for every ENABLED webhook of the owner (none, cheaply, when there are none) and returns the
@@ -76,7 +76,7 @@ export async function queueDeliveries(
   executor: Executor,
   userId: string,
   event: { eventId: string; eventType: string; body: string; test: boolean; createdAt: number },
-  webhookIds: string[],
+  webhookIds: readonly string[],
 ): Promise<string[]> {
   if (webhookIds.length === 0) return [];
   const rows = webhookIds.map((webhookId) => ({
@@ -102,12 +102,19 @@ export async function queueDeliveries(
 }
 
 /** Queues a file.ready event (the spec's file-ready event; contract §5) for every enabled webhook of the owner, in the caller's transaction. */
-export async function emitFileReady(trx: Executor, ownerUserId: string, file: FileReadyFile): Promise<EmittedEvent> {
-  const webhooks = await forAccount(trx, ownerUserId).selectFrom('webhooks').select('id').where('enabled', '=', 1).orderBy('id').execute();
+export async function emitFileReady(trx: Executor, ownerUserId: string, file: FileReadyFile, webhookIds?: readonly string[]): Promise<EmittedEvent> {
+  // Read once by a commit of several files (src/uploads/commit-file.ts), in the same transaction.
+  const webhooks = webhookIds ?? (await enabledWebhookIds(trx, ownerUserId));
   if (webhooks.length === 0) return { eventId: null, deliveryIds: [] };
   const eventId = newEventId();
   const now = Date.now();
   const body = fileReadyBody(eventId, now, file);
-  const deliveryIds = await queueDeliveries(trx, ownerUserId, { eventId, eventType: FILE_READY, body, test: false, createdAt: now }, webhooks.map((w) => w.id));
+  const deliveryIds = await queueDeliveries(trx, ownerUserId, { eventId, eventType: FILE_READY, body, test: false, createdAt: now }, webhooks);
   return { eventId, deliveryIds };
+}
+
+/** The account's enabled webhooks, in a stable order: those a file.ready event goes to. */
+export async function enabledWebhookIds(trx: Executor, ownerUserId: string): Promise<string[]> {
+  const rows = await forAccount(trx, ownerUserId).selectFrom('webhooks').select('id').where('enabled', '=', 1).orderBy('id').execute();
+  return rows.map((row) => row.id);
 }

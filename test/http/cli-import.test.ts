@@ -11,6 +11,8 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { everyoneRole, withoutEveryonePermission } from '../support/roles.ts';
 import { PNG_1X1 } from '../support/uploads.ts';
+import { newImportProgress, prepareImport, runImport } from '../../src/imports/import-tree.ts';
+import { expectStoredAsRecorded, providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
 
 // `npm run cli -- import` against a running test server's database and DATA_DIR, as an operator
 // would run it beside a running instance: what it imports is then read back through the HTTP API.
@@ -381,5 +383,51 @@ describe('npm run cli -- import', () => {
     expect((await cli('import', tree, tree, '--email', user.email)).status).toBe(2);
     expect((await cli('import', tree, '--email', user.email, '--frobnicate')).status).toBe(2);
     expect(await listFiles(user)).toEqual([]);
+  });
+});
+
+// Imports commit their files in batches (docs/decisions.md, "Importing a library"): two runs of one
+// tree at once race for every file, so that batches are refused (a file the other run committed
+// since) and committed again file by file.
+describe.each(providers)('two imports of one tree at once, on %s storage', (provider) => {
+  let storage: StorageUnderTest;
+  let racing: TestServer;
+  beforeAll(async () => {
+    storage = await storageUnderTest(provider);
+    racing = await startTestServer(storage.env);
+  });
+  afterAll(async () => {
+    await racing.close();
+    await storage.stop();
+  });
+
+  it('import every file exactly once, with no bytes left without a record', async () => {
+    const admin = await signUp(racing.baseUrl);
+    const files: Record<string, Uint8Array> = {};
+    // Four batches and a bit, in two directories.
+    for (let i = 0; i < 140; i++) files[`${i % 2 ? 'odd' : 'even'}/f${String(i).padStart(3, '0')}.bin`] = randomBytes(100 + i);
+    const tree = makeTree(files);
+    // In one process, so that both look up each batch's earlier imports before either commits it.
+    const run = async () => {
+      const prepared = await prepareImport(racing.ctx, { directory: tree, email: admin.email });
+      return runImport(racing.ctx, prepared, newImportProgress(prepared));
+    };
+    const [first, second] = await Promise.all([run(), run()]);
+    for (const outcome of [first, second]) {
+      expect(outcome.failures).toEqual([]);
+      expect(outcome.progress.imported + outcome.progress.skipped).toBe(140);
+    }
+    expect(first.progress.imported + second.progress.imported).toBe(140);
+
+    const listed = await admin.get('/api/files?limit=100&sortBy=name&sortOrder=asc');
+    expect(listed.body.pagination.total).toBe(140);
+    const firstName = Object.keys(files)[0]!;
+    expect(listed.body.data[0].name).toBe('f000.bin');
+    const bytes = await fetch(`${racing.baseUrl}/api/files${listed.body.data[0].urlPath}`, { headers: { cookie: admin.cookieHeader() } });
+    expect(Buffer.from(await bytes.arrayBuffer()).equals(Buffer.from(files[firstName]!))).toBe(true);
+    await expectStoredAsRecorded(racing, storage, admin.userId);
+    // No crash net is left waiting for bytes that were committed or removed.
+    const nets = await racing.ctx.db.selectFrom('jobs').select('id').where('type', '=', 'storage.cleanup').execute();
+    expect(nets).toEqual([]);
   });
 });

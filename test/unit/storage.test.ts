@@ -84,6 +84,16 @@ function storageContract(name: string, setup: () => Backend) {
       expect(sha256(await readAll(stored.stream))).toBe(sha256(data));
     });
 
+    it('puts a batch whose names are made durable together, then serves each', async () => {
+      const keys = [freshKey(), freshKey(), freshKey()];
+      const data = keys.map((_, i) => randomBytes(1000 + i));
+      for (const [i, key] of keys.entries()) expect(await storage.put(key, streamOf(data[i]!), { deferNameSync: true })).toEqual({ size: data[i]!.length });
+      await storage.syncNames(keys);
+      await storage.syncNames([]);
+      for (const [i, key] of keys.entries()) expect((await readAll((await storage.get(key)).stream)).equals(data[i]!)).toBe(true);
+      expect(await backend.leftovers()).toEqual([]);
+    });
+
     it('serves inclusive byte ranges and reports the total size', async () => {
       const key = freshKey();
       const data = randomBytes(MiB + 17);
@@ -263,6 +273,18 @@ describe('local storage specifics', () => {
       await expect(storage.createMultipart(key), key).rejects.toThrow(/Invalid storage key/);
     }
     await expect(storage.abortMultipart('files/a', '../../files')).rejects.toThrow(/Invalid upload id/);
+  });
+
+  it('makes its directories again when they were removed behind its back', async () => {
+    const backend = localBackend();
+    const { storage } = backend;
+    await storage.put('files/someone/a', streamOf(Buffer.from('a')));
+    await rm(join(backend.dir, 'files', 'files', 'someone'), { recursive: true });
+    await rm(join(backend.dir, 'tmp'), { recursive: true });
+    await storage.put('files/someone/b', streamOf(Buffer.from('b')), { deferNameSync: true });
+    await storage.syncNames(['files/someone/b']);
+    expect((await readAll((await storage.get('files/someone/b')).stream)).toString()).toBe('b');
+    expect(await storage.stat('files/someone/a')).toBeNull();
   });
 
   it('treats a key below an existing file as missing', async () => {
