@@ -13,7 +13,6 @@ import { AppError } from '../errors.ts';
 import { findOwnedFolder } from '../organisation/folders.ts';
 import { findOwnedProfile } from '../organisation/profiles.ts';
 import { applyRequest, type ResolvedOptions } from '../shared/upload-options.ts';
-import { StorageLimitError } from '../storage/storage.ts';
 import { uploadAllowance, type Allowance } from '../uploads/allowance.ts';
 import { commitStored, commitStoredBatch, discardStored, releaseSlots, reserveSlots, type BatchItem, type StoreSlot, type StoredBytes } from '../uploads/store-upload.ts';
 import { mapConcurrently } from '../shared/concurrency.ts';
@@ -78,9 +77,9 @@ export interface ImportOutcome {
 }
 
 /**
- * Files in flight at once. Each one waits on the disk (its read, the fsyncs that make its bytes
- * durable) and on the database (its commit) in turn: a few in flight keep both busy. On SQLite every
- * commit takes the one write lock anyway, so more than this only adds memory (docs/decisions.md).
+ * Files the storing thread reads and stores at once (and known files hashed again at once): each
+ * waits on the disk in turn (its read, the fsync that makes its bytes durable), and a few in flight
+ * keep it busy; more only adds memory (docs/decisions.md, "Importing a library").
  */
 export const IMPORT_CONCURRENCY = 8;
 
