@@ -201,14 +201,18 @@ export function Dialog({ open, title, onClose, children, wide }: { open: boolean
 /**
  * What a dialog that stays on the page shows: `show(target)` opens it on a target, `close()` closes
  * it and keeps the target, so that the dialog element stays mounted and the browser closes it as a
- * dialog. `key` changes with every `show`, so the dialog's fields start afresh from the target.
+ * dialog. `key` changes with every `show` (and is unique in the app), so the dialog's fields start
+ * afresh from the target.
  */
-export function useDialogTarget<T>(): { target: T | null; open: boolean; key: number; show: (target: T) => void; close: () => void } {
-  const [state, setState] = useState<{ target: T; open: boolean; key: number } | null>(null);
-  const show = useCallback((target: T) => setState((current) => ({ target, open: true, key: (current?.key ?? 0) + 1 })), []);
+export function useDialogTarget<T>(): { target: T | null; open: boolean; key: string; show: (target: T) => void; close: () => void } {
+  const [state, setState] = useState<{ target: T; open: boolean; key: string } | null>(null);
+  // Unique across every dialog of the app, so two dialogs side by side never share a key.
+  const show = useCallback((target: T) => setState({ target, open: true, key: `dialog-${++dialogShows}` }), []);
   const close = useCallback(() => setState((current) => current && { ...current, open: false }), []);
-  return { target: state?.target ?? null, open: state?.open ?? false, key: state?.key ?? 0, show, close };
+  return { target: state?.target ?? null, open: state?.open ?? false, key: state?.key ?? '', show, close };
 }
+
+let dialogShows = 0;
 
 /**
  * A form's submit handler around `action`: no page reload, the error of the last attempt (cleared
