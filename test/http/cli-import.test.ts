@@ -352,6 +352,39 @@ describe('npm run cli -- import', () => {
     expect(summaryCount(theirs.stdout, 'imported')).toBe(3);
   });
 
+  it('stops on Ctrl-C once the batches in flight are done, exits 130, and the next run imports the rest', async () => {
+    const user = await member();
+    const files: Record<string, Uint8Array> = {};
+    for (let i = 0; i < 3000; i++) files[`d${i % 3}/f${i}.bin`] = randomBytes(64);
+    const tree = makeTree(files);
+    // Ctrl-C as soon as the import has begun: before, during or after the walk of the tree, the
+    // import ends the same way.
+    const interrupted = await new Promise<Run>((resolve, reject) => {
+      const child = spawn(process.execPath, ['src/cli/main.ts', 'import', tree, '--email', user.email], { env: { ...process.env, ...server.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        if (!stderr.includes('reading the tree') && (stderr + chunk).includes('reading the tree')) child.kill('SIGINT');
+        stderr += chunk;
+      });
+      child.on('error', reject);
+      child.on('close', (status) => resolve({ status, stdout, stderr }));
+    });
+    expect(interrupted.status, interrupted.stderr).toBe(130);
+    const left = Number(/hoard: Interrupted: (\d+) files were not imported; run the same import again to continue/.exec(interrupted.stderr)?.[1]);
+    expect(left).toBeGreaterThan(0);
+    const before = (await user.get('/api/files?limit=1')).body.pagination.total as number;
+    expect(before).toBe(3000 - left);
+
+    const resumed = await cli('import', tree, '--email', user.email);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(summaryCount(resumed.stdout, 'imported')).toBe(left);
+    expect(summaryCount(resumed.stdout, 'skipped (already imported)')).toBe(3000 - left);
+    expect((await user.get('/api/files?limit=1')).body.pagination.total).toBe(3000);
+    await expectStoredAsRecorded(server, await storageUnderTest('local'), user.userId);
+  });
+
   it('answers an unknown account, folder, profile or directory with one line and exit 1, a usage mistake with exit 2', async () => {
     const user = await member();
     const tree = makeTree({ 'one.txt': 'one' });
