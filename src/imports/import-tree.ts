@@ -210,7 +210,7 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
     return 'failed';
   };
 
-  /** Whether the file is to be stored: false when it was dealt with here (failed or skipped). */
+  /** 'store' when the file is to be stored; else how it was dealt with here. */
   const check = async (file: TreeFile, known: ReadonlySet<string> | undefined): Promise<'store' | 'skipped' | 'failed'> => {
     if (Buffer.byteLength(file.relativePath) > MAX_PATH_BYTES) {
       outcome.failures.push({ path: file.relativePath, reason: reasons.pathTooLong });
@@ -266,7 +266,8 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
         return;
       }
       try {
-        const row = await commitStored(ctx, principal, item.stored, itemOf(fileOptions, item).file, itemOf(fileOptions, item).trxHook);
+        const { file, trxHook } = itemOf(fileOptions, item);
+        const row = await commitStored(ctx, principal, item.stored, file, trxHook);
         settle(item, row.size, 'imported');
       } catch (error) {
         if (error instanceof AlreadyImported) {
@@ -293,22 +294,23 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
     done(item.file, result);
   };
 
-  /** A batch whose files are being stored: its place in the tree, the files, their slots. */
+  /**
+   * A batch whose files are being stored: its place in the tree, the files, their slots, and the
+   * storing's outcome — settled at once, so that a failure while the import is busy elsewhere is
+   * not unhandled, and read when the batch's turn comes.
+   */
   interface InFlight {
     indexes: number[];
     toStore: Array<{ file: TreeFile; reserved: number }>;
     slots: StoreSlot[];
-    results: Promise<StoreResult[]>;
+    settled: Promise<{ results: StoreResult[] } | { error: unknown }>;
   }
   const nets = new Map<string, StoreSlot['net']>();
   const thread = new StoreThread(ctx.config, { concurrency, onAlive: (key) => nets.get(key)?.alive() });
-  // Taken at once, so that a failure while the import is busy elsewhere is not unhandled; read when
-  // the batch's turn comes.
-  const settledResults = (promise: Promise<StoreResult[]>) => promise.then((results) => ({ results }), (error: unknown) => ({ error }));
 
   let start = 0;
   /** Checks the next batch's files and sends them to be stored; null when there is none. */
-  const sendNext = async (): Promise<(InFlight & { settled: ReturnType<typeof settledResults> }) | null> => {
+  const sendNext = async (): Promise<InFlight | null> => {
     while (start < tree.files.length && outcome.stopped === null) {
       if (options.signal?.aborted) {
         outcome.interrupted = true;
@@ -339,14 +341,17 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
       }
       const slots = await reserveSlots(ctx, userId, toStore.length);
       for (const slot of slots) nets.set(slot.key, slot.net);
-      const results = thread.store(toStore.map(({ file }, i) => ({ path: file.absolutePath, key: slots[i]!.key, maxBytes: allowance.sizeLimit })));
-      return { indexes, toStore, slots, results, settled: settledResults(results) };
+      const settled = thread.store(toStore.map(({ file }, i) => ({ path: file.absolutePath, key: slots[i]!.key, maxBytes: allowance.sizeLimit }))).then(
+        (results) => ({ results }),
+        (error: unknown) => ({ error }),
+      );
+      return { indexes, toStore, slots, settled };
     }
     return null;
   };
 
   /** Waits for a batch's bytes: the stored files; the failed ones are counted and their slots released. */
-  const receive = async (flight: InFlight & { settled: ReturnType<typeof settledResults> }): Promise<StoredFile[]> => {
+  const receive = async (flight: InFlight): Promise<StoredFile[]> => {
     try {
       const answer = await flight.settled;
       // Should storing fail for the import (not for one file), bytes already stored are removed by their nets.
@@ -376,7 +381,7 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
 
   // Batches are stored (in the storing thread) while the ones before commit (here): the storing
   // thread is sent AHEAD batches beyond the one being committed, so it always has work queued.
-  const flights: NonNullable<Awaited<ReturnType<typeof sendNext>>>[] = [];
+  const flights: InFlight[] = [];
   try {
     for (;;) {
       while (flights.length <= AHEAD) {

@@ -51,8 +51,8 @@ export async function commitFile(
 
 /**
  * commitFile for several uploads of one account, in one transaction, in their order: all become
- * files or none does (the first refusal is thrown). Each is charged, named and numbered as if
- * committed alone.
+ * files or none does (the first refusal is thrown). They are charged to the quota together; each
+ * is named and numbered in turn, as if committed alone.
  */
 export async function commitFiles(
   ctx: AppContext,
