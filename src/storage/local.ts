@@ -200,16 +200,13 @@ export class LocalStorage implements Storage {
   }
 
   async #openTemporary(tmp: string): Promise<FileHandle> {
-    if (!this.#knownDirs.has(this.#tmpDir)) {
-      await mkdir(this.#tmpDir, { recursive: true });
-      this.#knownDirs.add(this.#tmpDir);
-    }
+    if (!this.#knownDirs.has(this.#tmpDir)) await this.#makeDir(this.#tmpDir);
     try {
       return await open(tmp, 'wx');
     } catch (err) {
       if (!isCode(err, 'ENOENT')) throw err;
-      this.#knownDirs.delete(this.#tmpDir);
-      await mkdir(this.#tmpDir, { recursive: true });
+      // Removed behind this process's back: made again.
+      await this.#makeDir(this.#tmpDir);
       return await open(tmp, 'wx');
     }
   }
@@ -226,7 +223,6 @@ export class LocalStorage implements Storage {
     } catch (err) {
       if (!isCode(err, 'ENOENT') || created !== undefined) throw err;
       // A known directory removed behind this process's back: made again.
-      this.#knownDirs.delete(parent);
       created = await this.#makeDir(parent);
       await rename(file, dest);
     }

@@ -9,7 +9,7 @@ import type { FileRow } from '../files/file-access.ts';
 import type { Storage } from '../storage/storage.ts';
 import type { ResolvedOptions } from '../shared/upload-options.ts';
 import { ContentProbe, resolveMimeType } from './content-type.ts';
-import { commitFile, commitFiles } from './commit-file.ts';
+import { commitFiles } from './commit-file.ts';
 
 /** Bytes an upload has put at their final storage key, waiting for their record. */
 export interface StoredBytes {
@@ -27,40 +27,23 @@ export interface StoredBytes {
  * committing, the bytes are removed minutes later; while bytes flow, the write keeps pushing that
  * back. Every way a file is made (POST /api/files, archive extraction and creation) stores through here.
  */
-export async function storeBytes(
-  ctx: AppContext,
-  userId: string,
-  source: Readable,
-  options: {
-    maxBytes: number;
-    contentType?: string | undefined;
-    /** A place reserved with its net already armed (reserveSlots); else one is made now. */
-    slot?: StoreSlot;
-    /** Leaves the name's durability to storage.syncNames(), which the caller awaits before committing. */
-    deferNameSync?: boolean;
-  },
-): Promise<StoredBytes> {
-  let slot = options.slot;
-  if (!slot) {
-    const id = newId();
-    const key = storageKeyFor(userId, id);
-    const net = new CleanupNet(ctx, key);
-    // A source can fail before storage reads it (an archive entry inflating past its size does so on
-    // its first chunk); until put listens, its error is held here, not thrown at the process. Some
-    // sources (yauzl's entry streams) only emit an error without ending: such a source is destroyed
-    // with it, so put answers with that error instead of waiting for bytes that never come.
-    let early: Error | null = null;
-    const hold = (error: Error) => void (early ??= error);
-    source.on('error', hold);
-    try {
-      await net.arm();
-    } finally {
-      source.off('error', hold);
-    }
-    if (early !== null && !source.errored) source.destroy(early);
-    slot = { id, key, net };
+export async function storeBytes(ctx: AppContext, userId: string, source: Readable, options: { maxBytes: number; contentType?: string | undefined }): Promise<StoredBytes> {
+  const id = newId();
+  const key = storageKeyFor(userId, id);
+  const net = new CleanupNet(ctx, key);
+  // A source can fail before storage reads it (an archive entry inflating past its size does so on
+  // its first chunk); until put listens, its error is held here, not thrown at the process. Some
+  // sources (yauzl's entry streams) only emit an error without ending: such a source is destroyed
+  // with it, so put answers with that error instead of waiting for bytes that never come.
+  let early: Error | null = null;
+  const hold = (error: Error) => void (early ??= error);
+  source.on('error', hold);
+  try {
+    await net.arm();
+  } finally {
+    source.off('error', hold);
   }
-  const { id, key, net } = slot;
+  if (early !== null && !source.errored) source.destroy(early);
   const probed = await putProbed(ctx.storage, key, source, { ...options, onProgress: net.alive });
   net.alive();
   await net.settled();
@@ -136,21 +119,12 @@ export async function commitStored(
   ctx: AppContext,
   principal: Principal,
   stored: StoredBytes,
-  file: { name: string; declaredType: string | undefined; folderId: string | null; options: ResolvedOptions },
-  trxHook?: (trx: Transaction<Database>, file: FileRow) => Promise<void>,
+  file: BatchItem['file'],
+  trxHook?: BatchItem['trxHook'],
 ): Promise<FileRow> {
   try {
-    const mimeType = await resolveMimeType(file.declaredType, stored.head, file.name);
-    return await commitFile(ctx, principal, {
-      id: stored.id,
-      storageKey: stored.key,
-      originalName: file.name,
-      mimeType,
-      size: stored.size,
-      sha256: stored.sha256,
-      folderId: file.folderId,
-      options: file.options,
-    }, trxHook);
+    const [row] = await commitStoredBatch(ctx, principal, [{ stored, file, ...(trxHook ? { trxHook } : {}) }]);
+    return row!;
   } catch (error) {
     await discardStored(ctx, stored);
     throw error;
