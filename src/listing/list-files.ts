@@ -267,19 +267,20 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
     if (total === 0 || offset >= total) return { data: [], pagination: pagination(total) };
     // A page in upload order of many matches: walking the date index and matching each row's text
     // reads about (offset + limit) × files ÷ matches rows; reading every match reads `total`. The
-    // other orders read the matches whole (up to SEARCH_SELECTION): a sort key can go with the
-    // term (names sort by their first word), so a walk could pass a great many rows before a match.
-    if (isDateSort(sortBy) && (offset + limit) * (await accountFileCount(db, userId)) < total * total) {
-      const rows = await orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset, 'text')), dialect), sortBy).execute();
-      return { data: toRecords(owner, rows), pagination: pagination(total) };
-    }
+    // other orders read every match's sort key: a sort key can go with the term (names sort by
+    // their first word), so a walk could pass a great many rows before a match.
+    const access: Access = isDateSort(sortBy) && (offset + limit) * (await accountFileCount(db, userId)) < total * total ? 'text' : 'matches';
+    // 'matches': each match's keys come from the index that holds them by document number
+    // (migration 0021-search-sort-keys), and the database keeps only the page while sorting.
+    const rows = await orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset, access)), dialect), sortBy).execute();
+    return { data: toRecords(owner, rows), pagination: pagination(total) };
   }
   if (searchesThroughIndex(dialect, filters)) {
     const found = await searchPage(db, dialect, userId, filters, sortBy, limit, offset);
     if (found) return { data: await recordsByIds(db, dialect, owner, found.ids), pagination: pagination(found.total) };
   }
   // A single filter's total is kept by the database; a larger selection then needs only its page.
-  const counted = searchTotal ?? (await countedTotal(db, userId, filters));
+  const counted = await countedTotal(db, userId, filters);
   if (counted === 0) return { data: [], pagination: pagination(0) };
   if (!searchesThroughIndex(dialect, filters) && (counted === null || counted <= SMALL_SELECTION)) {
     const small = await smallSelection(db, dialect, userId, filters, sortBy);

@@ -73,28 +73,36 @@ const ocrWords = ['invoice', 'total', 'Straße', 'renamed', 'meeting'];
  * slow reference: the account's rows read plainly and filtered, sorted and counted here.
  */
 async function searchesAgree(owner: Client & { userId: string }, label: string) {
-  const rows = await server.ctx.db.selectFrom('files').select(['id', 'searchName', 'searchOcr', 'createdAt']).where('userId', '=', owner.userId).execute();
+  const rows = await server.ctx.db.selectFrom('files').select(['id', 'searchName', 'searchOcr', 'createdAt', 'size']).where('userId', '=', owner.userId).execute();
   const middle = [...rows].sort((a, b) => a.createdAt - b.createdAt)[Math.floor(rows.length / 2)]?.createdAt ?? Date.now();
+  // Each order the API offers, as the reference sorts it: the key, then the ID in the same direction.
+  const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
+  const orders: Record<string, (a: (typeof rows)[number], b: (typeof rows)[number]) => number> = {
+    newest: (a, b) => b.createdAt - a.createdAt || byId(b, a),
+    name: (a, b) => Buffer.compare(Buffer.from(a.searchName ?? ''), Buffer.from(b.searchName ?? '')) || byId(a, b),
+    largest: (a, b) => Number(b.size) - Number(a.size) || byId(b, a),
+  };
   for (const [term, from] of [['file-', null], ['renamed', null], ['invoice', null], ['STRASSE', null], ['ed-1', middle], ['zz', null]] as const) {
     const folded = foldForSearch(term);
-    const selected = rows
-      .filter((r) => (r.searchName ?? '').includes(folded) || (r.searchOcr ?? '').includes(folded))
-      .filter((r) => from === null || r.createdAt >= from)
-      .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
+    const matching = rows.filter((r) => (r.searchName ?? '').includes(folded) || (r.searchOcr ?? '').includes(folded)).filter((r) => from === null || r.createdAt >= from);
     const params = `search=${encodeURIComponent(term)}${from === null ? '' : `&dateFrom=${encodeURIComponent(new Date(from).toISOString())}`}`;
-    const what = `${label}, search ${term}${from === null ? '' : ' from the middle'}`;
-    const listed: string[] = [];
-    for (let page = 1; ; page++) {
-      const response = await owner.get(`/api/files?${params}&limit=7&page=${page}`);
-      expect(response.status, response.text).toBe(200);
-      expect(response.body.pagination.total, what).toBe(selected.length);
-      listed.push(...response.body.data.map((f: { id: string }) => f.id));
-      if (response.body.data.length < 7) break;
+    for (const [sortBy, order] of Object.entries(orders)) {
+      const selected = [...matching].sort(order);
+      const what = `${label}, search ${term}${from === null ? '' : ' from the middle'}, ${sortBy}`;
+      const listed: string[] = [];
+      for (let page = 1; ; page++) {
+        const response = await owner.get(`/api/files?${params}&sortBy=${sortBy}&limit=7&page=${page}`);
+        expect(response.status, response.text).toBe(200);
+        expect(response.body.pagination.total, what).toBe(selected.length);
+        listed.push(...response.body.data.map((f: { id: string }) => f.id));
+        if (response.body.data.length < 7) break;
+      }
+      expect(listed, what).toEqual(selected.map((r) => r.id));
     }
-    expect(listed, what).toEqual(selected.map((r) => r.id));
+    const what = `${label}, search ${term}${from === null ? '' : ' from the middle'}`;
     const timeline = (await owner.get(`/api/files/timeline?${params}&groupBy=week&timezone=Asia/Kathmandu`)).body.data;
-    expect(timeline.total, what).toBe(selected.length);
-    expect(timeline.buckets.reduce((sum: number, b: { count: number }) => sum + b.count, 0), what).toBe(selected.length);
+    expect(timeline.total, what).toBe(matching.length);
+    expect(timeline.buckets.reduce((sum: number, b: { count: number }) => sum + b.count, 0), what).toBe(matching.length);
   }
 }
 

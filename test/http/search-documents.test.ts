@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { fileRow } from '../support/file-rows.ts';
 import { freshDatabaseUrl, startTestServer } from '../support/server.ts';
@@ -72,6 +73,40 @@ describe('migration 0020-search-documents', () => {
       expect(years.buckets.map((b: { key: string; count: number }) => [b.key, b.count])).toEqual([...perYear].sort((a, b) => (a[0] < b[0] ? 1 : -1)));
     } finally {
       await server.close();
+    }
+  });
+});
+
+// Migration 0021-search-sort-keys: on SQLite the sort keys of every match are read from an index by
+// document number, and the numbers stay unique through an index of their own.
+describe('migration 0021-search-sort-keys', () => {
+  it('keeps document numbers unique and reads the sort keys of a search without the table', async () => {
+    const databaseUrl = await freshDatabaseUrl();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-sort-keys-'));
+    const handle = openDatabase({ databaseUrl: databaseUrl ?? null, dataDir });
+    try {
+      await migrate(handle.db);
+      if (handle.dialect === 'postgres') {
+        // PostgreSQL has no document numbers: nothing is added there.
+        const { rows } = await sql<{ indexname: string }>`select indexname from pg_indexes where tablename = 'files' and indexname like 'files_docid%'`.execute(handle.db);
+        expect(rows).toEqual([]);
+        return;
+      }
+      const now = Date.now();
+      await handle.db
+        .insertInto('users')
+        .values({ id: 'keysowner', email: 'keysowner@example.test', name: 'keys', passwordHash: 'x', urlId: 'keysownerurl', emailVerified: 1, quotaBytes: null, uploadToken: null, uploadTokenHash: null, defaultProfileId: null, uploadDefaults: null, createdAt: now, updatedAt: now })
+        .execute();
+      await handle.db.insertInto('files').values([fileRow('keysowner', 'keysfile1'), fileRow('keysowner', 'keysfile2')]).execute();
+      const first = await handle.db.selectFrom('files').select('docId').where('id', '=', 'keysfile1').executeTakeFirstOrThrow();
+      await expect(handle.db.updateTable('files').set({ docId: first.docId }).where('id', '=', 'keysfile2').execute()).rejects.toThrow(/UNIQUE constraint failed/);
+      // The shape of the listing's read of a search's matches (src/listing/file-query.ts, 'matches').
+      const { rows } = await sql<{ detail: string }>`explain query plan select files.id from files
+        where +files.userId = 'keysowner' and files.docId in (select rowid from filesSearch where filesSearch match '"keys"')
+        order by files.size desc, files.id desc limit 24`.execute(handle.db);
+      expect(rows.map((r) => r.detail)).toContain('SEARCH files USING COVERING INDEX files_docId_sortKeys (docId=?)');
+    } finally {
+      await handle.close();
     }
   });
 });
