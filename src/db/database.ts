@@ -69,9 +69,23 @@ function preparingPool(pool: pg.Pool): pg.Pool {
   return pool;
 }
 
+/**
+ * The connection URL with PostgreSQL's JIT compiler turned off for the session (after any `options`
+ * the URL carries). The JIT compiles a statement whose estimated cost passes `jit_above_cost`, which
+ * the listing's statements with a few hundred index ranges do (a timeline by week in a zone with a
+ * half-hour offset: 157 buckets, 471 ranges): with 100,000 files it spent 153 ms compiling for 6 ms
+ * of execution, and it runs again for every such statement since nothing is cached across them. The
+ * application's statements are short index reads, for which the JIT never pays.
+ */
+export function withoutJit(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  url.searchParams.set('options', [url.searchParams.get('options'), '-c jit=off'].filter(Boolean).join(' '));
+  return url.toString();
+}
+
 export function openDatabase(options: { databaseUrl: string | null; dataDir: string; poolSize?: number }): DatabaseHandle {
   if (options.databaseUrl) {
-    const pool = preparingPool(new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 }));
+    const pool = preparingPool(new pg.Pool({ connectionString: withoutJit(options.databaseUrl), max: options.poolSize ?? 10 }));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }

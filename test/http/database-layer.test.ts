@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { dialectUnderTest, freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
-import { openDatabase, prepared } from '../../src/db/database.ts';
+import { openDatabase, prepared, withoutJit } from '../../src/db/database.ts';
 import { signUp } from '../support/client.ts';
 
 // The database layer's performance measures must not change what a query means.
@@ -50,6 +50,25 @@ describe('database layer', () => {
         const kept = await sql<{ n: string }>`select count(*) as n from pg_prepared_statements`.execute(handle.db);
         expect(Number(kept.rows[0]!.n)).toBe(200);
       }
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it('opens PostgreSQL sessions with the JIT compiler off, keeping options the URL gives', async () => {
+    if (dialectUnderTest !== 'postgres') {
+      // SQLite has no such setting: the URL helper still composes options for a PostgreSQL URL.
+      expect(new URL(withoutJit('postgres://u@h:5432/d?options=-c%20search_path%3Dx')).searchParams.get('options')).toBe('-c search_path=x -c jit=off');
+      return;
+    }
+    const base = new URL((await freshDatabaseUrl())!);
+    base.searchParams.set('options', '-c statement_timeout=12345');
+    const handle = openDatabase({ databaseUrl: base.toString(), dataDir: server.dataDir, poolSize: 1 });
+    try {
+      const jit = await sql<{ jit: string }>`show jit`.execute(handle.db);
+      expect(jit.rows[0]!.jit).toBe('off');
+      const timeout = await sql<{ statement_timeout: string }>`show statement_timeout`.execute(handle.db);
+      expect(timeout.rows[0]!.statement_timeout).toBe('12345ms');
     } finally {
       await handle.close();
     }
