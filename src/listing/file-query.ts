@@ -112,8 +112,11 @@ export type Access =
   /** The account's index is walked; a search through SQLite's trigram index is a filter on it. */
   | 'walk'
   /**
-   * SQLite, a search through the trigram index: the query reads or counts the matches themselves,
-   * each found by its document number, so the cost follows the matches, not the library.
+   * The selected files are read or counted themselves, found through an index that names them, so
+   * the cost follows the selection, not the library. On SQLite: a search's matches by document
+   * number (the trigram index), a tag's files from its list, a folder's files from the folder index.
+   * Without statistics SQLite would walk the account's index instead, checking every file: 84 ms for
+   * a tag of two files among a million, against 0.01 ms.
    */
   | 'matches'
   /**
@@ -125,7 +128,8 @@ export type Access =
 
 export function filteredFiles(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, access: Access = 'walk'): FilesQuery {
   const bySearchIndex = dialect === 'sqlite' && searchesThroughIndex(dialect, filters) && access !== 'text';
-  let query = forAccount(db, userId, { notByOwnerIndex: bySearchIndex && access === 'matches' }).selectFrom('files');
+  const byOwnIndex = bySearchIndex || (dialect === 'sqlite' && (filters.tag?.kind === 'tag' || filters.folder?.kind === 'folder'));
+  let query = forAccount(db, userId, { notByOwnerIndex: byOwnIndex && access === 'matches' }).selectFrom('files');
   if (filters.ids) query = query.where('files.id', 'in', filters.ids);
   if (filters.from !== null) query = query.where('files.createdAt', '>=', filters.from);
   if (filters.until !== null) query = query.where('files.createdAt', '<=', filters.until);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Insertable } from 'kysely';
+import { CompiledQuery, type Insertable } from 'kysely';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { fileRow } from '../support/file-rows.ts';
@@ -9,6 +9,8 @@ import { newId } from '../../src/db/ids.ts';
 import { foldForSearch } from '../../src/shared/search-text.ts';
 import { bucketOf } from '../../src/listing/calendar.ts';
 import { withoutEveryonePermission } from '../support/roles.ts';
+import { filteredFiles } from '../../src/listing/file-query.ts';
+import { NO_FILTERS } from '../../src/listing/parameters.ts';
 
 let server: TestServer;
 let admin: Awaited<ReturnType<typeof signUp>>;
@@ -510,6 +512,35 @@ describe('GET /api/files: filters', () => {
     expect(ids(await list(m, { tag: 'untagged' })).sort()).toEqual([none, removed, onlyRed].sort());
     const record = (await list(m, { ids: both! })).body.data[0];
     expect(record.tags.map((t: { name: string }) => t.name)).toEqual(['blue', 'red']);
+  });
+
+  it('tag and folder: a few files of a large account are found through the tag or folder, not by reading the account', async () => {
+    const m = await member();
+    const tag = (await m.client.post('/api/tags', { name: 'rare' })).body.data.tag.id;
+    const folder = (await m.client.post('/api/folders', { name: 'Rare' })).body.data.folder.id;
+    const rows = Array.from({ length: 3000 }, (_, i) => row(m, { createdAt: Date.UTC(2022, 0, 1) + i * 60_000, name: `bulk-${String(3000 - i).padStart(4, '0')}.txt` }));
+    await insert(rows);
+    const tagged = [rows[5]!, rows[1500]!, rows[2999]!];
+    await server.ctx.db.insertInto('fileTags').values(tagged.map((r) => ({ fileId: r.id!, tagId: tag, excluded: 0 }))).execute();
+    const filed = [rows[0]!, rows[2000]!];
+    await server.ctx.db.updateTable('files').set({ folderId: folder }).where('id', 'in', filed.map((r) => r.id!)).execute();
+    for (const [params, selected] of [[{ tag }, tagged], [{ folder }, filed]] as const) {
+      const newest = await list(m, params);
+      expect(newest.body.pagination.total).toBe(selected.length);
+      expect(ids(newest)).toEqual(idsInOrder([...selected] as Array<{ id: string; createdAt: number }>, (r) => r.createdAt, -1));
+      expect(ids(await list(m, { ...params, sortBy: 'name' }))).toEqual(idsInOrder([...selected] as Array<{ id: string; name: string }>, (r) => r.name, 1));
+    }
+    if (server.ctx.dialect === 'sqlite') {
+      // The selection read whole (src/listing/list-files.ts, smallSelection) starts from the tag's
+      // list or the folder index; walking the account's listing index would read all 3,000 files.
+      for (const filters of [{ ...NO_FILTERS, tag: { kind: 'tag' as const, id: tag } }, { ...NO_FILTERS, folder: { kind: 'folder' as const, id: folder } }]) {
+        const compiled = filteredFiles(server.ctx.db, 'sqlite', m.id, filters, 'matches').select(['files.id', 'files.createdAt']).compile();
+        const plan = await server.ctx.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]));
+        const details = plan.rows.map((r) => r.detail).join('; ');
+        expect(details).not.toMatch(/files_userId_createdAt_listing/);
+        expect(details).toMatch(filters.tag ? /fileTags_tagId_excluded_fileId/ : /files_folderId/);
+      }
+    }
   });
 
   it('ids: a selection combined with every other filter; sort and pagination still apply', async () => {
