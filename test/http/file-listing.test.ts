@@ -391,6 +391,37 @@ describe('GET /api/files: pages and sort orders', () => {
       }
     }
   });
+
+  it('pages a search of a larger account the same whether its matches are spread through the order or gathered far from its start', async () => {
+    const m = await member();
+    const base = Date.UTC(2024, 0, 1);
+    // 5,000 files (more than src/listing/list-files.ts walks for a page before reading every match):
+    // "spread" in every 9th file, by size all through the order; "gathered" in 400 files whose
+    // names sort last and whose sizes are the smallest; "tail" in the last 30 names only.
+    const rows = Array.from({ length: 5000 }, (_, i) => {
+      const gathered = i >= 4600;
+      const name = gathered ? `zz-gathered-${i}${i >= 4970 ? '-tail' : ''}.txt` : `file-${i}${i % 9 === 0 ? '-spread' : ''}.txt`;
+      return row(m, { name, size: gathered ? i - 4600 : 1000 + ((i * 7919) % 5000), views: i % 7, createdAt: base + i * 1000 });
+    });
+    await insert(rows);
+    for (const search of ['spread', 'gathered', 'tail']) {
+      const matching = rows.filter((r) => r.name!.includes(search));
+      const expected: Record<string, string[]> = {
+        newest: idsInOrder(matching, (r) => r.createdAt!, -1),
+        largest: idsInOrder(matching, (r) => r.size!, -1),
+        smallest: idsInOrder(matching, (r) => r.size!, 1),
+        name: idsInOrder(matching, (r) => r.name!, 1),
+        'most-viewed': idsInOrder(matching, (r) => r.views!, -1),
+      };
+      for (const [sortBy, want] of Object.entries(expected)) {
+        for (const page of [1, 2, Math.ceil(matching.length / 24)]) {
+          const response = await list(m, { search, sortBy, page });
+          expect(response.body.pagination.total, `${search} ${sortBy} ${page}`).toBe(matching.length);
+          expect(ids(response), `${search} ${sortBy} page ${page}`).toEqual(want.slice((page - 1) * 24, page * 24));
+        }
+      }
+    }
+  });
 });
 
 describe('GET /api/files: filters', () => {
