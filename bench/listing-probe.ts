@@ -25,6 +25,7 @@ import { createLogger, startServer } from '../src/server.ts';
 import { foldForSearch } from '../src/shared/search-text.ts';
 import { randomLowerAlnum } from '../src/db/ids.ts';
 import { freePort, startPostgres, type PostgresCluster } from '../test/support/postgres.ts';
+import { seededRandom } from '../test/support/random.ts';
 
 const { values: args } = parseArgs({
   options: { db: { type: 'string', default: 'sqlite' }, files: { type: 'string', default: '100000' }, vacuum: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false }, reuse: { type: 'boolean', default: false }, shuffled: { type: 'boolean', default: false }, cold: { type: 'boolean', default: false }, only: { type: 'string' } },
@@ -93,8 +94,7 @@ async function prepare(): Promise<string> {
   const words = ['holiday', 'invoice', 'screenshot', 'report', 'Ärger', 'draft', 'scan', 'photo', 'backup', 'notes', 'résumé', 'budget', 'diagram', 'meeting', 'straße'];
   const types = ['image/png', 'image/png', 'image/jpeg', 'image/jpeg', 'image/webp', 'text/plain', 'application/pdf', 'video/mp4', 'application/zip', 'image/gif'];
   const span = 3 * 365 * 86_400_000;
-  let seed = 42;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const random = seededRandom(42);
 
   async function seedFiles(owner: string, count: number, prefix: string) {
     const started = performance.now();

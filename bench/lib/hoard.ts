@@ -1,4 +1,5 @@
 import { createDatabase } from '../../test/support/postgres.ts';
+import { seededRandom } from '../../test/support/random.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql, type Insertable } from 'kysely';
@@ -168,8 +169,8 @@ async function seedAccount(db: Db, userId: string, count: number, prefix: string
   // PostgreSQL has no numbers (accountNo is null there).
   const { accountNo } = await db.selectFrom('users').select('accountNo').where('id', '=', userId).executeTakeFirstOrThrow();
   const span = 3 * 365 * 86_400_000;
-  let seed = prefix === 'f' ? 42 : 7;
-  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  // Independent draws (test/support/random.ts): sizes, views and words do not follow one another.
+  const random = seededRandom(prefix === 'f' ? 42 : 7);
   let usedBytes = 0;
   for (let offset = 0; offset < count; offset += 1000) {
     const rows: Insertable<Database['files']>[] = [];

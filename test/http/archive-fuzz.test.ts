@@ -13,18 +13,8 @@ import { signUp } from '../support/client.ts';
 import { uploadFile } from '../support/uploads.ts';
 import { tarBytes, zipBytes, type ArchiveEntrySpec } from '../support/archives.ts';
 import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
-
-/** A small deterministic generator, so a failure can be replayed from its seed. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Deterministic, so a failure can be replayed from its seed.
+import { seededRandom as random } from '../support/random.ts';
 
 function mutate(original: Buffer, next: () => number): Buffer {
   const bytes = Buffer.from(original);

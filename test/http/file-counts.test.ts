@@ -10,6 +10,7 @@ import { migrate } from '../../src/db/migrator.ts';
 import { signUp, type Client } from '../support/client.ts';
 import { uploadFile } from '../support/uploads.ts';
 import { foldForSearch } from '../../src/shared/search-text.ts';
+import { seededRandom } from '../support/random.ts';
 
 // The counts per filter value (migration 0018-file-counts), and search totals, pages and timelines
 // (the trigram index, migrations 0016 and 0020), against the plain queries they stand for, after
@@ -60,8 +61,7 @@ async function counted(userId: string): Promise<Counts> {
 }
 
 function random(seed: number) {
-  let s = seed;
-  const next = () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const next = seededRandom(seed);
   return { next, pick: <T,>(items: T[]): T => items[Math.floor(next() * items.length)]!, chance: (p: number) => next() < p };
 }
 
