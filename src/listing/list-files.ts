@@ -1,13 +1,12 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import { dialectOf, prepared, type Db, type Dialect } from '../db/database.ts';
-import { compiledByShape } from '../db/compiled-query.ts';
+import { compiledByShape, compiledOnce } from '../db/compiled-query.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { notFound } from '../errors.ts';
 import { fileRecord } from '../files/file-views.ts';
-import type { FileRecord, Pagination } from '../api/files.ts';
+import type { FileRecord, FileTag, Pagination } from '../api/files.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
-import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import { assertOwnedSelection, beyond, countedTotal, countOf, countSearchDocuments, filteredFiles, isDateSort, orderedBy, searchesDocumentsOnly, searchesThroughIndex, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { refreshStatisticsIfStale, withSearchHints } from './planner.ts';
@@ -32,38 +31,61 @@ const SMALL_SELECTION = 1000;
 const SEARCH_SELECTION = 20_000;
 
 /**
- * The columns a file record needs, its tags that count (not excluded, sorted by name) as a JSON
- * array in the same statement; the password hash itself never leaves the database.
+ * The columns a file record needs; the password hash itself never leaves the database. On
+ * PostgreSQL the file's tags that count (not excluded, sorted by name) come as a JSON array in the
+ * same statement, since a second statement is a second round trip. On SQLite a statement costs no
+ * round trip, and the page's tags are read afterwards in one statement (`pageTags`): a subquery per
+ * row cost 1.7 µs a file, 41 of the 92 µs that a page of 24 took, the separate statement 11 µs.
  */
 function recordColumns(query: FilesQuery, dialect: Dialect) {
-  const jsonArrayFrom = dialect === 'postgres' ? postgresJsonArrayFrom : sqliteJsonArrayFrom;
-  return query.select((eb) => [
-    'files.id',
-    'files.name',
-    'files.mimeType',
-    'files.size',
-    'files.visibility',
-    'files.folderId',
-    'files.expiresAt',
-    'files.createdAt',
-    'files.views',
-    'files.downloads',
-    'files.thumbnailStatus',
-    'files.thumbnailKey',
-    'files.ocrStatus',
-    eb.case().when('files.passwordHash', 'is', null).then(0).else(1).end().as('hasPassword'),
-    jsonArrayFrom(
-      eb
-        .selectFrom('fileTags')
-        .innerJoin('tags', 'tags.id', 'fileTags.tagId')
-        .select(['tags.id', 'tags.name'])
-        .whereRef('fileTags.fileId', '=', 'files.id')
-        .where('fileTags.excluded', '=', 0)
-        .orderBy('tags.name')
-        .orderBy('tags.id'),
-    ).as('tags'),
-  ]);
+  return query
+    .select((eb) => [
+      'files.id',
+      'files.name',
+      'files.mimeType',
+      'files.size',
+      'files.visibility',
+      'files.folderId',
+      'files.expiresAt',
+      'files.createdAt',
+      'files.views',
+      'files.downloads',
+      'files.thumbnailStatus',
+      'files.thumbnailKey',
+      'files.ocrStatus',
+      eb.case().when('files.passwordHash', 'is', null).then(0).else(1).end().as('hasPassword'),
+    ])
+    .$if(dialect === 'postgres', (query) =>
+      query.select((eb) =>
+        postgresJsonArrayFrom(
+          eb
+            .selectFrom('fileTags')
+            .innerJoin('tags', 'tags.id', 'fileTags.tagId')
+            .select(['tags.id', 'tags.name'])
+            .whereRef('fileTags.fileId', '=', 'files.id')
+            .where('fileTags.excluded', '=', 0)
+            .orderBy('tags.name')
+            .orderBy('tags.id'),
+        ).as('tags'),
+      ),
+    );
 }
+
+/**
+ * The tags that count of a page's files (SQLite), in tag-name order. The file IDs come from an
+ * account-scoped query already, like recordsByIds' IDs; they travel as one JSON array, so that every
+ * page size is the same statement.
+ */
+const pageTags = compiledOnce((db: Executor, fileIds: string) =>
+  db
+    .selectFrom('fileTags')
+    .innerJoin('tags', 'tags.id', 'fileTags.tagId')
+    .select(['fileTags.fileId', 'tags.id', 'tags.name'])
+    .where('fileTags.fileId', 'in', sql<string>`(select value from json_each(${fileIds}))`)
+    .where('fileTags.excluded', '=', 0)
+    .orderBy('tags.name')
+    .orderBy('tags.id'),
+);
 
 type RecordRow = Awaited<ReturnType<ReturnType<typeof recordColumns>['execute']>>[number];
 
@@ -77,7 +99,7 @@ async function recordsByIds(db: Executor, dialect: Dialect, owner: Owner, ids: s
   const rows = await recordColumns(db.selectFrom('files').where('files.id', 'in', ids), dialect).execute();
   const position = new Map(ids.map((id, i) => [id, i]));
   rows.sort((a, b) => position.get(a.id)! - position.get(b.id)!);
-  return toRecords(owner, rows);
+  return toRecords(db, dialect, owner, rows);
 }
 
 /** Whose files these are, and the origin their URLs are made with. */
@@ -86,11 +108,38 @@ export interface Owner {
   baseUrl: string;
 }
 
-function toRecords({ urlId, baseUrl }: Owner, rows: RecordRow[]): FileRecord[] {
-  return rows.map(({ tags, ...row }) =>
-    // SQLite hands the JSON array over as text.
-    fileRecord({ ...row, size: Number(row.size), hasPassword: Number(row.hasPassword) === 1 }, urlId, typeof tags === 'string' ? JSON.parse(tags) : tags, baseUrl),
-  );
+async function toRecords(db: Executor, dialect: Dialect, { urlId, baseUrl }: Owner, rows: RecordRow[]): Promise<FileRecord[]> {
+  let tagsByFile: Map<string, FileTag[]> | null = null;
+  if (dialect === 'sqlite' && rows.length > 0) {
+    tagsByFile = new Map();
+    const { rows: tagRows } = await db.executeQuery(pageTags(db, JSON.stringify(rows.map((row) => row.id))));
+    for (const { fileId, id, name } of tagRows) {
+      const tags = tagsByFile.get(fileId);
+      if (tags) tags.push({ id, name });
+      else tagsByFile.set(fileId, [{ id, name }]);
+    }
+  }
+  // A literal, not a spread of the row: spreading a row of 15 columns cost more than the record.
+  return rows.map((row) => {
+    const source = {
+      id: row.id,
+      name: row.name,
+      mimeType: row.mimeType,
+      size: Number(row.size),
+      visibility: row.visibility,
+      folderId: row.folderId,
+      expiresAt: row.expiresAt === null ? null : Number(row.expiresAt),
+      createdAt: Number(row.createdAt),
+      views: row.views,
+      downloads: row.downloads,
+      thumbnailStatus: row.thumbnailStatus,
+      thumbnailKey: row.thumbnailKey,
+      ocrStatus: row.ocrStatus,
+      hasPassword: Number(row.hasPassword) === 1,
+    };
+    const tags = tagsByFile ? (tagsByFile.get(row.id) ?? []) : ((row as { tags?: FileTag[] }).tags ?? []);
+    return fileRecord(source, urlId, tags, baseUrl);
+  });
 }
 
 /** Code-point order, as SQLite's BINARY and PostgreSQL's "C" collation compare text. */
@@ -285,7 +334,7 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
     const compiled = offset === 0 ? unfilteredFirstPage(db, `${sortBy} ${limit}`, userId) : unfilteredPage(db, sortBy, userId, limit, offset);
     const { rows } = await db.executeQuery(compiled);
     const total = rows.length ? Number(rows[0]!.total) : await accountFileCount(db, userId);
-    return { data: toRecords(owner, rows), pagination: pagination(total) };
+    return { data: await toRecords(db, dialect, owner, rows), pagination: pagination(total) };
   }
   // SQLite: the index counts a search's matches by itself (migration 0020-search-documents).
   const searchTotal = searchesDocumentsOnly(dialect, filters) ? await countSearchDocuments(db, userId, filters) : null;
@@ -304,7 +353,7 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
     // Otherwise every match's sort key, from the index that holds them by document number
     // (migration 0021-search-sort-keys); the database keeps only the page while sorting.
     const rows = await orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset, 'matches')), dialect), sortBy).execute();
-    return { data: toRecords(owner, rows), pagination: pagination(total) };
+    return { data: await toRecords(db, dialect, owner, rows), pagination: pagination(total) };
   }
   if (searchesThroughIndex(dialect, filters)) {
     const found = await searchPage(db, dialect, userId, filters, sortBy, limit, offset);
@@ -321,7 +370,7 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
   // More matches of a search than are read whole: counted by looking each match up (on SQLite, by
   // rowid), cheaper than walking the account's index (100,000 files, 8,277 matches: 10 against 17 ms).
   const [total, rows] = await Promise.all([counted ?? countOf(filteredFiles(db, dialect, userId, filters, searchesThroughIndex(dialect, filters) ? 'matches' : 'walk')), pageQuery.execute()]);
-  return { data: toRecords(owner, rows), pagination: pagination(total) };
+  return { data: await toRecords(db, dialect, owner, rows), pagination: pagination(total) };
 }
 
 /**

@@ -120,6 +120,34 @@ describe('GET /api/files: records, access and isolation', () => {
     expect(response.text).not.toMatch(/argon2|passwordHash/);
   });
 
+  it('gives each file of every kind of page its own tags, sorted by name, and no other file\'s', async () => {
+    const m = await member();
+    const tag = async (name: string) => {
+      const { id } = (await m.client.post('/api/tags', { name })).body.data.tag as { id: string };
+      return { id, name };
+    };
+    // Created out of name order, so that an answer in creation or ID order would show.
+    const [zulu, alpha, mike] = [await tag('zulu'), await tag('alpha'), await tag('mike')];
+    const sets = [[zulu, alpha, mike], [], [mike], [zulu, alpha], [], [alpha]];
+    const uploaded: Array<{ id: string; tags: Array<{ id: string; name: string }> }> = [];
+    for (const [i, set] of sets.entries()) {
+      const id = await upload(m, `tagged-${i}.png`, PNG_1X1, { type: 'image/png', fields: { tagIds: JSON.stringify(set.map((t) => t.id)) } });
+      uploaded.push({ id, tags: [...set].sort((a, b) => (a.name < b.name ? -1 : 1)) });
+    }
+    const expected = new Map(uploaded.map((f) => [f.id, f.tags]));
+    const check = (response: { status: number; body: { data: Array<{ id: string; tags: unknown }> } }, count: number) => {
+      expect(response.status).toBe(200);
+      expect(response.body.data).toHaveLength(count);
+      for (const record of response.body.data) expect(record.tags, record.id).toEqual(expected.get(record.id));
+    };
+    check(await list(m), 6);
+    check(await list(m, { limit: 4, page: 2 }), 2);
+    check(await list(m, { search: 'tagged', sortBy: 'name' }), 6);
+    check(await list(m, { tag: alpha.id }), 3);
+    check(await list(m, { galleryAnchor: uploaded[2]!.id, galleryDirection: 'next', limit: 3 }), 2);
+    check(await list(m, { ids: uploaded.slice(0, 3).map((f) => f.id).join(',') }), 3);
+  });
+
   it('answers 401 without a valid credential or without the files:read scope, in each route\'s error shape', async () => {
     const m = await member();
     const urlsOnly = await createToken(m.client, ['urls:read', 'files:upload']);
