@@ -120,14 +120,15 @@ export type Access =
    */
   | 'matches'
   /**
-   * The account's index is walked and each row's own folded text is matched: for the first pages of
-   * a search with many matches, where a page is full after a few hundred rows and reading every match
-   * of the index first would cost more.
+   * The account's index is walked and each row is checked on its own: its folded text matched, its
+   * tag looked up by its ID. For the first pages of a search with many matches, or of a tag that
+   * holds a good share of the account, where a page is full after a few hundred rows and reading
+   * every match or the tag's whole list first would cost more.
    */
-  | 'text';
+  | 'rowwise';
 
 export function filteredFiles(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, access: Access = 'walk'): FilesQuery {
-  const bySearchIndex = dialect === 'sqlite' && searchesThroughIndex(dialect, filters) && access !== 'text';
+  const bySearchIndex = dialect === 'sqlite' && searchesThroughIndex(dialect, filters) && access !== 'rowwise';
   const byOwnIndex = bySearchIndex || (dialect === 'sqlite' && (filters.tag?.kind === 'tag' || filters.folder?.kind === 'folder'));
   let query = forAccount(db, userId, { notByOwnerIndex: byOwnIndex && access === 'matches' }).selectFrom('files');
   if (filters.ids) query = query.where('files.id', 'in', filters.ids);
@@ -146,7 +147,7 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
       // The trigram index (migration 0016-search-index) names the account's files whose name or text
       // contains the term.
       query = query.where(sql<boolean>`${sql.ref('files.docId')} in (${searchDocuments(db, userId, filters.search)})`);
-    } else if (access === 'text') {
+    } else if (access === 'rowwise') {
       query = query.where((eb) => eb.or([like('files.searchName'), like('files.searchOcr')]));
     } else {
       // Too short for a trigram: the name is matched in the listing index; OCR text in a partial
@@ -172,7 +173,14 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
   const folder = filters.folder;
   if (folder) query = folder.kind === 'unfiled' ? query.where('files.folderId', 'is', null) : query.where('files.folderId', '=', folder.id);
   const tag = filters.tag;
-  if (tag?.kind === 'tag') {
+  if (tag?.kind === 'tag' && access === 'rowwise') {
+    // One look-up of the (fileId, tagId) key per file walked, instead of the tag's whole list.
+    query = query.where((eb) =>
+      eb.exists(
+        eb.selectFrom('fileTags').select(sql.lit(1).as('one')).whereRef('fileTags.fileId', '=', 'files.id').where('fileTags.tagId', '=', tag.id).where('fileTags.excluded', '=', 0),
+      ),
+    );
+  } else if (tag?.kind === 'tag') {
     // The tag is the account's (assertOwnedSelection), so its files are too. A short list of IDs
     // from the (tagId, excluded, fileId) index.
     const tagged = db.selectFrom('fileTags').select('fileTags.fileId').where('fileTags.tagId', '=', tag.id).where('fileTags.excluded', '=', 0);

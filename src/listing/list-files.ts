@@ -205,13 +205,14 @@ async function searchPage(db: Executor, dialect: Dialect, userId: string, filter
 
 /**
  * At most this many of the account's files are walked in a sort's order to find a page of a search
- * by each row's own text, before the matches are read whole instead.
+ * or a tag by checking each row on its own, before the selected files are read whole instead.
  */
 const WALK_BUDGET = 4096;
 
 /**
- * A page of a search (`total` matches) found among the first WALK_BUDGET files of the sort's order,
- * each row's own folded text matched; null when those files do not hold the whole page. The walk is
+ * A page of a search or a tag (`total` files) found among the first WALK_BUDGET files of the sort's
+ * order, each row checked on its own (its folded text matched, its tag looked up); null when those
+ * files do not hold the whole page. The walk is
  * bounded by the position of the file after them, which one walk of the sort's index (IDs and keys
  * only) finds. Measured with a million files and 66,000 matches of a name word: sorted by size
  * 85–93 → 16–18 ms over HTTP, 15 ms of which count the matches; sorted by name, whose matches all
@@ -223,11 +224,23 @@ async function boundedWalk(db: Executor, dialect: Dialect, userId: string, filte
     .limit(1)
     .offset(WALK_BUDGET)
     .executeTakeFirst();
-  const walked = filteredFiles(db, dialect, userId, filters, 'text');
+  const walked = filteredFiles(db, dialect, userId, filters, 'rowwise');
   const within = bound ? beyond(walked, sortBy, 'before', bound.key as string | number, bound.id) : walked;
   const rows = await orderedBy(within.select('files.id'), sortBy).limit(limit).offset(offset).execute();
   // Complete when the page is full, or when it ends where the matches do.
   return rows.length === limit || offset + rows.length === total ? rows.map((r) => r.id) : null;
+}
+
+/**
+ * A page of `total` selected files among the account's `files` by a bounded walk (boundedWalk),
+ * when one may hold it; null when not. Walking the sort's index and checking each row on its own reads about (offset + limit) ×
+ * files ÷ total rows, if the selected files are spread through the order. They need not be (names
+ * sort by their first word, which may be the search term), so the walk is bounded. An account of
+ * fewer files has fewer selected files than that to read anyway.
+ */
+async function walkedPage(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy, limit: number, offset: number, total: number, files: number): Promise<string[] | null> {
+  if (files <= WALK_BUDGET || (offset + limit) * files > (total * WALK_BUDGET) / 2) return null;
+  return boundedWalk(db, dialect, userId, filters, sortBy, limit, offset, total);
 }
 
 /** The account's file count, maintained by triggers (migration 0006-listing): no COUNT needed. */
@@ -341,15 +354,8 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
   if (searchTotal !== null) {
     const total = searchTotal;
     if (total === 0 || offset >= total) return { data: [], pagination: pagination(total) };
-    // A page of many matches: walking the sort's index and matching each row's own text reads about
-    // (offset + limit) × files ÷ matches rows, if the matches are spread through the order. They
-    // need not be (names sort by their first word, which may be the term), so the walk is bounded.
-    // An account of fewer files has fewer matches than that to read anyway.
-    const files = await accountFileCount(db, userId);
-    if (files > WALK_BUDGET && (offset + limit) * files <= (total * WALK_BUDGET) / 2) {
-      const ids = await boundedWalk(db, dialect, userId, filters, sortBy, limit, offset, total);
-      if (ids) return { data: await recordsByIds(db, dialect, owner, ids), pagination: pagination(total) };
-    }
+    const ids = await walkedPage(db, dialect, userId, filters, sortBy, limit, offset, total, await accountFileCount(db, userId));
+    if (ids) return { data: await recordsByIds(db, dialect, owner, ids), pagination: pagination(total) };
     // Otherwise every match's sort key, from the index that holds them by document number
     // (migration 0021-search-sort-keys); the database keeps only the page while sorting.
     const rows = await orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset, 'matches')), dialect), sortBy).execute();
@@ -365,6 +371,15 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
   if (!searchesThroughIndex(dialect, filters) && (counted === null || counted <= SMALL_SELECTION)) {
     const small = await smallSelection(db, dialect, userId, filters, sortBy);
     if (small) return { data: await recordsByIds(db, dialect, owner, small.slice(offset, offset + limit)), pagination: pagination(small.length) };
+  }
+  // A tag of many files (SQLite): its first pages from a walk of the sort's order that looks each
+  // file's tag up (about 2 µs a file), not from the tag's whole list, which SQLite otherwise reads
+  // and holds for every page (about 0.3 µs an entry): when the walk should pass fewer files than a
+  // quarter of the list. A tag of 29,575 among a million files: 11.5 → 2.9 ms.
+  if (dialect === 'sqlite' && counted !== null && filters.tag?.kind === 'tag') {
+    const files = await accountFileCount(db, userId);
+    const ids = (offset + limit) * files * 4 <= counted * counted ? await walkedPage(db, dialect, userId, filters, sortBy, limit, offset, counted, files) : null;
+    if (ids) return { data: await recordsByIds(db, dialect, owner, ids), pagination: pagination(counted) };
   }
   const pageQuery = orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset)), dialect), sortBy);
   // More matches of a search than are read whole: counted by looking each match up (on SQLite, by

@@ -602,6 +602,40 @@ describe('GET /api/files: filters', () => {
     }
   });
 
+  it('tag: pages a large tag the same whether its files are spread through the order or gathered far from its start', async () => {
+    const m = await member();
+    const tagId = async (name: string) => (await m.client.post('/api/tags', { name })).body.data.tag.id as string;
+    const [spread, gathered] = [await tagId('spread'), await tagId('gathered')];
+    // 6,000 files, more than src/listing/list-files.ts walks for a page before reading the tag's
+    // list: "spread" on every third file; "gathered" on the 1,100 oldest, whose names sort last and
+    // whose sizes are the smallest, so that a walk from the start of those orders finds none of them.
+    const base = Date.UTC(2024, 0, 1);
+    const rows = Array.from({ length: 6000 }, (_, i) =>
+      row(m, { name: i < 1100 ? `zz-${i}.txt` : `file-${i}.txt`, size: i < 1100 ? i : 2000 + ((i * 7919) % 6000), views: i % 7, createdAt: base + i * 1000 }),
+    );
+    await insert(rows);
+    const members = { [spread]: rows.filter((_, i) => i % 3 === 0), [gathered]: rows.slice(0, 1100) };
+    for (const [tag, files] of Object.entries(members)) {
+      for (let i = 0; i < files.length; i += 500) await server.ctx.db.insertInto('fileTags').values(files.slice(i, i + 500).map((r) => ({ fileId: r.id!, tagId: tag, excluded: 0 }))).execute();
+    }
+    for (const [tag, files] of Object.entries(members)) {
+      const expected: Record<string, string[]> = {
+        newest: idsInOrder(files, (r) => r.createdAt!, -1),
+        oldest: idsInOrder(files, (r) => r.createdAt!, 1),
+        largest: idsInOrder(files, (r) => r.size!, -1),
+        name: idsInOrder(files, (r) => r.name!, 1),
+        'most-viewed': idsInOrder(files, (r) => r.views!, -1),
+      };
+      for (const [sortBy, want] of Object.entries(expected)) {
+        for (const page of [1, 2, Math.ceil(files.length / 24)]) {
+          const response = await list(m, { tag, sortBy, page });
+          expect(response.body.pagination.total, `${tag} ${sortBy} ${page}`).toBe(files.length);
+          expect(ids(response), `${tag} ${sortBy} page ${page}`).toEqual(want.slice((page - 1) * 24, page * 24));
+        }
+      }
+    }
+  });
+
   it('ids: a selection combined with every other filter; sort and pagination still apply', async () => {
     const m = await member();
     const base = Date.UTC(2024, 2, 1);
