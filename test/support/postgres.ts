@@ -50,7 +50,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startPostgres(): Promise<PostgresCluster> {
+/**
+ * `settings`: further server settings (`-c name=value`), such as the memory a benchmark gives the
+ * cluster (bench/lib/postgres-settings.ts).
+ */
+export async function startPostgres(settings: Record<string, string> = {}): Promise<PostgresCluster> {
   const binDir = ensureInstalled();
   const asRoot = process.getuid?.() === 0;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-pg-'));
@@ -69,7 +73,8 @@ export async function startPostgres(): Promise<PostgresCluster> {
   const port = await freePort();
   run('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C.UTF-8', '--no-sync']);
   // fsync off and a small shared buffer: this cluster holds test data only and must start fast.
-  const options = `-p ${port} -k ${socketDir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
+  const extra = Object.entries(settings).map(([name, value]) => ` -c ${name}=${value}`).join('');
+  const options = `-p ${port} -k ${socketDir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300${extra}`;
   run('pg_ctl', ['-D', dataDir, '-o', options, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', 'start']);
 
   return {
