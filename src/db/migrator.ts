@@ -21,6 +21,7 @@ import * as fileCounts from './migrations/0018-file-counts.ts';
 import * as uploadCounts from './migrations/0019-upload-counts.ts';
 import * as searchDocuments from './migrations/0020-search-documents.ts';
 import * as searchSortKeys from './migrations/0021-search-sort-keys.ts';
+import * as visibilityIndexes from './migrations/0022-visibility-indexes.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 const migrations: Record<string, Migration> = {
@@ -45,6 +46,7 @@ const migrations: Record<string, Migration> = {
   '0019-upload-counts': uploadCounts,
   '0020-search-documents': searchDocuments,
   '0021-search-sort-keys': searchSortKeys,
+  '0022-visibility-indexes': visibilityIndexes,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

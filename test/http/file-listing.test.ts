@@ -602,6 +602,51 @@ describe('GET /api/files: filters', () => {
     }
   });
 
+  it('visibility: a few public, private or protected files of a large account are found through their visibility, not by reading the account', async () => {
+    // One account uploads privately and shares a few files; the other the other way round.
+    const [privately, publicly] = [await member(), await member()];
+    const base = Date.UTC(2022, 0, 1);
+    const few = { privately: [3, 1400, 2999], publicly: [7, 2001] };
+    const protectedOnes = [10, 2500];
+    const rowsOf = (m: Member, mostly: 'PUBLIC' | 'PRIVATE', rare: number[]) =>
+      Array.from({ length: 3000 }, (_, i) =>
+        row(m, {
+          createdAt: base + i * 60_000,
+          name: `bulk-${String((i * 7919) % 3000).padStart(4, '0')}.txt`,
+          visibility: rare.includes(i) ? (mostly === 'PUBLIC' ? 'PRIVATE' : 'PUBLIC') : mostly,
+          passwordHash: protectedOnes.includes(i) ? 'not-a-real-hash' : null,
+        }),
+      );
+    const privateRows = rowsOf(privately, 'PRIVATE', few.privately);
+    const publicRows = rowsOf(publicly, 'PUBLIC', few.publicly);
+    await insert([...privateRows, ...publicRows]);
+    const cases: Array<[Member, 'public' | 'private' | 'hasPassword', typeof privateRows]> = [
+      [privately, 'public', few.privately.map((i) => privateRows[i]!)],
+      [publicly, 'private', few.publicly.map((i) => publicRows[i]!)],
+      [privately, 'hasPassword', protectedOnes.map((i) => privateRows[i]!)],
+      [publicly, 'hasPassword', protectedOnes.map((i) => publicRows[i]!)],
+    ];
+    for (const [m, visibility, selected] of cases) {
+      const newest = await list(m, { visibility });
+      expect(newest.body.pagination.total, visibility).toBe(selected.length);
+      expect(ids(newest), visibility).toEqual(idsInOrder(selected as Array<{ id: string; createdAt: number }>, (r) => r.createdAt, -1));
+      expect(ids(await list(m, { visibility, sortBy: 'name' })), visibility).toEqual(idsInOrder(selected as Array<{ id: string; name: string }>, (r) => r.name, 1));
+    }
+    if (server.ctx.dialect === 'sqlite') {
+      // The selection read whole (src/listing/list-files.ts, smallSelection) comes from the
+      // visibility's own index (migration 0022-visibility-indexes); walking the account's listing
+      // index would read all 3,000 files.
+      for (const visibility of ['public', 'private', 'hasPassword'] as const) {
+        for (const key of ['createdAt', 'searchName', 'size'] as const) {
+          const compiled = filteredFiles(server.ctx.db, 'sqlite', privately.id, { ...NO_FILTERS, visibility: [visibility] }, 'matches').select(['files.id', `files.${key}`]).compile();
+          const plan = await server.ctx.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]));
+          const details = plan.rows.map((r) => r.detail).join('; ');
+          expect(details, `${visibility} ${key}`).toMatch(visibility === 'hasPassword' ? /files_withPassword_listing/ : new RegExp(`files_${visibility}_listing`));
+        }
+      }
+    }
+  });
+
   it('tag: pages a large tag the same whether its files are spread through the order or gathered far from its start', async () => {
     const m = await member();
     const tagId = async (name: string) => (await m.client.post('/api/tags', { name })).body.data.tag.id as string;
