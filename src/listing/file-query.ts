@@ -160,14 +160,13 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
     const chosen = filters.visibility;
     // The values are written in the SQL: each visibility has a partial index (migration
     // 0022-visibility-indexes), which SQLite considers only where the query implies its condition.
-    const value = (v: 'PUBLIC' | 'PRIVATE') => sql.lit(v);
     query = query.where((eb) =>
       eb.or(
         chosen.map((v) =>
           v === 'public'
-            ? eb.and([eb('files.visibility', '=', value('PUBLIC')), eb('files.passwordHash', 'is', null)])
+            ? eb.and([eb('files.visibility', '=', sql.lit('PUBLIC')), eb('files.passwordHash', 'is', null)])
             : v === 'private'
-              ? eb('files.visibility', '=', value('PRIVATE'))
+              ? eb('files.visibility', '=', sql.lit('PRIVATE'))
               : eb('files.passwordHash', 'is not', null),
         ),
       ),

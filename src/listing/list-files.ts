@@ -182,7 +182,8 @@ async function smallSelection(db: Executor, dialect: Dialect, userId: string, fi
  * account's index for the page evaluated the search twice; on PostgreSQL, sending thousands of IDs
  * and sort keys here to sort them cost a third more (measured with 100,000 files and 8,277 matches:
  * 28 against 19 ms), and each of the counting and the paging statement rechecked every match's row
- * (a million files, 66,000 matches, one statement instead of two: 837 → 294 ms sorted by name). Null when there are more matches.
+ * (a million files, 66,000 matches, one statement instead of two: 837 → 294 ms sorted by name).
+ * Null when there are more matches.
  */
 async function searchPage(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy, limit: number, offset: number): Promise<{ ids: string[]; total: number } | null> {
   const { column, direction } = sortOrder[sortBy];
@@ -216,9 +217,8 @@ const WALK_BUDGET = 4096;
 /**
  * A page of a search or a tag (`total` files) found among the first WALK_BUDGET files of the sort's
  * order, each row checked on its own (its folded text matched, its tag looked up); null when those
- * files do not hold the whole page. The walk is
- * bounded by the position of the file after them, which one walk of the sort's index (IDs and keys
- * only) finds. Measured with a million files and 66,000 matches of a name word: sorted by size
+ * files do not hold the whole page. The walk is bounded by the position of the file after them,
+ * which one walk of the sort's index (IDs and keys only) finds. Measured with a million files and 66,000 matches of a name word: sorted by size
  * 85–93 → 16–18 ms over HTTP, 15 ms of which count the matches; sorted by name, whose matches all
  * sort together far from the start, the walk fails in about 3 ms and the matches are read whole.
  */
@@ -237,10 +237,10 @@ async function boundedWalk(db: Executor, dialect: Dialect, userId: string, filte
 
 /**
  * A page of `total` selected files among the account's `files` by a bounded walk (boundedWalk),
- * when one may hold it; null when not. Walking the sort's index and checking each row on its own reads about (offset + limit) ×
- * files ÷ total rows, if the selected files are spread through the order. They need not be (names
- * sort by their first word, which may be the search term), so the walk is bounded. An account of
- * fewer files has fewer selected files than that to read anyway.
+ * when one may hold it; null when not. Walking the sort's index and checking each row on its own
+ * reads about (offset + limit) × files ÷ total rows, if the selected files are spread through the
+ * order. They need not be (names sort by their first word, which may be the search term), so the
+ * walk is bounded. An account of fewer files has fewer selected files than that to read anyway.
  */
 async function walkedPage(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy, limit: number, offset: number, total: number, files: number): Promise<string[] | null> {
   if (files <= WALK_BUDGET || (offset + limit) * files > (total * WALK_BUDGET) / 2) return null;
