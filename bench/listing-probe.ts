@@ -24,8 +24,8 @@ import { loadConfig } from '../src/config.ts';
 import { createLogger, startServer } from '../src/server.ts';
 import { foldForSearch } from '../src/shared/search-text.ts';
 import { randomLowerAlnum } from '../src/db/ids.ts';
-import { freePort, startPostgres, type PostgresCluster } from '../test/support/postgres.ts';
-import { benchPostgresSettings } from './lib/postgres-settings.ts';
+import { freePort, type PostgresCluster } from '../test/support/postgres.ts';
+import { startBenchPostgres } from './lib/postgres-settings.ts';
 import { seededRandom } from '../test/support/random.ts';
 
 const { values: args } = parseArgs({
@@ -41,7 +41,7 @@ const reused = args.reuse ? (JSON.parse(fs.readFileSync(stateFile, 'utf8')) as {
 let cluster: PostgresCluster | null = null;
 let databaseUrl: string | undefined = reused?.databaseUrl;
 if (args.db === 'postgres' && !reused) {
-  cluster = await startPostgres(benchPostgresSettings());
+  cluster = await startBenchPostgres();
   const client = new pg.Client({ connectionString: cluster.url });
   await client.connect();
   await client.query('create database hoard_bench');

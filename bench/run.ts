@@ -22,8 +22,8 @@ import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import Sqlite from 'better-sqlite3';
 import pg from 'pg';
-import { startPostgres, type PostgresCluster } from '../test/support/postgres.ts';
-import { benchPostgresSettings } from './lib/postgres-settings.ts';
+import type { PostgresCluster } from '../test/support/postgres.ts';
+import { startBenchPostgres } from './lib/postgres-settings.ts';
 import { benchDir, freePort, MemoryWatch, memoryOf, startChild, type ChildServer } from './lib/child.ts';
 import { createPostgresDatabase, SEARCH_TERM, startHoard, startHoardProcess, type HoardInstance } from './lib/hoard.ts';
 import { getJson, latency, requestRate } from './lib/load.ts';
@@ -265,7 +265,7 @@ async function databaseSection(dialect: 'sqlite' | 'postgres'): Promise<void> {
   let databaseUrl: string | undefined;
   if (dialect === 'postgres') {
     log('postgres: starting a throwaway cluster');
-    cluster = await startPostgres(benchPostgresSettings());
+    cluster = await startBenchPostgres();
     databaseUrl = await createPostgresDatabase(cluster.url);
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();

@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { startPostgres, type PostgresCluster } from '../../test/support/postgres.ts';
 
 /**
  * The memory settings of the benchmark's PostgreSQL cluster: those PostgreSQL's documentation gives
@@ -8,7 +9,12 @@ import os from 'node:os';
  * rechecks outgrew the shared buffers at a million files: a broad search took 294 ms instead of 120
  * (README, PostgreSQL).
  */
-export function benchPostgresSettings(): Record<string, string> {
+function benchPostgresSettings(): Record<string, string> {
   const mib = Math.floor(os.totalmem() / 1024 / 1024);
   return { shared_buffers: `${Math.floor(mib / 4)}MB`, effective_cache_size: `${Math.floor(mib / 2)}MB` };
+}
+
+/** The benchmark's throwaway PostgreSQL cluster, with those settings. */
+export function startBenchPostgres(): Promise<PostgresCluster> {
+  return startPostgres(benchPostgresSettings());
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import pg from 'pg';
-import { startPostgres, type PostgresCluster } from '../../test/support/postgres.ts';
-import { benchPostgresSettings } from './postgres-settings.ts';
+import type { PostgresCluster } from '../../test/support/postgres.ts';
+import { startBenchPostgres } from './postgres-settings.ts';
 import type { ChildServer } from './child.ts';
 import { createPostgresDatabase, startHoard, startHoardProcess } from './hoard.ts';
 import { getJson, requestRate } from './load.ts';
@@ -94,7 +94,7 @@ export async function scaleSection(options: ScaleOptions): Promise<Figure[]> {
       let cluster: PostgresCluster | null = null;
       let databaseUrl: string | undefined;
       if (dialect === 'postgres') {
-        cluster = await startPostgres(benchPostgresSettings());
+        cluster = await startBenchPostgres();
         databaseUrl = await createPostgresDatabase(cluster.url);
       }
       try {

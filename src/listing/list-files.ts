@@ -26,9 +26,8 @@ const SMALL_SELECTION = 1000;
  * A search that an index answers (SQLite's trigram table, PostgreSQL's trigram indexes) is read
  * whole up to this many matches: each statement that counts or pages it repeats the index lookups and
  * the check of every match's account (and, on PostgreSQL, the recheck of its text), which costs more
- * than having the database sort a few thousand sort keys once. On PostgreSQL a search is read whole
- * whatever its size: its exact total needs every match's row checked anyway, and a second statement
- * for the page would check them again (see searchPage).
+ * than having the database sort a few thousand sort keys once. On PostgreSQL every search is read
+ * whole, whatever its size (searchPage).
  */
 const SEARCH_SELECTION = 20_000;
 
@@ -139,7 +138,7 @@ async function toRecords(db: Executor, dialect: Dialect, { urlId, baseUrl }: Own
       ocrStatus: row.ocrStatus,
       hasPassword: Number(row.hasPassword) === 1,
     };
-    const tags = tagsByFile ? (tagsByFile.get(row.id) ?? []) : ((row as { tags?: FileTag[] }).tags ?? []);
+    const tags = tagsByFile ? (tagsByFile.get(row.id) ?? []) : (row.tags ?? []);
     return fileRecord(source, urlId, tags, baseUrl);
   });
 }
@@ -218,9 +217,10 @@ const WALK_BUDGET = 4096;
  * A page of a search or a tag (`total` files) found among the first WALK_BUDGET files of the sort's
  * order, each row checked on its own (its folded text matched, its tag looked up); null when those
  * files do not hold the whole page. The walk is bounded by the position of the file after them,
- * which one walk of the sort's index (IDs and keys only) finds. Measured with a million files and 66,000 matches of a name word: sorted by size
- * 85–93 → 16–18 ms over HTTP, 15 ms of which count the matches; sorted by name, whose matches all
- * sort together far from the start, the walk fails in about 3 ms and the matches are read whole.
+ * which one walk of the sort's index (IDs and keys only) finds. Measured with a million files and
+ * 66,000 matches of a name word: sorted by size 85–93 → 16–18 ms over HTTP, 15 ms of which count the
+ * matches; sorted by name, whose matches all sort together far from the start, the walk fails in
+ * about 3 ms and the matches are read whole.
  */
 async function boundedWalk(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy, limit: number, offset: number, total: number): Promise<string[] | null> {
   const { column } = sortOrder[sortBy];
@@ -386,8 +386,9 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
     if (ids) return { data: await recordsByIds(db, dialect, owner, ids), pagination: pagination(counted) };
   }
   const pageQuery = orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset)), dialect), sortBy);
-  // More matches of a search than are read whole: counted by looking each match up (on SQLite, by
-  // rowid), cheaper than walking the account's index (100,000 files, 8,277 matches: 10 against 17 ms).
+  // More matches of a search than are read whole (SQLite; PostgreSQL reads every search whole):
+  // counted by looking each match up by rowid, cheaper than walking the account's index (100,000
+  // files, 8,277 matches: 10 against 17 ms).
   const [total, rows] = await Promise.all([counted ?? countOf(filteredFiles(db, dialect, userId, filters, searchesThroughIndex(dialect, filters) ? 'matches' : 'walk')), pageQuery.execute()]);
   return { data: await toRecords(db, dialect, owner, rows), pagination: pagination(total) };
 }
