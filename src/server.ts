@@ -24,6 +24,7 @@ import { FILE_EXPIRY_JOB } from './files/expiry.ts';
 import { fileExpiryHandler } from './files/expire-file.ts';
 import { scheduleTmpSweep, STORAGE_CLEANUP_JOB, storageCleanupHandler, TMP_SWEEP_JOB, tmpSweepHandler } from './jobs/storage-cleanup.ts';
 import { MediaWorker } from './media/media-worker.ts';
+import { scheduleSearchMerge, SEARCH_MERGE_JOB, searchMergeHandler } from './listing/search-index.ts';
 import { giveWayToRequests, OCR_JOB, ocrHandler, THUMBNAIL_JOB, thumbnailHandler, MEDIA_BACKFILL_JOB } from './media/media-jobs.ts';
 import { RequestLoad } from './shared/request-load.ts';
 import { mediaBackfillHandler, scheduleMediaBackfillIfNeeded } from './media/backfill.ts';
@@ -99,6 +100,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     [AUDIT_PRUNE_JOB]: auditPruneHandler(ctx),
     [RATE_LIMIT_PRUNE_JOB]: rateLimitPruneHandler(ctx),
     [SESSION_SWEEP_JOB]: sessionSweepHandler(ctx),
+    [SEARCH_MERGE_JOB]: searchMergeHandler(ctx),
     ...webhookJobHandlers({ db: ctx.db, log, secretBox, allowPrivate: config.webhookAllowPrivate, retryDelaysMs: config.webhookRetryDelaysMs }),
   }, {
     typeConcurrency: { [THUMBNAIL_JOB]: config.thumbnailConcurrency, [OCR_JOB]: config.ocrConcurrency },
@@ -111,6 +113,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   await scheduleAuditPrune(ctx.db, config.auditRetentionDays);
   await scheduleRateLimitPrune(ctx.db);
   await scheduleSessionSweep(ctx.db);
+  // SQLite's search index is merged when it has grown in many segments: checked daily.
+  await scheduleSearchMerge(ctx.db, ctx.dialect);
   // Leftovers of writes killed with an earlier process go now, then every quarter of an hour.
   await scheduleTmpSweep(ctx.db, config.dataDir);
   // Files older than the media settings being on get their thumbnails and text, paced.
