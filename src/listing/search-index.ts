@@ -56,12 +56,13 @@ export function mergeWanted(segments: Map<number, number>): boolean {
 }
 
 /**
- * Merges the index's present segments into one, in steps of `stepPages` (default STEP_PAGES) pages (FTS5's 'merge'
- * command with a negative page count: every segment, whatever its level, as 'optimize' would, but
- * a bounded amount of work per statement); with `pause`, it waits as long as each step took before
- * the next. Done when none of the segments it started with is left, when a step finds nothing to do, or
- * after twice the steps the index's size calls for (segments written meanwhile join the merge, so a
- * steady stream of uploads cannot keep it going). Returns the steps taken and whether it finished.
+ * Merges the index's present segments into one, in steps of `stepPages` (default STEP_PAGES) pages:
+ * FTS5's 'merge' command with a negative page count merges every segment, whatever its level, as
+ * 'optimize' would, but a bounded amount of work per statement. With `pause`, it waits as long as
+ * each step took before the next. Done when none of the segments it started with is left, or when
+ * a step finds nothing to do; segments written meanwhile may join the merge, so it also stops after
+ * twice the steps the index's size calls for, and a steady stream of uploads cannot keep it going.
+ * Returns the steps taken and whether it finished.
  */
 export async function mergeSearchIndex(db: Db, options: { pause: boolean; stepPages?: number }): Promise<{ steps: number; finished: boolean }> {
   const stepPages = options.stepPages ?? STEP_PAGES;
