@@ -24,7 +24,8 @@ const MERGE_SHARE = 0.1;
 /**
  * Leaf pages written per step. SQLite's statements block this process while they run; a step of
  * this many pages took 5.6 ms (median; 21 ms at most) in merging 100,000 files' index from 14
- * segments (235 steps). The job then waits as long again, so requests keep at least half of the process.
+ * segments (235 steps). The job then waits as long again, so requests keep at least half of the
+ * process.
  */
 const STEP_PAGES = 100;
 
@@ -49,6 +50,7 @@ export async function searchSegments(db: Executor): Promise<Map<number, number>>
   return new Map(rows.map((r) => [Number(r.segid), Number(r.pages ?? 0)]));
 }
 
+/** Whether the segments besides the largest hold more than MERGE_SHARE of the index's pages. */
 export function mergeWanted(segments: Map<number, number>): boolean {
   const sizes = [...segments.values()];
   const total = sizes.reduce((sum, n) => sum + n, 0);
