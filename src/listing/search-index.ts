@@ -78,11 +78,19 @@ export async function mergeSearchIndex(db: Db, options: { pause: boolean; stepPa
     const before = await totalChanges(db);
     await sql`insert into filesSearch(filesSearch, rank) values ('merge', ${-stepPages})`.execute(db);
     const worked = (await totalChanges(db)) - before >= 2;
-    const present = await searchSegments(db);
-    if (!worked || ![...initial.keys()].some((segid) => present.has(segid))) return { steps, finished: true };
+    if (!worked || !(await anySegmentLeft(db, [...initial.keys()]))) return { steps, finished: true };
     if (options.pause) await sleep(performance.now() - started);
   }
   return { steps: budget, finished: false };
+}
+
+/**
+ * Whether any of `segids` is still in the index: a look-up per segment in `filesSearch_idx`, keyed by
+ * (segment, term), where reading every segment's size would group the whole table at every step.
+ */
+async function anySegmentLeft(db: Db, segids: number[]): Promise<boolean> {
+  const { rows } = await sql<{ left: number }>`select exists (select 1 from filesSearch_idx where segid in (${sql.join(segids)})) as "left"`.execute(db);
+  return Number(rows[0]!.left) === 1;
 }
 
 async function totalChanges(db: Db): Promise<number> {
