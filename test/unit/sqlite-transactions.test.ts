@@ -52,4 +52,13 @@ describe('SQLite transactions', () => {
     // This transaction held the write lock from its start: the other write came after it.
     expect(rows.rows.map((r) => r.value)).toEqual([1, 2]);
   });
+
+  it('keeps temporary storage, statement journals included, in memory', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-sqlite-tx-'));
+    handle = openDatabase({ databaseUrl: null, dataDir: dir });
+    // 2 = MEMORY: a transaction's writes to files (triggers, about 20 index pages) are not journaled
+    // to a temporary file a second time (docs/decisions.md, "SQLite settings").
+    const { rows } = await sql<{ temp_store: number }>`pragma temp_store`.execute(handle.db);
+    expect(rows[0]!.temp_store).toBe(2);
+  });
 });
