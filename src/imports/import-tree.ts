@@ -341,7 +341,7 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
       }
       const slots = await reserveSlots(ctx, userId, toStore.length);
       for (const slot of slots) nets.set(slot.key, slot.net);
-      const settled = thread.store(toStore.map(({ file }, i) => ({ path: file.absolutePath, key: slots[i]!.key, maxBytes: allowance.sizeLimit }))).then(
+      const settled = thread.store(toStore.map(({ file }, i) => ({ path: file.absolutePath, key: slots[i]!.key, maxBytes: allowance.sizeLimit, walkedSize: file.size }))).then(
         (results) => ({ results }),
         (error: unknown) => ({ error }),
       );

@@ -6,6 +6,8 @@ export interface StoreRequest {
   path: string;
   key: string;
   maxBytes: number;
+  /** Its size when the tree was walked: a hint for the read buffer (the file is read whole whatever its size now). */
+  walkedSize: number;
 }
 
 /** How storing one file went: its bytes stored (not yet committed), or the file's own failure. */

@@ -18,8 +18,21 @@ const port = parentPort!;
 /** A write shows signs of life at most this often (the import pushes its crash net back). */
 const ALIVE_EVERY_MS = 10_000;
 
+/** The read buffer of the default size, 64 KiB, and no larger. */
+const MAX_READ_BUFFER = 64 * 1024;
+
+/**
+ * A read buffer the size of the file as walked (at least a byte), up to the default 64 KiB. Each
+ * read allocates a buffer of this size, used or not: a library of small files read in 64 KiB buffers
+ * kept the collector busy for a seventh of this thread's time. Measured importing 20,000 files of
+ * 10 KiB, three runs each: 13.1–15.6 → 10.9–12.4 s of user CPU, 18.6–20.9 → 14.8–19.2 s in all.
+ */
+function readBufferBytes(walkedSize: number): number {
+  return Math.min(MAX_READ_BUFFER, walkedSize + 1);
+}
+
 async function storeOne(request: StoreRequest): Promise<StoreResult> {
-  const source = createReadStream(request.path);
+  const source = createReadStream(request.path, { highWaterMark: readBufferBytes(request.walkedSize) });
   // An error of reading the file is the file's failure; one of writing to storage is the import's.
   let readError: NodeJS.ErrnoException | null = null;
   source.once('error', (error) => void (readError ??= error as NodeJS.ErrnoException));

@@ -464,3 +464,43 @@ describe.each(providers)('two imports of one tree at once, on %s storage', (prov
     expect(nets).toEqual([]);
   });
 });
+
+describe.each(providers)('files that change after the tree is walked, on %s storage', (provider) => {
+  let storage: StorageUnderTest;
+  let changing: TestServer;
+  beforeAll(async () => {
+    storage = await storageUnderTest(provider);
+    changing = await startTestServer(storage.env);
+  });
+  afterAll(async () => {
+    await changing.close();
+    await storage.stop();
+  });
+
+  it('stores each file as it is read, whatever size it had when the tree was walked', async () => {
+    const admin = await signUp(changing.baseUrl);
+    const tree = makeTree({ 'grows.bin': randomBytes(10), 'shrinks.bin': randomBytes(100_000), 'empties.txt': 'some text', 'stays.bin': randomBytes(70_000) });
+    const prepared = await prepareImport(changing.ctx, { directory: tree, email: admin.email });
+    // The storing thread reads in buffers sized by the walked size: a file that grew since must
+    // still be read to its end, over many reads.
+    const now: Record<string, Buffer> = { 'grows.bin': randomBytes(300_000), 'shrinks.bin': randomBytes(5), 'empties.txt': Buffer.alloc(0), 'stays.bin': fs.readFileSync(path.join(tree, 'stays.bin')) };
+    for (const [name, bytes] of Object.entries(now)) fs.writeFileSync(path.join(tree, name), bytes);
+    const outcome = await runImport(changing.ctx, prepared, newImportProgress(prepared));
+    expect(outcome.failures).toEqual([]);
+    expect(outcome.progress.imported).toBe(4);
+
+    const listed = await admin.get('/api/files?limit=10&sortBy=name');
+    expect(listed.body.pagination.total).toBe(4);
+    for (const file of listed.body.data as Array<{ name: string; size: number; urlPath: string }>) {
+      const expected = now[file.name]!;
+      const served = await fetch(`${changing.baseUrl}/api/files${file.urlPath}`, { headers: { cookie: admin.cookieHeader() } });
+      expect(served.status, file.name).toBe(200);
+      expect(Buffer.from(await served.arrayBuffer()).equals(expected), file.name).toBe(true);
+    }
+    // Quota is charged with what was stored.
+    const total = Object.values(now).reduce((sum, bytes) => sum + bytes.length, 0);
+    const used = await changing.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', admin.userId).executeTakeFirstOrThrow();
+    expect(Number(used.usedBytes)).toBe(total);
+    await expectStoredAsRecorded(changing, storage, admin.userId);
+  });
+});
