@@ -32,11 +32,11 @@ afterAll(async () => {
 });
 
 /** A new account, made by the administrator (registration is closed after the first), signed in. */
-async function member(): Promise<Client & { email: string; userId: string }> {
+async function member(administrator: Client = owner, baseUrl = server.baseUrl): Promise<Client & { email: string; userId: string }> {
   const email = uniqueEmail('import');
-  const created = await owner.post('/api/users', { email, password: 'member password' });
+  const created = await administrator.post('/api/users', { email, password: 'member password' });
   expect(created.status, created.text).toBe(201);
-  const client = new Client(server.baseUrl) as Client & { email: string; userId: string };
+  const client = new Client(baseUrl) as Client & { email: string; userId: string };
   expect((await client.post('/api/auth/login', { email, password: 'member password' })).status).toBe(200);
   client.email = email;
   client.userId = created.body.data.user.id;
@@ -422,28 +422,30 @@ describe('npm run cli -- import', () => {
 // Imports commit their files in batches (docs/decisions.md, "Importing a library"): two runs of one
 // tree at once race for every file, so that batches are refused (a file the other run committed
 // since) and committed again file by file.
-describe.each(providers)('two imports of one tree at once, on %s storage', (provider) => {
+describe.each(providers)('imports run in this process, on %s storage', (provider) => {
   let storage: StorageUnderTest;
-  let racing: TestServer;
+  let instance: TestServer;
+  /** The instance's first account, its administrator. */
+  let admin: Awaited<ReturnType<typeof signUp>>;
   beforeAll(async () => {
     storage = await storageUnderTest(provider);
-    racing = await startTestServer(storage.env);
+    instance = await startTestServer(storage.env);
+    admin = await signUp(instance.baseUrl);
   });
   afterAll(async () => {
-    await racing.close();
+    await instance.close();
     await storage.stop();
   });
 
-  it('import every file exactly once, with no bytes left without a record', async () => {
-    const admin = await signUp(racing.baseUrl);
+  it('two imports of one tree at once import every file exactly once, with no bytes left without a record', async () => {
     const files: Record<string, Uint8Array> = {};
     // Four batches and a bit, in two directories.
     for (let i = 0; i < 140; i++) files[`${i % 2 ? 'odd' : 'even'}/f${String(i).padStart(3, '0')}.bin`] = randomBytes(100 + i);
     const tree = makeTree(files);
     // In one process, so that both look up each batch's earlier imports before either commits it.
     const run = async () => {
-      const prepared = await prepareImport(racing.ctx, { directory: tree, email: admin.email });
-      return runImport(racing.ctx, prepared, newImportProgress(prepared));
+      const prepared = await prepareImport(instance.ctx, { directory: tree, email: admin.email });
+      return runImport(instance.ctx, prepared, newImportProgress(prepared));
     };
     const [first, second] = await Promise.all([run(), run()]);
     for (const outcome of [first, second]) {
@@ -456,51 +458,38 @@ describe.each(providers)('two imports of one tree at once, on %s storage', (prov
     expect(listed.body.pagination.total).toBe(140);
     const firstName = Object.keys(files)[0]!;
     expect(listed.body.data[0].name).toBe('f000.bin');
-    const bytes = await fetch(`${racing.baseUrl}/api/files${listed.body.data[0].urlPath}`, { headers: { cookie: admin.cookieHeader() } });
+    const bytes = await fetch(`${instance.baseUrl}/api/files${listed.body.data[0].urlPath}`, { headers: { cookie: admin.cookieHeader() } });
     expect(Buffer.from(await bytes.arrayBuffer()).equals(Buffer.from(files[firstName]!))).toBe(true);
-    await expectStoredAsRecorded(racing, storage, admin.userId);
+    await expectStoredAsRecorded(instance, storage, admin.userId);
     // No crash net is left waiting for bytes that were committed or removed.
-    const nets = await racing.ctx.db.selectFrom('jobs').select('id').where('type', '=', 'storage.cleanup').execute();
+    const nets = await instance.ctx.db.selectFrom('jobs').select('id').where('type', '=', 'storage.cleanup').execute();
     expect(nets).toEqual([]);
-  });
-});
-
-describe.each(providers)('files that change after the tree is walked, on %s storage', (provider) => {
-  let storage: StorageUnderTest;
-  let changing: TestServer;
-  beforeAll(async () => {
-    storage = await storageUnderTest(provider);
-    changing = await startTestServer(storage.env);
-  });
-  afterAll(async () => {
-    await changing.close();
-    await storage.stop();
   });
 
   it('stores each file as it is read, whatever size it had when the tree was walked', async () => {
-    const admin = await signUp(changing.baseUrl);
+    const account = await member(admin, instance.baseUrl);
     const tree = makeTree({ 'grows.bin': randomBytes(10), 'shrinks.bin': randomBytes(100_000), 'empties.txt': 'some text', 'stays.bin': randomBytes(70_000) });
-    const prepared = await prepareImport(changing.ctx, { directory: tree, email: admin.email });
+    const prepared = await prepareImport(instance.ctx, { directory: tree, email: account.email });
     // The storing thread reads in buffers sized by the walked size: a file that grew since must
     // still be read to its end, over many reads.
     const now: Record<string, Buffer> = { 'grows.bin': randomBytes(300_000), 'shrinks.bin': randomBytes(5), 'empties.txt': Buffer.alloc(0), 'stays.bin': fs.readFileSync(path.join(tree, 'stays.bin')) };
     for (const [name, bytes] of Object.entries(now)) fs.writeFileSync(path.join(tree, name), bytes);
-    const outcome = await runImport(changing.ctx, prepared, newImportProgress(prepared));
+    const outcome = await runImport(instance.ctx, prepared, newImportProgress(prepared));
     expect(outcome.failures).toEqual([]);
     expect(outcome.progress.imported).toBe(4);
 
-    const listed = await admin.get('/api/files?limit=10&sortBy=name');
+    const listed = await account.get('/api/files?limit=10&sortBy=name');
     expect(listed.body.pagination.total).toBe(4);
     for (const file of listed.body.data as Array<{ name: string; size: number; urlPath: string }>) {
       const expected = now[file.name]!;
-      const served = await fetch(`${changing.baseUrl}/api/files${file.urlPath}`, { headers: { cookie: admin.cookieHeader() } });
+      const served = await fetch(`${instance.baseUrl}/api/files${file.urlPath}`, { headers: { cookie: account.cookieHeader() } });
       expect(served.status, file.name).toBe(200);
       expect(Buffer.from(await served.arrayBuffer()).equals(expected), file.name).toBe(true);
     }
     // Quota is charged with what was stored.
     const total = Object.values(now).reduce((sum, bytes) => sum + bytes.length, 0);
-    const used = await changing.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', admin.userId).executeTakeFirstOrThrow();
+    const used = await instance.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', account.userId).executeTakeFirstOrThrow();
     expect(Number(used.usedBytes)).toBe(total);
-    await expectStoredAsRecorded(changing, storage, admin.userId);
+    await expectStoredAsRecorded(instance, storage, account.userId);
   });
 });
