@@ -419,9 +419,7 @@ describe('npm run cli -- import', () => {
   });
 });
 
-// Imports commit their files in batches (docs/decisions.md, "Importing a library"): two runs of one
-// tree at once race for every file, so that batches are refused (a file the other run committed
-// since) and committed again file by file.
+// Imports run in the test's process, where the test can act between their steps.
 describe.each(providers)('imports run in this process, on %s storage', (provider) => {
   let storage: StorageUnderTest;
   let instance: TestServer;
@@ -437,6 +435,9 @@ describe.each(providers)('imports run in this process, on %s storage', (provider
     await storage.stop();
   });
 
+  // Imports commit their files in batches (docs/decisions.md, "Importing a library"): two runs of
+  // one tree at once race for every file, so that batches are refused (a file the other run
+  // committed since) and committed again file by file.
   it('two imports of one tree at once import every file exactly once, with no bytes left without a record', async () => {
     const files: Record<string, Uint8Array> = {};
     // Four batches and a bit, in two directories.
@@ -480,7 +481,7 @@ describe.each(providers)('imports run in this process, on %s storage', (provider
 
     const listed = await account.get('/api/files?limit=10&sortBy=name');
     expect(listed.body.pagination.total).toBe(4);
-    for (const file of listed.body.data as Array<{ name: string; size: number; urlPath: string }>) {
+    for (const file of listed.body.data as Array<{ name: string; urlPath: string }>) {
       const expected = now[file.name]!;
       const served = await fetch(`${instance.baseUrl}/api/files${file.urlPath}`, { headers: { cookie: account.cookieHeader() } });
       expect(served.status, file.name).toBe(200);
