@@ -83,6 +83,9 @@ export function withoutJit(databaseUrl: string): string {
   return url.toString();
 }
 
+/** SQLite's `mmap_size`: the largest this build of SQLite maps (SQLITE_MAX_MMAP_SIZE, 0x7fff0000). */
+export const SQLITE_MMAP_BYTES = 0x7fff0000;
+
 export function openDatabase(options: { databaseUrl: string | null; dataDir: string; poolSize?: number }): DatabaseHandle {
   if (options.databaseUrl) {
     const pool = preparingPool(new pg.Pool({ connectionString: withoutJit(options.databaseUrl), max: options.poolSize ?? 10 }));
@@ -109,6 +112,13 @@ export function openDatabase(options: { databaseUrl: string | null; dataDir: str
   // cache are held in memory too; Hoard's queries sort at most a page or a bounded selection
   // (docs/decisions.md, "SQLite settings").
   file.pragma('temp_store = MEMORY');
+  // Reads through a memory map of the file's first 2 GiB (the most this SQLite build maps): a page
+  // outside the page cache is then read where the operating system keeps it, not copied in by a
+  // system call. With a million files (a 4 GB database) a search's index look-ups fall mostly outside
+  // the 64 MiB cache: a broad search sorted by name 113–115 → 90–97 ms. The mapped pages are the
+  // system's file cache, shared by every process (WORKERS) rather than held by each
+  // (docs/decisions.md, "SQLite settings").
+  file.pragma(`mmap_size = ${SQLITE_MMAP_BYTES}`);
   const db = new Kysely<Database>({ dialect: new StablePlanSqliteDialect({ database: withStatementCache(file) }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }

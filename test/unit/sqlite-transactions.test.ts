@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
+import { openDatabase, SQLITE_MMAP_BYTES, type DatabaseHandle } from '../../src/db/database.ts';
 
 // Several server processes on one SQLite file (WORKERS): a transaction that reads and then writes
 // must wait for another process's write, not fail because that write moved the database on under
@@ -60,5 +60,13 @@ describe('SQLite transactions', () => {
     // to a temporary file a second time (docs/decisions.md, "SQLite settings").
     const { rows } = await sql<{ temp_store: number }>`pragma temp_store`.execute(handle.db);
     expect(rows[0]!.temp_store).toBe(2);
+  });
+
+  it('reads the file through a memory map', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-sqlite-tx-'));
+    handle = openDatabase({ databaseUrl: null, dataDir: dir });
+    // A larger value would be cut to the build's maximum silently; the setting asks exactly that.
+    const { rows } = await sql<{ mmap_size: number }>`pragma mmap_size`.execute(handle.db);
+    expect(rows[0]!.mmap_size).toBe(SQLITE_MMAP_BYTES);
   });
 });
