@@ -18,7 +18,7 @@ import { commitStored, commitStoredBatch, discardStored, releaseSlots, reserveSl
 import { mapConcurrently } from '../shared/concurrency.ts';
 import { readBufferBytes, StoreThread, type StoreResult } from './store-thread.ts';
 import { planUpload, resolveOptions, type UploadPlan } from '../uploads/upload-plan.ts';
-import { checkDirectory, walkTree, type Tree, type TreeFile } from './walk-tree.ts';
+import { checkDirectory, measureTree, walkTree, type TreeFile } from './walk-tree.ts';
 
 /**
  * Importing a directory tree into an account (docs/decisions.md, "Importing a library";
@@ -48,7 +48,9 @@ export interface PreparedImport {
   email: string;
   principal: Principal;
   plan: UploadPlan;
-  tree: Tree;
+  directory: string;
+  /** The tree's regular files and their bytes when it was measured: the totals progress is shown against. */
+  measured: { files: number; bytes: number };
 }
 
 /** Live counters, updated as files finish: the caller reads them to show progress. */
@@ -103,7 +105,7 @@ const reasons = {
  * permission to upload (spec, Endpoints: POST /api/files needs files.upload), the profile and folder
  * (owned, as the selectors of POST /api/files), the permissions the resolved options need, and the
  * directory. The account's permissions are read once, now: the import acts for the account as a
- * browser session of it would (no token scope, no profile binding). Then the tree is walked;
+ * browser session of it would (no token scope, no profile binding). Then the tree is measured;
  * `onWalk` is called when every check has passed and the walk begins.
  */
 export async function prepareImport(ctx: AppContext, request: ImportRequest, onWalk?: () => void): Promise<PreparedImport> {
@@ -126,8 +128,9 @@ export async function prepareImport(ctx: AppContext, request: ImportRequest, onW
   }
   await checkDirectory(request.directory);
   onWalk?.();
-  const tree = await walkTree(request.directory);
-  return { email, principal, plan, tree };
+  // Walked once to count, for the progress; the import walks it again as it goes (walkTree).
+  const measured = await measureTree(request.directory);
+  return { email, principal, plan, directory: request.directory, measured };
 }
 
 async function principalFor(db: Db, email: string): Promise<Principal> {
@@ -160,8 +163,8 @@ function explainRefusal(principal: Principal, plan: UploadPlan): string {
 }
 
 export function newImportProgress(prepared: PreparedImport): ImportProgress {
-  const { tree } = prepared;
-  return { totalFiles: tree.files.length, totalBytes: tree.totalBytes, doneFiles: 0, doneBytes: 0, imported: 0, importedBytes: 0, skipped: 0, failed: 0 };
+  const { measured } = prepared;
+  return { totalFiles: measured.files, totalBytes: measured.bytes, doneFiles: 0, doneBytes: 0, imported: 0, importedBytes: 0, skipped: 0, failed: 0 };
 }
 
 /** Raised inside a commit whose record an earlier or concurrent run already wrote: the file is rolled back. */
@@ -183,16 +186,25 @@ interface StoredFile {
  * `signal` stops it between batches.
  */
 export async function runImport(ctx: AppContext, prepared: PreparedImport, progress: ImportProgress, options: { signal?: AbortSignal; concurrency?: number } = {}): Promise<ImportOutcome> {
-  const { principal, plan, tree, email } = prepared;
+  const { principal, plan, directory, email } = prepared;
   const userId = principal.user.id;
   const concurrency = Math.max(1, options.concurrency ?? IMPORT_CONCURRENCY);
   const allowance: Allowance = await uploadAllowance(ctx.db, principal);
   // The quota the files in flight may still use: a file that does not fit stops the import before
   // its bytes are stored. The commit checks the quota again (other uploads may use it meanwhile).
   let quotaLeft = allowance.quotaRemaining;
-  const outcome: ImportOutcome = { progress, failures: [...tree.unreadable], notRegular: tree.notRegular, stopped: null, interrupted: false };
-  progress.failed += tree.unreadable.length;
-  const recorded = new RecordedImports(ctx.db, userId, tree.files);
+  const outcome: ImportOutcome = { progress, failures: [], notRegular: [], stopped: null, interrupted: false };
+  const tree = new TreeChunks(
+    ctx.db,
+    userId,
+    walkTree(directory, {
+      notRegular: (path) => outcome.notRegular.push(path),
+      unreadable: (path, reason) => {
+        outcome.failures.push({ path, reason });
+        progress.failed += 1;
+      },
+    }),
+  );
 
   const stop = (file: TreeFile, detail: string) => {
     outcome.stopped ??= `The storage quota of ${email} is reached at ${file.relativePath} (${detail}): the import stopped. The files imported so far stay; run the import again once there is room, and it continues from there.`;
@@ -311,19 +323,21 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
   let start = 0;
   /** Checks the next batch's files and sends them to be stored; null when there is none. */
   const sendNext = async (): Promise<InFlight | null> => {
-    while (start < tree.files.length && outcome.stopped === null) {
+    while (outcome.stopped === null) {
       if (options.signal?.aborted) {
         outcome.interrupted = true;
         return null;
       }
-      const indexes = Array.from({ length: Math.min(BATCH_FILES, tree.files.length - start) }, (_, i) => start + i);
+      const count = await tree.available(start, BATCH_FILES);
+      if (count === 0) break;
+      const indexes = Array.from({ length: count }, (_, i) => start + i);
       start += indexes.length;
       // Checks first (reading known files again to compare them), then the quota in the tree's order.
-      const known = await Promise.all(indexes.map((index) => recorded.at(index)));
-      const checked = await mapConcurrently(indexes, concurrency, (index, i) => check(tree.files[index]!, known[i]));
+      const known = await Promise.all(indexes.map((index) => tree.recorded(index)));
+      const checked = await mapConcurrently(indexes, concurrency, (index, i) => check(tree.file(index), known[i]));
       const toStore: Array<{ file: TreeFile; reserved: number }> = [];
       for (const [i, result] of checked.entries()) {
-        const file = tree.files[indexes[i]!]!;
+        const file = tree.file(indexes[i]!);
         if (result !== 'store') {
           done(file, result);
           continue;
@@ -336,7 +350,7 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
         toStore.push({ file, reserved: file.size });
       }
       if (toStore.length === 0) {
-        for (const index of indexes) recorded.release(index);
+        for (const index of indexes) tree.release(index);
         continue;
       }
       const slots = await reserveSlots(ctx, userId, toStore.length);
@@ -375,7 +389,7 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
       return batch;
     } finally {
       for (const slot of flight.slots) nets.delete(slot.key);
-      for (const index of flight.indexes) recorded.release(index);
+      for (const index of flight.indexes) tree.release(index);
     }
   };
 
@@ -401,7 +415,7 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
       }
     }
   } finally {
-    await thread.close();
+    await Promise.all([thread.close(), tree.close()]);
   }
   return outcome;
 }
@@ -422,37 +436,71 @@ async function sha256Of(path: string, walkedSize: number): Promise<string> {
 }
 
 /**
- * The earlier imports of the tree's paths (relative path → SHA-256 of what was imported there),
- * looked up LOOKUP_BATCH paths at a time in the tree's order and dropped once their files are done,
- * so neither a query per file nor the whole table in memory is needed.
+ * The tree's files as the walk yields them, LOOKUP_BATCH at a time (a chunk), each chunk with the
+ * earlier imports of its paths (relative path → SHA-256 of what was imported there), looked up in
+ * one query when a file of it is first checked. A chunk is dropped once all its files are done, so
+ * an import holds the chunks of the batches in flight, never the tree, nor a query per file, nor the
+ * whole table.
  */
-class RecordedImports {
-  readonly #batches = new Map<number, { paths: Promise<Map<string, Set<string>>>; pending: number }>();
+class TreeChunks {
+  readonly #chunks = new Map<number, { files: TreeFile[]; paths: Promise<Map<string, Set<string>>> | null; pending: number }>();
   readonly #db: Db;
   readonly #userId: string;
-  readonly #files: TreeFile[];
+  readonly #walk: AsyncGenerator<TreeFile>;
+  /** Files taken from the walk so far, and whether it is over. */
+  #taken = 0;
+  #ended = false;
 
-  constructor(db: Db, userId: string, files: TreeFile[]) {
+  constructor(db: Db, userId: string, walk: AsyncGenerator<TreeFile>) {
     this.#db = db;
     this.#userId = userId;
-    this.#files = files;
+    this.#walk = walk;
   }
 
-  async at(index: number): Promise<ReadonlySet<string> | undefined> {
-    const number = Math.floor(index / LOOKUP_BATCH);
-    let batch = this.#batches.get(number);
-    if (!batch) {
-      const files = this.#files.slice(number * LOOKUP_BATCH, (number + 1) * LOOKUP_BATCH);
-      batch = { paths: this.#load(files.map((file) => file.relativePath)), pending: files.length };
-      this.#batches.set(number, batch);
+  /** How many files there are from `index` on, up to `most`, taking chunks from the walk as needed. */
+  async available(index: number, most: number): Promise<number> {
+    while (!this.#ended && this.#taken < index + most) {
+      const files: TreeFile[] = [];
+      while (files.length < LOOKUP_BATCH) {
+        const next = await this.#walk.next();
+        if (next.done) {
+          this.#ended = true;
+          break;
+        }
+        files.push(next.value);
+      }
+      if (files.length > 0) this.#chunks.set(this.#taken / LOOKUP_BATCH, { files, paths: null, pending: files.length });
+      this.#taken += files.length;
     }
-    return (await batch.paths).get(this.#files[index]!.relativePath);
+    return Math.max(0, Math.min(most, this.#taken - index));
+  }
+
+  /** A file made available (and not yet released). */
+  file(index: number): TreeFile {
+    return this.#chunk(index).files[index % LOOKUP_BATCH]!;
+  }
+
+  async recorded(index: number): Promise<ReadonlySet<string> | undefined> {
+    const chunk = this.#chunk(index);
+    chunk.paths ??= this.#load(chunk.files.map((file) => file.relativePath));
+    return (await chunk.paths).get(chunk.files[index % LOOKUP_BATCH]!.relativePath);
   }
 
   release(index: number): void {
     const number = Math.floor(index / LOOKUP_BATCH);
-    const batch = this.#batches.get(number);
-    if (batch && --batch.pending === 0) this.#batches.delete(number);
+    const chunk = this.#chunks.get(number);
+    if (chunk && --chunk.pending === 0) this.#chunks.delete(number);
+  }
+
+  /** Ends the walk, should the import stop before its end. */
+  async close(): Promise<void> {
+    await this.#walk.return(undefined);
+  }
+
+  #chunk(index: number) {
+    const chunk = this.#chunks.get(Math.floor(index / LOOKUP_BATCH));
+    if (!chunk) throw new Error(`File ${index} of the tree is not at hand`);
+    return chunk;
   }
 
   async #load(relativePaths: string[]): Promise<Map<string, Set<string>>> {

@@ -10,13 +10,12 @@ export interface TreeFile {
   size: number;
 }
 
-export interface Tree {
-  files: TreeFile[];
-  totalBytes: number;
+/** What a walk meets besides regular files, reported as it goes. */
+export interface WalkReports {
   /** Symbolic links, sockets, pipes and devices: not imported (a link would import what it points at, possibly outside the tree, or twice). */
-  notRegular: string[];
-  /** Directories that could not be listed, with the reason. */
-  unreadable: Array<{ path: string; reason: string }>;
+  notRegular(relativePath: string): void;
+  /** A directory that could not be listed, with the reason. */
+  unreadable(relativePath: string, reason: string): void;
 }
 
 /** Thrown when the directory to import is missing or not a directory. */
@@ -36,58 +35,67 @@ const STAT_BATCH = 64;
 
 /**
  * Every regular file under `root`, depth first, in name order within each directory (so that two runs
- * over the same tree meet its files in the same order). Symbolic links are never followed, whether
- * they name files or directories; `root` itself may be one.
+ * over the same tree meet its files in the same order), yielded as the walk finds them: only the
+ * directories on the current path are held, never the tree (a million files' paths and sizes took
+ * about 240 MB). Symbolic links are never followed, whether they name files or directories; `root`
+ * itself may be one.
  */
-export async function walkTree(root: string): Promise<Tree> {
+export async function* walkTree(root: string, reports: WalkReports): AsyncGenerator<TreeFile> {
   await checkDirectory(root);
-  const tree: Tree = { files: [], totalBytes: 0, notRegular: [], unreadable: [] };
-  const visit = async (dir: string, prefix: string): Promise<void> => {
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch (error) {
-      tree.unreadable.push({ path: prefix || '.', reason: `the directory cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})` });
-      return;
-    }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    // Sizes are read for a run of files at a time; directories are visited in their place.
-    let run: TreeFile[] = [];
-    const flush = async () => {
-      const sized = await Promise.all(
-        run.map(async (file) => {
-          // A file removed since the directory was listed is no longer part of the tree.
-          const stats = await lstat(file.absolutePath).catch(() => null);
-          if (stats === null) return null;
-          if (!stats.isFile()) {
-            tree.notRegular.push(file.relativePath);
-            return null;
-          }
-          return { ...file, size: stats.size };
-        }),
-      );
-      for (const file of sized) {
-        if (file === null) continue;
-        tree.files.push(file);
-        tree.totalBytes += file.size;
-      }
-      run = [];
-    };
-    for (const entry of entries) {
-      const relativePath = prefix ? `${prefix}/${entry.name}` : entry.name;
-      const absolutePath = join(dir, entry.name);
-      if (entry.isFile()) {
-        run.push({ relativePath, absolutePath, size: 0 });
-        if (run.length >= STAT_BATCH) await flush();
-      } else if (entry.isDirectory()) {
-        await flush();
-        await visit(absolutePath, relativePath);
-      } else {
-        tree.notRegular.push(relativePath);
-      }
-    }
-    await flush();
+  yield* visit(root, '', reports);
+}
+
+async function* visit(dir: string, prefix: string, reports: WalkReports): AsyncGenerator<TreeFile> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (error) {
+    reports.unreadable(prefix || '.', `the directory cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    return;
+  }
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  // Sizes are read for a run of files at a time; directories are visited in their place.
+  let run: TreeFile[] = [];
+  const sized = async (): Promise<TreeFile[]> => {
+    const files = await Promise.all(
+      run.map(async (file) => {
+        // A file removed since the directory was listed is no longer part of the tree.
+        const stats = await lstat(file.absolutePath).catch(() => null);
+        if (stats === null) return null;
+        if (!stats.isFile()) {
+          reports.notRegular(file.relativePath);
+          return null;
+        }
+        return { ...file, size: stats.size };
+      }),
+    );
+    run = [];
+    return files.filter((file) => file !== null);
   };
-  await visit(root, '');
-  return tree;
+  for (const entry of entries) {
+    const relativePath = prefix ? `${prefix}/${entry.name}` : entry.name;
+    const absolutePath = join(dir, entry.name);
+    if (entry.isFile()) {
+      run.push({ relativePath, absolutePath, size: 0 });
+      if (run.length >= STAT_BATCH) yield* await sized();
+    } else if (entry.isDirectory()) {
+      yield* await sized();
+      yield* visit(absolutePath, relativePath, reports);
+    } else {
+      reports.notRegular(relativePath);
+    }
+  }
+  yield* await sized();
+}
+
+/** The number of regular files under `root` and their bytes, by a walk that keeps none of them. */
+export async function measureTree(root: string): Promise<{ files: number; bytes: number }> {
+  const quiet: WalkReports = { notRegular: () => undefined, unreadable: () => undefined };
+  let files = 0;
+  let bytes = 0;
+  for await (const file of walkTree(root, quiet)) {
+    files += 1;
+    bytes += file.size;
+  }
+  return { files, bytes };
 }

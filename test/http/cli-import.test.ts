@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +12,8 @@ import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { everyoneRole, withoutEveryonePermission } from '../support/roles.ts';
 import { PNG_1X1 } from '../support/uploads.ts';
 import { newImportProgress, prepareImport, runImport } from '../../src/imports/import-tree.ts';
+import { StoreThread } from '../../src/imports/store-thread.ts';
+import { discardStored, reserveSlots } from '../../src/uploads/store-upload.ts';
 import { expectStoredAsRecorded, providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
 
 // `npm run cli -- import` against a running test server's database and DATA_DIR, as an operator
@@ -467,12 +469,11 @@ describe.each(providers)('imports run in this process, on %s storage', (provider
     expect(nets).toEqual([]);
   });
 
-  it('stores each file as it is read, whatever size it had when the tree was walked', async () => {
+  it('stores each file as it is read, whatever size it had when the tree was measured', async () => {
     const account = await member(admin, instance.baseUrl);
     const tree = makeTree({ 'grows.bin': randomBytes(10), 'shrinks.bin': randomBytes(100_000), 'empties.txt': 'some text', 'stays.bin': randomBytes(70_000) });
     const prepared = await prepareImport(instance.ctx, { directory: tree, email: account.email });
-    // The storing thread reads in buffers sized by the walked size: a file that grew since must
-    // still be read to its end, over many reads.
+    // The totals shown come from measuring the tree; what is stored and charged is what is read.
     const now: Record<string, Buffer> = { 'grows.bin': randomBytes(300_000), 'shrinks.bin': randomBytes(5), 'empties.txt': Buffer.alloc(0), 'stays.bin': fs.readFileSync(path.join(tree, 'stays.bin')) };
     for (const [name, bytes] of Object.entries(now)) fs.writeFileSync(path.join(tree, name), bytes);
     const outcome = await runImport(instance.ctx, prepared, newImportProgress(prepared));
@@ -492,5 +493,30 @@ describe.each(providers)('imports run in this process, on %s storage', (provider
     const used = await instance.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', account.userId).executeTakeFirstOrThrow();
     expect(Number(used.usedBytes)).toBe(total);
     await expectStoredAsRecorded(instance, storage, account.userId);
+  });
+  it('the storing thread reads each file to its end, whatever size the walk saw', async () => {
+    const account = await member(admin, instance.baseUrl);
+    const now: Record<string, Buffer> = { 'grew.bin': randomBytes(300_000), 'shrank.bin': randomBytes(5), 'emptied.txt': Buffer.alloc(0) };
+    const tree = makeTree(now);
+    // The read buffer is sized by the walked size (src/imports/store-thread.ts); each of these files
+    // changed after its walk: a buffer of 11 bytes for 300,000, of 100,001 for 5, of 10 for none.
+    const walked: Record<string, number> = { 'grew.bin': 10, 'shrank.bin': 100_000, 'emptied.txt': 9 };
+    const names = Object.keys(now);
+    const slots = await reserveSlots(instance.ctx, account.userId, names.length);
+    const thread = new StoreThread(instance.ctx.config, { concurrency: 2, onAlive: () => undefined });
+    try {
+      const results = await thread.store(names.map((name, i) => ({ path: path.join(tree, name), key: slots[i]!.key, maxBytes: 1_000_000, walkedSize: walked[name]! })));
+      for (const [i, name] of names.entries()) {
+        const expected = now[name]!;
+        expect(results[i], name).toMatchObject({ kind: 'stored', size: expected.length, sha256: createHash('sha256').update(expected).digest('hex') });
+        const object = await instance.ctx.storage.get(slots[i]!.key);
+        const chunks: Buffer[] = [];
+        for await (const chunk of object.stream) chunks.push(chunk as Buffer);
+        expect(Buffer.concat(chunks).equals(expected), name).toBe(true);
+      }
+    } finally {
+      await thread.close();
+      await Promise.all(slots.map((slot) => discardStored(instance.ctx, { id: slot.id, key: slot.key, size: 0, sha256: '', head: Buffer.alloc(0) })));
+    }
   });
 });
