@@ -35,10 +35,10 @@ const STAT_BATCH = 64;
 
 /**
  * Every regular file under `root`, depth first, in name order within each directory (so that two runs
- * over the same tree meet its files in the same order), yielded as the walk finds them: only the
- * directories on the current path are held, never the tree (a million files' paths and sizes took
- * about 240 MB). Symbolic links are never followed, whether they name files or directories; `root`
- * itself may be one.
+ * over the same tree meet its files in the same order), yielded as the walk finds them. It holds the
+ * listings of the directories on its current path, never the tree's list, which took about 240 bytes
+ * a file (docs/decisions.md, "Importing a library"). Symbolic links are never followed, whether they
+ * name files or directories; `root` itself may be one.
  */
 export async function* walkTree(root: string, reports: WalkReports): AsyncGenerator<TreeFile> {
   await checkDirectory(root);
