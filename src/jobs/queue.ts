@@ -295,6 +295,9 @@ export class JobRunner {
       count += jobs.length;
       await Promise.all(jobs.map((job) => this.launch(job)));
     }
+    // A claim of the background loop may still be on its way: on PostgreSQL the claims above skip
+    // the rows it holds locked, and it launches what it claimed only once its statement returns.
+    await this.ticking;
     await this.allRunning();
     return count;
   }
