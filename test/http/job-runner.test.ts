@@ -1,7 +1,15 @@
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
+import { openDatabase } from '../../src/db/database.ts';
+import { migrate } from '../../src/db/migrator.ts';
+import { enqueueJob, JobRunner } from '../../src/jobs/queue.ts';
 import { signUp } from '../support/client.ts';
 import { uploadFile } from '../support/uploads.ts';
 
@@ -53,5 +61,34 @@ describe('job runner', () => {
     expect(received.sort()).toEqual([...names].sort());
     // One slot per delivery, whether it was claimed alone or with others.
     expect(mostInFlight).toBeLessThanOrEqual(8);
+  });
+});
+
+describe('runDueJobs', () => {
+  it('waits for a job the background loop was claiming at that moment', async () => {
+    // A database of its own, so that no server's runner claims the job first.
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-race-'));
+    const handle = openDatabase({ databaseUrl: (await freshDatabaseUrl()) ?? null, dataDir });
+    const runner = new JobRunner({ db: handle.db, dialect: handle.dialect, log: pino({ level: 'silent' }) }, { task: async () => void (await sleep(100), (finished = true)) }, { pollIntervalMs: 60_000 });
+    let finished = false;
+    try {
+      await migrate(handle.db);
+      if (handle.dialect === 'postgres') {
+        // The loop's claim holds the job's row for 300 ms before its statement returns; a claim
+        // meanwhile skips that row (SKIP LOCKED) and finds nothing to run.
+        await sql`create function slow_claim() returns trigger language plpgsql as $$ begin perform pg_sleep(0.3); return new; end $$`.execute(handle.db);
+        await sql`create trigger slow_claim before update on jobs for each row execute function slow_claim()`.execute(handle.db);
+      }
+      await enqueueJob(handle.db, { type: 'task', payload: null });
+      runner.start();
+      // On PostgreSQL the loop's claim is now waiting in its trigger; on SQLite claims take turns.
+      await sleep(100);
+      await runner.runDueJobs();
+      expect(finished).toBe(true);
+    } finally {
+      await runner.stop();
+      await handle.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
