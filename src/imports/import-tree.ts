@@ -429,7 +429,7 @@ const AHEAD = 1;
 /** Errors of reading one file that make that file a failure, not the import's. */
 const fileErrors = new Set(['ENOENT', 'EACCES', 'EPERM', 'EISDIR', 'ENOTDIR', 'ELOOP', 'EIO', 'ENXIO', 'ESTALE']);
 
-async function sha256Of(path: string, walkedSize: number): Promise<string> {
+async function sha256Of(path: Buffer, walkedSize: number): Promise<string> {
   const hash = createHash('sha256');
   await pipeline(createReadStream(path, { highWaterMark: readBufferBytes(walkedSize) }), hash);
   return hash.digest('hex');

@@ -3,7 +3,8 @@ import type { Config } from '../config.ts';
 
 /** A file an import asks its storing thread to store: read from `path`, stored at `key`. */
 export interface StoreRequest {
-  path: string;
+  /** The file's name in bytes (src/imports/walk-tree.ts); a Buffer arrives in the thread as a Uint8Array. */
+  path: Uint8Array;
   key: string;
   maxBytes: number;
   /** Its size when the tree was walked: a hint for the read buffer (the file is read whole whatever its size now). */

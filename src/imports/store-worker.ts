@@ -19,7 +19,7 @@ const port = parentPort!;
 const ALIVE_EVERY_MS = 10_000;
 
 async function storeOne(request: StoreRequest): Promise<StoreResult> {
-  const source = createReadStream(request.path, { highWaterMark: readBufferBytes(request.walkedSize) });
+  const source = createReadStream(Buffer.from(request.path.buffer, request.path.byteOffset, request.path.byteLength), { highWaterMark: readBufferBytes(request.walkedSize) });
   // An error of reading the file is the file's failure; one of writing to storage is the import's.
   let readError: NodeJS.ErrnoException | null = null;
   source.once('error', (error) => void (readError ??= error as NodeJS.ErrnoException));

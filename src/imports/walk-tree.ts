@@ -1,11 +1,11 @@
 import { lstat, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 
 /** A regular file found under the imported directory. */
 export interface TreeFile {
   /** Relative to the imported directory, with `/` between segments: how an import remembers it. */
   relativePath: string;
-  absolutePath: string;
+  /** The file's own bytes, which need not be UTF-8 (namesOf). */
+  absolutePath: Buffer;
   /** As seen when the tree was walked; the bytes stored are what is read later. */
   size: number;
 }
@@ -34,7 +34,7 @@ export async function checkDirectory(root: string): Promise<void> {
 const STAT_BATCH = 64;
 
 /**
- * Every regular file under `root`, depth first, in name order within each directory (so that two runs
+ * Every regular file under `root`, depth first, in the order of the names' bytes within each directory (so that two runs
  * over the same tree meet its files in the same order), yielded as the walk finds them. It holds the
  * listings of the directories on its current path, never the tree's list, which took about 240 bytes
  * a file (docs/decisions.md, "Importing a library"). Symbolic links are never followed, whether they
@@ -42,18 +42,38 @@ const STAT_BATCH = 64;
  */
 export async function* walkTree(root: string, reports: WalkReports): AsyncGenerator<TreeFile> {
   await checkDirectory(root);
-  yield* visit(root, '', reports);
+  yield* visit(Buffer.from(root), '', reports);
 }
 
-async function* visit(dir: string, prefix: string, reports: WalkReports): AsyncGenerator<TreeFile> {
+const SEPARATOR = Buffer.from('/');
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A name as the import shows and records it. Linux names are bytes: a tree copied from an older
+ * system may name files in Latin-1 or Windows-1252, which are not UTF-8. Such a name is read as
+ * Latin-1, where every byte is a character (so `caf\xe9.txt` is imported as `café.txt`), rather than
+ * with replacement characters that would give different names one spelling. The file itself is
+ * always opened by its own bytes.
+ */
+export function nameOf(bytes: Buffer): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return bytes.toString('latin1');
+  }
+}
+
+async function* visit(dir: Buffer, prefix: string, reports: WalkReports): AsyncGenerator<TreeFile> {
   let entries;
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    // As bytes: a name that is not UTF-8 would come back with replacement characters, under which
+    // no file can be opened.
+    entries = await readdir(dir, { withFileTypes: true, encoding: 'buffer' });
   } catch (error) {
     reports.unreadable(prefix || '.', `the directory cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
     return;
   }
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  entries.sort((a, b) => Buffer.compare(a.name, b.name));
   // Sizes are read for a run of files at a time; directories are visited in their place.
   let run: TreeFile[] = [];
   const sized = async (): Promise<TreeFile[]> => {
@@ -73,8 +93,9 @@ async function* visit(dir: string, prefix: string, reports: WalkReports): AsyncG
     return files.filter((file) => file !== null);
   };
   for (const entry of entries) {
-    const relativePath = prefix ? `${prefix}/${entry.name}` : entry.name;
-    const absolutePath = join(dir, entry.name);
+    const name = nameOf(entry.name);
+    const relativePath = prefix ? `${prefix}/${name}` : name;
+    const absolutePath = Buffer.concat([dir, SEPARATOR, entry.name]);
     if (entry.isFile()) {
       run.push({ relativePath, absolutePath, size: 0 });
       if (run.length >= STAT_BATCH) yield* await sized();

@@ -494,6 +494,34 @@ describe.each(providers)('imports run in this process, on %s storage', (provider
     expect(Number(used.usedBytes)).toBe(total);
     await expectStoredAsRecorded(instance, storage, account.userId);
   });
+  it('imports files and directories whose names are not UTF-8, named as Latin-1, and skips them when run again', async () => {
+    const account = await member(admin, instance.baseUrl);
+    // Linux names are bytes; a tree copied from an older system may name files in Latin-1.
+    const tree = makeTree({ 'ok.txt': 'fine' });
+    const cafe = randomBytes(20_000);
+    fs.writeFileSync(Buffer.concat([Buffer.from(`${tree}/caf`), Buffer.from([0xe9]), Buffer.from('.txt')]), cafe);
+    const dir = Buffer.concat([Buffer.from(`${tree}/d`), Buffer.from([0xe9]), Buffer.from('j'), Buffer.from([0xe0])]);
+    fs.mkdirSync(dir);
+    fs.writeFileSync(Buffer.concat([dir, Buffer.from('/inner.txt')]), 'inner');
+
+    const prepared = await prepareImport(instance.ctx, { directory: tree, email: account.email });
+    const outcome = await runImport(instance.ctx, prepared, newImportProgress(prepared));
+    expect(outcome.failures).toEqual([]);
+    expect(outcome.progress).toMatchObject({ totalFiles: 3, imported: 3 });
+    const listed = await account.get('/api/files?limit=10&sortBy=name');
+    const files = listed.body.data as Array<{ name: string; urlPath: string }>;
+    expect(files.map((f) => f.name)).toEqual(['café.txt', 'inner.txt', 'ok.txt']);
+    const served = await fetch(`${instance.baseUrl}/api/files${files[0]!.urlPath}`, { headers: { cookie: account.cookieHeader() } });
+    expect(Buffer.from(await served.arrayBuffer()).equals(cafe)).toBe(true);
+    const recorded = await instance.ctx.db.selectFrom('importedFiles').select('relativePath').where('userId', '=', account.userId).orderBy('relativePath').execute();
+    expect(recorded.map((r) => r.relativePath)).toEqual(['café.txt', 'déjà/inner.txt', 'ok.txt']);
+
+    const again = await prepareImport(instance.ctx, { directory: tree, email: account.email });
+    const second = await runImport(instance.ctx, again, newImportProgress(again));
+    expect(second.progress).toMatchObject({ imported: 0, skipped: 3, failed: 0 });
+    await expectStoredAsRecorded(instance, storage, account.userId);
+  });
+
   it('the storing thread reads each file to its end, whatever size the walk saw', async () => {
     const account = await member(admin, instance.baseUrl);
     const now: Record<string, Buffer> = { 'grew.bin': randomBytes(300_000), 'shrank.bin': randomBytes(5), 'emptied.txt': Buffer.alloc(0) };
@@ -505,7 +533,7 @@ describe.each(providers)('imports run in this process, on %s storage', (provider
     const slots = await reserveSlots(instance.ctx, account.userId, names.length);
     const thread = new StoreThread(instance.ctx.config, { concurrency: 2, onAlive: () => undefined });
     try {
-      const results = await thread.store(names.map((name, i) => ({ path: path.join(tree, name), key: slots[i]!.key, maxBytes: 1_000_000, walkedSize: walked[name]! })));
+      const results = await thread.store(names.map((name, i) => ({ path: Buffer.from(path.join(tree, name)), key: slots[i]!.key, maxBytes: 1_000_000, walkedSize: walked[name]! })));
       for (const [i, name] of names.entries()) {
         const expected = now[name]!;
         expect(results[i], name).toMatchObject({ kind: 'stored', size: expected.length, sha256: createHash('sha256').update(expected).digest('hex') });

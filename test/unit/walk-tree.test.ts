@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { measureTree, walkTree, type WalkReports } from '../../src/imports/walk-tree.ts';
+import { measureTree, nameOf, walkTree, type WalkReports } from '../../src/imports/walk-tree.ts';
 
 let root = '';
 afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -30,7 +30,7 @@ describe('walking a tree to import', () => {
     const tree = makeTree({ 'a/one.txt': '1', 'a/two.txt': '22' }, ['z']);
     const walk = walkTree(tree, recording());
     const first = await walk.next();
-    expect(first.value).toMatchObject({ relativePath: 'a/one.txt', absolutePath: path.join(tree, 'a', 'one.txt'), size: 1 });
+    expect(first.value).toMatchObject({ relativePath: 'a/one.txt', absolutePath: Buffer.from(path.join(tree, 'a', 'one.txt')), size: 1 });
     fs.writeFileSync(path.join(tree, 'z', 'late.txt'), 'later');
     const rest: string[] = [];
     for await (const file of walk) rest.push(`${file.relativePath}:${file.size}`);
@@ -48,5 +48,28 @@ describe('walking a tree to import', () => {
     expect(reports.notRegular_.sort()).toEqual(['link.txt', 'linked-dir']);
     expect(reports.unreadable_).toEqual([]);
     expect(await measureTree(tree)).toEqual({ files: 4, bytes: 7 });
+  });
+
+  it('opens names that are not UTF-8 by their bytes and shows them as Latin-1', async () => {
+    const tree = makeTree({ 'b.txt': 'b' });
+    const latin1 = (text: string) => Buffer.from(text, 'latin1');
+    fs.writeFileSync(Buffer.concat([Buffer.from(`${tree}/`), latin1('é.txt')]), 'e acute');
+    fs.mkdirSync(Buffer.concat([Buffer.from(`${tree}/`), latin1('déjà')]));
+    fs.writeFileSync(Buffer.concat([Buffer.from(`${tree}/`), latin1('déjà/ü.txt')]), 'u');
+    const reports = recording();
+    const files: Array<[string, number]> = [];
+    for await (const file of walkTree(tree, reports)) files.push([file.relativePath, fs.readFileSync(file.absolutePath).length]);
+    // In the order of the names' bytes: 'b' (0x62), 'd' (0x64), 'é' (0xe9).
+    expect(files).toEqual([['b.txt', 1], ['déjà/ü.txt', 1], ['é.txt', 7]]);
+    expect(reports.unreadable_).toEqual([]);
+    expect(await measureTree(tree)).toEqual({ files: 3, bytes: 9 });
+  });
+
+  it('reads a name as UTF-8 when it is UTF-8, as Latin-1 otherwise', () => {
+    expect(nameOf(Buffer.from('café ✓ 😀.txt'))).toBe('café ✓ 😀.txt');
+    expect(nameOf(Buffer.from([0x63, 0x61, 0x66, 0xe9]))).toBe('café');
+    // A lone continuation byte, or a truncated sequence, is not UTF-8 either.
+    expect(nameOf(Buffer.from([0x61, 0x80]))).toBe('a\u0080');
+    expect(nameOf(Buffer.from([0x61, 0xe2, 0x9c]))).toBe('a\u00e2\u009c');
   });
 });
