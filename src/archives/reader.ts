@@ -5,6 +5,7 @@ import yauzl from 'yauzl';
 import tar from 'tar-stream';
 import type { Storage } from '../storage/storage.ts';
 import { archiveLimits } from '../api/vocabulary.ts';
+import { nameFromBytes } from '../shared/naming.ts';
 
 /**
  * Reading archives where they are stored (contract §9): ZIP (ZIP64 included) through `yauzl` over
@@ -203,7 +204,10 @@ type TarEntry = AsyncIterable<Buffer>;
 /** Streams a tar (or tar.gz) object, calling `onEntry` for each header; it must consume the entry. */
 async function walkTar(storage: Storage, key: string, gzipped: boolean, onEntry: (header: tar.Header, entry: TarEntry) => Promise<'continue' | 'stop'>): Promise<void> {
   const { stream } = await storage.get(key);
-  const extract = tar.extract();
+  // Names come as Latin-1 text, the bytes unchanged, and are read again by tarName. (tar-stream has
+  // this option; its published types do not list it.)
+  const options: Parameters<typeof tar.extract>[0] & { filenameEncoding: string } = { filenameEncoding: 'latin1' };
+  const extract = tar.extract(options);
   const source = gzipped ? stream.pipe(createGunzip()) : stream;
   source.on('error', (error) => extract.destroy(error));
   source.pipe(extract as unknown as NodeJS.WritableStream);
@@ -214,7 +218,7 @@ async function walkTar(storage: Storage, key: string, gzipped: boolean, onEntry:
   try {
     for await (const entry of extract) {
       visiting = true;
-      const decision = await onEntry(entry.header, entry as unknown as TarEntry);
+      const decision = await onEntry({ ...entry.header, name: tarName(entry.header) }, entry as unknown as TarEntry);
       visiting = false;
       if (decision === 'stop') break;
     }
@@ -237,6 +241,15 @@ async function* tarChunks(entry: TarEntry): AsyncGenerator<Buffer> {
 
 async function drain(entry: TarEntry): Promise<void> {
   for await (const _chunk of tarChunks(entry));
+}
+
+/**
+ * An entry's name. A pax header's path is UTF-8 text by definition; a ustar or GNU name is bytes,
+ * which an older system may have written in Latin-1 (nameFromBytes).
+ */
+function tarName(header: tar.Header): string {
+  const pax = header.pax as { path?: string } | null | undefined;
+  return pax?.path !== undefined ? header.name : nameFromBytes(Buffer.from(header.name, 'latin1'));
 }
 
 const tarPath = (name: string) => name.replaceAll('\\', '/').replace(/\/+$/, '');

@@ -1,10 +1,11 @@
 import { lstat, readdir, stat } from 'node:fs/promises';
+import { nameFromBytes } from '../shared/naming.ts';
 
 /** A regular file found under the imported directory. */
 export interface TreeFile {
   /** Relative to the imported directory, with `/` between segments: how an import remembers it. */
   relativePath: string;
-  /** The file's own bytes, which need not be UTF-8 (namesOf). */
+  /** The file's name in bytes, which need not be UTF-8 (nameFromBytes). */
   absolutePath: Buffer;
   /** As seen when the tree was walked; the bytes stored are what is read later. */
   size: number;
@@ -46,28 +47,11 @@ export async function* walkTree(root: string, reports: WalkReports): AsyncGenera
 }
 
 const SEPARATOR = Buffer.from('/');
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/**
- * A name as the import shows and records it. Linux names are bytes: a tree copied from an older
- * system may name files in Latin-1 or Windows-1252, which are not UTF-8. Such a name is read as
- * Latin-1, where every byte is a character (so `caf\xe9.txt` is imported as `café.txt`), rather than
- * with replacement characters that would give different names one spelling. The file itself is
- * always opened by its own bytes.
- */
-export function nameOf(bytes: Buffer): string {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return bytes.toString('latin1');
-  }
-}
-
 async function* visit(dir: Buffer, prefix: string, reports: WalkReports): AsyncGenerator<TreeFile> {
   let entries;
   try {
     // As bytes: a name that is not UTF-8 would come back with replacement characters, under which
-    // no file can be opened.
+    // no file can be opened (docs/decisions.md, "Importing a library").
     entries = await readdir(dir, { withFileTypes: true, encoding: 'buffer' });
   } catch (error) {
     reports.unreadable(prefix || '.', `the directory cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
@@ -93,7 +77,7 @@ async function* visit(dir: Buffer, prefix: string, reports: WalkReports): AsyncG
     return files.filter((file) => file !== null);
   };
   for (const entry of entries) {
-    const name = nameOf(entry.name);
+    const name = nameFromBytes(entry.name);
     const relativePath = prefix ? `${prefix}/${name}` : name;
     const absolutePath = Buffer.concat([dir, SEPARATOR, entry.name]);
     if (entry.isFile()) {

@@ -40,3 +40,19 @@ export function extensionOf(name: string): string | null {
   const ext = path.posix.extname(name).slice(1).toLowerCase();
   return /^[a-z0-9]{1,10}$/.test(ext) ? ext : null;
 }
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A name stored as bytes, as text. Linux file names and the names in a tar's ustar headers are
+ * bytes: those written by an older system may be Latin-1 or Windows-1252, not UTF-8. Such a name is
+ * read as Latin-1, where every byte is a character (`caf\xe9.txt` is `café.txt`), rather than with
+ * replacement characters, under which different names would share one spelling.
+ */
+export function nameFromBytes(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  }
+}

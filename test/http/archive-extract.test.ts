@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { signUp } from '../support/client.ts';
 import { createToken, PNG_1X1, uploadFile } from '../support/uploads.ts';
 import { expectStoredAsRecorded, providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
-import { inflatingZip, tarBytes, zipBytes, zipLayout } from '../support/archives.ts';
+import { inflatingZip, renamedInTar, tarBytes, zipBytes, zipLayout } from '../support/archives.ts';
 import { everyoneRole, withoutEveryonePermission } from '../support/roles.ts';
 
 const idOf = (links: { downloadUrl: string }) => links.downloadUrl.split('/').at(-2)!;
@@ -132,6 +132,24 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
       ]);
       expect(answer.body.data.skipped, name).toEqual([]);
     }
+    await expectStoredAsRecorded(server, storage, user.userId);
+  });
+
+  it('reads a tar entry name as UTF-8 when it is, as Latin-1 when it is not, and a pax name as UTF-8', async () => {
+    const user = await signUp(server.baseUrl);
+    // Written by an older system: the names' bytes as they were on its disk.
+    const written = await tarBytes([{ name: 'caf#.txt', data: 'latin-1' }, { name: 'na##ve.txt', data: 'utf-8' }, { name: '日本.txt', data: 'pax' }]);
+    const latin1 = renamedInTar(written, 'caf#.txt', Buffer.from('café.txt', 'latin1'));
+    const bytes = renamedInTar(latin1, 'na##ve.txt', Buffer.from('naïve.txt', 'utf8'));
+    const archiveId = await upload(user, 'old.tar', bytes);
+    const manifest = await user.get(`/api/archives/${archiveId}`);
+    expect(manifest.status, manifest.text).toBe(200);
+    expect(manifest.body.data.entries.map((e: { path: string }) => e.path)).toEqual(['café.txt', 'naïve.txt', '日本.txt']);
+    const entry = await user.get(`/api/archives/${archiveId}/entry?path=${encodeURIComponent('café.txt')}`);
+    expect([entry.status, entry.text]).toEqual([200, 'latin-1']);
+    const extracted = await user.post(`/api/archives/${archiveId}/extract`, {});
+    expect(extracted.status, extracted.text).toBe(201);
+    expect(extracted.body.data.files.map((f: { name: string }) => f.name)).toEqual(['café.txt', 'naïve.txt', '日本.txt']);
     await expectStoredAsRecorded(server, storage, user.userId);
   });
 

@@ -334,6 +334,25 @@ export async function tarBytes(entries: ArchiveEntrySpec[], options: { gzip?: bo
   return options.gzip ? gzipSync(bytes) : bytes;
 }
 
+/**
+ * A plain tar whose ustar header named `from` names `to` instead, as raw bytes (which need not be
+ * UTF-8, as in tars written by older systems); the header's checksum is computed again.
+ */
+export function renamedInTar(tarFile: Buffer, from: string, to: Buffer): Buffer {
+  const out = Buffer.from(tarFile);
+  for (let at = 0; at + 512 <= out.length; at += 512) {
+    const header = out.subarray(at, at + 512);
+    if (header.subarray(0, 100).toString('latin1').replace(/\0.*$/s, '') !== from) continue;
+    header.fill(0, 0, 100);
+    to.copy(header, 0);
+    header.fill(0x20, 148, 156);
+    const sum = header.reduce((total, byte) => total + byte, 0);
+    header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'latin1');
+    return out;
+  }
+  throw new Error(`no header named ${from}`);
+}
+
 /** Bytes as a one-chunk stream, for `Storage.put`. */
 export function streamOf(bytes: Uint8Array): Readable {
   return Readable.from([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]);

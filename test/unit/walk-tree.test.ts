@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { measureTree, nameOf, walkTree, type WalkReports } from '../../src/imports/walk-tree.ts';
+import { measureTree, walkTree, type WalkReports } from '../../src/imports/walk-tree.ts';
 
 let root = '';
 afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -63,13 +63,5 @@ describe('walking a tree to import', () => {
     expect(files).toEqual([['b.txt', 1], ['déjà/ü.txt', 1], ['é.txt', 7]]);
     expect(reports.unreadable_).toEqual([]);
     expect(await measureTree(tree)).toEqual({ files: 3, bytes: 9 });
-  });
-
-  it('reads a name as UTF-8 when it is UTF-8, as Latin-1 otherwise', () => {
-    expect(nameOf(Buffer.from('café ✓ 😀.txt'))).toBe('café ✓ 😀.txt');
-    expect(nameOf(Buffer.from([0x63, 0x61, 0x66, 0xe9]))).toBe('café');
-    // A lone continuation byte, or a truncated sequence, is not UTF-8 either.
-    expect(nameOf(Buffer.from([0x61, 0x80]))).toBe('a\u0080');
-    expect(nameOf(Buffer.from([0x61, 0xe2, 0x9c]))).toBe('a\u00e2\u009c');
   });
 });
