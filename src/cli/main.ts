@@ -27,14 +27,15 @@ Commands:
                                                        (scopes: ${scopes.join(', ')})
   import DIR --email E [--folder ID] [--profile ID]
                                                        upload every regular file under DIR (recursively;
-                                                       symbolic links and special files are left out) to
-                                                       the account, under the rules of POST /api/files: its
-                                                       upload defaults and default profile (or --profile ID,
-                                                       or none), --folder ID, permissions, size limit and
-                                                       quota. Progress on stderr, a summary on stdout. A
-                                                       second run skips files already imported (same path
-                                                       under DIR, same bytes). Exits 1 when a file failed
-                                                       or the quota stopped it, 130 when interrupted`;
+                                                       symbolic links, special files and this instance's
+                                                       DATA_DIR are left out) to the account, under the
+                                                       rules of POST /api/files: its upload defaults and
+                                                       default profile (or --profile ID, or none), --folder
+                                                       ID, permissions, size limit and quota. Progress on
+                                                       stderr, a summary on stdout. A second run skips files
+                                                       already imported (same path under DIR, same bytes).
+                                                       Exits 1 when a file failed or the quota stopped it,
+                                                       130 when interrupted`;
 
 class UsageError extends Error {}
 
@@ -173,6 +174,7 @@ function importSummary(outcome: ImportOutcome, seconds: number): string {
     `skipped (already imported): ${progress.skipped}`,
     `failed: ${progress.failed}`,
     `not imported (symbolic links, special files): ${notRegular.length}`,
+    ...(outcome.dataDir === null ? [] : [`not imported (this instance's data directory, DATA_DIR): ${outcome.dataDir}`]),
     `seconds: ${seconds.toFixed(2)}`,
     `rate: ${(progress.doneFiles / seconds).toFixed(1)} files/s, ${(progress.doneBytes / 1e6 / seconds).toFixed(1)} MB/s`,
     ...listed(failures.map((f) => `  failed ${f.path}: ${f.reason}`)),

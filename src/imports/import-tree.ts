@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { realpath } from 'node:fs/promises';
+import { isAbsolute, relative } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { AppContext } from '../context.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -51,6 +53,8 @@ export interface PreparedImport {
   directory: string;
   /** The tree's regular files and their bytes when it was measured: the totals progress is shown against. */
   measured: { files: number; bytes: number };
+  /** The instance's data directory (real path): never imported, also when the tree holds it. */
+  dataDir: string;
 }
 
 /** Live counters, updated as files finish: the caller reads them to show progress. */
@@ -72,6 +76,8 @@ export interface ImportOutcome {
   failures: Array<{ path: string; reason: string }>;
   /** Symbolic links and special files, not imported. */
   notRegular: string[];
+  /** Where the tree holds the instance's data directory, left out; null when it does not. */
+  dataDir: string | null;
   /** Why the import stopped before the last file (the quota), or null. */
   stopped: string | null;
   /** The caller asked the import to stop (the signal); files not begun were left for a later run. */
@@ -127,10 +133,27 @@ export async function prepareImport(ctx: AppContext, request: ImportRequest, onW
     throw error;
   }
   await checkDirectory(request.directory);
+  const dataDir = await ownData(ctx.config.dataDir, request.directory);
   onWalk?.();
   // Walked once to count, for the progress; the import walks it again as it goes (walkTree).
-  const measured = await measureTree(request.directory);
-  return { email, principal, plan, directory: request.directory, measured };
+  const measured = await measureTree(request.directory, { exclude: dataDir });
+  return { email, principal, plan, directory: request.directory, measured, dataDir };
+}
+
+/**
+ * The real path of the instance's data directory, after refusing a tree inside it. Its files are the
+ * instance's own: the database, stored bytes, temporary files. A tree that holds it (a home
+ * directory, a server's whole disk) is imported without it; otherwise each run would import the
+ * database being written and the bytes the run before stored (docs/decisions.md, "Importing a
+ * library").
+ */
+async function ownData(configured: string, directory: string): Promise<string> {
+  const [dataDir, root] = await Promise.all([realpath(configured), realpath(directory)]);
+  const inside = relative(dataDir, root);
+  if (inside === '' || (!inside.startsWith('..') && !isAbsolute(inside))) {
+    throw new AppError('invalid', `${directory} is inside this instance's data directory (DATA_DIR ${configured}), whose files are the instance's own: nothing there can be imported`);
+  }
+  return dataDir;
 }
 
 async function principalFor(db: Db, email: string): Promise<Principal> {
@@ -193,17 +216,22 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
   // The quota the files in flight may still use: a file that does not fit stops the import before
   // its bytes are stored. The commit checks the quota again (other uploads may use it meanwhile).
   let quotaLeft = allowance.quotaRemaining;
-  const outcome: ImportOutcome = { progress, failures: [], notRegular: [], stopped: null, interrupted: false };
+  const outcome: ImportOutcome = { progress, failures: [], notRegular: [], dataDir: null, stopped: null, interrupted: false };
   const tree = new TreeChunks(
     ctx.db,
     userId,
-    walkTree(directory, {
-      notRegular: (path) => outcome.notRegular.push(path),
-      unreadable: (path, reason) => {
-        outcome.failures.push({ path, reason });
-        progress.failed += 1;
+    walkTree(
+      directory,
+      {
+        notRegular: (path) => outcome.notRegular.push(path),
+        unreadable: (path, reason) => {
+          outcome.failures.push({ path, reason });
+          progress.failed += 1;
+        },
+        excluded: (path) => (outcome.dataDir = path),
       },
-    }),
+      { exclude: prepared.dataDir },
+    ),
   );
 
   const stop = (file: TreeFile, detail: string) => {

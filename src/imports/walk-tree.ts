@@ -1,4 +1,4 @@
-import { lstat, readdir, stat } from 'node:fs/promises';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { nameFromBytes } from '../shared/naming.ts';
 
 /** A regular file found under the imported directory. */
@@ -17,6 +17,8 @@ export interface WalkReports {
   notRegular(relativePath: string): void;
   /** A directory that could not be listed, with the reason. */
   unreadable(relativePath: string, reason: string): void;
+  /** The directory the walk was told to leave out (the instance's own data), where it met it. */
+  excluded(relativePath: string): void;
 }
 
 /** Thrown when the directory to import is missing or not a directory. */
@@ -41,13 +43,22 @@ const STAT_BATCH = 64;
  * a file (docs/decisions.md, "Importing a library"). Symbolic links are never followed, whether they
  * name files or directories; `root` itself may be one.
  */
-export async function* walkTree(root: string, reports: WalkReports): AsyncGenerator<TreeFile> {
+export async function* walkTree(root: string, reports: WalkReports, options: { exclude?: string } = {}): AsyncGenerator<TreeFile> {
   await checkDirectory(root);
-  yield* visit(Buffer.from(root), '', reports);
+  // From the root's real path, so that a directory's path is its real path too (the walk follows no
+  // link) and `exclude`, a real path, is met by comparing bytes.
+  const walk: Walk = { reports, exclude: options.exclude === undefined ? null : Buffer.from(options.exclude) };
+  yield* visit(walk, Buffer.from(await realpath(root)), '');
+}
+
+interface Walk {
+  reports: WalkReports;
+  exclude: Buffer | null;
 }
 
 const SEPARATOR = Buffer.from('/');
-async function* visit(dir: Buffer, prefix: string, reports: WalkReports): AsyncGenerator<TreeFile> {
+async function* visit(walk: Walk, dir: Buffer, prefix: string): AsyncGenerator<TreeFile> {
+  const { reports } = walk;
   let entries;
   try {
     // As bytes: a name that is not UTF-8 would come back with replacement characters, under which
@@ -85,7 +96,8 @@ async function* visit(dir: Buffer, prefix: string, reports: WalkReports): AsyncG
       if (run.length >= STAT_BATCH) yield* await sized();
     } else if (entry.isDirectory()) {
       yield* await sized();
-      yield* visit(absolutePath, relativePath, reports);
+      if (walk.exclude?.equals(absolutePath)) reports.excluded(relativePath);
+      else yield* visit(walk, absolutePath, relativePath);
     } else {
       reports.notRegular(relativePath);
     }
@@ -94,11 +106,11 @@ async function* visit(dir: Buffer, prefix: string, reports: WalkReports): AsyncG
 }
 
 /** The number of regular files under `root` and their bytes, by a walk that keeps none of them. */
-export async function measureTree(root: string): Promise<{ files: number; bytes: number }> {
-  const quiet: WalkReports = { notRegular: () => undefined, unreadable: () => undefined };
+export async function measureTree(root: string, options: { exclude?: string } = {}): Promise<{ files: number; bytes: number }> {
+  const quiet: WalkReports = { notRegular: () => undefined, unreadable: () => undefined, excluded: () => undefined };
   let files = 0;
   let bytes = 0;
-  for await (const file of walkTree(root, quiet)) {
+  for await (const file of walkTree(root, quiet, options)) {
     files += 1;
     bytes += file.size;
   }

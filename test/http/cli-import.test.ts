@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { everyoneRole, withoutEveryonePermission } from '../support/roles.ts';
 import { PNG_1X1 } from '../support/uploads.ts';
@@ -53,8 +53,13 @@ interface Run {
 
 /** Runs the command-line tool with the server's environment; resolves when it exits. */
 function cli(...args: string[]): Promise<Run> {
+  return cliOf(server, ...args);
+}
+
+/** The same with the environment of another instance. */
+function cliOf(instance: TestServer, ...args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, ...server.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, ...instance.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -385,6 +390,33 @@ describe('npm run cli -- import', () => {
     expect(summaryCount(resumed.stdout, 'skipped (already imported)')).toBe(3000 - left);
     expect((await user.get('/api/files?limit=1')).body.pagination.total).toBe(3000);
     await expectStoredAsRecorded(server, await storageUnderTest('local'), user.userId);
+  });
+
+  it("leaves out the instance's own data directory when the tree holds it, and refuses a tree inside it", async () => {
+    // A home directory, say, that holds the instance's DATA_DIR: its database and stored bytes are
+    // not the library, and importing them would grow with every run.
+    const tree = makeTree({ 'docs/a.txt': 'a', 'z.txt': 'zed' });
+    const own = await startTestServer({}, { databaseUrl: await freshDatabaseUrl(), dataDir: path.join(tree, 'hoard-data') });
+    try {
+      const admin = await signUp(own.baseUrl);
+      const first = await cliOf(own, 'import', tree, '--email', admin.email);
+      expect(first.status, first.stderr).toBe(0);
+      expect(summaryCount(first.stdout, 'imported')).toBe(2);
+      expect(first.stdout).toContain("not imported (this instance's data directory, DATA_DIR): hoard-data");
+      const again = await cliOf(own, 'import', tree, '--email', admin.email);
+      expect(again.status, again.stderr).toBe(0);
+      expect([summaryCount(again.stdout, 'imported'), summaryCount(again.stdout, 'skipped (already imported)')]).toEqual([0, 2]);
+      const listed = await admin.get('/api/files?sortBy=name');
+      expect(listed.body.data.map((f: { name: string }) => f.name)).toEqual(['a.txt', 'z.txt']);
+
+      for (const inside of [path.join(tree, 'hoard-data'), path.join(tree, 'hoard-data', 'files')]) {
+        const refused = await cliOf(own, 'import', inside, '--email', admin.email);
+        expect(refused.status, refused.stdout).toBe(1);
+        expect(refused.stderr.trim()).toBe(`hoard: ${inside} is inside this instance's data directory (DATA_DIR ${path.join(tree, 'hoard-data')}), whose files are the instance's own: nothing there can be imported`);
+      }
+    } finally {
+      await own.close();
+    }
   });
 
   it('answers an unknown account, folder, profile or directory with one line and exit 1, a usage mistake with exit 2', async () => {

@@ -17,10 +17,11 @@ function makeTree(files: Record<string, string>, directories: string[] = []): st
   return root;
 }
 
-function recording(): WalkReports & { notRegular_: string[]; unreadable_: string[] } {
+function recording(): WalkReports & { notRegular_: string[]; unreadable_: string[]; excluded_: string[] } {
   const notRegular_: string[] = [];
   const unreadable_: string[] = [];
-  return { notRegular_, unreadable_, notRegular: (p) => notRegular_.push(p), unreadable: (p) => unreadable_.push(p) };
+  const excluded_: string[] = [];
+  return { notRegular_, unreadable_, excluded_, notRegular: (p) => notRegular_.push(p), unreadable: (p) => unreadable_.push(p), excluded: (p) => excluded_.push(p) };
 }
 
 describe('walking a tree to import', () => {
@@ -63,5 +64,22 @@ describe('walking a tree to import', () => {
     expect(files).toEqual([['b.txt', 1], ['déjà/ü.txt', 1], ['é.txt', 7]]);
     expect(reports.unreadable_).toEqual([]);
     expect(await measureTree(tree)).toEqual({ files: 3, bytes: 9 });
+  });
+
+  it('leaves out the directory it is told to, met by its real path, and reports where', async () => {
+    const tree = makeTree({ 'a.txt': 'a', 'data/db.sqlite': 'database', 'data/files/x': 'stored', 'data2/b.txt': 'bb' });
+    // Through a link to the tree, and with the excluded directory's real path.
+    const link = `${tree}-link`;
+    fs.symlinkSync(tree, link);
+    try {
+      const reports = recording();
+      const files: string[] = [];
+      for await (const file of walkTree(link, reports, { exclude: fs.realpathSync(path.join(tree, 'data')) })) files.push(file.relativePath);
+      expect(files).toEqual(['a.txt', 'data2/b.txt']);
+      expect(reports.excluded_).toEqual(['data']);
+      expect(await measureTree(link, { exclude: fs.realpathSync(path.join(tree, 'data')) })).toEqual({ files: 2, bytes: 3 });
+    } finally {
+      fs.rmSync(link);
+    }
   });
 });
