@@ -383,7 +383,9 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
       }
       const slots = await reserveSlots(ctx, userId, toStore.length);
       for (const slot of slots) nets.set(slot.key, slot.net);
-      const settled = thread.store(toStore.map(({ file }, i) => ({ path: file.absolutePath, key: slots[i]!.key, maxBytes: allowance.sizeLimit, walkedSize: file.size }))).then(
+      // Each path copied to a buffer of its own: a small Buffer is a view of a shared 8 KiB block,
+      // which the message to the thread would copy whole.
+      const settled = thread.store(toStore.map(({ file }, i) => ({ path: new Uint8Array(file.absolutePath), key: slots[i]!.key, maxBytes: allowance.sizeLimit, walkedSize: file.size }))).then(
         (results) => ({ results }),
         (error: unknown) => ({ error }),
       );
