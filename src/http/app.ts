@@ -11,6 +11,7 @@ import type { App, RouteModule } from './route-module.ts';
 import { errorBody, errorShapeOf, handleError, sendError } from './error-responses.ts';
 import { answerProblem, errorResponses, missingResponses, openApiComponents, openApiTransform, serializerCompiler } from './responses.ts';
 import { methodsForUrl } from './route-match.ts';
+import { nulProblem } from './nul-text.ts';
 import { bodyMessage, bodyStalled, boundClients, clientBoundOptions, MAX_PARAM_LENGTH, missingHost, overCapMessage, overConnectionCap } from './client-bounds.ts';
 import { UploadStartLimit, UPLOAD_START_RETRY_AFTER_SECONDS } from '../uploads/upload-start-limit.ts';
 import { fileUploadRoutes } from './routes/file-upload.ts';
@@ -162,6 +163,13 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     // Set before the permission check so that a refused token request is audited too.
     request.principal = principal;
     checkAccess(policy, principal, { method: request.method, origin: request.headers.origin }, expectedOrigin);
+  });
+
+  // Text with a NUL character is a client mistake on every route (src/http/nul-text.ts).
+  app.addHook('preValidation', (request, reply, done) => {
+    const problem = nulProblem(request);
+    if (problem === null) return done();
+    void sendError(request, reply, 400, problem);
   });
 
   if (ctx.config.checkResponses) {

@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { signUp } from '../support/client.ts';
+import { uploadFile } from '../support/uploads.ts';
+
+// Every operation of the OpenAPI document, asked with text no client should send and some will: a
+// NUL character (which PostgreSQL cannot store and SQLite's full-text query syntax cannot read) and
+// a lone surrogate (no UTF-8 can carry it), in its path, in each query parameter and in each string
+// of its JSON body, one at a time, so that each reaches the code that reads it. A client mistake is
+// a 4xx; none of them may be a 500.
+
+type Schema = { $ref?: string; type?: string | string[]; properties?: Record<string, Schema>; items?: Schema; anyOf?: Schema[]; oneOf?: Schema[]; enum?: unknown[]; const?: unknown; format?: string; minimum?: number };
+interface Operation {
+  parameters?: Array<{ name: string; in: string }>;
+  requestBody?: { content?: Record<string, { schema?: Schema }> };
+}
+type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } };
+
+let server: TestServer;
+let document: Document;
+let owner: Awaited<ReturnType<typeof signUp>>;
+/** A real ID by the first segment after /api/, so that a body is read for a resource that exists. */
+const real = new Map<string, string>();
+
+beforeAll(async () => {
+  server = await startTestServer({ UPLOAD_RATE_LIMIT: '0' });
+  owner = await signUp(server.baseUrl);
+  document = (await owner.get('/api/openapi.json')).body as Document;
+  const uploaded = await uploadFile(owner, 'odd.txt', 'odd text');
+  expect(uploaded.status).toBe(200);
+  real.set('files', uploaded.body.data.id);
+  real.set('folders', (await owner.post('/api/folders', { name: 'odd folder' })).body.data.id);
+  real.set('tags', (await owner.post('/api/tags', { name: 'odd tag' })).body.data.id);
+  real.set('webhooks', (await owner.post('/api/webhooks', { name: 'odd hook', url: 'https://hooks.example.test/odd' })).body.data.id);
+});
+afterAll(() => server.close());
+
+function resolve(schema: Schema | undefined): Schema {
+  let current = schema ?? {};
+  while (current.$ref) current = document.components.schemas[current.$ref.split('/').pop()!] ?? {};
+  const options = current.anyOf ?? current.oneOf;
+  if (options) return resolve(options.find((option) => resolve(option).type !== 'null') ?? options[0]);
+  return current;
+}
+
+/**
+ * A value of `schema`: plain text in its strings, except the string at `oddPath` (a path of keys and
+ * indexes), which carries `odd`. Calls `leaf` with the path of every string.
+ */
+function sample(schema: Schema | undefined, odd: { path: string; text: string } | null, leaf: (path: string) => void, path = '', depth = 0): unknown {
+  const s = resolve(schema);
+  if (s.const !== undefined) return s.const;
+  if (s.enum) return s.enum[0];
+  const type = Array.isArray(s.type) ? s.type.find((t) => t !== 'null') : s.type;
+  switch (type) {
+    case 'object':
+      return depth > 4 ? {} : Object.fromEntries(Object.entries(s.properties ?? {}).map(([key, value]) => [key, sample(value, odd, leaf, `${path}.${key}`, depth + 1)]));
+    case 'array':
+      return [sample(s.items, odd, leaf, `${path}[0]`, depth + 1)];
+    case 'integer':
+    case 'number':
+      return s.minimum ?? 1;
+    case 'boolean':
+      return true;
+    default: {
+      leaf(path);
+      const text = odd?.path === path ? `a${odd.text}b` : 'plain';
+      return s.format === 'email' ? `${text}@example.test` : text;
+    }
+  }
+}
+
+interface Asked {
+  method: string;
+  url: string;
+  json: unknown;
+}
+
+/** `inPath`: how the odd text is written in a URL path. */
+function requests(odd: string, inPath: string): Asked[] {
+  const out: Asked[] = [];
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      // Signing out would end the session the other requests use.
+      if (path === '/api/auth/logout' || (path === '/api/auth/sessions' && method === 'delete')) continue;
+      const id = real.get(path.split('/')[2] ?? '');
+      const urlOf = (pathValue: string, query = '') => path.replace(/\{[^}]+\}/g, pathValue) + query;
+      const body = operation.requestBody?.content?.['application/json']?.schema;
+      const leaves: string[] = [];
+      const plain = body === undefined ? undefined : sample(body, null, (leaf) => leaves.push(leaf));
+      const add = (url: string, json: unknown) => out.push({ method: method.toUpperCase(), url, json });
+      // In the path.
+      if (path.includes('{')) add(urlOf(`a${inPath}b`), plain);
+      // In each query parameter.
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.in === 'query') add(urlOf(id ?? 'plain', `?${new URLSearchParams({ [parameter.name]: `a${odd}b` })}`), plain);
+      }
+      // In each string of the body.
+      for (const leaf of leaves) add(urlOf(id ?? 'plain'), sample(body, { path: leaf, text: odd }, () => undefined));
+    }
+  }
+  return out;
+}
+
+describe('text no client should send', () => {
+  it('answers a NUL character with a 400 that says where it is', async () => {
+    const cases: Array<[string, string, unknown, string]> = [
+      ['GET', '/api/files?search=a%00b', undefined, 'query.search'],
+      ['DELETE', '/api/tags/a%00b', undefined, 'path.id'],
+      ['PATCH', `/api/tags/${real.get('tags')}`, { name: 'a\u0000b' }, 'body.name'],
+      ['POST', '/api/auth/login', { email: 'a\u0000b@example.test', password: 'whatever' }, 'body.email'],
+    ];
+    for (const [method, url, json, where] of cases) {
+      const answer = await owner.request(method, url, json === undefined ? {} : { json });
+      expect([answer.status, answer.body.error], url).toEqual([400, `${where}: text must not contain the NUL character (U+0000)`]);
+    }
+  });
+
+  for (const [label, odd, inPath] of [
+    ['a NUL character', '\u0000', '%00'],
+    ['a lone surrogate', '\ud800', '%ED%A0%80'],
+  ] as const) {
+    it(`is a client mistake or harmless in the path, each query parameter and each body string of every operation: ${label}`, async () => {
+      const failures: string[] = [];
+      const asked = requests(odd, inPath);
+      expect(asked.length).toBeGreaterThan(150);
+      for (const { method, url, json } of asked) {
+        const answer = await owner.request(method, url, json === undefined ? {} : { json });
+        if (answer.status >= 500) failures.push(`${method} ${url} ${JSON.stringify(json)?.slice(0, 200)} → ${answer.status} ${answer.text.slice(0, 200)}`);
+      }
+      expect(failures).toEqual([]);
+    });
+  }
+});
