@@ -127,7 +127,9 @@ async function insertFile(
     id: upload.id,
     userId,
     name,
-    originalName: upload.originalName.slice(0, 1024),
+    // As the client or the archive named it, less any NUL character, which PostgreSQL cannot store
+    // (a multipart file name or a ZIP entry name may hold one; docs/decisions.md, "Errors").
+    originalName: upload.originalName.replaceAll('\u0000', '').slice(0, 1024),
     storageKey: upload.storageKey,
     mimeType: upload.mimeType,
     size: upload.size,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { invalid } from '../errors.ts';
+import { nulAt, nulMessage } from '../shared/nul-text.ts';
 import { profileOptionsSchema, type RequestOptions } from '../shared/upload-options.ts';
 
 /**
@@ -31,6 +32,8 @@ const fieldSchema = z.strictObject(requestOptionsShape);
 export function parseOptionFields(fields: OptionFields): RequestOptions {
   const values: Record<string, unknown> = {};
   for (const [name, raw] of Object.entries(fields)) {
+    const nul = nulAt({ [name]: raw }, 'fields');
+    if (nul !== null) throw invalid(nulMessage(nul));
     if (name === 'randomizeFileUrls') values[name] = parseBoolean(raw);
     else if (name === 'tagIds') values[name] = parseTagIds(raw);
     else if (name === 'expiresAt') values[name] = raw === 'null' ? null : raw;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { signUp } from '../support/client.ts';
 import { uploadFile } from '../support/uploads.ts';
+import { zipBytes } from '../support/archives.ts';
 
 // Every operation of the OpenAPI document, asked with text no client should send and some will: a
 // NUL character (which PostgreSQL cannot store and SQLite's full-text query syntax cannot read) and
@@ -20,6 +21,7 @@ let server: TestServer;
 let document: Document;
 let owner: Awaited<ReturnType<typeof signUp>>;
 /** A real ID by the first segment after /api/, so that a body is read for a resource that exists. */
+const idOf = (links: { downloadUrl: string }) => links.downloadUrl.split('/').at(-2)!;
 const real = new Map<string, string>();
 
 beforeAll(async () => {
@@ -28,7 +30,7 @@ beforeAll(async () => {
   document = (await owner.get('/api/openapi.json')).body as Document;
   const uploaded = await uploadFile(owner, 'odd.txt', 'odd text');
   expect(uploaded.status).toBe(200);
-  real.set('files', uploaded.body.data.id);
+  real.set('files', idOf(uploaded.body.data));
   real.set('folders', (await owner.post('/api/folders', { name: 'odd folder' })).body.data.id);
   real.set('tags', (await owner.post('/api/tags', { name: 'odd tag' })).body.data.id);
   real.set('webhooks', (await owner.post('/api/webhooks', { name: 'odd hook', url: 'https://hooks.example.test/odd' })).body.data.id);
@@ -114,6 +116,27 @@ describe('text no client should send', () => {
       const answer = await owner.request(method, url, json === undefined ? {} : { json });
       expect([answer.status, answer.body.error], url).toEqual([400, `${where}: text must not contain the NUL character (U+0000)`]);
     }
+  });
+
+  it('answers a NUL character in an upload\'s text fields or file name as in any other text', async () => {
+    const fields: Record<string, string> = { password: 'a\u0000b', tagIds: '["a\u0000b"]', expiresAt: '2030-01-01T00:00:00Z\u0000', visibility: 'PUBLIC\u0000' };
+    for (const [name, value] of Object.entries(fields)) {
+      const answer = await uploadFile(owner, 'odd.txt', 'odd', { fields: { [name]: value } });
+      expect([answer.status, answer.body?.error], name).toEqual([400, `fields.${name}: text must not contain the NUL character (U+0000)`]);
+    }
+    // A file name is made safe as any name is (control characters dropped).
+    const named = await uploadFile(owner, 'a\u0000b.txt', 'odd');
+    expect(named.status, named.text).toBe(200);
+    expect(named.body.data.name).toBe('ab.txt');
+    // So is the name of an archive's entry, which a ZIP stores with its length and may hold one.
+    const zip = await uploadFile(owner, 'odd.zip', await zipBytes([{ name: 'c\u0000d.txt', data: 'entry' }]), { type: 'application/zip' });
+    expect(zip.status, zip.text).toBe(200);
+    const manifest = await owner.get(`/api/archives/${idOf(zip.body.data)}`);
+    expect(manifest.status, manifest.text).toBe(200);
+    expect(manifest.body.data.entries.map((e: { path: string }) => e.path)).toEqual(['c\u0000d.txt']);
+    const extracted = await owner.post(`/api/archives/${idOf(zip.body.data)}/extract`, {});
+    expect(extracted.status, extracted.text).toBe(201);
+    expect(extracted.body.data.files.map((f: { name: string }) => f.name)).toEqual(['cd.txt']);
   });
 
   for (const [label, odd, inPath] of [
