@@ -4,11 +4,12 @@ import { signUp } from '../support/client.ts';
 import { uploadFile } from '../support/uploads.ts';
 import { zipBytes } from '../support/archives.ts';
 
-// Every operation of the OpenAPI document, asked with text no client should send and some will: a
-// NUL character (which PostgreSQL cannot store and SQLite's full-text query syntax cannot read) and
-// a lone surrogate (no UTF-8 can carry it), in its path, in each query parameter and in each string
-// of its JSON body, one at a time, so that each reaches the code that reads it. A client mistake is
-// a 4xx; none of them may be a 500.
+// Every operation of the OpenAPI document, asked with values no client should send and some will:
+// a NUL character (which PostgreSQL cannot store and SQLite's full-text query syntax cannot read), a
+// lone surrogate (no UTF-8 can carry it) and 100,000 characters, in its path, in each query
+// parameter and in each string of its JSON body, and numbers out of every range in each number of
+// its body, one at a time, so that each reaches the code that reads it. A client mistake is a 4xx;
+// none of them may be a 500.
 
 type Schema = { $ref?: string; type?: string | string[]; properties?: Record<string, Schema>; items?: Schema; anyOf?: Schema[]; oneOf?: Schema[]; enum?: unknown[]; const?: unknown; format?: string; minimum?: number };
 interface Operation {
@@ -45,11 +46,18 @@ function resolve(schema: Schema | undefined): Schema {
   return current;
 }
 
+type Kind = 'string' | 'number';
+/** What replaces the one value at `path`, of its kind. */
+interface Odd {
+  path: string;
+  value: unknown;
+}
+
 /**
- * A value of `schema`: plain text in its strings, except the string at `oddPath` (a path of keys and
- * indexes), which carries `odd`. Calls `leaf` with the path of every string.
+ * A value of `schema`: plain values throughout, except the one at `odd.path` (a path of keys and
+ * indexes). Calls `leaf` with the path and kind of every string and number.
  */
-function sample(schema: Schema | undefined, odd: { path: string; text: string } | null, leaf: (path: string) => void, path = '', depth = 0): unknown {
+function sample(schema: Schema | undefined, odd: Odd | null, leaf: (path: string, kind: Kind) => void, path = '', depth = 0): unknown {
   const s = resolve(schema);
   if (s.const !== undefined) return s.const;
   if (s.enum) return s.enum[0];
@@ -61,12 +69,13 @@ function sample(schema: Schema | undefined, odd: { path: string; text: string } 
       return [sample(s.items, odd, leaf, `${path}[0]`, depth + 1)];
     case 'integer':
     case 'number':
-      return s.minimum ?? 1;
+      leaf(path, 'number');
+      return odd?.path === path ? odd.value : (s.minimum ?? 1);
     case 'boolean':
       return true;
     default: {
-      leaf(path);
-      const text = odd?.path === path ? `a${odd.text}b` : 'plain';
+      leaf(path, 'string');
+      const text = odd?.path === path ? String(odd.value) : 'plain';
       return s.format === 'email' ? `${text}@example.test` : text;
     }
   }
@@ -78,8 +87,11 @@ interface Asked {
   json: unknown;
 }
 
-/** `inPath`: how the odd text is written in a URL path. */
-function requests(odd: string, inPath: string): Asked[] {
+/**
+ * Each operation asked with `odd` in one place at a time: for text, in its path (written `inPath`
+ * there) and in each query parameter; in each body value of its kind.
+ */
+function requests(kind: Kind, odd: unknown, inPath: string | null): Asked[] {
   const out: Asked[] = [];
   for (const [path, operations] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
@@ -89,22 +101,30 @@ function requests(odd: string, inPath: string): Asked[] {
       const urlOf = (pathValue: string, query = '') => path.replace(/\{[^}]+\}/g, pathValue) + query;
       const body = operation.requestBody?.content?.['application/json']?.schema;
       const leaves: string[] = [];
-      const plain = body === undefined ? undefined : sample(body, null, (leaf) => leaves.push(leaf));
+      const plain = body === undefined ? undefined : sample(body, null, (leaf, leafKind) => leafKind === kind && leaves.push(leaf));
       const add = (url: string, json: unknown) => out.push({ method: method.toUpperCase(), url, json });
-      // In the path.
-      if (path.includes('{')) add(urlOf(`a${inPath}b`), plain);
-      // In each query parameter.
-      for (const parameter of operation.parameters ?? []) {
-        if (parameter.in === 'query') add(urlOf(id ?? 'plain', `?${new URLSearchParams({ [parameter.name]: `a${odd}b` })}`), plain);
+      if (inPath !== null && path.includes('{')) add(urlOf(`a${inPath}b`), plain);
+      if (kind === 'string') {
+        for (const parameter of operation.parameters ?? []) {
+          if (parameter.in === 'query') add(urlOf(id ?? 'plain', `?${new URLSearchParams({ [parameter.name]: String(odd) })}`), plain);
+        }
       }
-      // In each string of the body.
-      for (const leaf of leaves) add(urlOf(id ?? 'plain'), sample(body, { path: leaf, text: odd }, () => undefined));
+      for (const leaf of leaves) add(urlOf(id ?? 'plain'), sample(body, { path: leaf, value: odd }, () => undefined));
     }
   }
   return out;
 }
 
-describe('text no client should send', () => {
+async function serverErrors(asked: Asked[]): Promise<string[]> {
+  const failures: string[] = [];
+  for (const { method, url, json } of asked) {
+    const answer = await owner.request(method, url, json === undefined ? {} : { json });
+    if (answer.status >= 500) failures.push(`${method} ${url.slice(0, 200)} ${JSON.stringify(json)?.slice(0, 200)} → ${answer.status} ${answer.text.slice(0, 200)}`);
+  }
+  return failures;
+}
+
+describe('values no client should send', () => {
   it('answers a NUL character with a 400 that says where it is', async () => {
     const cases: Array<[string, string, unknown, string]> = [
       ['GET', '/api/files?search=a%00b', undefined, 'query.search'],
@@ -140,18 +160,22 @@ describe('text no client should send', () => {
   });
 
   for (const [label, odd, inPath] of [
-    ['a NUL character', '\u0000', '%00'],
-    ['a lone surrogate', '\ud800', '%ED%A0%80'],
+    ['a NUL character', 'a\u0000b', '%00'],
+    ['a lone surrogate', 'a\ud800b', '%ED%A0%80'],
+    ['100,000 characters', 'x'.repeat(100_000), null],
   ] as const) {
     it(`is a client mistake or harmless in the path, each query parameter and each body string of every operation: ${label}`, async () => {
-      const failures: string[] = [];
-      const asked = requests(odd, inPath);
-      expect(asked.length).toBeGreaterThan(150);
-      for (const { method, url, json } of asked) {
-        const answer = await owner.request(method, url, json === undefined ? {} : { json });
-        if (answer.status >= 500) failures.push(`${method} ${url} ${JSON.stringify(json)?.slice(0, 200)} → ${answer.status} ${answer.text.slice(0, 200)}`);
-      }
-      expect(failures).toEqual([]);
+      const asked = requests('string', odd, inPath);
+      expect(asked.length).toBeGreaterThan(100);
+      expect(await serverErrors(asked)).toEqual([]);
     });
   }
+
+  it('numbers out of every range are client mistakes or harmless in each body number of every operation', async () => {
+    for (const odd of [1e300, -1e300, 2 ** 63, 0.5, -1]) {
+      const asked = requests('number', odd, null);
+      expect(asked.length).toBeGreaterThanOrEqual(5);
+      expect(await serverErrors(asked), String(odd)).toEqual([]);
+    }
+  });
 });
