@@ -125,16 +125,28 @@ export type Access =
    * holds a good share of the account, where a page is full after a few hundred rows and reading
    * every match or the tag's whole list first would cost more.
    */
-  | 'rowwise';
+  | 'rowwise'
+  /**
+   * SQLite, a search with other filters: as 'matches', with the search's matches (the trigram
+   * index) driving and every other filter checked on each match, its index hidden from the planner
+   * (searchDrives says when).
+   */
+  | 'search'
+  /** As 'walk' (the sort's index drives), with the other filters' indexes hidden as for 'search'. */
+  | 'walk-search';
 
 export function filteredFiles(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, access: Access = 'walk'): FilesQuery {
   const bySearchIndex = dialect === 'sqlite' && searchesThroughIndex(dialect, filters) && access !== 'rowwise';
   const byOwnIndex = bySearchIndex || (dialect === 'sqlite' && (filters.tag?.kind === 'tag' || filters.folder?.kind === 'folder'));
-  let query = forAccount(db, userId, { notByOwnerIndex: byOwnIndex && access === 'matches' }).selectFrom('files');
+  let query = forAccount(db, userId, { notByOwnerIndex: byOwnIndex && (access === 'matches' || access === 'search') }).selectFrom('files');
+  // SQLite's unary `+` keeps a column's value and hides it from index selection.
+  const hide = bySearchIndex && (access === 'search' || access === 'walk-search');
+  const col = <C extends 'files.id' | 'files.createdAt' | 'files.mimeType' | 'files.visibility' | 'files.passwordHash' | 'files.folderId'>(column: C) =>
+    (hide ? sql`+${sql.ref(column)}` : column) as C;
   if (filters.ids) query = query.where('files.id', 'in', filters.ids);
-  if (filters.from !== null) query = query.where('files.createdAt', '>=', filters.from);
-  if (filters.until !== null) query = query.where('files.createdAt', '<=', filters.until);
-  if (filters.types) query = query.where('files.mimeType', 'in', filters.types);
+  if (filters.from !== null) query = query.where(col('files.createdAt'), '>=', filters.from);
+  if (filters.until !== null) query = query.where(col('files.createdAt'), '<=', filters.until);
+  if (filters.types) query = query.where(col('files.mimeType'), 'in', filters.types);
   if (filters.imagesOnly) query = query.where(sql<string>`substr(${sql.ref('files.mimeType')}, 1, 6)`, '=', 'image/');
   if (filters.search !== null) {
     // Both columns hold foldForSearch() text (migration 0006-listing), as does the term.
@@ -164,16 +176,16 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
       eb.or(
         chosen.map((v) =>
           v === 'public'
-            ? eb.and([eb('files.visibility', '=', sql.lit('PUBLIC')), eb('files.passwordHash', 'is', null)])
+            ? eb.and([eb(col('files.visibility'), '=', sql.lit('PUBLIC' as const)), eb(col('files.passwordHash'), 'is', null)])
             : v === 'private'
-              ? eb('files.visibility', '=', sql.lit('PRIVATE'))
-              : eb('files.passwordHash', 'is not', null),
+              ? eb(col('files.visibility'), '=', sql.lit('PRIVATE' as const))
+              : eb(col('files.passwordHash'), 'is not', null),
         ),
       ),
     );
   }
   const folder = filters.folder;
-  if (folder) query = folder.kind === 'unfiled' ? query.where('files.folderId', 'is', null) : query.where('files.folderId', '=', folder.id);
+  if (folder) query = folder.kind === 'unfiled' ? query.where(col('files.folderId'), 'is', null) : query.where(col('files.folderId'), '=', folder.id);
   const tag = filters.tag;
   if (tag?.kind === 'tag' && access === 'rowwise') {
     // One look-up of the (fileId, tagId) key per file walked, instead of the tag's whole list.
@@ -186,7 +198,7 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
     // The tag is the account's (assertOwnedSelection), so its files are too. A short list of IDs
     // from the (tagId, excluded, fileId) index.
     const tagged = db.selectFrom('fileTags').select('fileTags.fileId').where('fileTags.tagId', '=', tag.id).where('fileTags.excluded', '=', 0);
-    query = query.where('files.id', 'in', tagged);
+    query = query.where(col('files.id'), 'in', tagged);
   } else if (tag?.kind === 'untagged') {
     if (dialect === 'postgres') {
       // An anti-join.
@@ -283,6 +295,23 @@ export async function countedTotal(db: Executor, userId: string, filters: FileFi
     .where('fileCounts.value', 'in', counted.values)
     .executeTakeFirst();
   return Number(row?.n ?? 0);
+}
+
+/**
+ * SQLite, a search with other filters: whether the search's matches should drive the query
+ * ('search' access) rather than another filter's index. Without statistics SQLite takes the other
+ * filter's index whatever its size: a search of the unfiled files of a million, half of them, walked
+ * those 500,000 files to check each against the matches (470 ms for a term matching nothing, 655 ms
+ * for 85,000 matches). The search drives unless the other filter, counted by the database
+ * (countedTotal), selects fewer than half as many files as the search matches, or a list of IDs is
+ * given; several other filters, which no count covers, let the search drive.
+ */
+export async function searchDrives(db: Executor, userId: string, filters: FileFilters): Promise<boolean> {
+  if (filters.ids !== null) return false;
+  const selected = await countedTotal(db, userId, { ...filters, search: null, from: null, until: null });
+  if (selected === null) return true;
+  const matches = await countSearchDocuments(db, userId, { ...filters, ids: null, types: null, visibility: null, folder: null, tag: null, imagesOnly: false });
+  return matches === null || selected > 2 * matches;
 }
 
 export async function countOf(query: FilesQuery): Promise<number> {

@@ -73,7 +73,7 @@ const ocrWords = ['invoice', 'total', 'Straße', 'renamed', 'meeting'];
  * slow reference: the account's rows read plainly and filtered, sorted and counted here.
  */
 async function searchesAgree(owner: Client & { userId: string }, label: string) {
-  const rows = await server.ctx.db.selectFrom('files').select(['id', 'searchName', 'searchOcr', 'createdAt', 'size']).where('userId', '=', owner.userId).execute();
+  const rows = await server.ctx.db.selectFrom('files').select(['id', 'searchName', 'searchOcr', 'createdAt', 'size', 'folderId', 'mimeType', 'visibility']).where('userId', '=', owner.userId).execute();
   const middle = [...rows].sort((a, b) => a.createdAt - b.createdAt)[Math.floor(rows.length / 2)]?.createdAt ?? Date.now();
   // Each order the API offers, as the reference sorts it: the key, then the ID in the same direction.
   const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
@@ -98,6 +98,30 @@ async function searchesAgree(owner: Client & { userId: string }, label: string) 
         if (response.body.data.length < 7) break;
       }
       expect(listed, what).toEqual(selected.map((r) => r.id));
+    }
+    // With another filter: the search's matches or the filter's own index drive the query, whichever
+    // selects fewer files (searchDrives in src/listing/file-query.ts); both must give the same files.
+    if (from === null) {
+      const others: Array<[string, (r: (typeof rows)[number]) => boolean]> = [
+        ['folder=unfiled', (r) => r.folderId === null],
+        ['types=image/png', (r) => r.mimeType === 'image/png'],
+        ['visibility=private', (r) => r.visibility === 'PRIVATE'],
+      ];
+      for (const [filter, keep] of others) {
+        for (const sortBy of ['newest', 'name'] as const) {
+          const selected = matching.filter(keep).sort(orders[sortBy]);
+          const what = `${label}, search ${term} and ${filter}, ${sortBy}`;
+          const listed: string[] = [];
+          for (let page = 1; ; page++) {
+            const response = await owner.get(`/api/files?${params}&${filter}&sortBy=${sortBy}&limit=7&page=${page}`);
+            expect(response.status, response.text).toBe(200);
+            expect(response.body.pagination.total, what).toBe(selected.length);
+            listed.push(...response.body.data.map((f: { id: string }) => f.id));
+            if (response.body.data.length < 7) break;
+          }
+          expect(listed, what).toEqual(selected.map((r) => r.id));
+        }
+      }
     }
     const what = `${label}, search ${term}${from === null ? '' : ' from the middle'}`;
     const timeline = (await owner.get(`/api/files/timeline?${params}&groupBy=week&timezone=Asia/Kathmandu`)).body.data;
