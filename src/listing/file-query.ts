@@ -132,17 +132,18 @@ export type Access =
    * (searchDrives says when).
    */
   | 'search'
-  /** As 'walk' (the sort's index drives), with the other filters' indexes hidden as for 'search'. */
+  /** As 'walk' (the sort's index drives), with the other filters' indexes hidden as for 'search', the dates' excepted. */
   | 'walk-search';
 
 export function filteredFiles(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, access: Access = 'walk'): FilesQuery {
   const bySearchIndex = dialect === 'sqlite' && searchesThroughIndex(dialect, filters) && access !== 'rowwise';
   const byOwnIndex = bySearchIndex || (dialect === 'sqlite' && (filters.tag?.kind === 'tag' || filters.folder?.kind === 'folder'));
   let query = forAccount(db, userId, { notByOwnerIndex: byOwnIndex && (access === 'matches' || access === 'search') }).selectFrom('files');
-  // SQLite's unary `+` keeps a column's value and hides it from index selection.
+  // SQLite's unary `+` keeps a column's value and hides it from index selection. A walk keeps the
+  // dates in sight: they bound the walk of the upload-order index itself.
   const hide = bySearchIndex && (access === 'search' || access === 'walk-search');
   const col = <C extends 'files.id' | 'files.createdAt' | 'files.mimeType' | 'files.visibility' | 'files.passwordHash' | 'files.folderId'>(column: C) =>
-    (hide ? sql`+${sql.ref(column)}` : column) as C;
+    (hide && !(column === 'files.createdAt' && access === 'walk-search') ? sql`+${sql.ref(column)}` : column) as C;
   if (filters.ids) query = query.where('files.id', 'in', filters.ids);
   if (filters.from !== null) query = query.where(col('files.createdAt'), '>=', filters.from);
   if (filters.until !== null) query = query.where(col('files.createdAt'), '<=', filters.until);
