@@ -302,6 +302,29 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       const other = await anonymous().get(file.raw, { headers: { 'if-none-match': '"something-else"' } });
       expect(other.status).toBe(200);
       expect(other.text).toBe('cache me');
+      // If-None-Match compares weakly (RFC 9110 §13.1.2): a cache that weakened the tag still matches.
+      const weak = await anonymous().get(file.raw, { headers: { 'if-none-match': `"other", W/${etag}` } });
+      expect(weak.status).toBe(304);
+    });
+
+    it('answers a resumed download (If-Range) with the range only while the tag still names these bytes', async () => {
+      const file = await upload('resumed.txt', alphabet);
+      const etag = (await anonymous().get(file.raw)).headers.get('etag')!;
+      const resume = (ifRange: string) => anonymous().get(file.download, { headers: { range: 'bytes=30-', 'if-range': ifRange } });
+
+      const same = await resume(etag);
+      expect(same.status).toBe(206);
+      expect(same.headers.get('content-range')).toBe(`bytes 30-35/${alphabet.length}`);
+      expect(same.text).toBe('456789');
+
+      // Other bytes, a weak tag or a date (no Last-Modified is sent) never match (RFC 9110 §13.1.5):
+      // the whole file is sent, so a client never splices a range of other bytes onto its copy.
+      for (const other of ['"0000"', `W/${etag}`, 'Fri, 27 Nov 2026 00:00:00 GMT']) {
+        const whole = await resume(other);
+        expect(whole.status, other).toBe(200);
+        expect(whole.headers.get('content-range'), other).toBeNull();
+        expect(whole.text, other).toBe(alphabet);
+      }
     });
     it('serves a file stored as application/json as its bytes: whole, a range, a 304 and a download', async () => {
       // Its Content-Type is the API's, but its body is the file, not an answer of the API.

@@ -30,7 +30,8 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
 
   if (notModified(request, etag)) return reply.code(304).send();
 
-  const range = parseRange(request.headers.range, file.size);
+  // A range applies only while If-Range (when sent) still names these bytes; else the whole file.
+  const range = rangeStillValid(request, etag) ? parseRange(request.headers.range, file.size) : null;
   if (range === 'unsatisfiable') {
     return reply.code(416).header('Content-Range', `bytes */${file.size}`).type('application/json; charset=utf-8').send({ error: 'The requested range is outside the file' });
   }
@@ -43,10 +44,26 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
   return reply.send(object.stream);
 }
 
-/** Whether `If-None-Match` names `etag` (or any version): the answer is then a 304. */
+/**
+ * Whether `If-None-Match` names `etag` (or any version): the answer is then a 304. The comparison is
+ * weak (RFC 9110 §13.1.2), so a cache that marked the tag weak still revalidates.
+ */
 function notModified(request: FastifyRequest, etag: string): boolean {
   const inm = request.headers['if-none-match'];
-  return Boolean(inm && inm.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*'));
+  return Boolean(inm && inm.split(',').some((tag) => {
+    const named = tag.trim();
+    return named === '*' || (named.startsWith('W/') ? named.slice(2) : named) === etag;
+  }));
+}
+
+/**
+ * Whether a Range may be answered: without `If-Range`, or with one that matches `etag` strongly
+ * (RFC 9110 §13.1.5). A weak tag or a date never matches (no Last-Modified is sent), so a client
+ * resuming a download of other bytes gets the whole file instead of a piece to splice onto its copy.
+ */
+function rangeStillValid(request: FastifyRequest, etag: string): boolean {
+  const ifRange = request.headers['if-range'];
+  return ifRange === undefined || (typeof ifRange === 'string' && ifRange.trim() === etag);
 }
 
 /** The stored bytes a record names; their absence is logged (a record without bytes) and answered 404. */
