@@ -244,7 +244,8 @@ describe('the web app in Chromium', () => {
     await page.getByRole('dialog', { name: 'Delete file' }).getByRole('button', { name: 'Delete' }).click();
     await expect.poll(() => page.getByTestId('file-row').count()).toBe(3);
 
-    // Timeline window: the single month bucket reads the same three files with the snapshot.
+    // Timeline window: the single month bucket, named under its bar, reads the same three files with the snapshot.
+    await expect.poll(() => page.getByTestId('timeline-period').textContent()).toMatch(/^\w+ \d{4} · 3 files$/);
     const windowRead = page.waitForRequest((request) => request.url().includes('/api/files?') && request.url().includes('snapshot='));
     await page.getByRole('region', { name: 'Timeline' }).getByRole('button', { name: /: 3 files$/ }).click();
     const read = new URL((await windowRead).url());

@@ -91,6 +91,12 @@ export function TimelineBar({
               </button>
             ))}
           </div>
+          {buckets.length === 1 && (
+            // One period has nothing to scrub through, but its bar alone would not say which it is.
+            <p className="timeline-scrubber small muted" data-testid="timeline-period">
+              {bucketLabel(buckets[0]!.key)} · {pluralize(buckets[0]!.count, 'file')}
+            </p>
+          )}
           {buckets.length > 1 && (
           <div className="timeline-scrubber">
             <label htmlFor={sliderId} className="visually-hidden">
