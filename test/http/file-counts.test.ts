@@ -362,3 +362,72 @@ describe('timeline from upload counts', () => {
     expect(Object.values(expected).reduce((a, b) => a + b, 0)).toBe(14);
   });
 });
+
+describe('a search with another filter, more matches than are read whole', () => {
+  // More combined matches than a search reads whole (SEARCH_SELECTION, 20,000, src/listing/list-files.ts),
+  // the search matching fewer than half of what the other filter selects: on SQLite the search's
+  // matches drive, and the page is walked in the sort's order with the other filters hidden from the
+  // planner ('walk-search' in src/listing/file-query.ts). Totals, pages and timelines against the plain
+  // answer, in every order and with date bounds, on both databases.
+  it('lists, counts and buckets exactly the files the plain query selects', async () => {
+    const owner = await signUp(server.baseUrl);
+    const folder = (await owner.post('/api/folders', { name: 'a few' })).body.data.folder.id as string;
+    const r = random(23);
+    const start = Date.UTC(2023, 0, 1);
+    const rows = Array.from({ length: 60_000 }, (_, i) =>
+      fileRow(owner.userId, `bigsel${owner.userId.slice(0, 6)}${String(i).padStart(6, '0')}`, {
+        // 44 % of the names hold the term, some of them twice or in another case.
+        name: r.chance(0.44) ? `${r.pick(['Report', 'report', 'annual-report'])}-${i}.txt` : `${r.pick(['notes', 'scan', 'photo'])}-${i}.txt`,
+        mimeType: r.chance(0.99) ? 'text/plain' : 'image/png',
+        size: Math.floor(r.next() * 1_000_000),
+        views: Math.floor(r.next() * 50),
+        folderId: r.chance(0.02) ? folder : null,
+        // Some share an upload time, so the ID breaks the tie.
+        createdAt: start + Math.floor(i / 3) * 3_600_000 + (i % 3 === 2 ? 1 : 0),
+      }),
+    );
+    for (let i = 0; i < rows.length; i += 500) await server.ctx.db.insertInto('files').values(rows.slice(i, i + 500)).execute();
+
+    const plain = await server.ctx.db.selectFrom('files').select(['id', 'searchName', 'createdAt', 'size', 'views', 'folderId', 'mimeType']).where('userId', '=', owner.userId).execute();
+    type Row = (typeof plain)[number];
+    const byId = (a: Row, b: Row) => (a.id < b.id ? -1 : 1);
+    const orders: Record<string, (a: Row, b: Row) => number> = {
+      newest: (a, b) => Number(b.createdAt) - Number(a.createdAt) || byId(b, a),
+      oldest: (a, b) => Number(a.createdAt) - Number(b.createdAt) || byId(a, b),
+      name: (a, b) => Buffer.compare(Buffer.from(a.searchName ?? ''), Buffer.from(b.searchName ?? '')) || byId(a, b),
+      largest: (a, b) => Number(b.size) - Number(a.size) || byId(b, a),
+      'most-viewed': (a, b) => Number(b.views) - Number(a.views) || byId(b, a),
+    };
+    const matching = plain.filter((row) => (row.searchName ?? '').includes('report'));
+    const tenth = [...plain].sort(orders.oldest!)[6000]!.createdAt;
+    const last = [...plain].sort(orders.oldest!)[57_000]!.createdAt;
+    const cases: Array<[string, (row: Row) => boolean]> = [
+      ['folder=unfiled', (row) => row.folderId === null],
+      ['types=text/plain', (row) => row.mimeType === 'text/plain'],
+      [`folder=unfiled&dateFrom=${new Date(Number(tenth)).toISOString()}`, (row) => row.folderId === null && row.createdAt >= tenth],
+      [`types=text/plain&dateTo=${new Date(Number(last)).toISOString()}`, (row) => row.mimeType === 'text/plain' && row.createdAt <= last],
+    ];
+    for (const [filter, keep] of cases) {
+      const selected = matching.filter(keep);
+      expect(selected.length, filter).toBeGreaterThan(20_000);
+      for (const [sortBy, order] of Object.entries(orders)) {
+        const sorted = [...selected].sort(order);
+        const pageCount = Math.ceil(sorted.length / 100);
+        for (const page of [1, 2, Math.floor(pageCount / 2), pageCount]) {
+          const what = `search=report&${filter}, ${sortBy}, page ${page}`;
+          const response = await owner.get(`/api/files?search=report&${filter}&sortBy=${sortBy}&limit=100&page=${page}`);
+          expect(response.status, response.text).toBe(200);
+          expect(response.body.pagination.total, what).toBe(sorted.length);
+          expect(response.body.data.map((f: { id: string }) => f.id), what).toEqual(sorted.slice((page - 1) * 100, page * 100).map((row) => row.id));
+        }
+      }
+      const timeline = await owner.get(`/api/files/timeline?search=report&${filter}&groupBy=month&timezone=UTC`);
+      expect(timeline.status, timeline.text).toBe(200);
+      expect(timeline.body.data.total, filter).toBe(selected.length);
+      for (const bucket of timeline.body.data.buckets as Array<{ from: string; to: string; count: number }>) {
+        const [from, to] = [Date.parse(bucket.from), Date.parse(bucket.to)];
+        expect(bucket.count, `${filter}, ${bucket.from}`).toBe(selected.filter((row) => row.createdAt >= from && row.createdAt < to).length);
+      }
+    }
+  }, 240_000);
+});
