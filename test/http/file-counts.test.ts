@@ -121,6 +121,16 @@ async function searchesAgree(owner: Client & { userId: string }, label: string) 
           }
           expect(listed, what).toEqual(selected.map((r) => r.id));
         }
+        // Its timeline: each bucket counts exactly the selected files uploaded in it.
+        const selected = matching.filter(keep);
+        const what = `${label}, timeline of search ${term} and ${filter}`;
+        const timeline = await owner.get(`/api/files/timeline?${params}&${filter}&groupBy=week&timezone=Asia/Kathmandu`);
+        expect(timeline.status, timeline.text).toBe(200);
+        expect(timeline.body.data.total, what).toBe(selected.length);
+        for (const bucket of timeline.body.data.buckets as Array<{ from: string; to: string; count: number }>) {
+          const [start, end] = [Date.parse(bucket.from), Date.parse(bucket.to)];
+          expect(bucket.count, `${what}, ${bucket.from}`).toBe(selected.filter((r) => r.createdAt >= start && r.createdAt < end).length);
+        }
       }
     }
     const what = `${label}, search ${term}${from === null ? '' : ' from the middle'}`;
@@ -428,6 +438,10 @@ describe('a search with another filter, more matches than are read whole', () =>
         const [from, to] = [Date.parse(bucket.from), Date.parse(bucket.to)];
         expect(bucket.count, `${filter}, ${bucket.from}`).toBe(selected.filter((row) => row.createdAt >= from && row.createdAt < to).length);
       }
+      // A sort not by date: one undated bucket of them all.
+      const undated = await owner.get(`/api/files/timeline?search=report&${filter}&sortBy=name`);
+      expect(undated.status, undated.text).toBe(200);
+      expect(undated.body.data.buckets.map((b: { key: string; count: number }) => [b.key, b.count]), filter).toEqual([['all', selected.length]]);
     }
   }, 240_000);
 });
