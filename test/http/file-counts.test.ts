@@ -384,16 +384,16 @@ describe('a search with another filter, more matches than are read whole', () =>
     const folder = (await owner.post('/api/folders', { name: 'a few' })).body.data.folder.id as string;
     const r = random(23);
     const start = Date.UTC(2023, 0, 1);
-    const rows = Array.from({ length: 60_000 }, (_, i) =>
+    const rows = Array.from({ length: 110_000 }, (_, i) =>
       fileRow(owner.userId, `bigsel${owner.userId.slice(0, 6)}${String(i).padStart(6, '0')}`, {
-        // 44 % of the names hold the term, some of them twice or in another case.
-        name: r.chance(0.44) ? `${r.pick(['Report', 'report', 'annual-report'])}-${i}.txt` : `${r.pick(['notes', 'scan', 'photo'])}-${i}.txt`,
-        mimeType: r.chance(0.99) ? 'text/plain' : 'image/png',
+        // 21 % of the names hold the term, some of them twice or in another case.
+        name: r.chance(0.21) ? `${r.pick(['Report', 'report', 'annual-report'])}-${i}.txt` : `${r.pick(['notes', 'scan', 'photo'])}-${i}.txt`,
+        mimeType: r.chance(0.99) ? 'image/png' : 'text/plain',
         size: Math.floor(r.next() * 1_000_000),
         views: Math.floor(r.next() * 50),
         folderId: r.chance(0.02) ? folder : null,
         // Some share an upload time, so the ID breaks the tie.
-        createdAt: start + Math.floor(i / 3) * 3_600_000 + (i % 3 === 2 ? 1 : 0),
+        createdAt: start + Math.floor(i / 3) * 1_200_000 + (i % 3 === 2 ? 1 : 0),
       }),
     );
     for (let i = 0; i < rows.length; i += 500) await server.ctx.db.insertInto('files').values(rows.slice(i, i + 500)).execute();
@@ -409,13 +409,13 @@ describe('a search with another filter, more matches than are read whole', () =>
       'most-viewed': (a, b) => Number(b.views) - Number(a.views) || byId(b, a),
     };
     const matching = plain.filter((row) => (row.searchName ?? '').includes('report'));
-    const tenth = [...plain].sort(orders.oldest!)[6000]!.createdAt;
-    const last = [...plain].sort(orders.oldest!)[57_000]!.createdAt;
+    const tenth = [...plain].sort(orders.oldest!)[11_000]!.createdAt;
+    const last = [...plain].sort(orders.oldest!)[104_500]!.createdAt;
     const cases: Array<[string, (row: Row) => boolean]> = [
       ['folder=unfiled', (row) => row.folderId === null],
-      ['types=text/plain', (row) => row.mimeType === 'text/plain'],
+      ['types=image/png', (row) => row.mimeType === 'image/png'],
       [`folder=unfiled&dateFrom=${new Date(Number(tenth)).toISOString()}`, (row) => row.folderId === null && row.createdAt >= tenth],
-      [`types=text/plain&dateTo=${new Date(Number(last)).toISOString()}`, (row) => row.mimeType === 'text/plain' && row.createdAt <= last],
+      [`types=image/png&dateTo=${new Date(Number(last)).toISOString()}`, (row) => row.mimeType === 'image/png' && row.createdAt <= last],
     ];
     for (const [filter, keep] of cases) {
       const selected = matching.filter(keep);
@@ -423,7 +423,8 @@ describe('a search with another filter, more matches than are read whole', () =>
       for (const [sortBy, order] of Object.entries(orders)) {
         const sorted = [...selected].sort(order);
         const pageCount = Math.ceil(sorted.length / 100);
-        for (const page of [1, 2, Math.floor(pageCount / 2), pageCount]) {
+        // The last pages are taken from the matches read whole, the others by walking the sort's order.
+        for (const page of [1, 2, Math.floor(pageCount / 2), Math.floor(pageCount * 0.9), pageCount, pageCount + 1]) {
           const what = `search=report&${filter}, ${sortBy}, page ${page}`;
           const response = await owner.get(`/api/files?search=report&${filter}&sortBy=${sortBy}&limit=100&page=${page}`);
           expect(response.status, response.text).toBe(200);
@@ -431,12 +432,30 @@ describe('a search with another filter, more matches than are read whole', () =>
           expect(response.body.data.map((f: { id: string }) => f.id), what).toEqual(sorted.slice((page - 1) * 100, page * 100).map((row) => row.id));
         }
       }
+      // A page past any library still carries the total.
+      const farAway = await owner.get(`/api/files?search=report&${filter}&page=99999999999999999999`);
+      expect(farAway.status, farAway.text).toBe(200);
+      expect(farAway.body.data, filter).toEqual([]);
+      expect(farAway.body.pagination.total, filter).toBe(selected.length);
       const timeline = await owner.get(`/api/files/timeline?search=report&${filter}&groupBy=month&timezone=UTC`);
       expect(timeline.status, timeline.text).toBe(200);
       expect(timeline.body.data.total, filter).toBe(selected.length);
       for (const bucket of timeline.body.data.buckets as Array<{ from: string; to: string; count: number }>) {
         const [from, to] = [Date.parse(bucket.from), Date.parse(bucket.to)];
         expect(bucket.count, `${filter}, ${bucket.from}`).toBe(selected.filter((row) => row.createdAt >= from && row.createdAt < to).length);
+      }
+      // The gallery (images only) from an image in the middle, both ways.
+      for (const sortBy of ['newest', 'name']) {
+        const images = selected.filter((row) => row.mimeType === 'image/png').sort(orders[sortBy]!);
+        expect(images.length, filter).toBeGreaterThan(20_000);
+        const at = Math.floor(images.length / 2);
+        for (const [direction, from, to] of [['next', at + 1, at + 25], ['previous', at - 24, at]] as const) {
+          const what = `gallery of search=report&${filter}, ${sortBy}, ${direction}`;
+          const response = await owner.get(`/api/files?search=report&${filter}&sortBy=${sortBy}&limit=24&galleryAnchor=${images[at]!.id}&galleryDirection=${direction}`);
+          expect(response.status, response.text).toBe(200);
+          expect(response.body.data.map((f: { id: string }) => f.id), what).toEqual(images.slice(from, to).map((row) => row.id));
+          expect(response.body.pagination, what).toMatchObject({ total: images.length, offset: from });
+        }
       }
       // A sort not by date: one undated bucket of them all.
       const undated = await owner.get(`/api/files/timeline?search=report&${filter}&sortBy=name`);
