@@ -307,12 +307,23 @@ export async function countedTotal(db: Executor, userId: string, filters: FileFi
  * (countedTotal), selects fewer than half as many files as the search matches, or a list of IDs is
  * given; several other filters, which no count covers, let the search drive.
  */
-export async function searchDrives(db: Executor, userId: string, filters: FileFilters): Promise<boolean> {
+async function searchDrives(db: Executor, userId: string, filters: FileFilters): Promise<boolean> {
   if (filters.ids !== null) return false;
   const selected = await countedTotal(db, userId, { ...filters, search: null, from: null, until: null });
   if (selected === null) return true;
   const matches = await countSearchDocuments(db, userId, { ...filters, ids: null, types: null, visibility: null, folder: null, tag: null, imagesOnly: false });
   return matches === null || selected > 2 * matches;
+}
+
+/**
+ * How a SQLite search through the trigram index with other filters reads its selection, in the
+ * listing, the gallery and the timeline alike: through the search's matches ('search') or through the
+ * other filter's index ('matches'), as searchDrives decides. Null elsewhere: PostgreSQL plans with
+ * statistics, and a search too short for a trigram is a filter on the walk.
+ */
+export async function searchAccess(db: Executor, dialect: Dialect, userId: string, filters: FileFilters): Promise<'search' | 'matches' | null> {
+  if (dialect !== 'sqlite' || !searchesThroughIndex(dialect, filters)) return null;
+  return (await searchDrives(db, userId, filters)) ? 'search' : 'matches';
 }
 
 export async function countOf(query: FilesQuery): Promise<number> {

@@ -7,7 +7,7 @@ import { notFound } from '../errors.ts';
 import { fileRecord } from '../files/file-views.ts';
 import type { FileRecord, FileTag, Pagination } from '../api/files.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
-import { assertOwnedSelection, beyond, countedTotal, countOf, countSearchDocuments, filteredFiles, isDateSort, orderedBy, searchDrives, searchesDocumentsOnly, searchesThroughIndex, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
+import { assertOwnedSelection, beyond, countedTotal, countOf, countSearchDocuments, filteredFiles, isDateSort, orderedBy, searchAccess, searchesDocumentsOnly, searchesThroughIndex, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { refreshStatisticsIfStale, withSearchHints } from './planner.ts';
 
@@ -369,7 +369,7 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
   }
   // A search with other filters (SQLite): read through the search's matches or the other filter's
   // index, whichever selects fewer files (searchDrives).
-  const matchAccess: Access = dialect === 'sqlite' && searchesThroughIndex(dialect, filters) && (await searchDrives(db, userId, filters)) ? 'search' : 'matches';
+  const matchAccess: Access = (await searchAccess(db, dialect, userId, filters)) ?? 'matches';
   if (searchesThroughIndex(dialect, filters)) {
     const found = await searchPage(db, dialect, userId, filters, sortBy, limit, offset, matchAccess);
     if (found) return { data: await recordsByIds(db, dialect, owner, found.ids), pagination: pagination(found.total) };
@@ -439,9 +439,9 @@ async function galleryPage(db: Executor, dialect: Dialect, userId: string, owner
   // the search's matches or the other filter's index, as a page of the listing is (searchDrives).
   // Left to itself, SQLite walked the whole account for each count: with a million files, a step
   // through the images of a search took 0.6 s, 2.5 s by name, 5.5 s among the unfiled files.
-  const searchAccess: Access | null = dialect === 'sqlite' && searchesThroughIndex(dialect, filters) ? ((await searchDrives(db, userId, filters)) ? 'search' : 'matches') : null;
+  const throughSearch = await searchAccess(db, dialect, userId, filters);
   // A selection small enough is read whole, in one pass that stops once it is known to be larger.
-  const small = await smallSelection(db, dialect, userId, filters, sortBy, searchAccess ?? 'matches');
+  const small = await smallSelection(db, dialect, userId, filters, sortBy, throughSearch ?? 'matches');
   if (small) return around(small);
 
   const { column } = sortOrder[sortBy];
@@ -452,12 +452,12 @@ async function galleryPage(db: Executor, dialect: Dialect, userId: string, owner
   // The neighbours in walking order from the anchor (reversed for `previous`). Through a search's
   // matches, the selection is larger than a search reads whole: at least one file in fifty of the
   // account, so the walk is short.
-  const neighbours = orderedBy(beyond(selected(searchAccess === 'search' ? 'walk-search' : 'walk'), sortBy, direction === 'next' ? 'after' : 'before', key, anchorId).select('files.id'), sortBy, direction === 'previous')
+  const neighbours = orderedBy(beyond(selected(throughSearch === 'search' ? 'walk-search' : 'walk'), sortBy, direction === 'next' ? 'after' : 'before', key, anchorId).select('files.id'), sortBy, direction === 'previous')
     .limit(limit)
     .execute();
   // Through a search's matches, the selection is counted once, with the files before the anchor.
-  const counted = searchAccess
-    ? countAround(selected(searchAccess), sortBy, key, anchorId)
+  const counted = throughSearch
+    ? countAround(selected(throughSearch), sortBy, key, anchorId)
     : Promise.all([countOf(selected()), countOf(beyond(selected(), sortBy, 'before', key, anchorId))]);
   const [[total, position], walked] = await Promise.all([counted, neighbours]);
   const ids = walked.map((r) => r.id);

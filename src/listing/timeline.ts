@@ -3,7 +3,7 @@ import type { Database } from '../db/schema.ts';
 import type { Db, Dialect } from '../db/database.ts';
 import { forAccount } from '../db/account-scope.ts';
 import { bucketOf, bucketsBetween, type CalendarBucket, type GroupBy } from './calendar.ts';
-import { assertOwnedSelection, countDocuments, documentsInUploadOrder, filteredFiles, firstDocumentFrom, isDateSort, searchDocuments, searchDrives, searchesDocumentsOnly, searchesThroughIndex, type Access } from './file-query.ts';
+import { assertOwnedSelection, countDocuments, documentsInUploadOrder, filteredFiles, firstDocumentFrom, isDateSort, searchAccess, searchDocuments, searchesDocumentsOnly } from './file-query.ts';
 import { isUnfiltered, type FileFilters, type TimelineQuery } from './parameters.ts';
 import type { Timeline } from '../api/files.ts';
 import { discourageScans, refreshStatisticsIfStale } from './planner.ts';
@@ -40,7 +40,7 @@ export async function fileTimeline(db: Db, dialect: Dialect, userId: string, que
     let counted: Counted[];
     if (!isDateSort(query.sortBy)) {
       // One undated bucket: from the oldest selected upload to just after the snapshot.
-      const row = await filteredFiles(trx, dialect, userId, filters, await searchAccess(trx, dialect, userId, filters))
+      const row = await filteredFiles(trx, dialect, userId, filters, (await searchAccess(trx, dialect, userId, filters)) ?? 'walk')
         .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('files.createdAt').as('first')])
         .executeTakeFirstOrThrow();
       const count = Number(row.n);
@@ -71,7 +71,7 @@ async function calendarCounts(trx: Transaction<Database>, dialect: Dialect, user
   // checking each file against the matches: a search of the unfiled half of a million files took
   // 30 s for 64 matches and 80 s for 42,535.
   const access = await searchAccess(trx, dialect, userId, filters);
-  if (access !== 'walk') {
+  if (access) {
     const rows = await filteredFiles(trx, dialect, userId, filters, access).select('files.createdAt').execute();
     return bucketInOrder(rows.map((row) => Number(row.createdAt)).sort((a, b) => a - b), groupBy, timeZone);
   }
@@ -212,16 +212,6 @@ async function countsFromSlots(trx: Transaction<Database>, userId: string, bucke
     select p.i as i, case when p.span = 0 then (${fromFiles}) else (${fromSlots}) end as n from p`.execute(trx);
   for (const row of result.rows) totals.set(Number(row.i), (totals.get(Number(row.i)) ?? 0) + Number(row.n));
   return totals;
-}
-
-/**
- * SQLite, a search through the trigram index combined with other filters: read through the search's
- * matches, or through the other filter's index when that selects fewer files (searchDrives), as the
- * listing reads it. 'walk' elsewhere.
- */
-async function searchAccess(trx: Transaction<Database>, dialect: Dialect, userId: string, filters: FileFilters): Promise<Access> {
-  if (dialect !== 'sqlite' || !searchesThroughIndex(dialect, filters)) return 'walk';
-  return (await searchDrives(trx, userId, filters)) ? 'search' : 'matches';
 }
 
 /**
