@@ -455,9 +455,10 @@ async function galleryPage(db: Executor, dialect: Dialect, userId: string, owner
   const neighbours = orderedBy(beyond(selected(throughSearch === 'search' ? 'walk-search' : 'walk'), sortBy, direction === 'next' ? 'after' : 'before', key, anchorId).select('files.id'), sortBy, direction === 'previous')
     .limit(limit)
     .execute();
-  // Through a search's matches, the selection is counted once, with the files before the anchor.
-  const counted = throughSearch
-    ? countAround(selected(throughSearch), sortBy, key, anchorId)
+  // A search's selection is counted once, with the files before the anchor: each count rechecks
+  // every match (PostgreSQL) or reads it (SQLite, through the matches).
+  const counted = throughSearch || (dialect === 'postgres' && filters.search !== null)
+    ? countAround(selected(throughSearch ?? 'walk'), sortBy, key, anchorId)
     : Promise.all([countOf(selected()), countOf(beyond(selected(), sortBy, 'before', key, anchorId))]);
   const [[total, position], walked] = await Promise.all([counted, neighbours]);
   const ids = walked.map((r) => r.id);
