@@ -378,7 +378,7 @@ describe('a search with another filter, more matches than are read whole', () =>
   // the search matching fewer than half of what the other filter selects: on SQLite the search's
   // matches drive, and the page is walked in the sort's order with the other filters hidden from the
   // planner ('walk-search' in src/listing/file-query.ts). Totals, pages and timelines against the plain
-  // answer, in every order and with date bounds, on both databases.
+  // answer, in three orders and with date bounds, on both databases.
   it('lists, counts and buckets exactly the files the plain query selects', async () => {
     const owner = await signUp(server.baseUrl);
     const folder = (await owner.post('/api/folders', { name: 'a few' })).body.data.folder.id as string;
@@ -403,14 +403,13 @@ describe('a search with another filter, more matches than are read whole', () =>
     const byId = (a: Row, b: Row) => (a.id < b.id ? -1 : 1);
     const orders: Record<string, (a: Row, b: Row) => number> = {
       newest: (a, b) => Number(b.createdAt) - Number(a.createdAt) || byId(b, a),
-      oldest: (a, b) => Number(a.createdAt) - Number(b.createdAt) || byId(a, b),
       name: (a, b) => Buffer.compare(Buffer.from(a.searchName ?? ''), Buffer.from(b.searchName ?? '')) || byId(a, b),
       largest: (a, b) => Number(b.size) - Number(a.size) || byId(b, a),
-      'most-viewed': (a, b) => Number(b.views) - Number(a.views) || byId(b, a),
     };
+    const oldest = (a: Row, b: Row) => Number(a.createdAt) - Number(b.createdAt) || byId(a, b);
     const matching = plain.filter((row) => (row.searchName ?? '').includes('report'));
-    const tenth = [...plain].sort(orders.oldest!)[11_000]!.createdAt;
-    const last = [...plain].sort(orders.oldest!)[104_500]!.createdAt;
+    const tenth = [...plain].sort(oldest)[11_000]!.createdAt;
+    const last = [...plain].sort(oldest)[104_500]!.createdAt;
     const cases: Array<[string, (row: Row) => boolean]> = [
       ['folder=unfiled', (row) => row.folderId === null],
       ['types=image/png', (row) => row.mimeType === 'image/png'],
@@ -424,7 +423,7 @@ describe('a search with another filter, more matches than are read whole', () =>
         const sorted = [...selected].sort(order);
         const pageCount = Math.ceil(sorted.length / 100);
         // The last pages are taken from the matches read whole, the others by walking the sort's order.
-        for (const page of [1, 2, Math.floor(pageCount / 2), Math.floor(pageCount * 0.9), pageCount, pageCount + 1]) {
+        for (const page of [1, Math.floor(pageCount / 2), Math.floor(pageCount * 0.9), pageCount, pageCount + 1]) {
           const what = `search=report&${filter}, ${sortBy}, page ${page}`;
           const response = await owner.get(`/api/files?search=report&${filter}&sortBy=${sortBy}&limit=100&page=${page}`);
           expect(response.status, response.text).toBe(200);
