@@ -409,11 +409,6 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
 }
 
 /**
- * The images adjacent to an anchor image in the current filter and sort, excluding the anchor:
- * up to `limit` after it (`next`) or before it (`previous`, still in the sort's order).
- * `pagination.offset` is the position of the first returned image among the selected images.
- */
-/**
  * How many files the filters select, read the cheapest way each kind of selection allows: the
  * account's count, the counts per filter value, the search index alone, or the selection read
  * through its index (searchAccess; a plain count of a search with another filter walked a million
@@ -425,6 +420,11 @@ async function selectionTotal(db: Executor, dialect: Dialect, userId: string, fi
   return counted ?? countOf(filteredFiles(db, dialect, userId, filters, (await searchAccess(db, dialect, userId, filters)) ?? 'walk'));
 }
 
+/**
+ * The images adjacent to an anchor image in the current filter and sort, excluding the anchor:
+ * up to `limit` after it (`next`) or before it (`previous`, still in the sort's order).
+ * `pagination.offset` is the position of the first returned image among the selected images.
+ */
 async function galleryPage(db: Executor, dialect: Dialect, userId: string, owner: Owner, query: ListQuery): Promise<FileListing> {
   const { anchor: anchorId, direction } = query.gallery!;
   const { filters, sortBy, limit } = query;
