@@ -326,6 +326,12 @@ export async function searchAccess(db: Executor, dialect: Dialect, userId: strin
   return (await searchDrives(db, userId, filters)) ? 'search' : 'matches';
 }
 
+/** The account's file count, maintained by triggers (migration 0006-listing): no COUNT needed. */
+export async function accountFileCount(db: Executor, userId: string): Promise<number> {
+  const row = await db.selectFrom('users').select('fileCount').where('id', '=', userId).executeTakeFirst();
+  return Number(row?.fileCount ?? 0);
+}
+
 export async function countOf(query: FilesQuery): Promise<number> {
   const row = await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
   return Number(row.n);

@@ -7,7 +7,7 @@ import { notFound } from '../errors.ts';
 import { fileRecord } from '../files/file-views.ts';
 import type { FileRecord, FileTag, Pagination } from '../api/files.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
-import { assertOwnedSelection, beyond, countedTotal, countOf, countSearchDocuments, filteredFiles, isDateSort, orderedBy, searchAccess, searchesDocumentsOnly, searchesThroughIndex, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
+import { accountFileCount, assertOwnedSelection, beyond, countedTotal, countOf, countSearchDocuments, filteredFiles, isDateSort, orderedBy, searchAccess, searchesDocumentsOnly, searchesThroughIndex, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { refreshStatisticsIfStale, withSearchHints } from './planner.ts';
 
@@ -245,12 +245,6 @@ async function boundedWalk(db: Executor, dialect: Dialect, userId: string, filte
 async function walkedPage(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy, limit: number, offset: number, total: number, files: number): Promise<string[] | null> {
   if (files <= WALK_BUDGET || (offset + limit) * files > (total * WALK_BUDGET) / 2) return null;
   return boundedWalk(db, dialect, userId, filters, sortBy, limit, offset, total);
-}
-
-/** The account's file count, maintained by triggers (migration 0006-listing): no COUNT needed. */
-async function accountFileCount(db: Executor, userId: string): Promise<number> {
-  const row = await db.selectFrom('users').select('fileCount').where('id', '=', userId).executeTakeFirst();
-  return Number(row?.fileCount ?? 0);
 }
 
 /**

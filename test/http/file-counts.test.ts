@@ -11,6 +11,7 @@ import { signUp, type Client } from '../support/client.ts';
 import { uploadFile } from '../support/uploads.ts';
 import { foldForSearch } from '../../src/shared/search-text.ts';
 import { seededRandom } from '../support/random.ts';
+import { bucketOf } from '../../src/listing/calendar.ts';
 
 // The counts per filter value (migration 0018-file-counts), and search totals, pages and timelines
 // (the trigram index, migrations 0016 and 0020), against the plain queries they stand for, after
@@ -462,4 +463,91 @@ describe('a search with another filter, more matches than are read whole', () =>
       expect(undated.body.data.buckets.map((b: { key: string; count: number }) => [b.key, b.count]), filter).toEqual([['all', selected.length]]);
     }
   }, 240_000);
+});
+
+describe('the timeline of a tag or a folder', () => {
+  // A tag or folder holding a small share of the account is read through its own index and bucketed
+  // in the process; a larger one is counted per bucket (src/listing/timeline.ts). Both against the
+  // plain answer, with the other filters, dates, zones and the undated bucket.
+  it('counts each bucket exactly, whatever share of the account the tag or folder holds', async () => {
+    const owner = await signUp(server.baseUrl);
+    const other = await signUp(server.baseUrl);
+    const r = random(23);
+    const make = async (client: Client, names: string[]) =>
+      Promise.all(names.map(async (name) => (await client.post('/api/tags', { name })).body.data.tag.id as string));
+    const folders = async (client: Client, names: string[]) =>
+      Promise.all(names.map(async (name) => (await client.post('/api/folders', { name })).body.data.folder.id as string));
+    const [smallTag, largeTag] = await make(owner, ['few', 'many']);
+    const [smallFolder, largeFolder] = await folders(owner, ['few', 'many']);
+    const [theirTag] = await make(other, ['theirs']);
+    type Seeded = { id: string; createdAt: number; mimeType: string; visibility: 'PUBLIC' | 'PRIVATE'; folderId: string | null; tags: string[] };
+    const seeded: Seeded[] = [];
+    const rows = [];
+    const tagRows: Array<{ fileId: string; tagId: string; excluded: number }> = [];
+    for (let i = 0; i < 640; i++) {
+      const createdAt = Date.UTC(2019, 0, 1) + Math.floor(r.next() * 6 * 365 * 86_400_000) - (i % 97 === 0 ? 900_000 * Math.floor(r.next() * 4) : 0);
+      const file: Seeded = {
+        id: `tlsel${owner.userId.slice(0, 8)}${String(i).padStart(5, '0')}`,
+        createdAt,
+        mimeType: r.chance(0.5) ? 'image/png' : 'text/plain',
+        visibility: r.chance(0.3) ? 'PRIVATE' : 'PUBLIC',
+        // 2 % and about 50 % of the account: below and above the share read through the own index.
+        folderId: i % 50 === 7 ? smallFolder! : r.chance(0.5) ? largeFolder! : null,
+        tags: [],
+      };
+      if (i % 20 === 3) file.tags.push(smallTag!);
+      if (r.chance(0.55)) file.tags.push(largeTag!);
+      // A tag taken off by a profile's exclusion does not count.
+      if (r.chance(0.03)) tagRows.push({ fileId: file.id, tagId: smallTag!, excluded: file.tags.includes(smallTag!) ? 0 : 1 });
+      for (const tag of file.tags) if (!tagRows.some((t) => t.fileId === file.id && t.tagId === tag)) tagRows.push({ fileId: file.id, tagId: tag, excluded: 0 });
+      seeded.push(file);
+      rows.push(fileRow(owner.userId, file.id, { createdAt, mimeType: file.mimeType, visibility: file.visibility, folderId: file.folderId }));
+    }
+    // The other account's files at the same times, tagged with its own tag.
+    const theirs = seeded.slice(0, 200).map((f, i) => fileRow(other.userId, `tlsel${other.userId.slice(0, 8)}${String(i).padStart(5, '0')}`, { createdAt: f.createdAt }));
+    for (let i = 0; i < rows.length; i += 400) await server.ctx.db.insertInto('files').values(rows.slice(i, i + 400)).execute();
+    await server.ctx.db.insertInto('files').values(theirs).execute();
+    await server.ctx.db.insertInto('fileTags').values(tagRows).execute();
+    await server.ctx.db.insertInto('fileTags').values(theirs.map((f) => ({ fileId: f.id, tagId: theirTag!, excluded: 0 }))).execute();
+    expect(seeded.filter((f) => f.tags.includes(smallTag!)).length).toBeLessThan(640 / 12);
+    expect(seeded.filter((f) => f.folderId === smallFolder).length).toBeLessThan(640 / 32);
+
+    const from = Date.UTC(2020, 6, 3, 10, 20, 30, 400);
+    const to = Date.UTC(2023, 2, 9, 5, 6, 7, 800);
+    const cases: Array<[Record<string, string>, (f: Seeded) => boolean]> = [
+      [{ tag: smallTag! }, (f) => f.tags.includes(smallTag!)],
+      [{ tag: largeTag! }, (f) => f.tags.includes(largeTag!)],
+      [{ folder: smallFolder! }, (f) => f.folderId === smallFolder],
+      [{ folder: largeFolder! }, (f) => f.folderId === largeFolder],
+      [{ tag: smallTag!, types: 'image/png' }, (f) => f.tags.includes(smallTag!) && f.mimeType === 'image/png'],
+      [{ folder: smallFolder!, visibility: 'private' }, (f) => f.folderId === smallFolder && f.visibility === 'PRIVATE'],
+      [{ tag: smallTag!, folder: largeFolder! }, (f) => f.tags.includes(smallTag!) && f.folderId === largeFolder],
+      [{ tag: smallTag!, dateFrom: new Date(from).toISOString(), dateTo: new Date(to).toISOString() }, (f) => f.tags.includes(smallTag!) && f.createdAt >= from && f.createdAt <= to],
+      [{ folder: smallFolder!, dateFrom: new Date(from).toISOString() }, (f) => f.folderId === smallFolder && f.createdAt >= from],
+    ];
+    for (const [filters, selects] of cases) {
+      const selected = seeded.filter(selects);
+      expect(selected.length, JSON.stringify(filters)).toBeGreaterThan(0);
+      for (const [groupBy, timezone] of [['month', 'UTC'], ['week', 'Asia/Kathmandu'], ['year', 'America/New_York']] as const) {
+        const what = `${JSON.stringify(filters)} ${groupBy} ${timezone}`;
+        const response = await owner.get(`/api/files/timeline?${new URLSearchParams({ ...filters, groupBy, timezone, sortBy: 'oldest' })}`);
+        expect(response.status, response.text).toBe(200);
+        const want = new Map<string, number>();
+        for (const f of selected) {
+          const key = bucketOf(f.createdAt, groupBy, timezone).key;
+          want.set(key, (want.get(key) ?? 0) + 1);
+        }
+        const data = response.body.data as { total: number; buckets: Array<{ key: string; count: number }> };
+        expect(data.total, what).toBe(selected.length);
+        expect(data.buckets.map((b) => [b.key, b.count]), what).toEqual([...want].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+      }
+      // A sort not by date: one undated bucket, from the oldest selected upload.
+      const undated = (await owner.get(`/api/files/timeline?${new URLSearchParams({ ...filters, sortBy: 'name' })}`)).body.data;
+      expect(undated.total, JSON.stringify(filters)).toBe(selected.length);
+      expect(Date.parse(undated.buckets[0].from), JSON.stringify(filters)).toBe(Math.min(...selected.map((f) => f.createdAt)));
+    }
+    // Another account's tag or folder is not found, and its own counts only its files.
+    expect((await owner.get(`/api/files/timeline?tag=${theirTag}`)).status).toBe(404);
+    expect((await other.get(`/api/files/timeline?tag=${theirTag}&groupBy=year`)).body.data.total).toBe(200);
+  });
 });
