@@ -283,7 +283,8 @@ export type MediaStatus = 'pending' | 'done' | 'failed' | 'unsupported' | 'disab
 /** An account's number of files per value of a single listing filter (migration 0018-file-counts). */
 export interface FileCountsTable {
   userId: string;
-  dimension: 'visibility' | 'type' | 'folder' | 'tag';
+  /** `tagged` (value ''): files with a tag that counts (migration 0023-tagged-count). */
+  dimension: 'visibility' | 'type' | 'folder' | 'tag' | 'tagged';
   value: string;
   files: number | string;
 }

@@ -201,8 +201,8 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
     const tagged = db.selectFrom('fileTags').select('fileTags.fileId').where('fileTags.tagId', '=', tag.id).where('fileTags.excluded', '=', 0);
     query = query.where(col('files.id'), 'in', tagged);
   } else if (tag?.kind === 'untagged') {
-    if (dialect === 'postgres') {
-      // An anti-join.
+    if (dialect === 'postgres' || access === 'rowwise') {
+      // An anti-join: on SQLite, one look-up of the file's tags per file walked.
       query = query.where((eb) =>
         eb.not(eb.exists(eb.selectFrom('fileTags').select(sql.lit(1).as('one')).whereRef('fileTags.fileId', '=', 'files.id').where('fileTags.excluded', '=', 0))),
       );
@@ -267,9 +267,10 @@ export function beyond(query: FilesQuery, sortBy: SortBy, side: 'before' | 'afte
  * The counted dimension and values of a listing filtered by a single filter whose files the
  * database counts per value (migration 0018-file-counts), or null. Several values of one filter
  * are summed where they cannot select a file twice: types, folders and the visibility values other
- * than `private` with `hasPassword` (a private file with a password is both).
+ * than `private` with `hasPassword` (a private file with a password is both). `untagged` is the
+ * account's files less the `tagged` count (migration 0023-tagged-count).
  */
-function countedFilter(filters: FileFilters): { dimension: 'type' | 'visibility' | 'folder' | 'tag'; values: string[] } | null {
+function countedFilter(filters: FileFilters): { dimension: 'type' | 'visibility' | 'folder' | 'tag' | 'tagged'; values: string[] } | null {
   const { ids, search, from, until, imagesOnly, types, visibility, folder, tag } = filters;
   if (ids !== null || search !== null || from !== null || until !== null || imagesOnly) return null;
   if ([types, visibility, folder, tag].filter((f) => f !== null).length !== 1) return null;
@@ -279,7 +280,7 @@ function countedFilter(filters: FileFilters): { dimension: 'type' | 'visibility'
     return values.includes('private') && values.includes('hasPassword') ? null : { dimension: 'visibility', values };
   }
   if (folder) return { dimension: 'folder', values: [folder.kind === 'unfiled' ? '' : folder.id] };
-  return tag?.kind === 'tag' ? { dimension: 'tag', values: [tag.id] } : null;
+  return tag?.kind === 'tag' ? { dimension: 'tag', values: [tag.id] } : { dimension: 'tagged', values: [''] };
 }
 
 /**
@@ -295,7 +296,8 @@ export async function countedTotal(db: Executor, userId: string, filters: FileFi
     .where('fileCounts.dimension', '=', counted.dimension)
     .where('fileCounts.value', 'in', counted.values)
     .executeTakeFirst();
-  return Number(row?.n ?? 0);
+  const n = Number(row?.n ?? 0);
+  return counted.dimension === 'tagged' ? (await accountFileCount(db, userId)) - n : n;
 }
 
 /**
@@ -309,6 +311,8 @@ export async function countedTotal(db: Executor, userId: string, filters: FileFi
  */
 async function searchDrives(db: Executor, userId: string, filters: FileFilters): Promise<boolean> {
   if (filters.ids !== null) return false;
+  // `untagged` has no index of its own to read the selection through.
+  if (filters.tag?.kind === 'untagged') return true;
   const selected = await countedTotal(db, userId, { ...filters, search: null, from: null, until: null });
   if (selected === null) return true;
   const matches = await countSearchDocuments(db, userId, { ...filters, ids: null, types: null, visibility: null, folder: null, tag: null, imagesOnly: false });

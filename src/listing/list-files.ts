@@ -373,8 +373,9 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
   // A tag of many files (SQLite): its first pages from a walk of the sort's order that looks each
   // file's tag up (about 2 µs a file), not from the tag's whole list, which SQLite otherwise reads
   // and holds for every page (about 0.3 µs an entry): when the walk should pass fewer files than a
-  // quarter of the list. A tag of 29,575 among a million files: 11.5 → 2.9 ms.
-  if (dialect === 'sqlite' && counted !== null && filters.tag?.kind === 'tag') {
+  // quarter of the list. A tag of 29,575 among a million files: 11.5 → 2.9 ms. The same for
+  // `untagged`, which otherwise reads and holds the list of every tagged file of the account.
+  if (dialect === 'sqlite' && counted !== null && filters.tag !== null) {
     const files = await accountFileCount(db, userId);
     const ids = (offset + limit) * files * 4 <= counted * counted ? await walkedPage(db, dialect, userId, filters, sortBy, limit, offset, counted, files) : null;
     if (ids) return { data: await recordsByIds(db, dialect, owner, ids), pagination: pagination(counted) };

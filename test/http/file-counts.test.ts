@@ -53,11 +53,12 @@ async function counted(userId: string): Promise<Counts> {
   const tagged = await db
     .selectFrom('fileTags')
     .innerJoin('files', 'files.id', 'fileTags.fileId')
-    .select('fileTags.tagId')
+    .select(['fileTags.tagId', 'fileTags.fileId'])
     .where('files.userId', '=', userId)
     .where('fileTags.excluded', '=', 0)
     .execute();
   for (const t of tagged) add(`tag/${t.tagId}`);
+  for (let i = new Set(tagged.map((t) => t.fileId)).size; i > 0; i--) add('tagged/');
   return out;
 }
 
@@ -218,6 +219,55 @@ describe('counts per filter value', () => {
     expect(rows.every((r) => Number(r.files) > 0)).toBe(true);
   });
 
+  it('count the tagged files through every change of tags made to the database directly', async () => {
+    // The triggers of migration 0023-tagged-count, whoever writes: batches naming one file several
+    // times, exclusions, a deleted tag or file taking its tags along, and rows moved to another
+    // file or tag.
+    const owner = await signUp(server.baseUrl);
+    const other = await signUp(server.baseUrl);
+    const db = server.ctx.db;
+    const tag = async (client: Client, name: string) => (await client.post('/api/tags', { name })).body.data.tag.id as string;
+    const [a, b, c] = [await tag(owner, 'a'), await tag(owner, 'b'), await tag(owner, 'c')];
+    const theirs = await tag(other, 'theirs');
+    const files = Array.from({ length: 12 }, (_, i) => fileRow(owner.userId, `taggedcount${owner.userId.slice(0, 8)}${i}`));
+    const theirFiles = Array.from({ length: 3 }, (_, i) => fileRow(other.userId, `taggedcount${other.userId.slice(0, 8)}${i}`));
+    await db.insertInto('files').values([...files, ...theirFiles]).execute();
+    const id = (i: number) => files[i]!.id;
+    const agree = async (what: string) => {
+      for (const userId of [owner.userId, other.userId]) expect(await kept(userId), what).toEqual(await counted(userId));
+    };
+    await db
+      .insertInto('fileTags')
+      .values([
+        { fileId: id(0), tagId: a, excluded: 0 },
+        { fileId: id(0), tagId: b, excluded: 0 },
+        { fileId: id(1), tagId: a, excluded: 1 },
+        { fileId: id(2), tagId: a, excluded: 1 },
+        { fileId: id(2), tagId: b, excluded: 0 },
+        ...[3, 4, 5, 6, 7].map((i) => ({ fileId: id(i), tagId: c, excluded: 0 })),
+        ...theirFiles.map((f) => ({ fileId: f.id, tagId: theirs, excluded: 0 })),
+      ])
+      .execute();
+    await agree('after one batch');
+    await db.updateTable('fileTags').set({ excluded: 0 }).where('fileId', '=', id(1)).execute();
+    await db.updateTable('fileTags').set({ excluded: 1 }).where('fileId', 'in', [id(0), id(3)]).execute();
+    await agree('after exclusions');
+    await db.updateTable('fileTags').set({ fileId: id(8) }).where('fileId', '=', id(4)).execute();
+    await db.updateTable('fileTags').set({ tagId: a }).where('fileId', '=', id(5)).execute();
+    await agree('after rows moved to another file and tag');
+    await db.insertInto('fileTags').values({ fileId: id(9), tagId: b, excluded: 0 }).execute();
+    await db.insertInto('fileTags').values({ fileId: id(9), tagId: a, excluded: 0 }).execute();
+    await db.deleteFrom('fileTags').where('fileId', '=', id(9)).where('tagId', '=', b).execute();
+    await agree('after single rows');
+    expect((await owner.delete(`/api/tags/${c}`)).status).toBe(204);
+    await agree('after a tag deleted');
+    await db.deleteFrom('files').where('id', 'in', [id(1), id(2), id(9)]).execute();
+    await agree('after files deleted');
+    await db.deleteFrom('fileTags').where('tagId', 'in', [a, b]).execute();
+    await agree('after every tag taken off');
+    expect(Object.keys(await kept(owner.userId)).some((key) => key.startsWith('tagged/'))).toBe(false);
+  });
+
   it('give the totals of single-filter listings and the list of types', async () => {
     const owner = await signUp(server.baseUrl);
     const folder = (await owner.post('/api/folders', { name: 'many' })).body.data.folder.id as string;
@@ -255,11 +305,71 @@ describe('counts per filter value', () => {
     expect(await total(`folder=${folder}`)).toBe(750);
     expect(await total("folder=unfiled")).toBe(750);
     expect(await total(`tag=${tag}`)).toBe(1200);
+    // Untagged: the account's files less the tagged ones (migration 0023-tagged-count); its pages
+    // walk the sort's order (SQLite) or anti-join (PostgreSQL), and agree with the plain query.
+    expect(await total('tag=untagged')).toBe(300);
+    const untagged = rows.filter((_, i) => i % 5 === 0);
+    for (const [sortBy, order] of [['newest', (a: typeof rows[number], b: typeof rows[number]) => Number(b.createdAt) - Number(a.createdAt)], ['name', (a: typeof rows[number], b: typeof rows[number]) => (foldForSearch(a.name!) < foldForSearch(b.name!) ? -1 : 1)]] as const) {
+      const sorted = [...untagged].sort(order).map((row) => row.id);
+      for (const page of [1, 2, 6, 7]) {
+        const response = await owner.get(`/api/files?tag=untagged&sortBy=${sortBy}&limit=50&page=${page}`);
+        expect(response.status, response.text).toBe(200);
+        expect(response.body.data.map((f: { id: string }) => f.id), `${sortBy} page ${page}`).toEqual(sorted.slice((page - 1) * 50, page * 50));
+        expect(response.body.pagination.total).toBe(300);
+      }
+    }
+    await server.ctx.db.deleteFrom('fileTags').where('tagId', '=', tag).execute();
+    expect(await total('tag=untagged')).toBe(1500);
     expect((await owner.get('/api/files/types')).body.data.types).toEqual(['image/png', 'text/plain']);
   });
 });
 
-describe('migration 0018-file-counts', () => {
+describe('untagged files', () => {
+  // More files than a page walks (WALK_BUDGET, src/listing/list-files.ts): on SQLite the first pages
+  // walk the sort's order and look each file's tags up; deeper ones read the tagged files' list.
+  it('are counted and paged exactly, in several orders, near the start and deep', async () => {
+    const owner = await signUp(server.baseUrl);
+    const [kept1, kept2] = await Promise.all(['one', 'two'].map(async (name) => (await owner.post('/api/tags', { name })).body.data.tag.id as string));
+    const r = random(31);
+    const start = Date.UTC(2024, 0, 1);
+    const rows = Array.from({ length: 6000 }, (_, i) =>
+      fileRow(owner.userId, `untagged${owner.userId.slice(0, 6)}${String(i).padStart(5, '0')}`, {
+        name: `${r.pick(['Scan', 'photo', 'Ärger'])}-${i}.txt`,
+        size: Math.floor(r.next() * 1_000_000),
+        createdAt: start + Math.floor(i / 2) * 60_000,
+      }),
+    );
+    for (let i = 0; i < rows.length; i += 500) await server.ctx.db.insertInto('files').values(rows.slice(i, i + 500)).execute();
+    // A third tagged, some twice; a tag excluded by a profile leaves its file untagged.
+    const tagRows = rows.flatMap((row, i) =>
+      i % 3 === 0 ? [{ fileId: row.id, tagId: kept1!, excluded: i % 9 === 0 ? 1 : 0 }, ...(i % 6 === 0 ? [{ fileId: row.id, tagId: kept2!, excluded: i % 18 === 0 ? 1 : 0 }] : [])] : [],
+    );
+    for (let i = 0; i < tagRows.length; i += 500) await server.ctx.db.insertInto('fileTags').values(tagRows.slice(i, i + 500)).execute();
+    const counting = new Set(tagRows.filter((t) => t.excluded === 0).map((t) => t.fileId));
+    const untagged = rows.filter((row) => !counting.has(row.id));
+    const byId = (a: string, b: string) => (a < b ? -1 : 1);
+    const orders: Record<string, (a: (typeof rows)[number], b: (typeof rows)[number]) => number> = {
+      newest: (a, b) => Number(b.createdAt) - Number(a.createdAt) || byId(b.id, a.id),
+      name: (a, b) => Buffer.compare(Buffer.from(foldForSearch(a.name!)), Buffer.from(foldForSearch(b.name!))) || byId(a.id, b.id),
+      largest: (a, b) => Number(b.size) - Number(a.size) || byId(b.id, a.id),
+    };
+    for (const [sortBy, order] of Object.entries(orders)) {
+      const sorted = [...untagged].sort(order).map((row) => row.id);
+      const pageCount = Math.ceil(sorted.length / 60);
+      for (const page of [1, 2, 10, Math.floor(pageCount / 2), pageCount, pageCount + 1]) {
+        const what = `${sortBy}, page ${page}`;
+        const response = await owner.get(`/api/files?tag=untagged&sortBy=${sortBy}&limit=60&page=${page}`);
+        expect(response.status, response.text).toBe(200);
+        expect(response.body.pagination.total, what).toBe(untagged.length);
+        expect(response.body.data.map((f: { id: string }) => f.id), what).toEqual(sorted.slice((page - 1) * 60, page * 60));
+      }
+    }
+    const timeline = (await owner.get('/api/files/timeline?tag=untagged&groupBy=month')).body.data;
+    expect(timeline.total).toBe(untagged.length);
+  });
+});
+
+describe('migrations 0018-file-counts and 0023-tagged-count', () => {
   it('counts the files that exist when it runs', async () => {
     const databaseUrl = await freshDatabaseUrl();
     const handle = openDatabase({ databaseUrl: databaseUrl ?? null, dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-counts-')) });
@@ -298,6 +408,8 @@ describe('migration 0018-file-counts', () => {
         'visibility/hasPassword': 8,
         'tag/countstag1': 26,
         'tag/countstag2': 20,
+        // Files with a tag that counts (migration 0023-tagged-count): all but the even multiples of 3.
+        'tagged/': 33,
       });
     } finally {
       await handle.close();
