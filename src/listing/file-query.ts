@@ -1,4 +1,4 @@
-import { sql, type Expression, type SelectQueryBuilder } from 'kysely';
+import { sql, type Expression, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
@@ -148,7 +148,7 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
   if (filters.from !== null) query = query.where(col('files.createdAt'), '>=', filters.from);
   if (filters.until !== null) query = query.where(col('files.createdAt'), '<=', filters.until);
   if (filters.types) query = query.where(col('files.mimeType'), 'in', filters.types);
-  if (filters.imagesOnly) query = query.where(sql<string>`substr(${sql.ref('files.mimeType')}, 1, 6)`, '=', 'image/');
+  if (filters.imagesOnly) query = query.where(imageType(sql.ref('files.mimeType')));
   if (filters.search !== null) {
     // Both columns hold foldForSearch() text (migration 0006-listing), as does the term.
     const pattern = likeContaining(filters.search);
@@ -215,6 +215,14 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
   return query;
 }
 
+/** The gallery's images: a MIME type beginning with `image/`, in SQL and here. */
+function imageType(mimeType: RawBuilder<unknown>) {
+  return sql<boolean>`substr(${mimeType}, 1, 6) = ${'image/'}`;
+}
+function isImageType(mimeType: string): boolean {
+  return mimeType.slice(0, 6) === 'image/';
+}
+
 /** A folder or tag filter must name one of the account's own (404 otherwise, like everywhere else). */
 export async function assertOwnedSelection(db: Executor, userId: string, filters: FileFilters): Promise<void> {
   const account = forAccount(db, userId);
@@ -270,9 +278,14 @@ export function beyond(query: FilesQuery, sortBy: SortBy, side: 'before' | 'afte
  * than `private` with `hasPassword` (a private file with a password is both). `untagged` is the
  * account's files less the `tagged` count (migration 0023-tagged-count).
  */
-function countedFilter(filters: FileFilters): { dimension: 'type' | 'visibility' | 'folder' | 'tag' | 'tagged'; values: string[] } | null {
+function countedFilter(filters: FileFilters): { dimension: 'type' | 'visibility' | 'folder' | 'tag' | 'tagged'; values: string[] | 'images' } | null {
   const { ids, search, from, until, imagesOnly, types, visibility, folder, tag } = filters;
-  if (ids !== null || search !== null || from !== null || until !== null || imagesOnly) return null;
+  if (ids !== null || search !== null || from !== null || until !== null) return null;
+  if (imagesOnly) {
+    // The gallery's images: the account's image types, or the image types among those asked for.
+    if (visibility !== null || folder !== null || tag !== null) return null;
+    return { dimension: 'type', values: types ? [...new Set(types)].filter(isImageType) : 'images' };
+  }
   if ([types, visibility, folder, tag].filter((f) => f !== null).length !== 1) return null;
   if (types) return { dimension: 'type', values: [...new Set(types)] };
   if (visibility) {
@@ -290,11 +303,13 @@ function countedFilter(filters: FileFilters): { dimension: 'type' | 'visibility'
 export async function countedTotal(db: Executor, userId: string, filters: FileFilters): Promise<number | null> {
   const counted = countedFilter(filters);
   if (!counted) return null;
+  const { values } = counted;
+  if (values.length === 0) return 0;
   const row = await forAccount(db, userId)
     .selectFrom('fileCounts')
     .select((eb) => eb.fn.sum<number | string | null>('fileCounts.files').as('n'))
     .where('fileCounts.dimension', '=', counted.dimension)
-    .where('fileCounts.value', 'in', counted.values)
+    .$call((query) => (values === 'images' ? query.where(imageType(sql.ref('fileCounts.value'))) : query.where('fileCounts.value', 'in', values)))
     .executeTakeFirst();
   const n = Number(row?.n ?? 0);
   return counted.dimension === 'tagged' ? (await accountFileCount(db, userId)) - n : n;
@@ -311,8 +326,8 @@ export async function countedTotal(db: Executor, userId: string, filters: FileFi
  */
 async function searchDrives(db: Executor, userId: string, filters: FileFilters): Promise<boolean> {
   if (filters.ids !== null) return false;
-  // `untagged` has no index of its own to read the selection through.
-  if (filters.tag?.kind === 'untagged') return true;
+  // Neither `untagged` nor the gallery's images have an index of their own to read the selection through.
+  if (filters.tag?.kind === 'untagged' || filters.imagesOnly) return true;
   const selected = await countedTotal(db, userId, { ...filters, search: null, from: null, until: null });
   if (selected === null) return true;
   const matches = await countSearchDocuments(db, userId, { ...filters, ids: null, types: null, visibility: null, folder: null, tag: null, imagesOnly: false });

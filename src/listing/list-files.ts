@@ -442,8 +442,10 @@ async function galleryPage(db: Executor, dialect: Dialect, userId: string, owner
   // Left to itself, SQLite walked the whole account for each count: with a million files, a step
   // through the images of a search took 0.6 s, 2.5 s by name, 5.5 s among the unfiled files.
   const throughSearch = await searchAccess(db, dialect, userId, filters);
+  // The images alone, or of some types: their number is kept by the database (countedTotal).
+  const counted = await countedTotal(db, userId, filters);
   // A selection small enough is read whole, in one pass that stops once it is known to be larger.
-  const small = await smallSelection(db, dialect, userId, filters, sortBy, throughSearch ?? 'matches');
+  const small = counted !== null && counted > SMALL_SELECTION ? null : await smallSelection(db, dialect, userId, filters, sortBy, throughSearch ?? 'matches');
   if (small) return around(small);
 
   const { column } = sortOrder[sortBy];
@@ -459,10 +461,10 @@ async function galleryPage(db: Executor, dialect: Dialect, userId: string, owner
     .execute();
   // A search's selection is counted once, with the files before the anchor: each count rechecks
   // every match (PostgreSQL) or reads it (SQLite, through the matches).
-  const counted = throughSearch || (dialect === 'postgres' && filters.search !== null)
+  const totalAndPosition = throughSearch || (dialect === 'postgres' && filters.search !== null)
     ? countAround(selected(throughSearch ?? 'walk'), sortBy, key, anchorId)
-    : Promise.all([countOf(selected()), countOf(beyond(selected(), sortBy, 'before', key, anchorId))]);
-  const [[total, position], walked] = await Promise.all([counted, neighbours]);
+    : Promise.all([counted ?? countOf(selected()), countOf(beyond(selected(), sortBy, 'before', key, anchorId))]);
+  const [[total, position], walked] = await Promise.all([totalAndPosition, neighbours]);
   const ids = walked.map((r) => r.id);
   if (direction === 'previous') ids.reverse();
   return respond(ids, total, direction === 'next' ? position + 1 : position - ids.length);

@@ -369,6 +369,55 @@ describe('untagged files', () => {
   });
 });
 
+describe('the gallery of many images', () => {
+  // More images than a selection read whole (SMALL_SELECTION, src/listing/list-files.ts): their
+  // number comes from the counts per type, the anchor's position from a count.
+  it('steps both ways from any image, with the exact total and position', async () => {
+    const owner = await signUp(server.baseUrl);
+    const r = random(37);
+    const types = ['image/png', 'image/jpeg', 'image/webp', 'text/plain', 'application/pdf'];
+    const rows = Array.from({ length: 3000 }, (_, i) =>
+      fileRow(owner.userId, `gallery${owner.userId.slice(0, 6)}${String(i).padStart(5, '0')}`, {
+        name: `${r.pick(['Scan', 'photo', 'Öl'])}-${i}.${i % 7}`,
+        mimeType: r.pick(types),
+        size: Math.floor(r.next() * 1000),
+        createdAt: Date.UTC(2024, 0, 1) + Math.floor(i / 2) * 60_000,
+      }),
+    );
+    for (let i = 0; i < rows.length; i += 500) await server.ctx.db.insertInto('files').values(rows.slice(i, i + 500)).execute();
+    const byId = (a: string, b: string) => (a < b ? -1 : 1);
+    const orders: Record<string, (a: (typeof rows)[number], b: (typeof rows)[number]) => number> = {
+      newest: (a, b) => Number(b.createdAt) - Number(a.createdAt) || byId(b.id, a.id),
+      name: (a, b) => Buffer.compare(Buffer.from(foldForSearch(a.name!)), Buffer.from(foldForSearch(b.name!))) || byId(a.id, b.id),
+      smallest: (a, b) => Number(a.size) - Number(b.size) || byId(a.id, b.id),
+    };
+    for (const [filter, keep] of [
+      ['', (mimeType: string) => mimeType.startsWith('image/')],
+      ['&types=image/png,image/jpeg,text/plain', (mimeType: string) => mimeType === 'image/png' || mimeType === 'image/jpeg'],
+    ] as const) {
+      for (const [sortBy, order] of Object.entries(orders)) {
+        const images = rows.filter((row) => keep(row.mimeType!)).sort(order).map((row) => row.id);
+        expect(images.length).toBeGreaterThan(1000);
+        for (const at of [0, 5, Math.floor(images.length / 2), images.length - 3, images.length - 1]) {
+          for (const [direction, from, to] of [['next', at + 1, at + 21], ['previous', Math.max(0, at - 20), at]] as const) {
+            const what = `${filter} ${sortBy} ${direction} from ${at}`;
+            const response = await owner.get(`/api/files?sortBy=${sortBy}&limit=20&galleryAnchor=${images[at]}&galleryDirection=${direction}${filter}`);
+            expect(response.status, response.text).toBe(200);
+            expect(response.body.data.map((f: { id: string }) => f.id), what).toEqual(images.slice(from, to));
+            expect(response.body.pagination.total, what).toBe(images.length);
+            expect(response.body.pagination.offset, what).toBe(Math.min(from, images.length));
+          }
+        }
+      }
+    }
+    // A file that is not an image, or no image at all among the types asked for: not an anchor.
+    const text = rows.find((row) => row.mimeType === 'text/plain')!.id;
+    expect((await owner.get(`/api/files?galleryAnchor=${text}&galleryDirection=next`)).status).toBe(404);
+    const image = rows.find((row) => row.mimeType === 'image/png')!.id;
+    expect((await owner.get(`/api/files?galleryAnchor=${image}&galleryDirection=next&types=text/plain`)).status).toBe(404);
+  });
+});
+
 describe('migrations 0018-file-counts and 0023-tagged-count', () => {
   it('counts the files that exist when it runs', async () => {
     const databaseUrl = await freshDatabaseUrl();
