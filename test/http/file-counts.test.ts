@@ -229,8 +229,8 @@ describe('counts per filter value', () => {
     const tag = async (client: Client, name: string) => (await client.post('/api/tags', { name })).body.data.tag.id as string;
     const [a, b, c] = [await tag(owner, 'a'), await tag(owner, 'b'), await tag(owner, 'c')];
     const theirs = await tag(other, 'theirs');
-    const files = Array.from({ length: 12 }, (_, i) => fileRow(owner.userId, `taggedcount${owner.userId.slice(0, 8)}${i}`));
-    const theirFiles = Array.from({ length: 3 }, (_, i) => fileRow(other.userId, `taggedcount${other.userId.slice(0, 8)}${i}`));
+    const files = Array.from({ length: 12 }, (_, i) => fileRow(owner.userId, `taggedcountA${owner.userId}${i}`));
+    const theirFiles = Array.from({ length: 3 }, (_, i) => fileRow(other.userId, `taggedcountB${other.userId}${i}`));
     await db.insertInto('files').values([...files, ...theirFiles]).execute();
     const id = (i: number) => files[i]!.id;
     const agree = async (what: string) => {
@@ -648,7 +648,7 @@ describe('the timeline of a tag or a folder', () => {
     for (let i = 0; i < 640; i++) {
       const createdAt = Date.UTC(2019, 0, 1) + Math.floor(r.next() * 6 * 365 * 86_400_000) - (i % 97 === 0 ? 900_000 * Math.floor(r.next() * 4) : 0);
       const file: Seeded = {
-        id: `tlsel${owner.userId.slice(0, 8)}${String(i).padStart(5, '0')}`,
+        id: `tlselA${owner.userId}${String(i).padStart(5, '0')}`,
         createdAt,
         mimeType: r.chance(0.5) ? 'image/png' : 'text/plain',
         visibility: r.chance(0.3) ? 'PRIVATE' : 'PUBLIC',
@@ -665,7 +665,7 @@ describe('the timeline of a tag or a folder', () => {
       rows.push(fileRow(owner.userId, file.id, { createdAt, mimeType: file.mimeType, visibility: file.visibility, folderId: file.folderId }));
     }
     // The other account's files at the same times, tagged with its own tag.
-    const theirs = seeded.slice(0, 200).map((f, i) => fileRow(other.userId, `tlsel${other.userId.slice(0, 8)}${String(i).padStart(5, '0')}`, { createdAt: f.createdAt }));
+    const theirs = seeded.slice(0, 200).map((f, i) => fileRow(other.userId, `tlselB${other.userId}${String(i).padStart(5, '0')}`, { createdAt: f.createdAt }));
     for (let i = 0; i < rows.length; i += 400) await server.ctx.db.insertInto('files').values(rows.slice(i, i + 400)).execute();
     await server.ctx.db.insertInto('files').values(theirs).execute();
     await server.ctx.db.insertInto('fileTags').values(tagRows).execute();
