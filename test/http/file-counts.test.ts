@@ -70,6 +70,21 @@ function random(seed: number) {
 const types = ['text/plain', 'image/png', 'application/pdf', 'application/json'];
 const ocrWords = ['invoice', 'total', 'Straße', 'renamed', 'meeting'];
 
+/** A row as the reference sorts it. */
+type Sortable = { id: string; createdAt: number | string; size: number | string; searchName?: string | null };
+const byId = (a: Sortable, b: Sortable) => (a.id < b.id ? -1 : 1);
+/**
+ * The API's sort orders as the reference sorts plain rows: the key, then the ID in the same
+ * direction; names by their folded text in code-point order, as both databases compare it.
+ */
+const orders: Record<'newest' | 'oldest' | 'name' | 'largest' | 'smallest', (a: Sortable, b: Sortable) => number> = {
+  newest: (a, b) => Number(b.createdAt) - Number(a.createdAt) || byId(b, a),
+  oldest: (a, b) => Number(a.createdAt) - Number(b.createdAt) || byId(a, b),
+  name: (a, b) => Buffer.compare(Buffer.from(a.searchName ?? ''), Buffer.from(b.searchName ?? '')) || byId(a, b),
+  largest: (a, b) => Number(b.size) - Number(a.size) || byId(b, a),
+  smallest: (a, b) => Number(a.size) - Number(b.size) || byId(a, b),
+};
+
 /**
  * Search totals, every page of the results and the timeline of a search, through HTTP, against the
  * slow reference: the account's rows read plainly and filtered, sorted and counted here.
@@ -77,19 +92,12 @@ const ocrWords = ['invoice', 'total', 'Straße', 'renamed', 'meeting'];
 async function searchesAgree(owner: Client & { userId: string }, label: string) {
   const rows = await server.ctx.db.selectFrom('files').select(['id', 'searchName', 'searchOcr', 'createdAt', 'size', 'folderId', 'mimeType', 'visibility']).where('userId', '=', owner.userId).execute();
   const middle = [...rows].sort((a, b) => a.createdAt - b.createdAt)[Math.floor(rows.length / 2)]?.createdAt ?? Date.now();
-  // Each order the API offers, as the reference sorts it: the key, then the ID in the same direction.
-  const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
-  const orders: Record<string, (a: (typeof rows)[number], b: (typeof rows)[number]) => number> = {
-    newest: (a, b) => b.createdAt - a.createdAt || byId(b, a),
-    name: (a, b) => Buffer.compare(Buffer.from(a.searchName ?? ''), Buffer.from(b.searchName ?? '')) || byId(a, b),
-    largest: (a, b) => Number(b.size) - Number(a.size) || byId(b, a),
-  };
   for (const [term, from] of [['file-', null], ['renamed', null], ['invoice', null], ['STRASSE', null], ['ed-1', middle], ['zz', null]] as const) {
     const folded = foldForSearch(term);
     const matching = rows.filter((r) => (r.searchName ?? '').includes(folded) || (r.searchOcr ?? '').includes(folded)).filter((r) => from === null || r.createdAt >= from);
     const params = `search=${encodeURIComponent(term)}${from === null ? '' : `&dateFrom=${encodeURIComponent(new Date(from).toISOString())}`}`;
-    for (const [sortBy, order] of Object.entries(orders)) {
-      const selected = [...matching].sort(order);
+    for (const sortBy of ['newest', 'name', 'largest'] as const) {
+      const selected = [...matching].sort(orders[sortBy]);
       const what = `${label}, search ${term}${from === null ? '' : ' from the middle'}, ${sortBy}`;
       const listed: string[] = [];
       for (let page = 1; ; page++) {
@@ -309,8 +317,8 @@ describe('counts per filter value', () => {
     // walk the sort's order (SQLite) or anti-join (PostgreSQL), and agree with the plain query.
     expect(await total('tag=untagged')).toBe(300);
     const untagged = rows.filter((_, i) => i % 5 === 0);
-    for (const [sortBy, order] of [['newest', (a: typeof rows[number], b: typeof rows[number]) => Number(b.createdAt) - Number(a.createdAt)], ['name', (a: typeof rows[number], b: typeof rows[number]) => (foldForSearch(a.name!) < foldForSearch(b.name!) ? -1 : 1)]] as const) {
-      const sorted = [...untagged].sort(order).map((row) => row.id);
+    for (const sortBy of ['newest', 'name'] as const) {
+      const sorted = [...untagged].sort(orders[sortBy]).map((row) => row.id);
       for (const page of [1, 2, 6, 7]) {
         const response = await owner.get(`/api/files?tag=untagged&sortBy=${sortBy}&limit=50&page=${page}`);
         expect(response.status, response.text).toBe(200);
@@ -347,14 +355,8 @@ describe('untagged files', () => {
     for (let i = 0; i < tagRows.length; i += 500) await server.ctx.db.insertInto('fileTags').values(tagRows.slice(i, i + 500)).execute();
     const counting = new Set(tagRows.filter((t) => t.excluded === 0).map((t) => t.fileId));
     const untagged = rows.filter((row) => !counting.has(row.id));
-    const byId = (a: string, b: string) => (a < b ? -1 : 1);
-    const orders: Record<string, (a: (typeof rows)[number], b: (typeof rows)[number]) => number> = {
-      newest: (a, b) => Number(b.createdAt) - Number(a.createdAt) || byId(b.id, a.id),
-      name: (a, b) => Buffer.compare(Buffer.from(foldForSearch(a.name!)), Buffer.from(foldForSearch(b.name!))) || byId(a.id, b.id),
-      largest: (a, b) => Number(b.size) - Number(a.size) || byId(b.id, a.id),
-    };
-    for (const [sortBy, order] of Object.entries(orders)) {
-      const sorted = [...untagged].sort(order).map((row) => row.id);
+    for (const sortBy of ['newest', 'name', 'largest'] as const) {
+      const sorted = [...untagged].sort(orders[sortBy]).map((row) => row.id);
       const pageCount = Math.ceil(sorted.length / 60);
       for (const page of [1, 2, 10, Math.floor(pageCount / 2), pageCount, pageCount + 1]) {
         const what = `${sortBy}, page ${page}`;
@@ -385,18 +387,12 @@ describe('the gallery of many images', () => {
       }),
     );
     for (let i = 0; i < rows.length; i += 500) await server.ctx.db.insertInto('files').values(rows.slice(i, i + 500)).execute();
-    const byId = (a: string, b: string) => (a < b ? -1 : 1);
-    const orders: Record<string, (a: (typeof rows)[number], b: (typeof rows)[number]) => number> = {
-      newest: (a, b) => Number(b.createdAt) - Number(a.createdAt) || byId(b.id, a.id),
-      name: (a, b) => Buffer.compare(Buffer.from(foldForSearch(a.name!)), Buffer.from(foldForSearch(b.name!))) || byId(a.id, b.id),
-      smallest: (a, b) => Number(a.size) - Number(b.size) || byId(a.id, b.id),
-    };
     for (const [filter, keep] of [
       ['', (mimeType: string) => mimeType.startsWith('image/')],
       ['&types=image/png,image/jpeg,text/plain', (mimeType: string) => mimeType === 'image/png' || mimeType === 'image/jpeg'],
     ] as const) {
-      for (const [sortBy, order] of Object.entries(orders)) {
-        const images = rows.filter((row) => keep(row.mimeType!)).sort(order).map((row) => row.id);
+      for (const sortBy of ['newest', 'name', 'smallest'] as const) {
+        const images = rows.filter((row) => keep(row.mimeType!)).sort(orders[sortBy]).map((row) => row.id);
         expect(images.length).toBeGreaterThan(1000);
         for (const at of [0, 5, Math.floor(images.length / 2), images.length - 3, images.length - 1]) {
           for (const [direction, from, to] of [['next', at + 1, at + 21], ['previous', Math.max(0, at - 20), at]] as const) {
@@ -562,13 +558,7 @@ describe('a search with another filter, more matches than are read whole', () =>
 
     const plain = await server.ctx.db.selectFrom('files').select(['id', 'searchName', 'createdAt', 'size', 'views', 'folderId', 'mimeType']).where('userId', '=', owner.userId).execute();
     type Row = (typeof plain)[number];
-    const byId = (a: Row, b: Row) => (a.id < b.id ? -1 : 1);
-    const orders: Record<string, (a: Row, b: Row) => number> = {
-      newest: (a, b) => Number(b.createdAt) - Number(a.createdAt) || byId(b, a),
-      name: (a, b) => Buffer.compare(Buffer.from(a.searchName ?? ''), Buffer.from(b.searchName ?? '')) || byId(a, b),
-      largest: (a, b) => Number(b.size) - Number(a.size) || byId(b, a),
-    };
-    const oldest = (a: Row, b: Row) => Number(a.createdAt) - Number(b.createdAt) || byId(a, b);
+    const oldest = orders.oldest;
     const matching = plain.filter((row) => (row.searchName ?? '').includes('report'));
     const tenth = [...plain].sort(oldest)[11_000]!.createdAt;
     const last = [...plain].sort(oldest)[104_500]!.createdAt;
@@ -581,8 +571,8 @@ describe('a search with another filter, more matches than are read whole', () =>
     for (const [filter, keep] of cases) {
       const selected = matching.filter(keep);
       expect(selected.length, filter).toBeGreaterThan(20_000);
-      for (const [sortBy, order] of Object.entries(orders)) {
-        const sorted = [...selected].sort(order);
+      for (const sortBy of ['newest', 'name', 'largest'] as const) {
+        const sorted = [...selected].sort(orders[sortBy]);
         const pageCount = Math.ceil(sorted.length / 100);
         // The last pages are taken from the matches read whole, the others by walking the sort's order.
         for (const page of [1, Math.floor(pageCount / 2), Math.floor(pageCount * 0.9), pageCount, pageCount + 1]) {
@@ -606,8 +596,8 @@ describe('a search with another filter, more matches than are read whole', () =>
         expect(bucket.count, `${filter}, ${bucket.from}`).toBe(selected.filter((row) => row.createdAt >= from && row.createdAt < to).length);
       }
       // The gallery (images only) from an image in the middle, both ways.
-      for (const sortBy of ['newest', 'name']) {
-        const images = selected.filter((row) => row.mimeType === 'image/png').sort(orders[sortBy]!);
+      for (const sortBy of ['newest', 'name'] as const) {
+        const images = selected.filter((row) => row.mimeType === 'image/png').sort(orders[sortBy]);
         expect(images.length, filter).toBeGreaterThan(20_000);
         const at = Math.floor(images.length / 2);
         for (const [direction, from, to] of [['next', at + 1, at + 25], ['previous', at - 24, at]] as const) {
