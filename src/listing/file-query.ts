@@ -326,7 +326,9 @@ export async function countedTotal(db: Executor, userId: string, filters: FileFi
  */
 async function searchDrives(db: Executor, userId: string, filters: FileFilters): Promise<boolean> {
   if (filters.ids !== null) return false;
-  // Neither `untagged` nor the gallery's images have an index of their own to read the selection through.
+  // `untagged` has no index of its own to read the selection through, nor have the gallery's images
+  // (their count, countedTotal, serves the gallery's total): the search drives, as before they were
+  // counted. With `types` as well the types' index could, but that was not measured for the gallery.
   if (filters.tag?.kind === 'untagged' || filters.imagesOnly) return true;
   const selected = await countedTotal(db, userId, { ...filters, search: null, from: null, until: null });
   if (selected === null) return true;
