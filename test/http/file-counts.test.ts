@@ -702,3 +702,44 @@ describe('the timeline of a tag or a folder', () => {
     expect((await other.get(`/api/files/timeline?tag=${theirTag}&groupBy=year`)).body.data.total).toBe(200);
   });
 });
+
+describe('a search sorted by name whose matches begin with the term', () => {
+  // SQLite reads such a page from the run of names that begin with the term, once that run holds
+  // every match (namesBeginningWith, src/listing/list-files.ts); any other match sends it back to
+  // reading the matches whole. Each step below changes which of the two answers.
+  it('lists exactly the matches in name order, also once a match does not begin with the term', async () => {
+    const owner = await signUp(server.baseUrl);
+    const r = random(47);
+    const start = Date.UTC(2024, 5, 1);
+    let n = 0;
+    const insert = async (names: string[], ocrText: string | null = null) => {
+      const rows = names.map((name) => fileRow(owner.userId, `prefixed${owner.userId.slice(0, 6)}${String(n++).padStart(5, '0')}`, { name, ocrText, size: Math.floor(r.next() * 1000), createdAt: start + n * 60_000 }));
+      await server.ctx.db.insertInto('files').values(rows).execute();
+    };
+    // Names that begin with the term, in both cases and with the accent, among others that do not.
+    await insert(Array.from({ length: 150 }, (_, i) => `${r.pick(['Ärger', 'ärger', 'ÄRGER'])}-${r.pick(['b', 'a', 'c'])}${i}.txt`));
+    await insert(Array.from({ length: 150 }, (_, i) => `${r.pick(['zeta', 'Alpha', 'Beta'])}-${i}.txt`));
+    const agree = async (what: string) => {
+      const rows = await server.ctx.db.selectFrom('files').select(['id', 'searchName', 'searchOcr', 'createdAt', 'size']).where('userId', '=', owner.userId).execute();
+      const term = foldForSearch('ärger');
+      const selected = rows.filter((row) => (row.searchName ?? '').includes(term) || (row.searchOcr ?? '').includes(term)).sort(orders.name).map((row) => row.id);
+      for (const page of [1, 2, 7, Math.ceil(selected.length / 24), Math.ceil(selected.length / 24) + 1]) {
+        const response = await owner.get(`/api/files?search=%C3%84rger&sortBy=name&limit=24&page=${page}`);
+        expect(response.status, response.text).toBe(200);
+        expect(response.body.pagination.total, `${what}, page ${page}`).toBe(selected.length);
+        expect(response.body.data.map((f: { id: string }) => f.id), `${what}, page ${page}`).toEqual(selected.slice((page - 1) * 24, page * 24));
+      }
+    };
+    await agree('every match begins with the term');
+    await insert(['mein ärger.txt']);
+    await agree('a name with the term inside');
+    await server.ctx.db.deleteFrom('files').where('name', '=', 'mein ärger.txt').where('userId', '=', owner.userId).execute();
+    await agree('that name deleted');
+    await insert(['scan.png'], 'Viel Ärger');
+    await agree('a match by its recognised text');
+    await server.ctx.db.deleteFrom('files').where('name', '=', 'scan.png').where('userId', '=', owner.userId).execute();
+    // The last code point right after the term sorts past the run's bound: counted apart.
+    await insert(['ärger\u{10FFFF}.txt', 'ärger\u{10FFFF}a.txt']);
+    await agree('names past the bound of the run');
+  });
+});
