@@ -69,7 +69,7 @@ export async function prepareDatabase(db: Db, config: Config, log: Logger): Prom
 
 export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   fs.mkdirSync(path.join(config.dataDir, 'tmp'), { recursive: true });
-  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log });
   await prepareDatabase(database.db, config, log);
 
   const storage = await createStorage({ kind: config.storage, dataDir: config.dataDir, ...(config.s3 ? { s3: config.s3 } : {}) });

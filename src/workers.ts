@@ -29,7 +29,7 @@ const SHUTDOWN_DEADLINE_MS = 30_000;
  */
 export async function runWorkers(config: Config, log: Logger): Promise<void> {
   fs.mkdirSync(path.join(config.dataDir, 'tmp'), { recursive: true });
-  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1, log });
   try {
     await prepareDatabase(database.db, config, log);
   } finally {

@@ -29,7 +29,7 @@ export interface OfflineInstance {
  */
 export async function openOfflineInstance(config: Config, options: { poolSize?: number } = {}): Promise<OfflineInstance> {
   const log = pino({ level: config.logLevel }, pino.destination({ dest: 2, sync: true }));
-  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: options.poolSize ?? 4 });
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: options.poolSize ?? 4, log });
   try {
     await migrate(database.db);
     await ensureBuiltinRoles(database.db);

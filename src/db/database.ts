@@ -86,9 +86,19 @@ export function withoutJit(databaseUrl: string): string {
 /** SQLite's `mmap_size`: the largest this build of SQLite maps (SQLITE_MAX_MMAP_SIZE, 0x7fff0000). */
 export const SQLITE_MMAP_BYTES = 0x7fff0000;
 
-export function openDatabase(options: { databaseUrl: string | null; dataDir: string; poolSize?: number }): DatabaseHandle {
+/** Where the database layer reports what it recovers from on its own. */
+export interface DatabaseLog {
+  warn(details: object, message: string): void;
+}
+
+export function openDatabase(options: { databaseUrl: string | null; dataDir: string; poolSize?: number; log?: DatabaseLog }): DatabaseHandle {
   if (options.databaseUrl) {
     const pool = preparingPool(new pg.Pool({ connectionString: withoutJit(options.databaseUrl), max: options.poolSize ?? 10 }));
+    // A connection waiting in the pool can end: PostgreSQL restarting, an administrator ending
+    // sessions, a proxy closing idle ones. The pool drops it and reports the error here, and the next
+    // query opens another; with no listener, Node would end the process over it. Only the code and
+    // message are logged: the error carries the client, whose parameters may hold the password.
+    pool.on('error', (error: Error & { code?: string }) => options.log?.warn({ code: error.code, error: error.message }, 'a PostgreSQL connection ended while idle; the next query opens another'));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }

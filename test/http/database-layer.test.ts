@@ -1,5 +1,8 @@
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import pg from 'pg';
+import SqliteDatabase from 'better-sqlite3';
 import { dialectUnderTest, freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
 import { openDatabase, prepared, withoutJit } from '../../src/db/database.ts';
 import { signUp } from '../support/client.ts';
@@ -8,10 +11,12 @@ import { signUp } from '../support/client.ts';
 
 let server: TestServer;
 let userId: string;
+let owner: Awaited<ReturnType<typeof signUp>>;
 
 beforeAll(async () => {
   server = await startTestServer();
-  userId = (await signUp(server.baseUrl)).userId;
+  owner = await signUp(server.baseUrl);
+  userId = owner.userId;
 });
 afterAll(() => server.close());
 
@@ -71,6 +76,42 @@ describe('database layer', () => {
       expect(timeout.rows[0]!.statement_timeout).toBe('12345ms');
     } finally {
       await handle.close();
+    }
+  });
+
+  it('keeps serving while something else acts on the database: PostgreSQL ending its connections, another reader of SQLite', async () => {
+    // Several requests at once leave several connections idle in the pool (PostgreSQL).
+    const statuses = await Promise.all(Array.from({ length: 6 }, () => owner.get('/api/files?limit=5').then((r) => r.status)));
+    expect(statuses).toEqual(Array(6).fill(200));
+    if (server.ctx.dialect === 'postgres') {
+      // What a restart of PostgreSQL, an administrator or a proxy that drops idle sessions does to
+      // the server's idle connections: each ends with an error the pool reports, and the server lives on.
+      const admin = new pg.Client({ connectionString: server.databaseUrl });
+      await admin.connect();
+      try {
+        const ended = await admin.query<{ ended: boolean }>('select pg_terminate_backend(pid) as ended from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+        expect(ended.rows.filter((row) => row.ended).length).toBeGreaterThan(0);
+      } finally {
+        await admin.end();
+      }
+    } else {
+      // Another process reading the database file (a backup, the command line) holds a snapshot open.
+      const reader = new SqliteDatabase(path.join(server.dataDir, 'hoard.sqlite'), { readonly: true });
+      try {
+        reader.prepare('begin').run();
+        expect(Number((reader.prepare('select count(*) as n from users').get() as { n: number }).n)).toBeGreaterThan(0);
+        const upload = await owner.post('/api/tags', { name: 'written beside a reader' });
+        expect(upload.status, upload.text).toBe(201);
+        reader.prepare('commit').run();
+      } finally {
+        reader.close();
+      }
+    }
+    // Connections ended while idle are replaced: the requests that follow, reads and writes, succeed.
+    await expect.poll(async () => (await owner.get('/api/files?limit=5')).status).toBe(200);
+    for (let i = 0; i < 12; i++) {
+      const response = i % 3 === 0 ? await owner.post('/api/tags', { name: `after ${i}` }) : await owner.get('/api/files?limit=5');
+      expect(response.status, response.text).toBe(i % 3 === 0 ? 201 : 200);
     }
   });
 });
