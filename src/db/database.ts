@@ -9,6 +9,31 @@ import type { Database } from './schema.ts';
 export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
 
+/**
+ * The database cannot be used right now, for reasons outside the statement: PostgreSQL cannot be
+ * reached or ended the connection, SQLite's write lock stayed with another process past
+ * busy_timeout. The HTTP layer answers it 503 with Retry-After, not 500.
+ */
+export class DatabaseUnavailable extends Error {
+  constructor(cause: unknown) {
+    super('The database cannot be used right now', { cause });
+    this.name = 'DatabaseUnavailable';
+  }
+}
+
+/**
+ * Whether an error means the database cannot be used right now (DatabaseUnavailable) rather than
+ * that a statement was wrong: a connection PostgreSQL ended or lost (SQLSTATE class 08, 57P01–57P03,
+ * or the driver's "Connection terminated"), or SQLite busy past busy_timeout.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (error instanceof DatabaseUnavailable) return true;
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code.startsWith('SQLITE_BUSY'))) return true;
+  return error.message.startsWith('Connection terminated');
+}
+
 /** The dialect a Kysely instance (or transaction) speaks. */
 export function dialectOf(db: Kysely<any>): Dialect {
   return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
@@ -49,7 +74,11 @@ function statementName(text: string): string {
 function preparingPool(pool: pg.Pool): pg.Pool {
   const connect = pool.connect.bind(pool);
   (pool as { connect: unknown }).connect = async () => {
-    const client = await connect();
+    // No connection could be opened (refused, unreachable, closed to connections, too many): the
+    // database's state, never the request's.
+    const client = await connect().catch((error: unknown) => {
+      throw new DatabaseUnavailable(error);
+    });
     const marked = client as pg.PoolClient & { hoardPrepared?: Set<string> };
     if (!marked.hoardPrepared) {
       const preparedHere = (marked.hoardPrepared = new Set());

@@ -3,6 +3,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ErrorKind } from '../errors.ts';
 import type { ErrorShape, RoutePolicy } from '../auth/route-policy.ts';
 import { errorShapeForUrl } from './route-match.ts';
+import { isDatabaseUnavailable } from '../db/database.ts';
 
 // Not `import … from 'node:http'`: importing it as an ES module reads every export, including the
 // lazy WebSocket ones, which load Node's fetch implementation (undici) with it, about 2 MiB of
@@ -20,6 +21,8 @@ const statusOf: Record<ErrorKind, number> = {
 };
 
 const SERVER_ERROR = 'The operation could not be completed.';
+/** Retry-After of a 503 for a database that cannot be used right now (isDatabaseUnavailable). */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 /**
  * The error shape of the route a request reached; a request that reached none (not found, refused
@@ -82,6 +85,12 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   }
   const status = fastifyError.statusCode;
   if (status !== undefined && status >= 400 && status < 500) return sendError(request, reply, status, fastifyError.message);
+  if (isDatabaseUnavailable(error)) {
+    // PostgreSQL restarting or unreachable, SQLite locked by another process: worth a retry shortly.
+    request.log.warn({ error: error.message, cause: error.cause instanceof Error ? error.cause.message : undefined }, 'database unavailable');
+    reply.header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+    return sendError(request, reply, 503, 'The database is unavailable right now; try again shortly');
+  }
   request.log.error({ err: error }, 'request failed');
   return sendError(request, reply, 500, SERVER_ERROR);
 }

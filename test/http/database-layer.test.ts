@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
 import pg from 'pg';
 import SqliteDatabase from 'better-sqlite3';
@@ -113,5 +113,43 @@ describe('database layer', () => {
       const response = i % 3 === 0 ? await owner.post('/api/tags', { name: `after ${i}` }) : await owner.get('/api/files?limit=5');
       expect(response.status, response.text).toBe(i % 3 === 0 ? 201 : 200);
     }
+  });
+
+  it('answers 503 with Retry-After while the database cannot be used, and serves again once it can', async () => {
+    // A 503 says "try again shortly", which ShareX and scripts act on; a 500 says the server is broken.
+    const expectUnavailable = async (response: Awaited<ReturnType<typeof owner.get>>) => {
+      expect(response.status, response.text).toBe(503);
+      expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((response.body as { error: string }).error).toMatch(/database/i);
+    };
+    if (server.ctx.dialect === 'postgres') {
+      // PostgreSQL stopped, or the database closed to connections: no connection can be opened.
+      const name = new URL(server.databaseUrl!).pathname.slice(1);
+      const admin = new pg.Client({ connectionString: inject('postgresUrl') });
+      await admin.connect();
+      try {
+        await admin.query(`alter database ${name} with allow_connections false`);
+        await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [name]);
+        await expect.poll(async () => (await owner.get('/api/files?limit=5')).status).toBe(503);
+        await expectUnavailable(await owner.get('/api/files?limit=5'));
+        await expectUnavailable(await owner.post('/api/tags', { name: 'while closed' }));
+      } finally {
+        await admin.query(`alter database ${name} with allow_connections true`);
+        await admin.end();
+      }
+    } else {
+      // Another process holds SQLite's write lock past the wait for it (busy_timeout, 5 s).
+      const writer = new SqliteDatabase(path.join(server.dataDir, 'hoard.sqlite'));
+      try {
+        writer.prepare('begin immediate').run();
+        await expectUnavailable(await owner.post('/api/tags', { name: 'while locked' }));
+        writer.prepare('rollback').run();
+      } finally {
+        writer.close();
+      }
+    }
+    const after = await owner.post('/api/tags', { name: 'once it can' });
+    expect(after.status, after.text).toBe(201);
+    expect((await owner.get('/api/files?limit=5')).status).toBe(200);
   });
 });
