@@ -67,7 +67,7 @@
 import { hostname } from 'node:os';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import type { Db, Dialect } from '../db/database.ts';
+import { isDatabaseUnavailable, type Db, type Dialect } from '../db/database.ts';
 import type { Executor } from '../db/account-scope.ts';
 import { newId, randomLowerAlnum } from '../db/ids.ts';
 
@@ -212,6 +212,9 @@ interface JobRow {
 const jitter = (ms: number) => Math.round(ms * (0.8 + Math.random() * 0.4));
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
+/** While the database cannot be used, how often the job queue says so. */
+const UNAVAILABLE_LOG_INTERVAL_MS = 60_000;
+
 export class JobRunner {
   /** Identifies this runner in lease tokens (host, pid, random). */
   readonly id: string;
@@ -239,6 +242,9 @@ export class JobRunner {
   private saturated = false;
   /** Running attempts by lease token (one per job). */
   private readonly running = new Map<string, { type: string; promise: Promise<void> }>();
+  /** When claims began failing for want of the database, and when that was last logged. */
+  private unavailableSince: number | null = null;
+  private unavailableLoggedAt = 0;
 
   constructor(ctx: JobRunnerContext, handlers: JobHandlers, options: JobRunnerOptions = {}) {
     this.db = ctx.db;
@@ -369,12 +375,29 @@ export class JobRunner {
         this.again = false;
         if (this.stopping) break;
         const { jobs, saturated } = await this.claimFree(Date.now(), true);
+        if (this.unavailableSince !== null) {
+          this.log.info({ seconds: Math.round((Date.now() - this.unavailableSince) / 1000) }, 'job queue: the database is available again');
+          this.unavailableSince = null;
+          this.unavailableLoggedAt = 0;
+        }
         this.saturated = saturated;
         for (const job of jobs) void this.launch(job);
         if (this.saturated) this.again = true;
       } while (this.again && !this.stopping);
     } catch (error) {
-      if (!this.stopping) this.log.error({ err: error }, 'job queue: could not claim jobs');
+      if (this.stopping) return;
+      if (!isDatabaseUnavailable(error)) {
+        this.log.error({ err: error }, 'job queue: could not claim jobs');
+        return;
+      }
+      // PostgreSQL stopped or restarting, SQLite locked by another process: every poll fails until
+      // it is over, which is said once a minute rather than with a stack twice a second.
+      const now = Date.now();
+      this.unavailableSince ??= now;
+      if (now - this.unavailableLoggedAt >= UNAVAILABLE_LOG_INTERVAL_MS) {
+        this.unavailableLoggedAt = now;
+        this.log.warn({ error: (error as Error).message, since: new Date(this.unavailableSince).toISOString() }, 'job queue: the database is unavailable; jobs wait until it is back');
+      }
     }
   }
 

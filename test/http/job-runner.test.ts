@@ -5,7 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import SqliteDatabase from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrator.ts';
@@ -91,4 +93,48 @@ describe('runDueJobs', () => {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
+});
+
+describe('the job queue while the database cannot be used', () => {
+  it('says so once, not on every poll, and again when the database is back', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-outage-'));
+    const databaseUrl = (await freshDatabaseUrl()) ?? null;
+    const handle = openDatabase({ databaseUrl, dataDir });
+    const lines: Array<{ level: number; msg: string }> = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const runner = new JobRunner({ db: handle.db, dialect: handle.dialect, log }, { task: async () => {} }, { pollIntervalMs: 50 });
+    const said = (text: string) => lines.filter((line) => line.msg.includes(text));
+    try {
+      await migrate(handle.db);
+      runner.start();
+      if (databaseUrl) {
+        // PostgreSQL: the database closed to connections, its sessions ended; about 30 polls fail.
+        const name = new URL(databaseUrl).pathname.slice(1);
+        const admin = new pg.Client({ connectionString: inject('postgresUrl') });
+        await admin.connect();
+        try {
+          await admin.query(`alter database ${name} with allow_connections false`);
+          await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [name]);
+          await sleep(1500);
+        } finally {
+          await admin.query(`alter database ${name} with allow_connections true`);
+          await admin.end();
+        }
+      } else {
+        // SQLite: another process keeps the write lock; each claim waits busy_timeout (5 s), twice.
+        const writer = new SqliteDatabase(path.join(dataDir, 'hoard.sqlite'));
+        writer.prepare('begin immediate').run();
+        await sleep(10_500);
+        writer.prepare('rollback').run();
+        writer.close();
+      }
+      await expect.poll(() => said('available again').length, { timeout: 15_000 }).toBe(1);
+      expect(said('the database is unavailable')).toHaveLength(1);
+      expect(said('could not claim jobs')).toHaveLength(0);
+    } finally {
+      await runner.stop();
+      await handle.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
