@@ -4,6 +4,7 @@ import { AppError, type ErrorKind } from '../errors.ts';
 import type { ErrorShape, RoutePolicy } from '../auth/route-policy.ts';
 import { errorShapeForUrl } from './route-match.ts';
 import { isDatabaseUnavailable } from '../db/database.ts';
+import { isStorageUnavailable } from '../storage/storage.ts';
 
 // Not `import … from 'node:http'`: importing it as an ES module reads every export, including the
 // lazy WebSocket ones, which load Node's fetch implementation (undici) with it, about 2 MiB of
@@ -21,8 +22,8 @@ const statusOf: Record<ErrorKind, number> = {
 };
 
 const SERVER_ERROR = 'The operation could not be completed.';
-/** Retry-After of a 503 for a database that cannot be used right now (isDatabaseUnavailable). */
-const DATABASE_RETRY_AFTER_SECONDS = 5;
+/** Retry-After of a 503 for a database or file storage that cannot be used right now. */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /**
  * The error shape of the route a request reached; a request that reached none (not found, refused
@@ -88,8 +89,14 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   if (isDatabaseUnavailable(error)) {
     // PostgreSQL restarting or unreachable, SQLite locked by another process: worth a retry shortly.
     request.log.warn({ error: error.message, cause: error.cause instanceof Error ? error.cause.message : undefined }, 'database unavailable');
-    reply.header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+    reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
     return sendError(request, reply, 503, 'The database is unavailable right now; try again shortly');
+  }
+  if (isStorageUnavailable(error)) {
+    // The object store unreachable or answering "later" (after the S3 client's own retries).
+    request.log.warn({ error: error.message, code: (error as { code?: unknown }).code }, 'file storage unavailable');
+    reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+    return sendError(request, reply, 503, 'The file storage is unavailable right now; try again shortly');
   }
   request.log.error({ err: error }, 'request failed');
   return sendError(request, reply, 500, SERVER_ERROR);

@@ -129,6 +129,24 @@ export class StoragePartError extends Error {
   }
 }
 
+/** Network failures of a call to the object store: it could not be reached, or stopped answering. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+/** The S3 client's names for an answer that says "later", as opposed to "wrong". */
+const LATER = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeTooSkewed', 'SlowDown', 'ServiceUnavailable', 'InternalError']);
+
+/**
+ * Whether a storage call failed because the object store cannot be used right now (S3 unreachable,
+ * timing out, answering 5xx or SlowDown, after the client's own retries) rather than because of the
+ * request. Only the S3 client's errors carry `$metadata`; local disk faults are not of this kind.
+ */
+export function isStorageUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error) || !('$metadata' in error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  return (status !== undefined && status >= 500) || LATER.has(error.name);
+}
+
 /**
  * Counts bytes flowing through and fails mid-stream, so an oversized or truncated body is
  * rejected while it arrives instead of after it has been stored.

@@ -1,0 +1,36 @@
+import { expect, it } from 'vitest';
+import { startTestServer } from '../support/server.ts';
+import { signUp } from '../support/client.ts';
+import { uploadFile } from '../support/uploads.ts';
+import { startS3rver } from '../support/s3rver.ts';
+import { s3Env } from '../support/storage-env.ts';
+
+// An object store that cannot be reached (stopped, restarting, a network fault) is the storage's
+// state, not the request's: 503 with Retry-After, which upload tools and scripts retry on.
+it('answers 503 with Retry-After while the object store cannot be reached, and keeps no record of a refused upload', async () => {
+  const s3 = await startS3rver();
+  const server = await startTestServer(s3Env(s3));
+  try {
+    const owner = await signUp(server.baseUrl);
+    const uploaded = await uploadFile(owner, 'kept.txt', 'kept bytes');
+    expect(uploaded.status, uploaded.text).toBe(200);
+    const { rawUrl, downloadUrl } = (uploaded.body as { data: { rawUrl: string; downloadUrl: string } }).data;
+    const paths = [new URL(rawUrl).pathname, new URL(downloadUrl).pathname];
+    await s3.stop();
+    for (const path of paths) {
+      const response = await owner.get(path);
+      expect(response.status, `${path}: ${response.text}`).toBe(503);
+      expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(response.text).toMatch(/storage/i);
+    }
+    const refused = await uploadFile(owner, 'new.txt', 'new bytes');
+    expect(refused.status, refused.text).toBe(503);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    // The refused upload left no record behind.
+    const listed = await owner.get('/api/files?search=new.txt');
+    expect(listed.status).toBe(200);
+    expect((listed.body as { pagination: { total: number } }).pagination.total).toBe(0);
+  } finally {
+    await server.close();
+  }
+});
