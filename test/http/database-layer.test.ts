@@ -6,6 +6,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { dialectUnderTest, freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
 import { openDatabase, prepared, withoutJit } from '../../src/db/database.ts';
 import { signUp } from '../support/client.ts';
+import { whileDatabaseClosed } from '../support/postgres.ts';
 
 // The database layer's performance measures must not change what a query means.
 
@@ -124,19 +125,11 @@ describe('database layer', () => {
     };
     if (server.ctx.dialect === 'postgres') {
       // PostgreSQL stopped, or the database closed to connections: no connection can be opened.
-      const name = new URL(server.databaseUrl!).pathname.slice(1);
-      const admin = new pg.Client({ connectionString: inject('postgresUrl') });
-      await admin.connect();
-      try {
-        await admin.query(`alter database ${name} with allow_connections false`);
-        await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [name]);
+      await whileDatabaseClosed(inject('postgresUrl')!, server.databaseUrl!, async () => {
         await expect.poll(async () => (await owner.get('/api/files?limit=5')).status).toBe(503);
         await expectUnavailable(await owner.get('/api/files?limit=5'));
         await expectUnavailable(await owner.post('/api/tags', { name: 'while closed' }));
-      } finally {
-        await admin.query(`alter database ${name} with allow_connections true`);
-        await admin.end();
-      }
+      });
     } else {
       // Another process holds SQLite's write lock past the wait for it (busy_timeout, 5 s).
       const writer = new SqliteDatabase(path.join(server.dataDir, 'hoard.sqlite'));

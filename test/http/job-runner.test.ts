@@ -5,7 +5,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import pino from 'pino';
-import pg from 'pg';
 import SqliteDatabase from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
@@ -13,6 +12,7 @@ import { openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrator.ts';
 import { enqueueJob, JobRunner } from '../../src/jobs/queue.ts';
 import { signUp } from '../support/client.ts';
+import { whileDatabaseClosed } from '../support/postgres.ts';
 import { uploadFile } from '../support/uploads.ts';
 
 /**
@@ -109,17 +109,7 @@ describe('the job queue while the database cannot be used', () => {
       runner.start();
       if (databaseUrl) {
         // PostgreSQL: the database closed to connections, its sessions ended; about 30 polls fail.
-        const name = new URL(databaseUrl).pathname.slice(1);
-        const admin = new pg.Client({ connectionString: inject('postgresUrl') });
-        await admin.connect();
-        try {
-          await admin.query(`alter database ${name} with allow_connections false`);
-          await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [name]);
-          await sleep(1500);
-        } finally {
-          await admin.query(`alter database ${name} with allow_connections true`);
-          await admin.end();
-        }
+        await whileDatabaseClosed(inject('postgresUrl')!, databaseUrl, () => sleep(1500));
       } else {
         // SQLite: another process keeps the write lock; each claim waits busy_timeout (5 s), twice.
         const writer = new SqliteDatabase(path.join(dataDir, 'hoard.sqlite'));

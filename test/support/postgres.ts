@@ -103,3 +103,22 @@ export async function createDatabase(adminUrl: string, prefix = 'hoard'): Promis
   url.pathname = `/${name}`;
   return url.toString();
 }
+
+/**
+ * Runs `work` while the database at `databaseUrl` cannot be used, as when PostgreSQL is stopped or
+ * restarting: it refuses new connections and its sessions are ended. Reopened afterwards, whatever
+ * `work` does. `adminUrl` names another database of the cluster to act from.
+ */
+export async function whileDatabaseClosed<T>(adminUrl: string, databaseUrl: string, work: () => Promise<T>): Promise<T> {
+  const name = new URL(databaseUrl).pathname.slice(1);
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`alter database ${name} with allow_connections false`);
+    await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [name]);
+    return await work();
+  } finally {
+    await admin.query(`alter database ${name} with allow_connections true`);
+    await admin.end();
+  }
+}
