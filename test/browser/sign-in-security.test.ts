@@ -1,9 +1,9 @@
-import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { freePort, startTestServer, type TestServer } from '../support/server.ts';
 import { Client } from '../support/client.ts';
 import { launchBrowser, watchPage, type BrowserSession } from '../support/browser.ts';
+import { codeAt, previousStepCode } from '../support/totp.ts';
 
 /**
  * Sign-in security in a real Chromium (contract §8): two-factor from the QR page and signing in with
@@ -13,7 +13,6 @@ import { launchBrowser, watchPage, type BrowserSession } from '../support/browse
  */
 const EMAIL = 'grace@example.test';
 const PASSWORD = 'a security password';
-const codeAt = (secret: string, timestamp: number) => new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp });
 
 describe('sign-in security in Chromium', () => {
   let server: TestServer;
@@ -61,7 +60,7 @@ describe('sign-in security in Chromium', () => {
     await expect(page.getByRole('img', { name: /QR code/ }).getAttribute('src')).resolves.toMatch(/^data:image\/png;base64,/);
     secret = (await page.getByTestId('totp-secret').textContent())!.trim();
     expect(secret).toMatch(/^[A-Z2-7]{32,}$/);
-    await page.getByLabel('Code from the app').fill(codeAt(secret, Date.now() - 30_000));
+    await page.getByLabel('Code from the app').fill(await previousStepCode(secret));
     await page.getByRole('button', { name: 'Turn on', exact: true }).click();
     const shown = page.getByTestId('recovery-codes');
     await shown.waitFor();
