@@ -132,7 +132,7 @@ export class StoragePartError extends Error {
 /** Network failures of a call to the object store: it could not be reached, or stopped answering. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
 /** The S3 client's names for an answer that says "later", as opposed to "wrong". */
-const LATER = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeTooSkewed', 'SlowDown', 'ServiceUnavailable', 'InternalError']);
+const LATER = new Set(['TimeoutError', 'RequestTimeout', 'SlowDown', 'ServiceUnavailable', 'InternalError']);
 
 /**
  * Whether a storage call failed because the object store cannot be used right now (S3 unreachable,
