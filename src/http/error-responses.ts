@@ -86,17 +86,14 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   }
   const status = fastifyError.statusCode;
   if (status !== undefined && status >= 400 && status < 500) return sendError(request, reply, status, fastifyError.message);
-  if (isDatabaseUnavailable(error)) {
-    // PostgreSQL restarting or unreachable, SQLite locked by another process: worth a retry shortly.
-    request.log.warn({ error: error.message, cause: error.cause instanceof Error ? error.cause.message : undefined }, 'database unavailable');
+  // PostgreSQL restarting or unreachable, SQLite locked by another process, the object store
+  // unreachable or answering "later" (after the S3 client's own retries): worth a retry shortly.
+  const unavailable = isDatabaseUnavailable(error) ? 'database' : isStorageUnavailable(error) ? 'file storage' : null;
+  if (unavailable) {
+    const cause = error.cause instanceof Error ? error.cause.message : undefined;
+    request.log.warn({ error: error.message, code: (error as { code?: unknown }).code, cause }, `${unavailable} unavailable`);
     reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
-    return sendError(request, reply, 503, 'The database is unavailable right now; try again shortly');
-  }
-  if (isStorageUnavailable(error)) {
-    // The object store unreachable or answering "later" (after the S3 client's own retries).
-    request.log.warn({ error: error.message, code: (error as { code?: unknown }).code }, 'file storage unavailable');
-    reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
-    return sendError(request, reply, 503, 'The file storage is unavailable right now; try again shortly');
+    return sendError(request, reply, 503, `The ${unavailable} is unavailable right now; try again shortly`);
   }
   request.log.error({ err: error }, 'request failed');
   return sendError(request, reply, 500, SERVER_ERROR);

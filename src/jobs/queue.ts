@@ -396,7 +396,7 @@ export class JobRunner {
       this.unavailableSince ??= now;
       if (now - this.unavailableLoggedAt >= UNAVAILABLE_LOG_INTERVAL_MS) {
         this.unavailableLoggedAt = now;
-        this.log.warn({ error: (error as Error).message, since: new Date(this.unavailableSince).toISOString() }, 'job queue: the database is unavailable; jobs wait until it is back');
+        this.log.warn({ error: errorText(error), since: new Date(this.unavailableSince).toISOString() }, 'job queue: the database is unavailable; jobs wait until it is back');
       }
     }
   }
