@@ -4,7 +4,7 @@ import { Secret, TOTP } from 'otpauth';
 export const STEP_MS = 30_000;
 
 /** The code an authenticator app shows for `secret` at `timestamp`. */
-export const codeAt = (secret: string, timestamp: number) => new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp });
+export const codeAt = (secret: string, timestamp: number) => new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: STEP_MS / 1000 }).generate({ timestamp });
 
 /**
  * The code of the step before the current one, which the server takes only until the current step
