@@ -31,7 +31,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code.startsWith('SQLITE_BUSY'))) return true;
-  return error.message.startsWith('Connection terminated');
+  // node-postgres's own words: a connection that ended, and a statement sent on a connection that
+  // already failed (a transaction whose connection ended between two of its statements).
+  return error.message.startsWith('Connection terminated') || error.message === 'Client has encountered a connection error and is not queryable';
 }
 
 /** The dialect a Kysely instance (or transaction) speaks. */
@@ -81,6 +83,12 @@ function preparingPool(pool: pg.Pool): pg.Pool {
     });
     const marked = client as pg.PoolClient & { hoardPrepared?: Set<string> };
     if (!marked.hoardPrepared) {
+      // The pool listens for the errors of a connection only while it waits in the pool. One that
+      // ends while a request holds it (between two statements of a transaction, or as the database
+      // stops) reports an 'error' event as well as failing the statements: with no listener, Node
+      // would end the process over it. Those statements' failures are what is answered (503) and
+      // logged, and the pool drops the connection when it comes back, so the event adds nothing.
+      client.on('error', () => {});
       const preparedHere = (marked.hoardPrepared = new Set());
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (text: unknown, values?: unknown) => {

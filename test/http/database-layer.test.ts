@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import SqliteDatabase from 'better-sqlite3';
 import { dialectUnderTest, freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
-import { openDatabase, prepared, withoutJit } from '../../src/db/database.ts';
+import { isDatabaseUnavailable, openDatabase, prepared, withoutJit } from '../../src/db/database.ts';
 import { signUp } from '../support/client.ts';
 import { whileDatabaseClosed } from '../support/postgres.ts';
 
@@ -110,6 +110,31 @@ describe('database layer', () => {
     }
     // Connections ended while idle are replaced: the requests that follow, reads and writes, succeed.
     await expect.poll(async () => (await owner.get('/api/files?limit=5')).status).toBe(200);
+    if (server.ctx.dialect === 'postgres') {
+      // A connection ended while in use, between two statements of a transaction: the transaction
+      // fails as the database being unavailable, and nothing else. An error Node could not deliver
+      // would end the server's process; it is recorded here too.
+      const uncaught: unknown[] = [];
+      const record = (error: unknown) => uncaught.push(error);
+      process.prependListener('uncaughtException', record);
+      const admin = new pg.Client({ connectionString: server.databaseUrl });
+      await admin.connect();
+      try {
+        const transaction = server.ctx.db.transaction().execute(async (trx) => {
+          const pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0]!.pid;
+          expect((await admin.query('select pg_terminate_backend($1) as ended', [pid])).rows[0].ended).toBe(true);
+          await expect.poll(async () => (await admin.query('select count(*)::int as n from pg_stat_activity where pid = $1', [pid])).rows[0].n).toBe(0);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          await sql`select 1`.execute(trx);
+        });
+        const failure = await transaction.then(() => null, (error: unknown) => error);
+        expect(isDatabaseUnavailable(failure), String(failure)).toBe(true);
+      } finally {
+        await admin.end();
+        process.removeListener('uncaughtException', record);
+      }
+      expect(uncaught.map(String)).toEqual([]);
+    }
     for (let i = 0; i < 12; i++) {
       const response = i % 3 === 0 ? await owner.post('/api/tags', { name: `after ${i}` }) : await owner.get('/api/files?limit=5');
       expect(response.status, response.text).toBe(i % 3 === 0 ? 201 : 200);
