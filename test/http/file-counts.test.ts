@@ -216,7 +216,9 @@ async function runSequence(seed: number, steps: number, owner: Client & { userId
 }
 
 describe('counts per filter value', () => {
-  it('equal the plain counts after random sequences of every kind of change, per account', async () => {
+  // 140 changes with a full comparison of searches every ten, and a second's wait for each expiry:
+  // 12–24 s beside another test file on two cores, and once past the default 30 s.
+  it('equal the plain counts after random sequences of every kind of change, per account', { timeout: 120_000 }, async () => {
     const first = await signUp(server.baseUrl);
     const second = await signUp(server.baseUrl);
     await runSequence(1, 60, first);
@@ -536,8 +538,9 @@ describe('a search with another filter, more matches than are read whole', () =>
   // the search matching fewer than half of what the other filter selects: on SQLite the search's
   // matches drive, and the page is walked in the sort's order with the other filters hidden from the
   // planner ('walk-search' in src/listing/file-query.ts). Totals, pages and timelines against the plain
-  // answer, in three orders and with date bounds, on both databases.
-  it('lists, counts and buckets exactly the files the plain query selects', async () => {
+  // answer, in three orders and with date bounds, on both databases. 110,000 files written and
+  // compared: up to 22 s beside another test file on two cores.
+  it('lists, counts and buckets exactly the files the plain query selects', { timeout: 120_000 }, async () => {
     const owner = await signUp(server.baseUrl);
     const folder = (await owner.post('/api/folders', { name: 'a few' })).body.data.folder.id as string;
     const r = random(23);
@@ -619,8 +622,9 @@ describe('a search with another filter, more matches than are read whole', () =>
 describe('the timeline of a tag or a folder', () => {
   // A tag or folder holding a small share of the account is read through its own index and bucketed
   // in the process; a larger one is counted per bucket (src/listing/timeline.ts). Both against the
-  // plain answer, with the other filters, dates, zones and the undated bucket.
-  it('counts each bucket exactly, whatever share of the account the tag or folder holds', async () => {
+  // plain answer, with the other filters, dates, zones and the undated bucket. Up to 26 s beside
+  // another test file on two cores.
+  it('counts each bucket exactly, whatever share of the account the tag or folder holds', { timeout: 120_000 }, async () => {
     const owner = await signUp(server.baseUrl);
     const other = await signUp(server.baseUrl);
     const r = random(23);
