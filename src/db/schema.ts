@@ -299,6 +299,17 @@ export interface UploadCountsTable {
   files: number | string;
 }
 
+/**
+ * PostgreSQL only: each file's folded name, upload time and account, kept by the database
+ * (migration 0025-search-names), for counting a search's name matches without reading the files.
+ */
+export interface FileNamesTable {
+  fileId: string;
+  userId: string;
+  createdAt: number | string;
+  searchName: string | null;
+}
+
 /** A file the import command made, by its path in the imported tree and its bytes (migration 0017-imports). */
 export interface ImportedFilesTable {
   userId: string;
@@ -370,6 +381,7 @@ export interface Database {
   fileTags: FileTagsTable;
   fileCounts: FileCountsTable;
   uploadCounts: UploadCountsTable;
+  fileNames: FileNamesTable;
   importedFiles: ImportedFilesTable;
   chunkSessions: ChunkSessionsTable;
   chunkParts: ChunkPartsTable;

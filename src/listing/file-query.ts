@@ -11,9 +11,22 @@ import type { FileFilters, SortBy } from './parameters.ts';
  */
 export type FilesQuery = SelectQueryBuilder<Database, 'files', {}>;
 
-/** `%` and `_` are wildcards in LIKE; the search term matches literally. */
+/** `%` and `_` are wildcards in LIKE, and a backslash escapes them: the search term matches literally. */
+function escapeLike(term: string): string {
+  return term.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** LIKE patterns: text containing the term, and text beginning with it. */
 function likeContaining(term: string): string {
-  return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return `%${escapeLike(term)}%`;
+}
+export function likeBeginning(term: string): string {
+  return `${escapeLike(term)}%`;
+}
+
+/** `column LIKE pattern`, with the escape character of escapeLike(). */
+export function like(column: Expression<string | null>, pattern: string) {
+  return sql<boolean>`${column} like ${pattern} escape ${'\\'}`;
 }
 
 /** The trigram tokenizer indexes runs of three characters: shorter terms cannot use the index. */
@@ -63,10 +76,24 @@ function documentsMatching(db: Executor, userId: string, term: string, within?: 
   return sql`filesSearch match ${ftsPhrase(term)} and rowid between ${range.first} and ${range.last} ${narrowed}`;
 }
 
+/** A search and nothing else but dates. */
+function searchOnly(filters: FileFilters): boolean {
+  const { search, ids, types, visibility, folder, tag, imagesOnly } = filters;
+  return search !== null && ids === null && types === null && visibility === null && folder === null && tag === null && !imagesOnly;
+}
+
 /** A search through SQLite's trigram index and nothing else but dates. */
 export function searchesDocumentsOnly(dialect: Dialect, filters: FileFilters): boolean {
-  const { ids, types, visibility, folder, tag, imagesOnly } = filters;
-  return dialect === 'sqlite' && searchesThroughIndex(dialect, filters) && ids === null && types === null && visibility === null && folder === null && tag === null && !imagesOnly;
+  return dialect === 'sqlite' && searchesThroughIndex(dialect, filters) && searchOnly(filters);
+}
+
+/**
+ * PostgreSQL, a search of at least three characters and nothing else but dates: its matches are
+ * counted in parts (searchMatchParts). A shorter term has no trigram to look up: each part would
+ * read every file (1.3 s with a million files, against 0.7 s for one pass over the files' rows).
+ */
+export function searchesNamesApart(dialect: Dialect, filters: FileFilters): boolean {
+  return dialect === 'postgres' && searchOnly(filters) && [...filters.search!].length >= TRIGRAM;
 }
 
 /**
@@ -105,6 +132,62 @@ export async function countSearchDocuments(db: Executor, userId: string, filters
     : undefined;
   const { rows } = await sql<{ n: number }>`select ${countDocuments(db, userId, term, within)} as n`.execute(db);
   return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * PostgreSQL, a search and dates: the upload time of each selected file, once, in two parts
+ * (migration 0025-search-names). `beginning`: the files whose folded name begins with the term, a
+ * range of the names' index read alone. `rest`: those whose name contains it after its first
+ * character and do not begin with it (the trigram index of the names' rest), and those whose
+ * recognised text contains it and whose name does not (the files' own trigram index). A million
+ * files, 66,895 names beginning with a word: counted in 9 ms, against 96 through the files' rows.
+ */
+export function searchMatchParts(db: Executor, userId: string, filters: FileFilters) {
+  const term = filters.search!;
+  const [containing, beginning] = [likeContaining(term), likeBeginning(term)];
+  const dated = <Q extends SelectQueryBuilder<Database, any, any>>(query: Q, column: 'fileNames.createdAt' | 'files.createdAt'): Q => {
+    let q = query;
+    if (filters.from !== null) q = q.where(column, '>=', filters.from) as Q;
+    if (filters.until !== null) q = q.where(column, '<=', filters.until) as Q;
+    return q;
+  };
+  const account = forAccount(db, userId);
+  const name = sql.ref<string | null>('fileNames.searchName');
+  const names = () => account.selectFrom('fileNames').select('fileNames.createdAt as t');
+  // The expression of the index, `2` written in the SQL: a parameter would not match it.
+  const byNameStart = dated(names().where(like(name, beginning)), 'fileNames.createdAt');
+  const byNameRest = dated(names().where(like(sql`substr(${name}, 2)`, containing)).where((eb) => eb.not(like(name, beginning))), 'fileNames.createdAt');
+  const byText = dated(
+    account
+      .selectFrom('files')
+      .select('files.createdAt as t')
+      .where('files.searchOcr', 'is not', null)
+      .where(like(sql.ref('files.searchOcr'), containing))
+      .where((eb) => eb.not(like(eb.fn.coalesce('files.searchName', sql.lit('')), containing))),
+    'files.createdAt',
+  );
+  return { beginning: byNameStart, rest: byNameRest.unionAll(byText) };
+}
+
+/** PostgreSQL: every file a search and dates select, as its upload time `t` (searchMatchParts). */
+export function searchMatchTimes(db: Executor, userId: string, filters: FileFilters) {
+  const { beginning, rest } = searchMatchParts(db, userId, filters);
+  return beginning.unionAll(rest);
+}
+
+/**
+ * PostgreSQL: how many files a search and dates select (searchMatchParts), and how many of them
+ * have a name that begins with the term.
+ */
+export async function countSearchMatches(db: Executor, userId: string, filters: FileFilters): Promise<{ total: number; beginning: number }> {
+  const { beginning, rest } = searchMatchParts(db, userId, filters);
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb.selectFrom(beginning.as('b')).select((e) => e.fn.countAll<number | string>().as('n')).as('beginning'),
+      eb.selectFrom(rest.as('r')).select((e) => e.fn.countAll<number | string>().as('n')).as('rest'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { total: Number(row.beginning) + Number(row.rest), beginning: Number(row.beginning) };
 }
 
 /** How a query finds the selected files. */
@@ -152,21 +235,21 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
   if (filters.search !== null) {
     // Both columns hold foldForSearch() text (migration 0006-listing), as does the term.
     const pattern = likeContaining(filters.search);
-    const like = (column: 'files.searchName' | 'files.searchOcr') => sql<boolean>`${sql.ref(column)} like ${pattern} escape ${'\\'}`;
+    const contains = (column: 'files.searchName' | 'files.searchOcr') => like(sql.ref(column), pattern);
     if (dialect === 'postgres') {
       // Two trigram index scans, ORed as bitmaps.
-      query = query.where((eb) => eb.or([like('files.searchName'), like('files.searchOcr')]));
+      query = query.where((eb) => eb.or([contains('files.searchName'), contains('files.searchOcr')]));
     } else if (bySearchIndex) {
       // The trigram index (migration 0016-search-index) names the account's files whose name or text
       // contains the term.
       query = query.where(sql<boolean>`${sql.ref('files.docId')} in (${searchDocuments(db, userId, filters.search)})`);
     } else if (access === 'rowwise') {
-      query = query.where((eb) => eb.or([like('files.searchName'), like('files.searchOcr')]));
+      query = query.where((eb) => eb.or([contains('files.searchName'), contains('files.searchOcr')]));
     } else {
       // Too short for a trigram: the name is matched in the listing index; OCR text in a partial
       // index of the files that have some, read once per statement.
-      const byOcr = forAccount(db, userId).selectFrom('files').select('files.id').where('files.searchOcr', 'is not', null).where(like('files.searchOcr'));
-      query = query.where((eb) => eb.or([like('files.searchName'), eb('files.id', 'in', byOcr)]));
+      const byOcr = forAccount(db, userId).selectFrom('files').select('files.id').where('files.searchOcr', 'is not', null).where(contains('files.searchOcr'));
+      query = query.where((eb) => eb.or([contains('files.searchName'), eb('files.id', 'in', byOcr)]));
     }
   }
   if (filters.visibility) {

@@ -7,7 +7,7 @@ import { notFound } from '../errors.ts';
 import { fileRecord } from '../files/file-views.ts';
 import type { FileRecord, FileTag, Pagination } from '../api/files.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
-import { accountFileCount, assertOwnedSelection, beyond, countedTotal, countOf, countSearchDocuments, filteredFiles, isDateSort, orderedBy, searchAccess, searchesDocumentsOnly, searchesThroughIndex, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
+import { accountFileCount, assertOwnedSelection, beyond, countedTotal, countOf, countSearchDocuments, countSearchMatches, filteredFiles, isDateSort, like, likeBeginning, orderedBy, searchAccess, searchesDocumentsOnly, searchesNamesApart, searchesThroughIndex, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { refreshStatisticsIfStale, withSearchHints } from './planner.ts';
 
@@ -248,26 +248,32 @@ async function walkedPage(db: Executor, dialect: Dialect, userId: string, filter
 }
 
 /**
- * SQLite, a search sorted by name: a page of it when its `total` matches are exactly the account's
- * files whose folded name begins with the term, as when a search names the word its files' names
- * start with ("screenshot", "IMG_2024", "invoice"). Those files are one run of the name index, each
- * of which matches; if the run holds `total` files, it holds every match, and the page is read from
- * it. Otherwise null. Reading every match's name instead costs a look-up per match: a million files,
- * 66,000 names beginning with the term, 87 → 20 ms over HTTP, most of which counts the matches.
- * The run is bounded by the term and the term followed by the last code point, between which SQLite's
+ * A search sorted by name: a page of it when its `total` matches are exactly the account's files
+ * whose folded name begins with the term, as when a search names the word its files' names start
+ * with ("screenshot", "IMG_2024", "invoice"). Those files are one run of the name index, each of
+ * which matches; if the run holds `total` files, it holds every match, and the page is read from it.
+ * Otherwise null. Reading every match's name instead costs a look-up per match: a million files,
+ * 66,000 names beginning with the term, 87 → 20 ms over HTTP on SQLite, most of which counts the
+ * matches.
+ *
+ * PostgreSQL has counted that run already (countSearchMatches: `beginning`); its names collate
+ * "C", so LIKE 'term%' is the run. SQLite's LIKE ignores case and cannot read an index, so there the
+ * run is bounded by the term and the term followed by the last code point, between which SQLite's
  * code-point (binary) order keeps only names that begin with the term; a name with that code point
  * right after the term falls outside, and then the counts differ and the matches are read whole.
  */
-async function namesBeginningWith(db: Executor, userId: string, term: string, limit: number, offset: number, total: number): Promise<string[] | null> {
+async function namesBeginningWith(db: Executor, dialect: Dialect, userId: string, term: string, limit: number, offset: number, total: number, beginning: number | null): Promise<string[] | null> {
   const run = () =>
-    forAccount(db, userId)
-      .selectFrom('files')
-      .where('files.searchName', '>=', term)
-      .where('files.searchName', '<', `${term}\u{10FFFF}`);
-  const { n } = await run()
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  if (Number(n) !== total) return null;
+    dialect === 'postgres'
+      ? forAccount(db, userId).selectFrom('files').where(like(sql.ref('files.searchName'), likeBeginning(term)))
+      : forAccount(db, userId).selectFrom('files').where('files.searchName', '>=', term).where('files.searchName', '<', `${term}\u{10FFFF}`);
+  const counted =
+    beginning ??
+    (await run()
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+      .then((row) => Number(row.n)));
+  if (counted !== total) return null;
   const rows = await orderedBy(run().select('files.id'), 'name').limit(limit).offset(offset).execute();
   return rows.map((row) => row.id);
 }
@@ -369,17 +375,23 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
     const total = rows.length ? Number(rows[0]!.total) : await accountFileCount(db, userId);
     return { data: await toRecords(db, dialect, owner, rows), pagination: pagination(total) };
   }
-  // SQLite: the index counts a search's matches by itself (migration 0020-search-documents).
-  const searchTotal = searchesDocumentsOnly(dialect, filters) ? await countSearchDocuments(db, userId, filters) : null;
-  if (searchTotal !== null) {
-    const total = searchTotal;
+  // A search alone: SQLite's index counts its matches by itself (migration 0020-search-documents);
+  // PostgreSQL counts its name matches in the table of names (migration 0025-search-names).
+  const searchCount = searchesDocumentsOnly(dialect, filters)
+    ? { total: await countSearchDocuments(db, userId, filters), beginning: null }
+    : searchesNamesApart(dialect, filters)
+      ? await countSearchMatches(db, userId, filters)
+      : null;
+  if (searchCount && searchCount.total !== null) {
+    const { total, beginning } = searchCount;
     if (total === 0 || offset >= total) return { data: [], pagination: pagination(total) };
     const ids =
-      (sortBy === 'name' && filters.from === null && filters.until === null ? await namesBeginningWith(db, userId, filters.search!, limit, offset, total) : null) ??
+      (sortBy === 'name' && filters.from === null && filters.until === null ? await namesBeginningWith(db, dialect, userId, filters.search!, limit, offset, total, beginning) : null) ??
       (await walkedPage(db, dialect, userId, filters, sortBy, limit, offset, total, await accountFileCount(db, userId)));
     if (ids) return { data: await recordsByIds(db, dialect, owner, ids), pagination: pagination(total) };
-    // Otherwise every match's sort key, from the index that holds them by document number
-    // (migration 0021-search-sort-keys); the database keeps only the page while sorting.
+    // Otherwise every match's sort key: on SQLite from the index that holds them by document number
+    // (migration 0021-search-sort-keys), on PostgreSQL through the files' trigram indexes; the
+    // database keeps only the page while sorting.
     const rows = await orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset, 'matches')), dialect), sortBy).execute();
     return { data: await toRecords(db, dialect, owner, rows), pagination: pagination(total) };
   }
@@ -438,7 +450,9 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
  */
 async function selectionTotal(db: Executor, dialect: Dialect, userId: string, filters: FileFilters): Promise<number> {
   if (isUnfiltered(filters)) return accountFileCount(db, userId);
-  const counted = (await countedTotal(db, userId, filters)) ?? (searchesDocumentsOnly(dialect, filters) ? await countSearchDocuments(db, userId, filters) : null);
+  const counted =
+    (await countedTotal(db, userId, filters)) ??
+    (searchesDocumentsOnly(dialect, filters) ? await countSearchDocuments(db, userId, filters) : searchesNamesApart(dialect, filters) ? (await countSearchMatches(db, userId, filters)).total : null);
   return counted ?? countOf(filteredFiles(db, dialect, userId, filters, (await searchAccess(db, dialect, userId, filters)) ?? 'walk'));
 }
 

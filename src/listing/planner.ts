@@ -19,15 +19,23 @@ import type { FileFilters } from './parameters.ts';
 export function withSearchHints<T>(db: Db, dialect: Dialect, filters: FileFilters, work: (executor: Executor) => Promise<T>): Promise<T> {
   if (dialect !== 'postgres' || filters.search === null) return work(db);
   return db.transaction().execute(async (trx) => {
-    await sql`set local enable_seqscan = off`.execute(trx);
+    await searchSettings.execute(trx);
     return work(trx);
   });
 }
 
 /** Use inside a transaction that runs a search (see withSearchHints). */
 export async function discourageScans(executor: Executor, dialect: Dialect, filters: FileFilters): Promise<void> {
-  if (dialect === 'postgres' && filters.search !== null) await sql`set local enable_seqscan = off`.execute(executor);
+  if (dialect === 'postgres' && filters.search !== null) await searchSettings.execute(executor);
 }
+
+/**
+ * Sequential scans discouraged (1. above), and no parallel workers: the planner splits a trigram
+ * bitmap scan of tens of thousands of matches among workers it starts for the statement, each a
+ * new process that must first map the shared buffers it reads. Measured with a million files,
+ * counting 66,895 name matches: 270–380 ms with two workers, 44–51 ms without.
+ */
+const searchSettings = sql`select set_config('enable_seqscan', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)`;
 
 const CHECK_INTERVAL_MS = 60_000;
 const checks = new WeakMap<Db, { at: number }>();

@@ -1,9 +1,9 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type Expression, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { Db, Dialect } from '../db/database.ts';
 import { forAccount } from '../db/account-scope.ts';
 import { bucketOf, bucketsBetween, type CalendarBucket, type GroupBy } from './calendar.ts';
-import { accountFileCount, assertOwnedSelection, countDocuments, countedTotal, documentsInUploadOrder, filteredFiles, firstDocumentFrom, isDateSort, searchAccess, searchDocuments, searchesDocumentsOnly, type Access } from './file-query.ts';
+import { accountFileCount, assertOwnedSelection, countDocuments, countedTotal, documentsInUploadOrder, filteredFiles, firstDocumentFrom, isDateSort, searchAccess, searchDocuments, searchesDocumentsOnly, searchesNamesApart, searchMatchTimes, type Access } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type TimelineQuery } from './parameters.ts';
 import type { Timeline } from '../api/files.ts';
 import { discourageScans, refreshStatisticsIfStale } from './planner.ts';
@@ -51,9 +51,14 @@ export async function fileTimeline(db: Db, dialect: Dialect, userId: string, que
     let counted: Counted[];
     if (!isDateSort(query.sortBy)) {
       // One undated bucket: from the oldest selected upload to just after the snapshot.
-      const row = await filteredFiles(trx, dialect, userId, filters, (await readOnce(trx, dialect, userId, filters, dated)) ?? 'walk')
-        .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('files.createdAt').as('first')])
-        .executeTakeFirstOrThrow();
+      const row = searchesNamesApart(dialect, filters)
+        ? await trx
+            .selectFrom(searchMatchTimes(trx, userId, filters).as('m'))
+            .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('m.t').as('first')])
+            .executeTakeFirstOrThrow()
+        : await filteredFiles(trx, dialect, userId, filters, (await readOnce(trx, dialect, userId, filters, dated)) ?? 'walk')
+            .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('files.createdAt').as('first')])
+            .executeTakeFirstOrThrow();
       const count = Number(row.n);
       counted = count === 0 ? [] : [{ key: 'all', from: Number(row.first), to: snapshot + 1, count }];
     } else {
@@ -130,14 +135,21 @@ async function calendarCounts(trx: Transaction<Database>, dialect: Dialect, user
   if (isUnfiltered({ ...filters, from: null, until: null })) {
     for (const [i, n] of await countsFromSlots(trx, userId, buckets, filters.from ?? -Infinity, filters.until === null ? Infinity : filters.until + 1)) counts.set(i, n);
   } else if (inOnePass) {
-    // One pass over the selected rows (found through the trigram or tag indexes): width_bucket()
-    // finds each row's bucket by binary search in the boundaries (bucket i covers
-    // boundaries[i-1] ≤ t < boundaries[i], 1-based).
+    // One pass over the selected rows (found through the trigram or tag indexes; a search alone
+    // through the table of names, searchMatchTimes): width_bucket() finds each row's bucket by
+    // binary search in the boundaries (bucket i covers boundaries[i-1] ≤ t < boundaries[i], 1-based).
     const boundaries = [...buckets.map((b) => b.from), buckets[buckets.length - 1]!.to];
-    const rows = await selected()
-      .select((eb) => [sql<number>`width_bucket(${eb.ref('files.createdAt')}, ${boundaries}::bigint[])`.as('i'), eb.fn.countAll<number | string>().as('n')])
-      .groupBy(sql`1`)
-      .execute();
+    const bucketOf = (time: Expression<unknown>) => sql<number>`width_bucket(${time}, ${boundaries}::bigint[])`;
+    const rows = searchesNamesApart(dialect, filters)
+      ? await trx
+          .selectFrom(searchMatchTimes(trx, userId, filters).as('m'))
+          .select((eb) => [bucketOf(eb.ref('m.t')).as('i'), eb.fn.countAll<number | string>().as('n')])
+          .groupBy(sql`1`)
+          .execute()
+      : await selected()
+          .select((eb) => [bucketOf(eb.ref('files.createdAt')).as('i'), eb.fn.countAll<number | string>().as('n')])
+          .groupBy(sql`1`)
+          .execute();
     for (const row of rows) counts.set(Number(row.i) - 1, Number(row.n));
   } else {
     // One index range per bucket, clipped to the date filter and the snapshot, so that range is the

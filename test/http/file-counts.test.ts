@@ -89,10 +89,11 @@ const orders: Record<'newest' | 'oldest' | 'name' | 'largest' | 'smallest', (a: 
  * Search totals, every page of the results and the timeline of a search, through HTTP, against the
  * slow reference: the account's rows read plainly and filtered, sorted and counted here.
  */
-async function searchesAgree(owner: Client & { userId: string }, label: string) {
+async function searchesAgree(owner: Client & { userId: string }, label: string, terms = ['file-', 'renamed', 'invoice', 'STRASSE', 'ed-1 from the middle', 'zz']) {
   const rows = await server.ctx.db.selectFrom('files').select(['id', 'searchName', 'searchOcr', 'createdAt', 'size', 'folderId', 'mimeType', 'visibility']).where('userId', '=', owner.userId).execute();
   const middle = [...rows].sort((a, b) => a.createdAt - b.createdAt)[Math.floor(rows.length / 2)]?.createdAt ?? Date.now();
-  for (const [term, from] of [['file-', null], ['renamed', null], ['invoice', null], ['STRASSE', null], ['ed-1', middle], ['zz', null]] as const) {
+  // A term ending in " from the middle" also has a date filter: the later half of the account's uploads.
+  for (const [term, from] of terms.map((t) => (t.endsWith(' from the middle') ? ([t.slice(0, -16), middle] as const) : ([t, null] as const)))) {
     const folded = foldForSearch(term);
     const matching = rows.filter((r) => (r.searchName ?? '').includes(folded) || (r.searchOcr ?? '').includes(folded)).filter((r) => from === null || r.createdAt >= from);
     const params = `search=${encodeURIComponent(term)}${from === null ? '' : `&dateFrom=${encodeURIComponent(new Date(from).toISOString())}`}`;
@@ -214,6 +215,48 @@ async function runSequence(seed: number, steps: number, owner: Client & { userId
   expect(await kept(owner.userId)).toEqual(await counted(owner.userId));
   await searchesAgree(owner, `seed ${seed}, at the end`);
 }
+
+describe('a search alone', () => {
+  // PostgreSQL counts and buckets it from the table of names (migration 0025-search-names: names
+  // beginning with the term, names containing it further on, recognised text), SQLite from its
+  // trigram index; the table and the index follow every write to the files, whoever makes it.
+  it('finds exactly the plain answer through every change made to the files directly', async () => {
+    const owner = await signUp(server.baseUrl);
+    const other = await signUp(server.baseUrl);
+    const db = server.ctx.db;
+    const base = Date.UTC(2024, 0, 1);
+    const names = ['holiday-1.png', 'Holiday-holiday.png', 'my holiday.png', 'xholiday', 'holida.png', 'HOLIDAY', 'notes.txt', 'scan.png', 'a_holiday', 'holiday_2'];
+    const id = (i: number) => `namestable${owner.userId.slice(0, 8)}${i}`;
+    const rows = names.map((name, i) =>
+      fileRow(owner.userId, id(i), { name, size: 100 + ((i * 7) % 10), createdAt: base + i * 9 * 86_400_000, ...(name === 'scan.png' ? { mimeType: 'image/png', ocrText: 'Holiday pictures' } : {}) }),
+    );
+    // One statement for all, with another account's file among them.
+    await db.insertInto('files').values([...rows, fileRow(other.userId, `namestable${other.userId.slice(0, 8)}x`, { name: 'holiday-theirs.png', createdAt: base })]).execute();
+    const terms = ['holiday', 'HOLIDAY from the middle', 'oliday', 'olida', 'y_2', 'notes', 'pictures', 'nothing'];
+    const agree = async (what: string) => {
+      await searchesAgree(owner, what, terms);
+      if (server.ctx.dialect === 'postgres') {
+        // The table holds exactly the files' rows.
+        const fromFiles = await db.selectFrom('files').select(['id', 'userId', 'createdAt', 'searchName']).where('userId', 'in', [owner.userId, other.userId]).orderBy('id').execute();
+        const fromNames = await db.selectFrom('fileNames').select(['fileId as id', 'userId', 'createdAt', 'searchName']).where('userId', 'in', [owner.userId, other.userId]).orderBy('fileId').execute();
+        expect(fromNames.map((r) => ({ ...r, createdAt: Number(r.createdAt) })), what).toEqual(fromFiles.map((r) => ({ ...r, createdAt: Number(r.createdAt) })));
+      }
+    };
+    await agree('after one batch');
+    // Renamed, by the API and by hand.
+    expect((await owner.patch(`/api/files/${id(6)}`, { name: 'Holiday notes.txt' })).status).toBe(200);
+    await db.updateTable('files').set({ name: 'ordinary.png', searchName: foldForSearch('ordinary.png') }).where('id', '=', id(0)).execute();
+    await agree('after renames');
+    // Text recognised later; upload times changed by hand.
+    await db.updateTable('files').set({ ocrText: 'holiday', searchOcr: 'holiday', ocrStatus: 'done' }).where('id', 'in', [id(1), id(7)]).execute();
+    await db.updateTable('files').set({ createdAt: base - 86_400_000 }).where('id', 'in', [id(2), id(5)]).execute();
+    await agree('after text and upload times changed');
+    // Deleted, through the API and in one statement by hand.
+    expect((await owner.delete(`/api/files/${id(3)}`)).status).toBe(204);
+    await db.deleteFrom('files').where('id', 'in', [id(4), id(8)]).execute();
+    await agree('after deletes');
+  });
+});
 
 describe('counts per filter value', () => {
   // 140 changes with a full comparison of searches every ten, and a second's wait for each expiry:

@@ -10,8 +10,9 @@ import { openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrator.ts';
 import { createToken } from '../../src/tokens/named-tokens.ts';
 
-// Migration 0020-search-documents numbers the files that exist when it runs; searches, their totals
-// and their timelines then answer through the numbered index exactly as over the files themselves.
+// Migration 0020-search-documents numbers the files that exist when it runs (SQLite), as migration
+// 0025-search-names copies their names (PostgreSQL); searches, their totals and their timelines then
+// answer through the index exactly as over the files themselves.
 describe('migration 0020-search-documents', () => {
   it('numbers existing files per account in upload order, and search finds them through the index', async () => {
     const databaseUrl = await freshDatabaseUrl();
@@ -53,6 +54,12 @@ describe('migration 0020-search-documents', () => {
           expect(rows.map((r) => r.docId)).toEqual(rows.map((_, i) => (n + 1) * 2 ** 32 + i + 1));
           expect(rows.map((r) => r.id)).toEqual([...rows].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)).map((r) => r.id));
         }
+      } else {
+        // PostgreSQL: the table of names (migration 0025-search-names) holds every existing file.
+        const names = await handle.db.selectFrom('fileNames').select(['fileId as id', 'userId', 'createdAt', 'searchName']).orderBy('fileId').execute();
+        const rows = await handle.db.selectFrom('files').select(['id', 'userId', 'createdAt', 'searchName']).orderBy('id').execute();
+        expect(rows).toHaveLength(90);
+        expect(names.map((r) => ({ ...r, createdAt: Number(r.createdAt) }))).toEqual(rows.map((r) => ({ ...r, createdAt: Number(r.createdAt) })));
       }
     } finally {
       await handle.close();
