@@ -56,7 +56,7 @@ export function refreshStatisticsIfStale(db: Db, dialect: Dialect, userId: strin
     if (!row) return;
     // reltuples is -1 before the first analysis.
     if (Number(row.files) < 10_000 || Number(row.files) <= 2 * Math.max(0, Number(row.estimated))) return;
-    await sql`analyze ${sql.table('files')}, ${sql.table('fileTags')}`.execute(db);
+    await sql`analyze ${sql.table('files')}, ${sql.table('fileTags')}, ${sql.table('fileNames')}`.execute(db);
   })().catch(() => {
     // Not the tables' owner, say: autovacuum remains in charge.
   });
