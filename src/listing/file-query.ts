@@ -190,6 +190,18 @@ export async function countSearchMatches(db: Executor, userId: string, filters: 
   return { total: Number(row.beginning) + Number(row.rest), beginning: Number(row.beginning) };
 }
 
+/**
+ * A search alone (and dates), counted by the index that serves it: SQLite's trigram index, or
+ * PostgreSQL's table of names, which also tells how many names begin with the term (`beginning`;
+ * null on SQLite). Null for other selections, and on SQLite for dates its numbers cannot bound.
+ */
+export async function countSearchAlone(db: Executor, dialect: Dialect, userId: string, filters: FileFilters): Promise<{ total: number; beginning: number | null } | null> {
+  if (searchesNamesApart(dialect, filters)) return countSearchMatches(db, userId, filters);
+  if (!searchesDocumentsOnly(dialect, filters)) return null;
+  const total = await countSearchDocuments(db, userId, filters);
+  return total === null ? null : { total, beginning: null };
+}
+
 /** How a query finds the selected files. */
 export type Access =
   /** The account's index is walked; a search through SQLite's trigram index is a filter on it. */

@@ -7,7 +7,7 @@ import { notFound } from '../errors.ts';
 import { fileRecord } from '../files/file-views.ts';
 import type { FileRecord, FileTag, Pagination } from '../api/files.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
-import { accountFileCount, assertOwnedSelection, beyond, countedTotal, countOf, countSearchDocuments, countSearchMatches, filteredFiles, isDateSort, like, likeBeginning, orderedBy, searchAccess, searchesDocumentsOnly, searchesNamesApart, searchesThroughIndex, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
+import { accountFileCount, assertOwnedSelection, beyond, countedTotal, countOf, countSearchAlone, filteredFiles, isDateSort, like, likeBeginning, orderedBy, searchAccess, searchesThroughIndex, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { refreshStatisticsIfStale, withSearchHints } from './planner.ts';
 
@@ -377,12 +377,8 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
   }
   // A search alone: SQLite's index counts its matches by itself (migration 0020-search-documents);
   // PostgreSQL counts its name matches in the table of names (migration 0025-search-names).
-  const searchCount = searchesDocumentsOnly(dialect, filters)
-    ? { total: await countSearchDocuments(db, userId, filters), beginning: null }
-    : searchesNamesApart(dialect, filters)
-      ? await countSearchMatches(db, userId, filters)
-      : null;
-  if (searchCount && searchCount.total !== null) {
+  const searchCount = await countSearchAlone(db, dialect, userId, filters);
+  if (searchCount) {
     const { total, beginning } = searchCount;
     if (total === 0 || offset >= total) return { data: [], pagination: pagination(total) };
     const ids =
@@ -450,9 +446,7 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
  */
 async function selectionTotal(db: Executor, dialect: Dialect, userId: string, filters: FileFilters): Promise<number> {
   if (isUnfiltered(filters)) return accountFileCount(db, userId);
-  const counted =
-    (await countedTotal(db, userId, filters)) ??
-    (searchesDocumentsOnly(dialect, filters) ? await countSearchDocuments(db, userId, filters) : searchesNamesApart(dialect, filters) ? (await countSearchMatches(db, userId, filters)).total : null);
+  const counted = (await countedTotal(db, userId, filters)) ?? (await countSearchAlone(db, dialect, userId, filters))?.total;
   return counted ?? countOf(filteredFiles(db, dialect, userId, filters, (await searchAccess(db, dialect, userId, filters)) ?? 'walk'));
 }
 
