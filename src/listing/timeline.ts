@@ -1,6 +1,7 @@
 import { sql, type Expression, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.ts';
-import type { Db, Dialect } from '../db/database.ts';
+import { dialectOf, type Db, type Dialect } from '../db/database.ts';
+import { integerRows } from '../db/integer-rows.ts';
 import { forAccount } from '../db/account-scope.ts';
 import { bucketOf, bucketsBetween, type CalendarBucket, type GroupBy } from './calendar.ts';
 import { accountFileCount, assertOwnedSelection, countDocuments, countedTotal, documentsInUploadOrder, filteredFiles, firstDocumentFrom, isDateSort, searchAccess, searchDocuments, searchesDocumentsOnly, searchesNamesApart, searchMatchTimes, type Access } from './file-query.ts';
@@ -161,9 +162,13 @@ async function calendarCounts(trx: Transaction<Database>, dialect: Dialect, user
       .select((eb) => eb.fn.countAll().as('n'))
       .where('files.createdAt', '>=', sql.ref<number>('b.lo'))
       .where('files.createdAt', '<', sql.ref<number>('b.hi'));
-    const bounds = buckets.map((b, i) => sql`(${sql.lit(i)}, ${sql.lit(Math.max(b.from, lowest))}, ${sql.lit(Math.min(b.to, highest))})`);
+    const bounds = integerRows(
+      dialect,
+      3,
+      buckets.map((b, i) => [i, Math.max(b.from, lowest), Math.min(b.to, highest)]),
+    );
     const result = await sql<{ i: number; n: number }>`
-      with b(i, lo, hi) as (values ${sql.join(bounds)})
+      with b(i, lo, hi) as (${bounds})
       select b.i as i, (${perBucket}) as n from b`.execute(trx);
     for (const row of result.rows) counts.set(Number(row.i), Number(row.n));
   }
@@ -252,9 +257,8 @@ async function countsFromSlots(trx: Transaction<Database>, userId: string, bucke
     .where('uploadCounts.span', '=', sql.ref<number>('p.span'))
     .where('uploadCounts.slot', '>=', sql.ref<number>('p.a'))
     .where('uploadCounts.slot', '<', sql.ref<number>('p.b'));
-  const values = pieces.map(([i, span, a, b]) => sql`(${sql.lit(i)}, ${sql.lit(span)}, ${sql.lit(a)}, ${sql.lit(b)})`);
   const result = await sql<{ i: number; n: number | string }>`
-    with p(i, span, a, b) as (values ${sql.join(values)})
+    with p(i, span, a, b) as (${integerRows(dialectOf(trx), 4, pieces)})
     select p.i as i, case when p.span = 0 then (${fromFiles}) else (${fromSlots}) end as n from p`.execute(trx);
   for (const row of result.rows) totals.set(Number(row.i), (totals.get(Number(row.i)) ?? 0) + Number(row.n));
   return totals;
