@@ -60,12 +60,19 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
  */
 export function canonicalTimeZone(timeZone: string): string | null {
   if (timeZone.length === 0 || timeZone.length > 64) return null;
+  // Making a formatter to ask costs about 0.13 ms, on every timeline request; the answer never changes.
+  const known = canonicalNames.get(timeZone);
+  if (known) return known;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone }).resolvedOptions().timeZone;
+    const canonical = new Intl.DateTimeFormat('en-US', { timeZone }).resolvedOptions().timeZone;
+    if (canonicalNames.size >= 1000) canonicalNames.clear();
+    canonicalNames.set(timeZone, canonical);
+    return canonical;
   } catch {
     return null;
   }
 }
+const canonicalNames = new Map<string, string>();
 
 // "1/14/2024 AD, 23:05:09": en-US with an era, so years before 1 AD stay distinguishable.
 const wallClockPattern = /^(\d+)\/(\d+)\/(\d+) (AD|BC), (\d+):(\d+):(\d+)$/;
@@ -118,6 +125,11 @@ function addMonths(date: LocalDate, months: number): LocalDate {
 export function startOfLocalDay(date: LocalDate, timeZone: string): number {
   const wall = utcOf(date);
   const before = offsetAt(wall - DAY_MS, timeZone);
+  // Nearly always midnight read with the offset of the day before, which is then the day's start:
+  // a zone whose offset falls back across midnight has its larger offset before, and so the first
+  // of the two midnights; one that jumps forward has only one midnight, or none. One reading of the
+  // zone fewer per boundary (a timeline of 157 weeks reads it about 470 times).
+  if (offsetAt(wall - before, timeZone) === before) return wall - before;
   const after = offsetAt(wall + DAY_MS, timeZone);
   const candidates = before === after ? [wall - before] : [wall - before, wall - after].sort((a, b) => a - b);
   for (const candidate of candidates) {

@@ -35,6 +35,42 @@ describe('offsets and local midnight', () => {
     // At 05:00Z the clock goes back from 01:00 (-04) to 00:00 (-05).
     expect(iso(startOfLocalDay({ year: 2024, month: 11, day: 3 }, 'America/Havana'))).toBe('2024-11-03T04:00:00.000Z');
   });
+
+  it('starts every day at the first instant of its date, in zones whose clocks change at or near midnight', () => {
+    // The reference: the first whole second whose local date is not before the day, by bisection
+    // over four days around its midnight read as UTC (offsets stay within ±14 hours).
+    const formats = new Map<string, Intl.DateTimeFormat>();
+    const dateKey = (instant: number, timeZone: string) => {
+      if (!formats.has(timeZone)) formats.set(timeZone, new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: 'numeric', day: 'numeric' }));
+      const parts = Object.fromEntries(formats.get(timeZone)!.formatToParts(instant).map((p) => [p.type, p.value]));
+      return Number(parts.year) * 10_000 + Number(parts.month) * 100 + Number(parts.day);
+    };
+    const reference = (year: number, month: number, day: number, timeZone: string) => {
+      const wall = Date.UTC(year, month - 1, day);
+      let low = wall - 2 * 86_400_000;
+      let high = wall + 2 * 86_400_000;
+      while (high - low > 1000) {
+        const mid = Math.floor((low + high) / 2000) * 1000;
+        if (dateKey(mid, timeZone) >= year * 10_000 + month * 100 + day) high = mid;
+        else low = mid;
+      }
+      return high;
+    };
+    // A year with each zone's changes both ways: Havana and Santiago change at midnight (twice and
+    // skipped), Asuncion and Beirut at midnight, Lord Howe by half an hour, and Apia skipped 30
+    // December 2011 entirely.
+    const zones = ['America/Havana', 'America/Santiago', 'America/Asuncion', 'Asia/Beirut', 'Australia/Lord_Howe', 'Pacific/Apia', 'Europe/Berlin'];
+    let days = 0;
+    for (const timeZone of zones) {
+      for (let t = Date.UTC(2011, 2, 1); t < Date.UTC(2012, 2, 1); t += 86_400_000) {
+        const d = new Date(t);
+        const [year, month, day] = [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate()];
+        expect(iso(startOfLocalDay({ year, month, day }, timeZone)), `${timeZone} ${year}-${month}-${day}`).toBe(iso(reference(year, month, day, timeZone)));
+        days += 1;
+      }
+    }
+    expect(days).toBe(zones.length * 366);
+  });
 });
 
 describe('month buckets across daylight saving changes', () => {
