@@ -7,7 +7,7 @@ import { notFound } from '../errors.ts';
 import { fileRecord } from '../files/file-views.ts';
 import type { FileRecord, FileTag, Pagination } from '../api/files.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
-import { accountFileCount, assertOwnedSelection, beyond, countedTotal, countOf, countSearchAlone, filteredFiles, isDateSort, like, likeBeginning, orderedBy, searchAccess, searchesThroughIndex, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
+import { accountFileCount, assertOwnedSelection, beginsWith, beyond, countedTotal, countOf, countSearchAlone, filteredFiles, isDateSort, orderedBy, searchAccess, searchesThroughIndex, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { refreshStatisticsIfStale, withSearchHints } from './planner.ts';
 
@@ -256,17 +256,12 @@ async function walkedPage(db: Executor, dialect: Dialect, userId: string, filter
  * 66,000 names beginning with the term, 87 → 20 ms over HTTP on SQLite, most of which counts the
  * matches.
  *
- * PostgreSQL has counted that run already (countSearchMatches: `beginning`); its names collate
- * "C", so LIKE 'term%' is the run. SQLite's LIKE ignores case and cannot read an index, so there the
- * run is bounded by the term and the term followed by the last code point, between which SQLite's
- * code-point (binary) order keeps only names that begin with the term; a name with that code point
- * right after the term falls outside, and then the counts differ and the matches are read whole.
+ * PostgreSQL has counted that run already (countSearchMatches: `beginning`). Both databases order
+ * the folded names by code point (PostgreSQL's collate "C", SQLite's binary comparison), so the run is
+ * a range of the index (beginsWith). SQLite's LIKE ignores case and cannot read an index at all.
  */
-async function namesBeginningWith(db: Executor, dialect: Dialect, userId: string, term: string, limit: number, offset: number, total: number, beginning: number | null): Promise<string[] | null> {
-  const run = () =>
-    dialect === 'postgres'
-      ? forAccount(db, userId).selectFrom('files').where(like(sql.ref('files.searchName'), likeBeginning(term)))
-      : forAccount(db, userId).selectFrom('files').where('files.searchName', '>=', term).where('files.searchName', '<', `${term}\u{10FFFF}`);
+async function namesBeginningWith(db: Executor, userId: string, term: string, limit: number, offset: number, total: number, beginning: number | null): Promise<string[] | null> {
+  const run = () => forAccount(db, userId).selectFrom('files').where(beginsWith(sql.ref('files.searchName'), term));
   const counted =
     beginning ??
     (await run()
@@ -382,7 +377,7 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
     const { total, beginning } = searchCount;
     if (total === 0 || offset >= total) return { data: [], pagination: pagination(total) };
     const ids =
-      (sortBy === 'name' && filters.from === null && filters.until === null ? await namesBeginningWith(db, dialect, userId, filters.search!, limit, offset, total, beginning) : null) ??
+      (sortBy === 'name' && filters.from === null && filters.until === null ? await namesBeginningWith(db, userId, filters.search!, limit, offset, total, beginning) : null) ??
       (await walkedPage(db, dialect, userId, filters, sortBy, limit, offset, total, await accountFileCount(db, userId)));
     if (ids) return { data: await recordsByIds(db, dialect, owner, ids), pagination: pagination(total) };
     // Otherwise every match's sort key: on SQLite from the index that holds them by document number

@@ -225,7 +225,9 @@ describe('a search alone', () => {
     const other = await signUp(server.baseUrl);
     const db = server.ctx.db;
     const base = Date.UTC(2024, 0, 1);
-    const names = ['holiday-1.png', 'Holiday-holiday.png', 'my holiday.png', 'xholiday', 'holida.png', 'HOLIDAY', 'notes.txt', 'scan.png', 'a_holiday', 'holiday_2'];
+    // Around the range of names beginning with 'holiday': 'holidaz' just past it, an emoji and the
+    // last code point right after the term inside it.
+    const names = ['holiday-1.png', 'Holiday-holiday.png', 'my holiday.png', 'xholiday', 'holida.png', 'HOLIDAY', 'notes.txt', 'scan.png', 'a_holiday', 'holiday_2', 'holidaz.png', 'holiday\u{1F600}.png', 'holiday\u{10FFFF}'];
     const id = (i: number) => `namestable${owner.userId.slice(0, 8)}${i}`;
     const rows = names.map((name, i) =>
       fileRow(owner.userId, id(i), { name, size: 100 + ((i * 7) % 10), createdAt: base + i * 9 * 86_400_000, ...(name === 'scan.png' ? { mimeType: 'image/png', ocrText: 'Holiday pictures' } : {}) }),

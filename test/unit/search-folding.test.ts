@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { foldForSearch } from '../../src/shared/search-text.ts';
+import { followingPrefix } from '../../src/listing/file-query.ts';
 import { foldForSearch as migration0006Fold } from '../../src/db/migrations/0006-listing.ts';
 
 // Text and the folded form stored in files.searchName / files.searchOcr.
@@ -29,5 +30,16 @@ describe('search folding', () => {
   // change then needs a migration that refolds the stored values, and this case moves there.
   it('the application folds as migration 0006 did', () => {
     for (const [text, folded] of cases) expect(foldForSearch(text), text).toBe(folded);
+  });
+});
+
+describe('the range of text beginning with a term', () => {
+  it('ends at the term with its last code point raised by one, skipping surrogates and the last code point', () => {
+    expect(followingPrefix('holiday')).toBe('holidaz');
+    expect(followingPrefix('caf\u00e9')).toBe('caf\u00ea');
+    expect(followingPrefix('a\u{1F600}')).toBe('a\u{1F601}');
+    expect(followingPrefix('ab\u{10FFFF}')).toBe('ac');
+    expect(followingPrefix('x\u{D7FF}')).toBe('x\u{E000}');
+    expect(followingPrefix('\u{10FFFF}\u{10FFFF}')).toBeNull();
   });
 });
