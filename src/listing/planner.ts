@@ -29,13 +29,8 @@ export async function discourageScans(executor: Executor, dialect: Dialect, filt
   if (dialect === 'postgres' && filters.search !== null) await searchSettings.execute(executor);
 }
 
-/**
- * Sequential scans discouraged (1. above), and no parallel workers: the planner splits a trigram
- * bitmap scan of tens of thousands of matches among workers it starts for the statement, each a
- * new process that must first map the shared buffers it reads. Measured with a million files,
- * counting 66,895 name matches: 270–380 ms with two workers, 44–51 ms without.
- */
-const searchSettings = sql`select set_config('enable_seqscan', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)`;
+/** Sequential scans discouraged (1. above). Parallel workers are off for every session (withSessionSettings). */
+const searchSettings = sql`select set_config('enable_seqscan', 'off', true)`;
 
 const CHECK_INTERVAL_MS = 60_000;
 const checks = new WeakMap<Db, { at: number }>();

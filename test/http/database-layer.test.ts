@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import SqliteDatabase from 'better-sqlite3';
 import { dialectUnderTest, freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
-import { isDatabaseUnavailable, openDatabase, prepared, withoutJit } from '../../src/db/database.ts';
+import { isDatabaseUnavailable, openDatabase, prepared, withSessionSettings } from '../../src/db/database.ts';
 import { signUp } from '../support/client.ts';
 import { whileDatabaseClosed } from '../support/postgres.ts';
 
@@ -61,10 +61,10 @@ describe('database layer', () => {
     }
   });
 
-  it('opens PostgreSQL sessions with the JIT compiler off, keeping options the URL gives', async () => {
+  it('opens PostgreSQL sessions with the JIT compiler and parallel workers off, keeping options the URL gives', async () => {
     if (dialectUnderTest !== 'postgres') {
       // SQLite has no such setting: the URL helper still composes options for a PostgreSQL URL.
-      expect(new URL(withoutJit('postgres://u@h:5432/d?options=-c%20search_path%3Dx')).searchParams.get('options')).toBe('-c search_path=x -c jit=off');
+      expect(new URL(withSessionSettings('postgres://u@h:5432/d?options=-c%20search_path%3Dx')).searchParams.get('options')).toBe('-c search_path=x -c jit=off -c max_parallel_workers_per_gather=0');
       return;
     }
     const base = new URL((await freshDatabaseUrl())!);
@@ -73,6 +73,8 @@ describe('database layer', () => {
     try {
       const jit = await sql<{ jit: string }>`show jit`.execute(handle.db);
       expect(jit.rows[0]!.jit).toBe('off');
+      const workers = await sql<{ max_parallel_workers_per_gather: string }>`show max_parallel_workers_per_gather`.execute(handle.db);
+      expect(workers.rows[0]!.max_parallel_workers_per_gather).toBe('0');
       const timeout = await sql<{ statement_timeout: string }>`show statement_timeout`.execute(handle.db);
       expect(timeout.rows[0]!.statement_timeout).toBe('12345ms');
     } finally {
