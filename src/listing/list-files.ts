@@ -351,15 +351,14 @@ async function deepDatePage(db: Executor, userId: string, sortBy: SortBy, limit:
 export async function listFiles(db: Db, dialect: Dialect, userId: string, owner: Owner, query: ListQuery): Promise<FileListing> {
   await assertOwnedSelection(db, userId, query.filters);
   refreshStatisticsIfStale(db, dialect, userId);
-  return withSearchHints(db, dialect, query.filters, (executor) => (query.gallery ? galleryPage(executor, dialect, userId, owner, query) : filesPage(executor, db, dialect, userId, owner, query)));
+  return withSearchHints(db, dialect, query.filters, (executor) => (query.gallery ? galleryPage(executor, dialect, userId, owner, query) : filesPage(executor, dialect, userId, owner, query)));
 }
 
-/** `db` runs the page's statements (a transaction when a search asks for it), `pool` statements that may run beside them. */
-async function filesPage(db: Executor, pool: Db, dialect: Dialect, userId: string, owner: Owner, query: ListQuery): Promise<FileListing> {
+async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: Owner, query: ListQuery): Promise<FileListing> {
   const { filters, sortBy, limit, page } = query;
   const offset = (page - 1) * limit;
   const pagination = (total: number) => ({ total, pageCount: Math.ceil(total / limit), page, limit });
-  if (!Number.isSafeInteger(offset)) return { data: [], pagination: pagination(await selectionTotal(db, pool, dialect, userId, filters)) };
+  if (!Number.isSafeInteger(offset)) return { data: [], pagination: pagination(await selectionTotal(db, dialect, userId, filters)) };
 
   if (isUnfiltered(filters)) {
     if (offset >= DEEP_PAGE && isDateSort(sortBy)) {
@@ -373,7 +372,7 @@ async function filesPage(db: Executor, pool: Db, dialect: Dialect, userId: strin
   }
   // A search alone: SQLite's index counts its matches by itself (migration 0020-search-documents);
   // PostgreSQL counts its name matches in the table of names (migration 0025-search-names).
-  const searchCount = await countSearchAlone(db, dialect, userId, filters, pool);
+  const searchCount = await countSearchAlone(db, dialect, userId, filters);
   if (searchCount) {
     const { total, beginning } = searchCount;
     if (total === 0 || offset >= total) return { data: [], pagination: pagination(total) };
@@ -440,9 +439,9 @@ async function filesPage(db: Executor, pool: Db, dialect: Dialect, userId: strin
  * through its index (searchAccess; a plain count of a search with another filter walked a million
  * files in 2.2 s). For a page past any library.
  */
-async function selectionTotal(db: Executor, pool: Db, dialect: Dialect, userId: string, filters: FileFilters): Promise<number> {
+async function selectionTotal(db: Executor, dialect: Dialect, userId: string, filters: FileFilters): Promise<number> {
   if (isUnfiltered(filters)) return accountFileCount(db, userId);
-  const counted = (await countedTotal(db, userId, filters)) ?? (await countSearchAlone(db, dialect, userId, filters, pool))?.total;
+  const counted = (await countedTotal(db, userId, filters)) ?? (await countSearchAlone(db, dialect, userId, filters))?.total;
   return counted ?? countOf(filteredFiles(db, dialect, userId, filters, (await searchAccess(db, dialect, userId, filters)) ?? 'walk'));
 }
 

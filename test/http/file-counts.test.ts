@@ -220,6 +220,23 @@ describe('a search alone', () => {
   // PostgreSQL counts and buckets it from the table of names (migration 0025-search-names: names
   // beginning with the term, names containing it further on, recognised text), SQLite from its
   // trigram index; the table and the index follow every write to the files, whoever makes it.
+  it('answers more searches at once than the database pool has connections', async () => {
+    // Each search's statements run in one transaction on one connection: a search that held its
+    // connection while waiting for a second one would, with every connection so held, wait forever.
+    const owner = await signUp(server.baseUrl);
+    const base = Date.UTC(2024, 0, 1);
+    const rows = Array.from({ length: 3000 }, (_, i) => fileRow(owner.userId, `manyatonce${owner.userId.slice(0, 8)}${i}`, { name: i % 2 ? `holiday-${i}.png` : `my holiday ${i}.png`, createdAt: base + i * 60_000 }));
+    for (let i = 0; i < rows.length; i += 500) await server.ctx.db.insertInto('files').values(rows.slice(i, i + 500)).execute();
+    const answers = await Promise.all(
+      // Distinct requests, so that the listing cache answers none of them from another.
+      Array.from({ length: 100 }, (_, i) => owner.get(`/api/files?limit=${1 + (i % 25)}&search=holiday&sortBy=${['newest', 'name', 'largest', 'oldest'][i % 4]}`)),
+    );
+    for (const response of answers) {
+      expect(response.status, response.text).toBe(200);
+      expect(response.body.pagination.total).toBe(3000);
+    }
+  });
+
   it('finds exactly the plain answer through every change made to the files directly', async () => {
     const owner = await signUp(server.baseUrl);
     const other = await signUp(server.baseUrl);
