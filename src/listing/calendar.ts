@@ -55,6 +55,8 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
   return formatter;
 }
 
+const canonicalNames = new Map<string, string>();
+
 /**
  * The canonical name of a time zone Intl knows (IANA names, case-insensitively, and UTC), or null.
  */
@@ -72,7 +74,6 @@ export function canonicalTimeZone(timeZone: string): string | null {
     return null;
   }
 }
-const canonicalNames = new Map<string, string>();
 
 // "1/14/2024 AD, 23:05:09": en-US with an era, so years before 1 AD stay distinguishable.
 const wallClockPattern = /^(\d+)\/(\d+)\/(\d+) (AD|BC), (\d+):(\d+):(\d+)$/;
