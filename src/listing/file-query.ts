@@ -12,17 +12,12 @@ import type { FileFilters, SortBy } from './parameters.ts';
 export type FilesQuery = SelectQueryBuilder<Database, 'files', {}>;
 
 /** `%` and `_` are wildcards in LIKE, and a backslash escapes them: the search term matches literally. */
-function escapeLike(term: string): string {
-  return term.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
-/** The LIKE pattern of text containing the term. */
 function likeContaining(term: string): string {
-  return `%${escapeLike(term)}%`;
+  return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/** `column LIKE pattern`, with the escape character of escapeLike(). */
-export function like(column: Expression<string | null>, pattern: string) {
+/** `column LIKE pattern`, with the escape character of likeContaining(). */
+function like(column: Expression<string | null>, pattern: string) {
   return sql<boolean>`${column} like ${pattern} escape ${'\\'}`;
 }
 

@@ -30,7 +30,7 @@ export async function discourageScans(executor: Executor, dialect: Dialect, filt
 }
 
 /** Sequential scans discouraged (1. above). Parallel workers are off for every session (withSessionSettings). */
-const searchSettings = sql`select set_config('enable_seqscan', 'off', true)`;
+const searchSettings = sql`set local enable_seqscan = off`;
 
 const CHECK_INTERVAL_MS = 60_000;
 const checks = new WeakMap<Db, { at: number }>();

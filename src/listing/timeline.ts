@@ -1,4 +1,4 @@
-import { sql, type Expression, type Transaction } from 'kysely';
+import { sql, type SelectQueryBuilder, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import { dialectOf, type Db, type Dialect } from '../db/database.ts';
 import { integerRows } from '../db/integer-rows.ts';
@@ -52,14 +52,10 @@ export async function fileTimeline(db: Db, dialect: Dialect, userId: string, que
     let counted: Counted[];
     if (!isDateSort(query.sortBy)) {
       // One undated bucket: from the oldest selected upload to just after the snapshot.
-      const row = searchesNamesApart(dialect, filters)
-        ? await trx
-            .selectFrom(searchMatchTimes(trx, userId, filters).as('m'))
-            .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('m.t').as('first')])
-            .executeTakeFirstOrThrow()
-        : await filteredFiles(trx, dialect, userId, filters, (await readOnce(trx, dialect, userId, filters, dated)) ?? 'walk')
-            .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('files.createdAt').as('first')])
-            .executeTakeFirstOrThrow();
+      const row = await trx
+        .selectFrom(selectedTimes(trx, dialect, userId, filters, (await readOnce(trx, dialect, userId, filters, dated)) ?? 'walk'))
+        .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('m.t').as('first')])
+        .executeTakeFirstOrThrow();
       const count = Number(row.n);
       counted = count === 0 ? [] : [{ key: 'all', from: Number(row.first), to: snapshot + 1, count }];
     } else {
@@ -78,6 +74,17 @@ export async function fileTimeline(db: Db, dialect: Dialect, userId: string, que
 }
 
 type Counted = CalendarBucket & { count: number };
+
+/**
+ * The upload times (`m.t`) of the selected files: a search alone on PostgreSQL from the table of
+ * names (searchMatchTimes), any other selection from the files' rows, read as `access` says.
+ */
+function selectedTimes(trx: Transaction<Database>, dialect: Dialect, userId: string, filters: FileFilters, access: Access = 'walk') {
+  const times: SelectQueryBuilder<any, any, { t: number | string }> = searchesNamesApart(dialect, filters)
+    ? searchMatchTimes(trx, userId, filters)
+    : filteredFiles(trx, dialect, userId, filters, access).select('files.createdAt as t');
+  return times.as('m');
+}
 
 /**
  * How a timeline reads its selection when it reads it once, or null when it counts each bucket over
@@ -140,17 +147,11 @@ async function calendarCounts(trx: Transaction<Database>, dialect: Dialect, user
     // through the table of names, searchMatchTimes): width_bucket() finds each row's bucket by
     // binary search in the boundaries (bucket i covers boundaries[i-1] ≤ t < boundaries[i], 1-based).
     const boundaries = [...buckets.map((b) => b.from), buckets[buckets.length - 1]!.to];
-    const bucketOf = (time: Expression<unknown>) => sql<number>`width_bucket(${time}, ${boundaries}::bigint[])`;
-    const rows = searchesNamesApart(dialect, filters)
-      ? await trx
-          .selectFrom(searchMatchTimes(trx, userId, filters).as('m'))
-          .select((eb) => [bucketOf(eb.ref('m.t')).as('i'), eb.fn.countAll<number | string>().as('n')])
-          .groupBy(sql`1`)
-          .execute()
-      : await selected()
-          .select((eb) => [bucketOf(eb.ref('files.createdAt')).as('i'), eb.fn.countAll<number | string>().as('n')])
-          .groupBy(sql`1`)
-          .execute();
+    const rows = await trx
+      .selectFrom(selectedTimes(trx, dialect, userId, filters))
+      .select((eb) => [sql<number>`width_bucket(${eb.ref('m.t')}, ${boundaries}::bigint[])`.as('i'), eb.fn.countAll<number | string>().as('n')])
+      .groupBy(sql`1`)
+      .execute();
     for (const row of rows) counts.set(Number(row.i) - 1, Number(row.n));
   } else {
     // One index range per bucket, clipped to the date filter and the snapshot, so that range is the
