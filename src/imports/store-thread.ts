@@ -12,7 +12,7 @@ export interface StoreRequest {
 }
 
 /** The read buffer of the default size, 64 KiB, and no larger. */
-const MAX_READ_BUFFER = 64 * 1024;
+export const MAX_READ_BUFFER = 64 * 1024;
 
 /**
  * The read buffer for a file of the tree: its size as walked (at least a byte), up to the default

@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, fsync, openSync, rmSync, writeSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { promisify } from 'node:util';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { StorageLimitError, StorageNotFoundError, StorageUploadGoneError } from './storage.ts';
@@ -20,7 +22,8 @@ import {
 } from './local-assembly.ts';
 
 /**
- * Objects are files under the root, written atomically (docs/architecture.md). Multipart uploads keep
+ * Objects are files under the root, written atomically (docs/architecture.md; createBlocking() is
+ * the one exception, for new keys that no record points to yet). Multipart uploads keep
  * their parts in a directory of the temporary directory; parts that arrive in order are appended to
  * one assembly file instead (src/storage/local-assembly.ts).
  */
@@ -55,6 +58,45 @@ export class LocalStorage implements Storage {
       options.deferNameSync === true,
     );
     return { size };
+  }
+
+  /**
+   * Creates the object at a new `key` from bytes already in memory: written, fsynced and closed in
+   * place, its name left to syncNames(); EEXIST if the key exists. Not atomic, unlike put(): a crash
+   * can leave part of the bytes at the key. Only for keys no record points to yet and that a crash
+   * net will remove unless a record comes (an import's slots, src/uploads/store-upload.ts): there, a
+   * temporary file and its rename are a journal entry more per file for nothing.
+   *
+   * Every file system call but the fsync, which waits for the disk, is made synchronously: only for a
+   * thread that does nothing else meanwhile (an import's storing thread, for the files it reads in
+   * one go). There an asynchronous call is a round trip through the thread pool that costs more
+   * than the call itself (docs/decisions.md, "Importing a library").
+   */
+  async createBlocking(key: string, bytes: Uint8Array): Promise<void> {
+    const path = this.#pathOf(key);
+    const parent = dirname(path);
+    let created = this.#knownDirs.has(parent) ? undefined : await this.#makeDir(parent);
+    let fd: number;
+    try {
+      fd = openSync(path, 'wx');
+    } catch (err) {
+      if (!isCode(err, 'ENOENT') || created !== undefined) throw err;
+      // A known directory removed behind this process's back: made again.
+      created = await this.#makeDir(parent);
+      fd = openSync(path, 'wx');
+    }
+    try {
+      try {
+        for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+        await fsyncAsync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      await this.#syncNewDirs(parent, created, { parent: false });
+    } catch (err) {
+      rmSync(path, { force: true });
+      throw err;
+    }
   }
 
   async syncNames(keys: readonly string[]): Promise<void> {
@@ -226,10 +268,18 @@ export class LocalStorage implements Storage {
       created = await this.#makeDir(parent);
       await rename(file, dest);
     }
-    // Newly created directories need their own entries made durable in their parents too.
+    await this.#syncNewDirs(parent, created, { parent: !deferNameSync });
+  }
+
+  /**
+   * Makes a new name in `parent` durable (unless `parent` is false: syncNames() will) and, should
+   * directories have been made for it (`created`, the first one made), their own entries in their
+   * parents too.
+   */
+  async #syncNewDirs(parent: string, created: string | null | undefined, sync: { parent: boolean }): Promise<void> {
     const stop = created === undefined || created === null ? parent : dirname(created);
     for (let dir = parent; ; dir = dirname(dir)) {
-      if (dir !== parent || !deferNameSync) await fsyncDir(dir);
+      if (dir !== parent || sync.parent) await fsyncDir(dir);
       if (dir === stop) break;
     }
   }
@@ -276,6 +326,8 @@ function checkRange({ start, end }: ByteRange, size: number): void {
     throw new RangeError(`Range ${start}-${end} is not satisfiable for ${size} bytes`);
   }
 }
+
+const fsyncAsync = promisify(fsync);
 
 function randomId(): string {
   return randomBytes(16).toString('hex');

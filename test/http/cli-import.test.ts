@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { everyoneRole, withoutEveryonePermission } from '../support/roles.ts';
@@ -501,6 +501,48 @@ describe.each(providers)('imports run in this process, on %s storage', (provider
     expect(nets).toEqual([]);
   });
 
+  it('killed (SIGKILL) in the middle, leaves every committed file whole and no byte without a record once the nets have run; the next run imports the rest', { timeout: 120_000 }, async () => {
+    const account = await member(admin, instance.baseUrl);
+    // Small files (read whole, created in place) and larger ones (streamed through a temporary file);
+    // fewer than 1,000 in all, which s3rver lists in one page.
+    const files: Record<string, Buffer> = {};
+    for (let i = 0; i < 900; i++) files[`d${i % 3}/f${String(i).padStart(4, '0')}.bin`] = randomBytes(i % 50 === 0 ? 150_000 : 4_000 + i);
+    const tree = makeTree(files);
+    const child = spawn(process.execPath, ['src/cli/main.ts', 'import', tree, '--email', account.email], { env: { ...process.env, ...instance.env }, stdio: 'ignore' });
+    const exited = new Promise((resolve) => child.on('close', resolve));
+    const committed = async () => (await instance.ctx.db.selectFrom('files').select('id').where('userId', '=', account.userId).execute()).length;
+    await vi.waitFor(async () => expect(await committed()).toBeGreaterThanOrEqual(32), { timeout: 60_000, interval: 10 });
+    child.kill('SIGKILL');
+    await exited;
+    const before = await committed();
+    expect(before).toBeLessThan(900);
+
+    // Time passes and the nets armed for the files in flight run.
+    const past = Date.now() - 2 * 3600_000;
+    await instance.ctx.db.updateTable('jobs').set({ runAt: past }).where('type', '=', 'storage.cleanup').execute();
+    await instance.jobs.runDueJobs();
+    await vi.waitFor(() => expectStoredAsRecorded(instance, storage, account.userId), { timeout: 20_000, interval: 200 });
+    const expectWhole = async () => {
+      const recorded = await instance.ctx.db.selectFrom('importedFiles').innerJoin('files', 'files.id', 'importedFiles.fileId').select(['relativePath', 'storageKey', 'importedFiles.sha256']).where('files.userId', '=', account.userId).execute();
+      for (const { relativePath, storageKey, sha256 } of recorded) {
+        const object = await instance.ctx.storage.get(storageKey);
+        const chunks: Buffer[] = [];
+        for await (const chunk of object.stream) chunks.push(chunk as Buffer);
+        const bytes = Buffer.concat(chunks);
+        expect(bytes.equals(files[relativePath]!), relativePath).toBe(true);
+        expect(createHash('sha256').update(bytes).digest('hex')).toBe(sha256);
+      }
+      return recorded.length;
+    };
+    expect(await expectWhole()).toBe(before);
+
+    const rest = await cliOf(instance, 'import', tree, '--email', account.email);
+    expect(rest.status, rest.stderr).toBe(0);
+    expect([summaryCount(rest.stdout, 'imported'), summaryCount(rest.stdout, 'skipped (already imported)')]).toEqual([900 - before, before]);
+    expect(await expectWhole()).toBe(900);
+    await expectStoredAsRecorded(instance, storage, account.userId);
+  });
+
   it('stores each file as it is read, whatever size it had when the tree was measured', async () => {
     const account = await member(admin, instance.baseUrl);
     const tree = makeTree({ 'grows.bin': randomBytes(10), 'shrinks.bin': randomBytes(100_000), 'empties.txt': 'some text', 'stays.bin': randomBytes(70_000) });
@@ -574,6 +616,31 @@ describe.each(providers)('imports run in this process, on %s storage', (provider
         for await (const chunk of object.stream) chunks.push(chunk as Buffer);
         expect(Buffer.concat(chunks).equals(expected), name).toBe(true);
       }
+    } finally {
+      await thread.close();
+      await Promise.all(slots.map((slot) => discardStored(instance.ctx, { id: slot.id, key: slot.key, size: 0, sha256: '', head: Buffer.alloc(0) })));
+    }
+  });
+
+  it("the storing thread fails a file that is gone, became a directory or is over the limit, as that file's own failure, and stores nothing for it", async () => {
+    const account = await member(admin, instance.baseUrl);
+    // Small files (read whole) and large ones (streamed) alike.
+    const tree = makeTree({ 'kept.bin': randomBytes(2_000), 'big.bin': randomBytes(90_000), 'over.bin': randomBytes(3_000) });
+    fs.mkdirSync(path.join(tree, 'now-a-directory'));
+    const requests = [
+      { name: 'gone.bin', walkedSize: 500, maxBytes: 1_000_000 },
+      { name: 'gone-large.bin', walkedSize: 500_000, maxBytes: 1_000_000 },
+      { name: 'now-a-directory', walkedSize: 100, maxBytes: 1_000_000 },
+      { name: 'over.bin', walkedSize: 3_000, maxBytes: 2_999 },
+      { name: 'big.bin', walkedSize: 90_000, maxBytes: 89_999 },
+      { name: 'kept.bin', walkedSize: 2_000, maxBytes: 2_000 },
+    ];
+    const slots = await reserveSlots(instance.ctx, account.userId, requests.length);
+    const thread = new StoreThread(instance.ctx.config, { concurrency: 2, onAlive: () => undefined });
+    try {
+      const results = await thread.store(requests.map(({ name, walkedSize, maxBytes }, i) => ({ path: Buffer.from(path.join(tree, name)), key: slots[i]!.key, maxBytes, walkedSize })));
+      expect(results.map((result) => (result.kind === 'unreadable' ? `unreadable ${result.code}` : result.kind))).toEqual(['unreadable ENOENT', 'unreadable ENOENT', 'unreadable EISDIR', 'tooLarge', 'tooLarge', 'stored']);
+      for (const [i, slot] of slots.entries()) expect(await instance.ctx.storage.stat(slot.key), requests[i]!.name).toEqual(i === 5 ? { size: 2_000 } : null);
     } finally {
       await thread.close();
       await Promise.all(slots.map((slot) => discardStored(instance.ctx, { id: slot.id, key: slot.key, size: 0, sha256: '', head: Buffer.alloc(0) })));

@@ -287,6 +287,24 @@ describe('local storage specifics', () => {
     expect(await storage.stat('files/someone/a')).toBeNull();
   });
 
+  it('creates objects from bytes in memory with blocking calls, in new and known directories, and again after its directories were removed', async () => {
+    const backend = localBackend();
+    const { storage } = backend;
+    await storage.createBlocking('files/someone/a', Buffer.from('first'));
+    await storage.createBlocking('files/someone/b', Buffer.alloc(0));
+    expect(await storage.stat('files/someone/b')).toEqual({ size: 0 });
+    // Only new keys: an existing object is never written over.
+    await expect(storage.createBlocking('files/someone/a', Buffer.from('other'))).rejects.toMatchObject({ code: 'EEXIST' });
+    expect((await readAll((await storage.get('files/someone/a')).stream)).toString()).toBe('first');
+    await rm(join(backend.dir, 'files', 'files', 'someone'), { recursive: true });
+    await storage.createBlocking('files/someone/c', Buffer.from('third'));
+    await storage.syncNames(['files/someone/c']);
+    expect((await readAll((await storage.get('files/someone/c')).stream)).toString()).toBe('third');
+    expect(await storage.stat('files/someone/a')).toBeNull();
+    await expect(storage.createBlocking('../outside', Buffer.from('x'))).rejects.toThrow(/Invalid storage key/);
+    expect(await readdir(backend.dir)).toEqual(['files']);
+  });
+
   it('treats a key below an existing file as missing', async () => {
     const { storage } = localBackend();
     await storage.put('files/a', streamOf(Buffer.from('x')));
