@@ -86,6 +86,8 @@ export async function archiveKind(storage: Storage, key: string, size: number): 
 /** The block a ZIP's small reads come from, and the largest read that is answered from it. */
 const READ_AHEAD_BYTES = 64 * 1024;
 const SMALL_READ_BYTES = READ_AHEAD_BYTES / 4;
+/** Reads answered from the block between two turns of the event loop (see StorageReader.read). */
+const READS_PER_TURN = 64;
 
 /** yauzl's random access over the object's ranged reads. */
 class StorageReader extends yauzl.RandomAccessReader {
@@ -93,6 +95,8 @@ class StorageReader extends yauzl.RandomAccessReader {
   private readonly key: string;
   private readonly size: number;
   private block: { start: number; bytes: Buffer } | null = null;
+  /** Reads answered from the block so far. */
+  private answered = 0;
   constructor(storage: Storage, key: string, size: number) {
     super();
     this.storage = storage;
@@ -112,7 +116,12 @@ class StorageReader extends yauzl.RandomAccessReader {
     const held = this.block;
     if (held && position >= held.start && end <= held.start + held.bytes.length) {
       held.bytes.copy(buffer, offset, position - held.start, end - held.start);
-      setImmediate(callback, null);
+      // Answered after the current operation, as yauzl expects, but a turn of the event loop only
+      // every READS_PER_TURN reads: a turn for each (20,000 for 10,000 entries) made up a third of a
+      // manifest's time (10,000 entries: 157–197 → 90–129 ms), and yielding every 32 entries or so
+      // still lets other requests through while a large directory is read.
+      if (++this.answered % READS_PER_TURN === 0) setImmediate(callback, null);
+      else process.nextTick(callback, null);
       return;
     }
     this.readBlock(position).then(
