@@ -75,8 +75,16 @@ export async function startHoard(options: { workDir: string; databaseUrl?: strin
       // The loader's own connection may keep the whole database in memory while it writes: every
       // seeded file goes into each sort's index at a random place (sizes, views and names are
       // independent draws), and with the server's 64 MiB page cache most of those pages had to be
-      // read again through the operating system. The server opens the database with its own settings.
-      if (database.dialect === 'sqlite') await sql`pragma cache_size = -2097152`.execute(database.db);
+      // read again through the operating system. Nor does the loader journal its writes: the seeding
+      // is one process's bulk load of a new database, and a run that fails starts from scratch, so
+      // writing each changed page to the WAL and again to the database at every checkpoint bought
+      // nothing (200,000 files: 48.8–55.8 → 44.6–45.3 s). The rows, indexes and triggers are the
+      // same. The server opens the database with its own settings, journal (WAL) included.
+      if (database.dialect === 'sqlite') {
+        await sql`pragma cache_size = -2097152`.execute(database.db);
+        await sql`pragma journal_mode = OFF`.execute(database.db);
+        await sql`pragma synchronous = OFF`.execute(database.db);
+      }
       await seedAccount(database.db, userId, options.files, 'f', true, dataDir);
       // A second account, so every query really has to pick one account's rows.
       const other = await database.db
