@@ -57,8 +57,9 @@ async function storeOne(request: StoreRequest): Promise<StoreResult> {
   } catch (error) {
     source.destroy();
     if (error instanceof StorageLimitError) return { kind: 'tooLarge' };
+    // Set by the listener above: the cast undoes the narrowing to null that TypeScript cannot see past.
     const failed = readError as NodeJS.ErrnoException | null;
-    if (failed !== null) return { kind: 'unreadable', code: typeof failed.code === 'string' ? failed.code : 'EIO' };
+    if (failed !== null) return unreadable(failed);
     throw error;
   }
 }
@@ -91,6 +92,7 @@ function readWhole(path: Buffer, walkedSize: number): { kind: 'read'; bytes: Buf
   }
 }
 
+/** A file's own failure to be read, by its error's code (EIO when it has none). */
 function unreadable(error: unknown): Extract<StoreResult, { kind: 'unreadable' }> {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   return { kind: 'unreadable', code: typeof code === 'string' ? code : 'EIO' };
