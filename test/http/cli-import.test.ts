@@ -109,6 +109,14 @@ async function bytesOf(client: Client, url: string): Promise<Buffer> {
   return Buffer.from(await answer.arrayBuffer());
 }
 
+/** The bytes stored at `key`, read through the instance's storage. */
+async function storedBytes(instance: TestServer, key: string): Promise<Buffer> {
+  const object = await instance.ctx.storage.get(key);
+  const chunks: Buffer[] = [];
+  for await (const chunk of object.stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
 const summaryCount = (stdout: string, label: string) => Number(new RegExp(`^${label.replace(/[()]/g, '\\$&')}: (\\d+)`, 'm').exec(stdout)?.[1]);
 
 describe('npm run cli -- import', () => {
@@ -525,10 +533,7 @@ describe.each(providers)('imports run in this process, on %s storage', (provider
     const expectWhole = async () => {
       const recorded = await instance.ctx.db.selectFrom('importedFiles').innerJoin('files', 'files.id', 'importedFiles.fileId').select(['relativePath', 'storageKey', 'importedFiles.sha256']).where('files.userId', '=', account.userId).execute();
       for (const { relativePath, storageKey, sha256 } of recorded) {
-        const object = await instance.ctx.storage.get(storageKey);
-        const chunks: Buffer[] = [];
-        for await (const chunk of object.stream) chunks.push(chunk as Buffer);
-        const bytes = Buffer.concat(chunks);
+        const bytes = await storedBytes(instance, storageKey);
         expect(bytes.equals(files[relativePath]!), relativePath).toBe(true);
         expect(createHash('sha256').update(bytes).digest('hex')).toBe(sha256);
       }
@@ -611,10 +616,7 @@ describe.each(providers)('imports run in this process, on %s storage', (provider
       for (const [i, name] of names.entries()) {
         const expected = now[name]!;
         expect(results[i], name).toMatchObject({ kind: 'stored', size: expected.length, sha256: createHash('sha256').update(expected).digest('hex') });
-        const object = await instance.ctx.storage.get(slots[i]!.key);
-        const chunks: Buffer[] = [];
-        for await (const chunk of object.stream) chunks.push(chunk as Buffer);
-        expect(Buffer.concat(chunks).equals(expected), name).toBe(true);
+        expect((await storedBytes(instance, slots[i]!.key)).equals(expected), name).toBe(true);
       }
     } finally {
       await thread.close();
