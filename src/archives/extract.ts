@@ -5,7 +5,7 @@ import type { ArchiveExtraction, SkippedEntry } from '../api/archives.ts';
 import { AppError, notFound } from '../errors.ts';
 import { findOwnedFile, type FileRow } from '../files/file-access.ts';
 import { uploadLinks } from '../files/file-views.ts';
-import { StorageLimitError } from '../storage/storage.ts';
+import { isStorageFull, StorageLimitError } from '../storage/storage.ts';
 import type { ResolvedOptions } from '../shared/upload-options.ts';
 import { uploadAllowance } from '../uploads/allowance.ts';
 import { planUpload, resolveOptions } from '../uploads/upload-plan.ts';
@@ -56,6 +56,7 @@ const reasons = {
   unreadable: 'it is damaged in the archive and cannot be read',
   archiveDamaged: 'the archive is damaged from here on: extraction stopped',
   quota: 'over your storage quota',
+  outOfSpace: 'the server is out of storage space',
   tooLarge: (limit: number) => `larger than the maximum upload size of ${limit} bytes`,
 };
 
@@ -63,6 +64,9 @@ const reasons = {
 function entryFailure(error: unknown): string | null {
   if (error instanceof StorageLimitError) return reasons.inflates;
   if (error instanceof AppError && error.kind === 'too_large') return reasons.quota;
+  // A full disk is the server's state, but it stops only the entries that do not fit: the ones
+  // extracted stay, and smaller ones may still fit (docs/decisions.md, "A full disk").
+  if (isStorageFull(error)) return reasons.outOfSpace;
   const message = error instanceof Error ? error.message : '';
   // yauzl's size validation (validateEntrySizes): the deflated data does not end where declared.
   if (/too many bytes in the stream/.test(message)) return reasons.inflates;

@@ -36,6 +36,12 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return error.message.startsWith('Connection terminated') || error.message === 'Client has encountered a connection error and is not queryable';
 }
 
+/** The database's disk is full: SQLite's SQLITE_FULL, PostgreSQL's disk_full (SQLSTATE 53100). */
+export function isDatabaseFull(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return code === 'SQLITE_FULL' || code === '53100';
+}
+
 /** The dialect a Kysely instance (or transaction) speaks. */
 export function dialectOf(db: Kysely<any>): Dialect {
   return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
@@ -198,14 +204,32 @@ class StablePlanQueryCompiler extends SqliteQueryCompiler {
  * load. Within one process nothing changes: its single connection runs one transaction at a time.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  readonly #database: { readonly inTransaction: boolean };
+  constructor(options: TransactionAwareConfig) {
+    super(options);
+    this.#database = options.database;
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
+
+  /**
+   * SQLite ends a transaction itself when a statement in it fails with SQLITE_FULL, SQLITE_IOERR,
+   * SQLITE_NOMEM, SQLITE_BUSY or SQLITE_INTERRUPT (sqlite.org, "Response To Errors Within A
+   * Transaction"). Kysely's ROLLBACK then fails with "no transaction is active", and that error,
+   * not the one that ended the transaction, would reach the caller: a full disk became a 500.
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (this.#database.inTransaction) await super.rollbackTransaction(connection);
+  }
 }
 
+type TransactionAwareConfig = SqliteDialectConfig & { database: { readonly inTransaction: boolean } };
+
 class StablePlanSqliteDialect extends SqliteDialect {
-  private readonly options: SqliteDialectConfig;
-  constructor(options: SqliteDialectConfig) {
+  private readonly options: TransactionAwareConfig;
+  constructor(options: TransactionAwareConfig) {
     super(options);
     this.options = options;
   }
@@ -226,6 +250,9 @@ function withStatementCache(file: SqliteDatabase.Database, size = 256) {
   const cache = new Map<string, SqliteDatabase.Statement>();
   return {
     close: () => file.close(),
+    get inTransaction() {
+      return file.inTransaction;
+    },
     prepare(text: string): SqliteDatabase.Statement {
       const cached = cache.get(text);
       if (cached && !cached.busy) {

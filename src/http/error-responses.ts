@@ -3,8 +3,8 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ErrorKind } from '../errors.ts';
 import type { ErrorShape, RoutePolicy } from '../auth/route-policy.ts';
 import { errorShapeForUrl } from './route-match.ts';
-import { isDatabaseUnavailable } from '../db/database.ts';
-import { isStorageUnavailable } from '../storage/storage.ts';
+import { isDatabaseFull, isDatabaseUnavailable } from '../db/database.ts';
+import { isStorageFull, isStorageUnavailable } from '../storage/storage.ts';
 
 // Not `import … from 'node:http'`: importing it as an ES module reads every export, including the
 // lazy WebSocket ones, which load Node's fetch implementation (undici) with it, about 2 MiB of
@@ -22,6 +22,8 @@ const statusOf: Record<ErrorKind, number> = {
 };
 
 const SERVER_ERROR = 'The operation could not be completed.';
+/** A full disk under DATA_DIR or under the database (docs/decisions.md, "A full disk"). */
+const OUT_OF_SPACE = 'The server is out of storage space; nothing was stored. Ask its administrator to free some.';
 /** Retry-After of a 503 for a database or file storage that cannot be used right now. */
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
@@ -94,6 +96,12 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
     request.log.warn({ error: error.message, code: (error as { code?: unknown }).code, cause }, `${unavailable} unavailable`);
     reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
     return sendError(request, reply, 503, `The ${unavailable} is unavailable right now; try again shortly`);
+  }
+  // 507 Insufficient Storage: the server's state, which the administrator has to mend; an error in
+  // the log (without a stack: where it happened says nothing the code does not) so it is seen.
+  if (isStorageFull(error) || isDatabaseFull(error)) {
+    request.log.error({ error: error.message, code: (error as { code?: unknown }).code }, 'out of storage space');
+    return sendError(request, reply, 507, OUT_OF_SPACE);
   }
   request.log.error({ err: error }, 'request failed');
   return sendError(request, reply, 500, SERVER_ERROR);

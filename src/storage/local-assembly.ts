@@ -1,6 +1,6 @@
 import type { Hash } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
-import { lstat, open, readdir, rm, writeFile } from 'node:fs/promises';
+import { lstat, open, readdir, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -51,7 +51,15 @@ export async function appendInOrder(
       await handle.close();
       throw err;
     }
-    await pipeline(body, sink);
+    try {
+      await pipeline(body, sink);
+    } catch (err) {
+      // The bytes of a part that failed are no part: give their space back now rather than at the
+      // next append, which may never come (a part refused because the disk filled up would keep it
+      // full until the session expired). Still under the append lock, so no other writer is past it.
+      await truncate(join(dir, ASSEMBLY), offset).catch(() => undefined);
+      throw err;
+    }
     const etag = md5.digest('hex');
     // The sink made the bytes durable; the marker makes them part n.
     const name = assembledPartName(partNumber, etag, offset, sink.bytes);

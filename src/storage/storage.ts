@@ -148,6 +148,16 @@ export function isStorageUnavailable(error: unknown): boolean {
 }
 
 /**
+ * The disk that holds DATA_DIR (files, temporary files, spooled parts) has no space left, or the
+ * account Hoard runs as is over its disk quota. Not the request's fault, and a retry in a few
+ * seconds will not find room either (docs/decisions.md, "A full disk").
+ */
+export function isStorageFull(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/**
  * Counts bytes flowing through and fails mid-stream, so an oversized or truncated body is
  * rejected while it arrives instead of after it has been stored.
  */

@@ -28,7 +28,16 @@ export interface ServerProcess {
   signal(name: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function serverProcess(env: Record<string, string>, dataDirPrefix = 'hoard-process-'): Promise<ServerProcess> {
+export interface ServerProcessOptions {
+  /**
+   * DATA_DIR on a file system of its own of this many bytes (a tmpfs mounted in a user and mount
+   * namespace of the process's own, gone with it), for tests of a disk that fills up. The test
+   * process reaches it through `/proc/<pid>/root`.
+   */
+  diskBytes?: number;
+}
+
+export async function serverProcess(env: Record<string, string>, dataDirPrefix = 'hoard-process-', options: ServerProcessOptions = {}): Promise<ServerProcess> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const databaseUrl = await freshDatabaseUrl();
@@ -51,7 +60,14 @@ export async function serverProcess(env: Record<string, string>, dataDirPrefix =
     databaseUrl,
     dataDir,
     async start() {
-      const started = spawn(process.execPath, ['src/main.ts'], { cwd: repoRoot, env: fullEnv, stdio: 'ignore' });
+      const started =
+        options.diskBytes === undefined
+          ? spawn(process.execPath, ['src/main.ts'], { cwd: repoRoot, env: fullEnv, stdio: 'ignore' })
+          : spawn(
+              'unshare',
+              ['--user', '--map-root-user', '--mount', 'sh', '-c', `mount -t tmpfs -o size=${options.diskBytes} hoard-test "$DATA_DIR" && exec "$0" src/main.ts`, process.execPath],
+              { cwd: repoRoot, env: fullEnv, stdio: ['ignore', 'ignore', 'inherit'] },
+            );
       child = started;
       await vi.waitFor(
         async () => {

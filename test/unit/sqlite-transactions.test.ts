@@ -69,4 +69,22 @@ describe('SQLite transactions', () => {
     const { rows } = await sql<{ mmap_size: number }>`pragma mmap_size`.execute(handle.db);
     expect(rows[0]!.mmap_size).toBe(SQLITE_MMAP_BYTES);
   });
+
+  it('a transaction that SQLite ended itself (the disk full) rejects with that error, not with its rollback\'s', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-sqlite-tx-'));
+    handle = openDatabase({ databaseUrl: null, dataDir: dir });
+    await sql`create table scratch (value text not null)`.execute(handle.db);
+    // A database that cannot grow: as a disk with no room left, its next page fails with SQLITE_FULL.
+    const { page_count: pages } = (await sql<{ page_count: number }>`pragma page_count`.execute(handle.db)).rows[0]!;
+    await sql.raw(`pragma max_page_count = ${pages}`).execute(handle.db);
+    const filling = handle.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < 100; i++) await trx.insertInto('scratch' as never).values({ value: 'x'.repeat(1000) } as never).execute();
+    });
+    await expect(filling).rejects.toMatchObject({ code: 'SQLITE_FULL' });
+    // The connection is usable: nothing of the transaction was kept, and it is not left open.
+    await sql.raw('pragma max_page_count = 1000000').execute(handle.db);
+    expect((await sql<{ n: number }>`select count(*) as n from scratch`.execute(handle.db)).rows[0]!.n).toBe(0);
+    await handle.db.transaction().execute((trx) => trx.insertInto('scratch' as never).values({ value: 'kept' } as never).execute());
+    expect((await sql<{ n: number }>`select count(*) as n from scratch`.execute(handle.db)).rows[0]!.n).toBe(1);
+  });
 });
