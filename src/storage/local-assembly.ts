@@ -105,7 +105,14 @@ export async function completeFromAssembly(dir: string, sources: PartSource[], m
       throw err;
     }
     // Ends with fsync, like every write here (the assembled parts were synced as they came).
-    await pipeline(concatenated(dir, sources.slice(prefixParts)), sink);
+    try {
+      await pipeline(concatenated(dir, sources.slice(prefixParts)), sink);
+    } catch (err) {
+      // The copies of the later parts are in their own files still: give their space back now, as
+      // a failed append does (a completion refused for want of space would otherwise keep it).
+      await truncate(assembly, prefixEnd).catch(() => undefined);
+      throw err;
+    }
     await moveIntoPlace(assembly);
     moved = true;
     return prefixEnd + sink.bytes;

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { dialectUnderTest } from '../support/server.ts';
 import { serverProcess, type ServerProcess } from '../support/server-process.ts';
 import { signUp, type Client } from '../support/client.ts';
@@ -63,15 +63,20 @@ function fullDiskServer(provider: Provider) {
   };
   beforeAll(async () => {
     context.storage = await storageUnderTest(provider);
+  });
+  afterAll(async () => {
+    await context.storage?.stop();
+  });
+  // A server, and a disk, of each test's own: what one test fills is not the next one's business.
+  beforeEach(async () => {
     context.server = await serverProcess({ UPLOAD_RATE_LIMIT: '0', ...context.storage.env }, 'hoard-disk-full-', { diskBytes: DISK_BYTES });
     await context.server.start();
     context.dataDir = path.join(`/proc/${context.server.pid()}/root`, context.server.dataDir);
     context.owner = await signUp(context.server.baseUrl);
     context.token = await createToken(context.owner, ['files:upload', 'files:read']);
   }, 60_000);
-  afterAll(async () => {
+  afterEach(() => {
     context.server?.stop();
-    await context.storage?.stop();
   });
   context.free = () => {
     const stats = fs.statfsSync(context.dataDir);
@@ -142,6 +147,33 @@ describe('a full disk under DATA_DIR (local storage)', () => {
 
   it('answers a chunked upload part larger than the free space with 507, and keeps nothing of it', async () => {
     await refusedPart(disk);
+  });
+
+  it('answers a completion that finds no room to assemble its parts with 507, and gives back the space it took', async () => {
+    const { server, token } = disk;
+    const auth = { authorization: `Bearer ${token}` };
+    const free = disk.free();
+    // Parts 1 and 2 are appended to the session's assembly as they come; part 3, sent before 2,
+    // gets a file of its own, which the completion then copies after them: room for the parts, not
+    // for that copy as well.
+    const first = MiB;
+    const later = Math.floor(0.4 * (free - first));
+    const init = Buffer.from(JSON.stringify({ filename: 'assembled.bin', size: first + 2 * later }));
+    const started = await send(`${server.baseUrl}/api/files/chunks`, 'POST', { ...auth, 'content-type': 'application/json', 'content-length': String(init.length) }, init);
+    expect(started.status, started.text).toBe(200);
+    const uploadId = started.body.data.uploadId as string;
+    const parts: Array<{ PartNumber: number; ETag: string }> = [];
+    for (const [number, length] of [[1, first], [3, later], [2, later]] as const) {
+      const put = await send(`${server.baseUrl}/api/files/chunks/${uploadId}/part/${number}`, 'PUT', { ...auth, 'content-type': 'application/octet-stream', 'content-length': String(length) }, randomBytes(length));
+      expect(put.status, put.text).toBe(200);
+      parts.push({ PartNumber: number, ETag: put.body.data.etag as string });
+    }
+    const freeBefore = disk.free();
+    const body = Buffer.from(JSON.stringify({ parts }));
+    const completed = await send(`${server.baseUrl}/api/files/chunks/${uploadId}/complete`, 'POST', { ...auth, 'content-type': 'application/json', 'content-length': String(body.length) }, body);
+    expect(completed.status, completed.text).toBe(507);
+    expect(completed.body.error).toMatch(/out of storage space/);
+    await disk.expectNothingLeftBehind(freeBefore);
   });
 
   it('skips an archive entry that does not fit, with that reason, and extracts the ones that do', async () => {
