@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -9,34 +8,15 @@ import { serverProcess } from '../support/server-process.ts';
 import { signUp } from '../support/client.ts';
 import { createToken } from '../support/uploads.ts';
 import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
+import { sendRequest, type HttpAnswer } from '../support/raw-http.ts';
 
 const MiB = 1024 * 1024;
 const HOUR = 3600_000;
 
-interface Answer {
-  status: number;
-  body: any;
-  text: string;
-}
+type Answer = HttpAnswer;
 
 /** One request on its own connection; a body may be a stream that never ends. Rejects if the connection dies. */
-function send(url: string, method: string, headers: Record<string, string>, body?: Buffer | Readable): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(url, { method, headers, agent: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('error', reject);
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: response.statusCode!, body: /json/.test(String(response.headers['content-type'])) && text ? JSON.parse(text) : undefined, text });
-      });
-    });
-    request.on('error', reject);
-    if (body === undefined) request.end();
-    else if (Buffer.isBuffer(body)) request.end(body);
-    else body.pipe(request);
-  });
-}
+const send = (url: string, method: string, headers: Record<string, string>, body?: Buffer | Readable): Promise<Answer> => sendRequest(url, method, headers, body);
 
 const json = (token: string, value: unknown) => {
   const body = Buffer.from(JSON.stringify(value));

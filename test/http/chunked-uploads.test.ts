@@ -1,6 +1,5 @@
 import { createCipheriv, createHash, type Hash } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { createToken, uploadFile } from '../support/uploads.ts';
 import { storageEnv, storageKinds } from '../support/storage-env.ts';
 import type { S3rverHandle } from '../support/s3rver.ts';
 import { withoutEveryonePermission } from '../support/roles.ts';
+import { sendRequest, type HttpAnswer } from '../support/raw-http.ts';
 
 const MiB = 1024 * 1024;
 const HOUR = 3600_000;
@@ -71,12 +71,7 @@ const withToken = (token: string): Caller => ({ auth: { authorization: `Bearer $
 const withSession = (client: Client): Caller => ({ auth: { cookie: client.cookieHeader() }, session: true });
 const anonymous: Caller = { auth: {}, session: false };
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: any;
-  text: string;
-}
+type Answer = HttpAnswer;
 
 function headersFor(base: string, caller: Caller, method: string, extra: Record<string, string> = {}): Record<string, string> {
   return { ...caller.auth, ...(caller.session && method !== 'GET' ? { origin: base } : {}), ...extra };
@@ -88,25 +83,8 @@ function headersFor(base: string, caller: Caller, method: string, extra: Record<
  * body is dropped with its connection, and no connection is left for the server's close to wait on.
  * `sink` receives the response body instead of it being collected (large downloads).
  */
-function send(url: string, method: string, headers: Record<string, string>, body?: Buffer | Readable, sink?: (chunk: Buffer) => void): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(url, { method, headers, agent: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => (sink && response.statusCode === 200 ? sink(chunk) : chunks.push(chunk)));
-      response.on('error', reject);
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const json = /json/.test(String(response.headers['content-type'] ?? '')) && text !== '';
-        resolve({ status: response.statusCode!, headers: response.headers, body: json ? JSON.parse(text) : undefined, text });
-        request.destroy();
-      });
-    });
-    request.on('error', reject);
-    if (body === undefined) request.end();
-    else if (Buffer.isBuffer(body)) request.end(body);
-    else body.pipe(request);
-  });
-}
+const send = (url: string, method: string, headers: Record<string, string>, body?: Buffer | Readable, sink?: (chunk: Buffer) => void): Promise<Answer> =>
+  sendRequest(url, method, headers, body, sink ? { sink } : {});
 
 /** The bytes (or their sha256 and count) of a GET. */
 async function download(url: string, headers: Record<string, string> = {}): Promise<Buffer> {

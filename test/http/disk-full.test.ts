@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -10,38 +9,15 @@ import { signUp, type Client } from '../support/client.ts';
 import { createToken, uploadFile } from '../support/uploads.ts';
 import { zipBytes } from '../support/archives.ts';
 import { storageUnderTest, type Provider, type StorageUnderTest } from '../support/stored-objects.ts';
+import { sendRequest, type HttpAnswer } from '../support/raw-http.ts';
 
 const MiB = 1024 * 1024;
 /** DATA_DIR's whole disk: room for the database (SQLite keeps it there) and a few MiB of files. */
 const DISK_BYTES = 12 * MiB;
 
-interface Answer {
-  status: number;
-  body: any;
-  text: string;
-}
-
-/**
- * One request on its own connection; an answer that comes before the whole body was sent still
- * counts. A stream is sent without a length (chunked transfer encoding).
- */
-function send(url: string, method: string, headers: Record<string, string>, body: Buffer | Readable): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(url, { method, headers, agent: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('error', reject);
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: response.statusCode!, body: /json/.test(String(response.headers['content-type'])) && text ? JSON.parse(text) : undefined, text });
-      });
-    });
-    // The server may answer and close before the rest of the body is sent.
-    request.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)));
-    if (Buffer.isBuffer(body)) request.end(body);
-    else body.pipe(request);
-  });
-}
+/** A request that the server may answer, and close, before its whole body was sent. */
+const send = (url: string, method: string, headers: Record<string, string>, body: Buffer | Readable): Promise<HttpAnswer> =>
+  sendRequest(url, method, headers, body, { earlyAnswer: true });
 
 // A disk that fills up is the server's condition, not the client's mistake and not a bug: 507
 // Insufficient Storage with a message that says so, and, as for any failed upload (contract,

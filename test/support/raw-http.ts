@@ -1,4 +1,6 @@
+import http from 'node:http';
 import net from 'node:net';
+import type { Readable } from 'node:stream';
 
 /** A response read off a raw connection. */
 export interface RawResponse {
@@ -101,3 +103,50 @@ export function requestHead(method: string, target: string, host: string, header
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** An answer read by sendRequest(). */
+export interface HttpAnswer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  /** `text` parsed, when the response says it is JSON. */
+  body: any;
+  text: string;
+}
+
+export interface SendOptions {
+  /** Receives the body of a 200 instead of `text`, for large downloads. */
+  sink?: (chunk: Buffer) => void;
+  /**
+   * The server may answer before the whole body is sent and close the connection (a refused
+   * upload): a broken pipe or reset while sending is then no failure of the request.
+   */
+  earlyAnswer?: boolean;
+}
+
+/**
+ * One request on its own connection (no agent, no pooling). A body may be a stream, sent without a
+ * length unless the headers give one, even one that never ends. Rejects if the connection dies.
+ */
+export function sendRequest(url: string, method: string, headers: Record<string, string>, body?: Buffer | Readable, options: SendOptions = {}): Promise<HttpAnswer> {
+  const { sink, earlyAnswer = false } = options;
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method, headers, agent: false }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => (sink && response.statusCode === 200 ? sink(chunk) : chunks.push(chunk)));
+      response.on('error', reject);
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const json = /json/.test(String(response.headers['content-type'] ?? '')) && text !== '';
+        resolve({ status: response.statusCode!, headers: response.headers, body: json ? JSON.parse(text) : undefined, text });
+        request.destroy();
+      });
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (earlyAnswer && (error.code === 'EPIPE' || error.code === 'ECONNRESET')) return;
+      reject(error);
+    });
+    if (body === undefined) request.end();
+    else if (Buffer.isBuffer(body)) request.end(body);
+    else body.pipe(request);
+  });
+}
