@@ -366,6 +366,21 @@ describe('the web app in Chromium', () => {
     await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'retried.bin' }).waitFor({ timeout: 60_000 });
     expect(attempts).toBe(2);
     await page.unroute(/\/part\/2$/);
+
+    // A part refused with 507 (the server's disk is full) is not sent again: sending it again cannot
+    // make room, so the upload stops at once with the server's words.
+    let refusals = 0;
+    await page.route(/\/api\/files\/chunks\/[a-z0-9]+\/part\/1$/, (route) => {
+      if (route.request().method() !== 'PUT') return route.continue();
+      refusals += 1;
+      return route.fulfill({ status: 507, contentType: 'application/json', body: JSON.stringify({ error: 'The server is out of storage space; nothing was stored. Ask its administrator to free some.' }) });
+    });
+    const noRoom = path.join(tmp, 'no-room.bin');
+    fs.writeFileSync(noRoom, Buffer.alloc(33 * 1024 * 1024, 9));
+    await page.getByTestId('file-input').setInputFiles(noRoom);
+    await failed('no-room.bin').getByText('The server is out of storage space').waitFor();
+    expect(refusals).toBe(1);
+    await page.unroute(/\/part\/1$/);
     await page.getByRole('button', { name: 'Clear finished' }).click();
     for (const name of ['later.txt', 'retried.bin']) {
       const listing = (await (await browser.context.request.get(`${server.baseUrl}/api/files?search=${name}`)).json()) as { data: Array<{ id: string }> };

@@ -139,7 +139,12 @@ const sleep = (ms: number, signal: AbortSignal) =>
     );
   });
 
-const retryable = (error: unknown) => error instanceof NetworkError || (error instanceof ApiError && (error.status === 408 || error.status === 429 || error.status >= 500));
+/**
+ * A server error other than 507: the server out of storage space is not mended by sending the
+ * bytes again, so that failure is shown at once (docs/decisions.md, "A full disk").
+ */
+const transientServerError = (error: unknown) => error instanceof ApiError && error.status >= 500 && error.status !== 507;
+const retryable = (error: unknown) => error instanceof NetworkError || (error instanceof ApiError && (error.status === 408 || error.status === 429)) || transientServerError(error);
 
 async function uploadChunked(file: File, selectors: Selectors, hooks: UploadHooks): Promise<UploadLinks> {
   hooks.onStatus?.('Starting');
@@ -229,7 +234,7 @@ async function uploadChunked(file: File, selectors: Selectors, hooks: UploadHook
       // Completion answers the upload links without a wrapper; repeating it returns the same file.
       return await api<UploadLinks>('POST', `/api/files/chunks/${uploadId}/complete`, { parts });
     } catch (error) {
-      const transient = error instanceof TypeError || (error instanceof ApiError && error.status >= 500);
+      const transient = error instanceof TypeError || transientServerError(error);
       if (!transient || attempt >= 3) throw error;
       await sleep(1000 * attempt, hooks.signal);
     }
