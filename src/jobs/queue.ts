@@ -67,7 +67,7 @@
 import { hostname } from 'node:os';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import { isDatabaseUnavailable, type Db, type Dialect } from '../db/database.ts';
+import { isDatabaseFull, isDatabaseUnavailable, type Db, type Dialect } from '../db/database.ts';
 import type { Executor } from '../db/account-scope.ts';
 import { newId, randomLowerAlnum } from '../db/ids.ts';
 
@@ -386,17 +386,20 @@ export class JobRunner {
       } while (this.again && !this.stopping);
     } catch (error) {
       if (this.stopping) return;
-      if (!isDatabaseUnavailable(error)) {
+      const full = isDatabaseFull(error);
+      if (!full && !isDatabaseUnavailable(error)) {
         this.log.error({ err: error }, 'job queue: could not claim jobs');
         return;
       }
-      // PostgreSQL stopped or restarting, SQLite locked by another process: every poll fails until
-      // it is over, which is said once a minute rather than with a stack twice a second.
+      // PostgreSQL stopped or restarting, SQLite locked by another process, the database's disk
+      // full (a claim writes its lease): every poll fails until it is over, which is said once a
+      // minute rather than with a stack twice a second, into a log that may be on that full disk.
       const now = Date.now();
       this.unavailableSince ??= now;
       if (now - this.unavailableLoggedAt >= UNAVAILABLE_LOG_INTERVAL_MS) {
         this.unavailableLoggedAt = now;
-        this.log.warn({ error: errorText(error), since: new Date(this.unavailableSince).toISOString() }, 'job queue: the database is unavailable; jobs wait until it is back');
+        const said = full ? 'job queue: the database is out of space; jobs wait until it has room' : 'job queue: the database is unavailable; jobs wait until it is back';
+        this.log.warn({ error: errorText(error), since: new Date(this.unavailableSince).toISOString() }, said);
       }
     }
   }

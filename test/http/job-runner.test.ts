@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import SqliteDatabase from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
+import { dialectUnderTest, freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrator.ts';
 import { enqueueJob, JobRunner } from '../../src/jobs/queue.ts';
@@ -127,4 +127,40 @@ describe('the job queue while the database cannot be used', () => {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  // A database whose disk is full fails every claim of a due job (the claim writes its lease), as
+  // one that is unavailable does: said once, not with an error and a stack twice a second into a log
+  // that is likely on the same full disk. SQLite: a database that cannot grow (max_page_count), as
+  // on a full disk; PostgreSQL's database is on a disk a test cannot fill.
+  if (dialectUnderTest === 'sqlite') {
+    it('says so once while the database is full, and again when it has room', async () => {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-full-'));
+      const handle = openDatabase({ databaseUrl: null, dataDir });
+      const lines: Array<{ level: number; msg: string }> = [];
+      const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+      let ran = 0;
+      const runner = new JobRunner({ db: handle.db, dialect: handle.dialect, log }, { task: async () => void ran++ }, { pollIntervalMs: 50 });
+      const said = (text: string) => lines.filter((line) => line.msg.includes(text));
+      try {
+        await migrate(handle.db);
+        // Due jobs in small rows, appended so their pages are full: a claim's leases (some 50 bytes
+        // more on each of several rows of a page) need pages the database cannot add.
+        for (let i = 0; i < 400; i++) await enqueueJob(handle.db, { type: 'task', payload: { n: i } });
+        const { page_count: pages } = (await sql<{ page_count: number }>`pragma page_count`.execute(handle.db)).rows[0]!;
+        await sql.raw(`pragma max_page_count = ${pages}`).execute(handle.db);
+        runner.start();
+        await sleep(1500);
+        expect(ran).toBe(0);
+        await sql.raw('pragma max_page_count = 1073741823').execute(handle.db);
+        await expect.poll(() => said('available again').length, { timeout: 15_000 }).toBe(1);
+        await expect.poll(() => ran, { timeout: 15_000 }).toBe(400);
+        expect(said('the database is out of space')).toHaveLength(1);
+        expect(said('could not claim jobs')).toHaveLength(0);
+      } finally {
+        await runner.stop();
+        await handle.close();
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
+    }, 60_000);
+  }
 });
