@@ -96,16 +96,34 @@ describe('runDueJobs', () => {
 });
 
 describe('the job queue while the database cannot be used', () => {
-  it('says so once, not on every poll, and again when the database is back', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-outage-'));
-    const databaseUrl = (await freshDatabaseUrl()) ?? null;
+  /**
+   * A job runner on a database of its own, polling every 50 ms, whose log lines are kept; `task`
+   * jobs run `task`. `finish` stops it and removes the database.
+   */
+  async function watchedRunner(databaseUrl: string | null, task: () => Promise<void>) {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-job-queue-'));
     const handle = openDatabase({ databaseUrl, dataDir });
     const lines: Array<{ level: number; msg: string }> = [];
     const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const runner = new JobRunner({ db: handle.db, dialect: handle.dialect, log }, { task: async () => {} }, { pollIntervalMs: 50 });
-    const said = (text: string) => lines.filter((line) => line.msg.includes(text));
+    const runner = new JobRunner({ db: handle.db, dialect: handle.dialect, log }, { task }, { pollIntervalMs: 50 });
+    await migrate(handle.db);
+    return {
+      dataDir,
+      handle,
+      runner,
+      said: (text: string) => lines.filter((line) => line.msg.includes(text)),
+      async finish() {
+        await runner.stop();
+        await handle.close();
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  }
+
+  it('says so once, not on every poll, and again when the database is back', async () => {
+    const databaseUrl = (await freshDatabaseUrl()) ?? null;
+    const { dataDir, runner, said, finish } = await watchedRunner(databaseUrl, async () => {});
     try {
-      await migrate(handle.db);
       runner.start();
       if (databaseUrl) {
         // PostgreSQL: the database closed to connections, its sessions ended; about 30 polls fail.
@@ -122,9 +140,7 @@ describe('the job queue while the database cannot be used', () => {
       expect(said('the database is unavailable')).toHaveLength(1);
       expect(said('could not claim jobs')).toHaveLength(0);
     } finally {
-      await runner.stop();
-      await handle.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await finish();
     }
   }, 60_000);
 
@@ -134,15 +150,9 @@ describe('the job queue while the database cannot be used', () => {
   // on a full disk; PostgreSQL's database is on a disk a test cannot fill.
   if (dialectUnderTest === 'sqlite') {
     it('says so once while the database is full, and again when it has room', async () => {
-      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-full-'));
-      const handle = openDatabase({ databaseUrl: null, dataDir });
-      const lines: Array<{ level: number; msg: string }> = [];
-      const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
       let ran = 0;
-      const runner = new JobRunner({ db: handle.db, dialect: handle.dialect, log }, { task: async () => void ran++ }, { pollIntervalMs: 50 });
-      const said = (text: string) => lines.filter((line) => line.msg.includes(text));
+      const { handle, runner, said, finish } = await watchedRunner(null, async () => void ran++);
       try {
-        await migrate(handle.db);
         // Due jobs in small rows, appended so their pages are full: a claim's leases (some 50 bytes
         // more on each of several rows of a page) need pages the database cannot add.
         for (let i = 0; i < 400; i++) await enqueueJob(handle.db, { type: 'task', payload: { n: i } });
@@ -157,9 +167,7 @@ describe('the job queue while the database cannot be used', () => {
         expect(said('the database is out of space')).toHaveLength(1);
         expect(said('could not claim jobs')).toHaveLength(0);
       } finally {
-        await runner.stop();
-        await handle.close();
-        fs.rmSync(dataDir, { recursive: true, force: true });
+        await finish();
       }
     }, 60_000);
   }
