@@ -44,22 +44,14 @@ export async function appendInOrder(
     const handle = await open(join(dir, ASSEMBLY), constants.O_RDWR | constants.O_CREAT);
     let sink: FileSink;
     try {
-      // Bytes past the assembled parts are left over from an append that failed: overwrite them.
+      // Bytes past the assembled parts are left over from an append a crash cut short: overwrite them.
       await handle.truncate(offset);
       sink = new FileSink(handle, { ...sinkOptions, position: offset });
     } catch (err) {
       await handle.close();
       throw err;
     }
-    try {
-      await pipeline(body, sink);
-    } catch (err) {
-      // The bytes of a part that failed are no part: give their space back now rather than at the
-      // next append, which may never come (a part refused because the disk filled up would keep it
-      // full until the session expired). Still under the append lock, so no other writer is past it.
-      await truncate(join(dir, ASSEMBLY), offset).catch(() => undefined);
-      throw err;
-    }
+    await writeOrCutBack(body, sink, join(dir, ASSEMBLY), offset);
     const etag = md5.digest('hex');
     // The sink made the bytes durable; the marker makes them part n.
     const name = assembledPartName(partNumber, etag, offset, sink.bytes);
@@ -69,6 +61,22 @@ export async function appendInOrder(
     return { etag, size: sink.bytes };
   } finally {
     await release();
+  }
+}
+
+/**
+ * Writes `body` into the assembly through `sink`; should that fail, the assembly is cut back to
+ * `length`, its size before. Bytes of a write that failed are nothing, and they would hold their
+ * space until the next append, which may never come: a part refused because the disk filled up
+ * would keep it full until the session expired. The caller holds the append lock, so no other
+ * writer is past `length`.
+ */
+async function writeOrCutBack(body: Readable | AsyncIterable<Buffer>, sink: FileSink, assembly: string, length: number): Promise<void> {
+  try {
+    await pipeline(body, sink);
+  } catch (err) {
+    await truncate(assembly, length).catch(() => undefined);
+    throw err;
   }
 }
 
@@ -105,14 +113,8 @@ export async function completeFromAssembly(dir: string, sources: PartSource[], m
       throw err;
     }
     // Ends with fsync, like every write here (the assembled parts were synced as they came).
-    try {
-      await pipeline(concatenated(dir, sources.slice(prefixParts)), sink);
-    } catch (err) {
-      // The copies of the later parts are in their own files still: give their space back now, as
-      // a failed append does (a completion refused for want of space would otherwise keep it).
-      await truncate(assembly, prefixEnd).catch(() => undefined);
-      throw err;
-    }
+    // The later parts stay in their own files should the copy fail.
+    await writeOrCutBack(concatenated(dir, sources.slice(prefixParts)), sink, assembly, prefixEnd);
     await moveIntoPlace(assembly);
     moved = true;
     return prefixEnd + sink.bytes;

@@ -1,6 +1,7 @@
 import { Transform } from 'node:stream';
 import type { Readable, TransformCallback } from 'node:stream';
 import { noteStreamedBytes } from '../memory.ts';
+import { isCode } from './local-fs.ts';
 
 /** An inclusive byte range, as HTTP Range requests express it. */
 export interface ByteRange {
@@ -153,8 +154,7 @@ export function isStorageUnavailable(error: unknown): boolean {
  * seconds will not find room either (docs/decisions.md, "A full disk").
  */
 export function isStorageFull(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null | undefined)?.code;
-  return code === 'ENOSPC' || code === 'EDQUOT';
+  return isCode(error, 'ENOSPC', 'EDQUOT');
 }
 
 /**
