@@ -202,7 +202,7 @@ interface StoredFile {
 }
 
 /**
- * Imports the files of a prepared import in the tree's order, BATCH_FILES at a time: each batch's
+ * Imports the files of a prepared import in the tree's order, IMPORT_BATCH_FILES at a time: each batch's
  * bytes are stored (IMPORT_CONCURRENCY files at once), their names made durable together, and the
  * batch committed in one transaction. A file too large or unreadable is a failure and the import
  * goes on; a file over the quota stops it (files before it stay; a later run continues from there).
@@ -356,7 +356,7 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
         outcome.interrupted = true;
         return null;
       }
-      const count = await tree.available(start, BATCH_FILES);
+      const count = await tree.available(start, IMPORT_BATCH_FILES);
       if (count === 0) break;
       const indexes = Array.from({ length: count }, (_, i) => start + i);
       start += indexes.length;
@@ -450,8 +450,12 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
   return outcome;
 }
 
-/** Files stored and committed together (see runImport). */
-const BATCH_FILES = 32;
+/**
+ * Files stored and committed together (see runImport). Each commit waits for the database's journal
+ * to reach the disk and writes the batch's jobs in statements of their own; at 32 files a batch that
+ * was an eighth of the import thread's time (docs/decisions.md, "Importing a library").
+ */
+export const IMPORT_BATCH_FILES = 128;
 /** Batches sent to the storing thread beyond the one being committed. */
 const AHEAD = 1;
 

@@ -11,7 +11,7 @@ import { freshDatabaseUrl, startTestServer, type TestServer } from '../support/s
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { everyoneRole, withoutEveryonePermission } from '../support/roles.ts';
 import { PNG_1X1 } from '../support/uploads.ts';
-import { newImportProgress, prepareImport, runImport } from '../../src/imports/import-tree.ts';
+import { IMPORT_BATCH_FILES, newImportProgress, prepareImport, runImport } from '../../src/imports/import-tree.ts';
 import { StoreThread } from '../../src/imports/store-thread.ts';
 import { discardStored, reserveSlots } from '../../src/uploads/store-upload.ts';
 import { expectStoredAsRecorded, providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
@@ -482,8 +482,9 @@ describe.each(providers)('imports run in this process, on %s storage', (provider
   // committed since) and committed again file by file.
   it('two imports of one tree at once import every file exactly once, with no bytes left without a record', async () => {
     const files: Record<string, Uint8Array> = {};
-    // Four batches and a bit, in two directories.
-    for (let i = 0; i < 140; i++) files[`${i % 2 ? 'odd' : 'even'}/f${String(i).padStart(3, '0')}.bin`] = randomBytes(100 + i);
+    // Two batches and a bit, in two directories.
+    const count = 2 * IMPORT_BATCH_FILES + 12;
+    for (let i = 0; i < count; i++) files[`${i % 2 ? 'odd' : 'even'}/f${String(i).padStart(3, '0')}.bin`] = randomBytes(100 + i);
     const tree = makeTree(files);
     // In one process, so that both look up each batch's earlier imports before either commits it.
     const run = async () => {
@@ -493,12 +494,12 @@ describe.each(providers)('imports run in this process, on %s storage', (provider
     const [first, second] = await Promise.all([run(), run()]);
     for (const outcome of [first, second]) {
       expect(outcome.failures).toEqual([]);
-      expect(outcome.progress.imported + outcome.progress.skipped).toBe(140);
+      expect(outcome.progress.imported + outcome.progress.skipped).toBe(count);
     }
-    expect(first.progress.imported + second.progress.imported).toBe(140);
+    expect(first.progress.imported + second.progress.imported).toBe(count);
 
     const listed = await admin.get('/api/files?limit=100&sortBy=name&sortOrder=asc');
-    expect(listed.body.pagination.total).toBe(140);
+    expect(listed.body.pagination.total).toBe(count);
     const firstName = Object.keys(files)[0]!;
     expect(listed.body.data[0].name).toBe('f000.bin');
     const bytes = await fetch(`${instance.baseUrl}/api/files${listed.body.data[0].urlPath}`, { headers: { cookie: admin.cookieHeader() } });
