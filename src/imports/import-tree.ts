@@ -451,9 +451,9 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
 }
 
 /**
- * Files stored and committed together (see runImport). Each commit waits for the database's journal
- * to reach the disk and writes the batch's jobs in statements of their own; at 32 files a batch that
- * was an eighth of the import thread's time (docs/decisions.md, "Importing a library").
+ * Files stored and committed together (see runImport). Each commit writes the pages the batch
+ * changed to the database's journal, and the batch's jobs take statements of their own; at 32 files
+ * a batch that was an eighth of the import thread's time (docs/decisions.md, "Importing a library").
  */
 export const IMPORT_BATCH_FILES = 128;
 /** Batches sent to the storing thread beyond the one being committed. */
