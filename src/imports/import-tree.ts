@@ -202,11 +202,11 @@ interface StoredFile {
 }
 
 /**
- * Imports the files of a prepared import in the tree's order, IMPORT_BATCH_FILES at a time: each batch's
- * bytes are stored (IMPORT_CONCURRENCY files at once), their names made durable together, and the
- * batch committed in one transaction. A file too large or unreadable is a failure and the import
- * goes on; a file over the quota stops it (files before it stay; a later run continues from there).
- * `signal` stops it between batches.
+ * Imports the files of a prepared import in the tree's order, IMPORT_BATCH_FILES at a time: each
+ * batch's bytes are stored (IMPORT_CONCURRENCY files at once), their names made durable together,
+ * and the batch committed in one transaction. A file too large or unreadable is a failure and the
+ * import goes on; a file over the quota stops it (files before it stay; a later run continues from
+ * there). `signal` stops it between batches.
  */
 export async function runImport(ctx: AppContext, prepared: PreparedImport, progress: ImportProgress, options: { signal?: AbortSignal; concurrency?: number } = {}): Promise<ImportOutcome> {
   const { principal, plan, directory, email } = prepared;
