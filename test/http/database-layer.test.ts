@@ -143,6 +143,51 @@ describe('database layer', () => {
     }
   });
 
+  it('keeps serving reads while a write waits for a lock another process holds, and then makes the write', async () => {
+    // Another process (a second worker, the import command, a hand-run sqlite3 or psql session)
+    // holds the lock a tag's creation needs, for 1.5 s. The creation waits for it; listings of the
+    // same process must not wait with it.
+    const HELD_MS = 1500;
+    let release: () => Promise<void>;
+    if (server.ctx.dialect === 'postgres') {
+      const other = new pg.Client({ connectionString: server.databaseUrl! });
+      await other.connect();
+      await other.query('begin');
+      // Conflicts with the insert's lock, not with reads.
+      await other.query('lock table tags in share row exclusive mode');
+      release = async () => {
+        await other.query('commit');
+        await other.end();
+      };
+    } else {
+      const other = new SqliteDatabase(path.join(server.dataDir, 'hoard.sqlite'));
+      other.prepare('begin immediate').run();
+      release = async () => {
+        other.prepare('rollback').run();
+        other.close();
+      };
+    }
+    const heldUntil = Date.now() + HELD_MS;
+    const released = new Promise<void>((resolve, reject) => setTimeout(() => release().then(resolve, reject), HELD_MS));
+    const creating = owner.post('/api/tags', { name: 'made after the lock' });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      for (let i = 0; i < 3; i++) {
+        const started = Date.now();
+        const listing = await owner.get('/api/files?limit=5');
+        expect(listing.status, listing.text).toBe(200);
+        expect(Date.now() - started).toBeLessThan(500);
+      }
+      expect(Date.now()).toBeLessThan(heldUntil);
+    } finally {
+      await released;
+    }
+    const created = await creating;
+    expect(created.status, created.text).toBe(201);
+    const tags = (await owner.get('/api/tags')).body as { data: { tags: Array<{ name: string }> } };
+    expect(tags.data.tags.map((t) => t.name)).toContain('made after the lock');
+  });
+
   it('answers 503 with Retry-After while the database cannot be used, and serves again once it can', async () => {
     // A 503 says "try again shortly", which ShareX and scripts act on; a 500 says the server is broken.
     const expectUnavailable = async (response: Awaited<ReturnType<typeof owner.get>>) => {
@@ -158,7 +203,7 @@ describe('database layer', () => {
         await expectUnavailable(await owner.post('/api/tags', { name: 'while closed' }));
       });
     } else {
-      // Another process holds SQLite's write lock past the wait for it (busy_timeout, 5 s).
+      // Another process holds SQLite's write lock past the wait for it (5 s).
       const writer = new SqliteDatabase(path.join(server.dataDir, 'hoard.sqlite'));
       try {
         writer.prepare('begin immediate').run();

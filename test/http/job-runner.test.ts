@@ -129,7 +129,7 @@ describe('the job queue while the database cannot be used', () => {
         // PostgreSQL: the database closed to connections, its sessions ended; about 30 polls fail.
         await whileDatabaseClosed(inject('postgresUrl')!, databaseUrl, () => sleep(1500));
       } else {
-        // SQLite: another process keeps the write lock; each claim waits busy_timeout (5 s), twice.
+        // SQLite: another process keeps the write lock; each claim waits 5 s for it, twice.
         const writer = new SqliteDatabase(path.join(dataDir, 'hoard.sqlite'));
         writer.prepare('begin immediate').run();
         await sleep(10_500);

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { sql } from 'kysely';
+import SqliteDatabase from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, SQLITE_MMAP_BYTES, type DatabaseHandle } from '../../src/db/database.ts';
 
@@ -87,4 +88,55 @@ describe('SQLite transactions', () => {
     await handle.db.transaction().execute((trx) => trx.insertInto('scratch' as never).values({ value: 'kept' } as never).execute());
     expect((await sql<{ n: number }>`select count(*) as n from scratch`.execute(handle.db)).rows[0]!.n).toBe(1);
   });
+
+  it('waits for a lock another connection holds without holding the process, reads going on meanwhile', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-sqlite-tx-'));
+    handle = openDatabase({ databaseUrl: null, dataDir: dir });
+    await sql`create table scratch (value integer not null)`.execute(handle.db);
+    const other = new SqliteDatabase(path.join(dir, 'hoard.sqlite'));
+    other.prepare('begin immediate').run();
+    other.prepare('insert into scratch (value) values (0)').run();
+    const started = performance.now();
+    // A statement that is its own transaction, and a transaction: both wait for the lock.
+    const alone = sql`insert into scratch (value) values (1)`.execute(handle.db);
+    const inTransaction = handle.db.transaction().execute((trx) => sql`insert into scratch (value) values (2)`.execute(trx));
+    // The process goes on: a timer fires on time, and reads are answered (from before the other's write).
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(performance.now() - started).toBeLessThan(250);
+    for (let i = 0; i < 5; i++) expect((await sql<{ n: number }>`select count(*) as n from scratch`.execute(handle.db)).rows[0]!.n).toBe(0);
+    expect(performance.now() - started).toBeLessThan(300);
+    other.prepare('commit').run();
+    other.close();
+    await Promise.all([alone, inTransaction]);
+    const rows = await sql<{ value: number }>`select value from scratch order by value`.execute(handle.db);
+    expect(rows.rows.map((r) => r.value)).toEqual([0, 1, 2]);
+  });
+
+  it('does not try a statement again inside a transaction, and gives up on a lock kept past the wait', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-sqlite-tx-'));
+    handle = openDatabase({ databaseUrl: null, dataDir: dir });
+    await sql`create table scratch (value integer not null)`.execute(handle.db);
+    const other = new SqliteDatabase(path.join(dir, 'hoard.sqlite'));
+    try {
+      // A transaction begun by hand (DEFERRED) reads, the other connection then writes: this
+      // transaction's write finds its snapshot stale (SQLITE_BUSY_SNAPSHOT). Only a new transaction
+      // can go on, so the statement is not tried again: it fails at once.
+      await sql`begin`.execute(handle.db);
+      await sql`select count(*) from scratch`.execute(handle.db);
+      other.prepare('insert into scratch (value) values (9)').run();
+      const inTransaction = performance.now();
+      await expect(sql`insert into scratch (value) values (1)`.execute(handle.db)).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) });
+      expect(performance.now() - inTransaction).toBeLessThan(100);
+      await sql`rollback`.execute(handle.db);
+      expect((await sql<{ value: number }>`select value from scratch`.execute(handle.db)).rows).toEqual([{ value: 9 }]);
+      // The lock kept past the wait: the statement fails with SQLite's own error, which the HTTP layer answers 503.
+      other.prepare('begin immediate').run();
+      const started = performance.now();
+      await expect(sql`insert into scratch (value) values (2)`.execute(handle.db)).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(5000);
+      other.prepare('rollback').run();
+    } finally {
+      other.close();
+    }
+  }, 10_000);
 });
