@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver, SqliteQueryCompiler, sql, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
@@ -11,8 +12,8 @@ export type Dialect = 'sqlite' | 'postgres';
 
 /**
  * The database cannot be used right now, for reasons outside the statement: PostgreSQL cannot be
- * reached or ended the connection, SQLite's write lock stayed with another process past
- * busy_timeout. The HTTP layer answers it 503 with Retry-After, not 500.
+ * reached or ended the connection, SQLite's write lock stayed with another process past the
+ * wait for it (SQLITE_LOCK_WAIT_MS). The HTTP layer answers it 503 with Retry-After, not 500.
  */
 export class DatabaseUnavailable extends Error {
   constructor(cause: unknown) {
@@ -24,7 +25,7 @@ export class DatabaseUnavailable extends Error {
 /**
  * Whether an error means the database cannot be used right now (DatabaseUnavailable) rather than
  * that a statement was wrong: a connection PostgreSQL ended or lost (SQLSTATE class 08, 57P01–57P03,
- * or the driver's "Connection terminated"), or SQLite busy past busy_timeout.
+ * or the driver's "Connection terminated"), or SQLite busy past the wait for its lock.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (error instanceof DatabaseUnavailable) return true;
@@ -157,6 +158,7 @@ export function openDatabase(options: { databaseUrl: string | null; dataDir: str
   // NORMAL in WAL mode survives a killed process; only a power cut can lose the last commits.
   file.pragma('synchronous = NORMAL');
   file.pragma('foreign_keys = ON');
+  // While the database is opened; see below.
   file.pragma('busy_timeout = 5000');
   // 64 MiB of page cache (the default is 2 MiB): listing a large account scans its indexes, which
   // should stay in memory rather than be re-read from the file on every request.
@@ -177,6 +179,10 @@ export function openDatabase(options: { databaseUrl: string | null; dataDir: str
   // system's file cache, shared by every process (WORKERS) rather than held by each
   // (docs/decisions.md, "SQLite settings").
   file.pragma(`mmap_size = ${SQLITE_MMAP_BYTES}`);
+  // From here on a statement that finds the database locked fails at once, and the driver waits for
+  // the lock without holding the process (ImmediateSqliteDriver). The pragmas above may still have
+  // waited for it: nothing is served while a database is being opened.
+  file.pragma('busy_timeout = 0');
   const db = new Kysely<Database>({ dialect: new StablePlanSqliteDialect({ database: withStatementCache(file) }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
@@ -197,8 +203,25 @@ class StablePlanQueryCompiler extends SqliteQueryCompiler {
 }
 
 /**
- * Transactions begin IMMEDIATE: they take SQLite's write lock when they start, waiting for it under
- * busy_timeout. A DEFERRED transaction that reads and then writes fails at once with SQLITE_BUSY
+ * How long a statement waits for SQLite's write lock that another process holds before the database
+ * counts as unavailable (503 with Retry-After): as long as busy_timeout waited before.
+ */
+const SQLITE_LOCK_WAIT_MS = 5000;
+/**
+ * The pauses between attempts: growing as SQLite's own busy handler's do, but to 10 ms at most
+ * (SQLite's grow to 100), since the import frees the lock only briefly between its batches. A failed
+ * attempt costs microseconds.
+ */
+const SQLITE_LOCK_PAUSES_MS = [1, 2, 5, 10];
+
+function isSqliteBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
+/**
+ * Transactions begin IMMEDIATE: they take SQLite's write lock when they start, waiting for it as
+ * below. A DEFERRED transaction that reads and then writes fails at once with SQLITE_BUSY
  * should another process have written in between (WAL mode cannot move its snapshot), which
  * several server processes on one database file (WORKERS, src/workers.ts) would otherwise meet under
  * load. Within one process nothing changes: its single connection runs one transaction at a time.
@@ -212,6 +235,53 @@ class ImmediateSqliteDriver extends SqliteDriver {
 
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  #patient: DatabaseConnection | null = null;
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection();
+    return (this.#patient ??= this.#waitingForTheLock(connection));
+  }
+
+  /**
+   * The connection, made to wait for SQLite's write lock while another process or connection holds
+   * it (another worker, the import command, a hand-run sqlite3 session): a statement that finds the
+   * database locked is tried again after a pause, for up to SQLITE_LOCK_WAIT_MS, and the connection
+   * is handed back meanwhile, so this process's reads go on. better-sqlite3 is synchronous: SQLite's
+   * own wait (busy_timeout) held the whole process, every request and every upload's stream with it,
+   * for as long as the other side kept the lock (docs/decisions.md, "SQLite settings").
+   *
+   * Only a statement begun outside a transaction is tried again: BEGIN itself, or a statement that is
+   * its own transaction (sqlite.org, sqlite3_step: such a statement may be retried). Within a
+   * transaction SQLite may have rolled it back, and the error goes to the caller as before.
+   */
+  #waitingForTheLock(connection: DatabaseConnection): DatabaseConnection {
+    const driver = this;
+    const database = this.#database;
+    const patient: DatabaseConnection = {
+      async executeQuery(query) {
+        const retryable = !database.inTransaction;
+        const started = performance.now();
+        for (let attempt = 0; ; attempt++) {
+          try {
+            return await connection.executeQuery(query);
+          } catch (error) {
+            if (!retryable || !isSqliteBusy(error) || performance.now() - started >= SQLITE_LOCK_WAIT_MS) throw error;
+          }
+          // The caller holds this process's one connection; another caller may use it meanwhile, as
+          // between any two statements outside a transaction.
+          await driver.releaseConnection();
+          try {
+            await sleep(SQLITE_LOCK_PAUSES_MS[Math.min(attempt, SQLITE_LOCK_PAUSES_MS.length - 1)]!);
+          } finally {
+            await driver.acquireConnection();
+          }
+        }
+      },
+      streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+    };
+    return patient;
   }
 
   /**
