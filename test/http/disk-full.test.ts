@@ -216,5 +216,27 @@ if (dialectUnderTest === 'sqlite') {
       expect(listed.body.pagination.total).toBe(statuses.length);
       expect(await disk.storage.keys(dataDir, `files/${account.body.data.account.id}/`)).toHaveLength(statuses.length);
     });
+
+    it('skips the archive entries whose records find no room, with that reason, and keeps the ones extracted', async () => {
+      const { owner, dataDir } = disk;
+      const entries = Array.from({ length: 400 }, (_, i) => ({ name: `note-${i}.txt`, data: `note ${i}` }));
+      const uploaded = await uploadFile(owner, 'notes.zip', await zipBytes(entries), { type: 'application/zip' });
+      expect(uploaded.status, uploaded.text).toBe(200);
+      const fileId = new URL(uploaded.body.data.downloadUrl as string).pathname.split('/').at(-2)!;
+      const filler = path.join(dataDir, 'filler');
+      fs.writeFileSync(filler, Buffer.alloc(disk.free() - 64 * 1024));
+      const extracted = await owner.post(`/api/archives/${fileId}/extract`, {});
+      fs.rmSync(filler);
+      // The files made before the database filled up are in the answer, as they are in the account.
+      expect(extracted.status, extracted.text).toBe(201);
+      const { files, skipped } = extracted.body.data as { files: unknown[]; skipped: Array<{ path: string; reason: string }> };
+      expect(skipped.length, 'entries skipped').toBeGreaterThan(0);
+      expect(new Set(skipped.map((s) => s.reason))).toEqual(new Set(['the server is out of storage space']));
+      expect(files.length + skipped.length).toBe(entries.length);
+      const account = await owner.get('/api/account');
+      const listed = await owner.get('/api/files?limit=1');
+      expect(listed.body.pagination.total).toBe(1 + files.length);
+      expect(await disk.storage.keys(dataDir, `files/${account.body.data.account.id}/`)).toHaveLength(1 + files.length);
+    });
   });
 }
