@@ -6,6 +6,7 @@ import { AppError, notFound } from '../errors.ts';
 import { findOwnedFile, type FileRow } from '../files/file-access.ts';
 import { uploadLinks } from '../files/file-views.ts';
 import { isStorageFull, StorageLimitError } from '../storage/storage.ts';
+import { isDatabaseFull } from '../db/database.ts';
 import type { ResolvedOptions } from '../shared/upload-options.ts';
 import { uploadAllowance } from '../uploads/allowance.ts';
 import { planUpload, resolveOptions } from '../uploads/upload-plan.ts';
@@ -65,8 +66,9 @@ function entryFailure(error: unknown): string | null {
   if (error instanceof StorageLimitError) return reasons.inflates;
   if (error instanceof AppError && error.kind === 'too_large') return reasons.quota;
   // A full disk is the server's state, but it stops only the entries that do not fit: the ones
-  // extracted stay, and smaller ones may still fit (docs/decisions.md, "A full disk").
-  if (isStorageFull(error)) return reasons.outOfSpace;
+  // extracted stay, and smaller ones may still fit (docs/decisions.md, "A full disk"). So does a
+  // database that has no room for an entry's record: the files made before it are in the answer.
+  if (isStorageFull(error) || isDatabaseFull(error)) return reasons.outOfSpace;
   const message = error instanceof Error ? error.message : '';
   // yauzl's size validation (validateEntrySizes): the deflated data does not end where declared.
   if (/too many bytes in the stream/.test(message)) return reasons.inflates;
