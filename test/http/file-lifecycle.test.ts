@@ -757,13 +757,18 @@ async function rawStreamUntilAnswered(
       `Content-Length: ${preamble.length + declared + epilogue.length}\r\n\r\n${preamble}`,
   );
   const chunk = Buffer.alloc(64 * 1024, 0x62);
+  let ended = false;
   const sendBody = async (stopWhenAnswered: boolean) => {
     while (sent < declared && !socket.destroyed && !(stopWhenAnswered && received.length > 0)) {
       const piece = chunk.subarray(0, Math.min(chunk.length, declared - sent));
       await (stopWhenAnswered ? Promise.race([write(piece), answered]) : write(piece));
       sent += piece.length;
     }
-    if (sent >= declared && !socket.destroyed) await write(epilogue);
+    // Once: a server slow to answer may have read the whole body, epilogue included, first.
+    if (sent >= declared && !ended && !socket.destroyed) {
+      ended = true;
+      await write(epilogue);
+    }
   };
   await sendBody(true);
   await answered;
