@@ -262,12 +262,14 @@ class ImmediateSqliteDriver extends SqliteDriver {
     const patient: DatabaseConnection = {
       async executeQuery(query) {
         const retryable = !database.inTransaction;
-        const started = performance.now();
+        let waitingSince: number | undefined;
         for (let attempt = 0; ; attempt++) {
           try {
             return await connection.executeQuery(query);
           } catch (error) {
-            if (!retryable || !isSqliteBusy(error) || performance.now() - started >= SQLITE_LOCK_WAIT_MS) throw error;
+            if (!retryable || !isSqliteBusy(error)) throw error;
+            waitingSince ??= performance.now();
+            if (performance.now() - waitingSince >= SQLITE_LOCK_WAIT_MS) throw error;
           }
           // The caller holds this process's one connection; another caller may use it meanwhile, as
           // between any two statements outside a transaction.
