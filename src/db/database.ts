@@ -31,7 +31,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (error instanceof DatabaseUnavailable) return true;
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code.startsWith('SQLITE_BUSY'))) return true;
+  if (isSqliteBusy(error)) return true;
+  if (typeof code === 'string' && (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03')) return true;
   // node-postgres's own words: a connection that ended, and a statement sent on a connection that
   // already failed (a transaction whose connection ended between two of its statements).
   return error.message.startsWith('Connection terminated') || error.message === 'Client has encountered a connection error and is not queryable';
