@@ -1,4 +1,5 @@
 import path from 'node:path';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -81,6 +82,40 @@ describe('database layer', () => {
       await handle.close();
     }
   });
+
+  if (dialectUnderTest === 'postgres') {
+    it('counts a PostgreSQL connection reset in the middle of a statement as the database unavailable, not as a bug', async () => {
+      // Between Hoard and PostgreSQL, something that resets the connection (a proxy, a firewall, a
+      // backend ended as it was being read from): the statement fails with the socket's ECONNRESET.
+      const target = new URL((await freshDatabaseUrl())!);
+      const open = new Set<net.Socket>();
+      const proxy = net.createServer((client) => {
+        const upstream = net.connect(Number(target.port), target.hostname);
+        for (const socket of [client, upstream]) {
+          open.add(socket);
+          socket.on('error', () => {});
+          socket.on('close', () => open.delete(socket));
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      const viaProxy = new URL(target);
+      viaProxy.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
+      const handle = openDatabase({ databaseUrl: viaProxy.toString(), dataDir: server.dataDir, poolSize: 1 });
+      try {
+        await sql`select 1`.execute(handle.db);
+        const running = sql`select pg_sleep(2)`.execute(handle.db).then(() => null, (error: unknown) => error);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        for (const socket of open) socket.resetAndDestroy();
+        const failure = await running;
+        expect(failure, 'the statement failed').not.toBeNull();
+        expect(isDatabaseUnavailable(failure), String(failure)).toBe(true);
+      } finally {
+        await handle.close();
+        proxy.close();
+      }
+    });
+  }
 
   it('keeps serving while something else acts on the database: PostgreSQL ending its connections, another reader of SQLite', async () => {
     // Several requests at once leave several connections idle in the pool (PostgreSQL).
