@@ -80,7 +80,16 @@ function statementName(text: string): string {
   return name;
 }
 
-/** A pool whose clients run marked statements as named prepared statements. */
+/** A system call's failure on the connection's socket (Node's errors carry the call's name). */
+function isSocketFailure(error: unknown): boolean {
+  const { code, syscall } = (error ?? {}) as { code?: unknown; syscall?: unknown };
+  return typeof syscall === 'string' && (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ETIMEDOUT');
+}
+
+/**
+ * A pool whose clients run marked statements as named prepared statements, and report a socket that
+ * failed under a statement as the database unavailable.
+ */
 function preparingPool(pool: pg.Pool): pg.Pool {
   const connect = pool.connect.bind(pool);
   (pool as { connect: unknown }).connect = async () => {
@@ -98,7 +107,14 @@ function preparingPool(pool: pg.Pool): pg.Pool {
       // logged, and the pool drops the connection when it comes back, so the event adds nothing.
       client.on('error', () => {});
       const preparedHere = (marked.hoardPrepared = new Set());
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      const send = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+      // A connection whose socket fails under a statement (reset by PostgreSQL, a proxy or a
+      // firewall: ECONNRESET, EPIPE) fails it with the socket's error, not PostgreSQL's: that is the
+      // database's state, as when it ends the connection itself (57P01).
+      const query = (...args: unknown[]) =>
+        send(...args).catch((error: unknown) => {
+          throw isSocketFailure(error) ? new DatabaseUnavailable(error) : error;
+        });
       (client as { query: unknown }).query = (text: unknown, values?: unknown) => {
         if (typeof text !== 'string' || !text.endsWith(PREPARED_MARK)) return query(text, values);
         const name = statementName(text);
