@@ -119,7 +119,9 @@ async function storedBytes(instance: TestServer, key: string): Promise<Buffer> {
 
 const summaryCount = (stdout: string, label: string) => Number(new RegExp(`^${label.replace(/[()]/g, '\\$&')}: (\\d+)`, 'm').exec(stdout)?.[1]);
 
-describe('npm run cli -- import', () => {
+// Each test runs the command several times, each run a Node process of its own: on a loaded
+// machine (the whole suite beside it) some passed the default 30 s.
+describe('npm run cli -- import', { timeout: 120_000 }, () => {
   it('imports every regular file of a nested tree, byte for byte, typed and with media work, and names what it left out', async () => {
     const user = await member();
     const blob = randomBytes(200 * 1024);
