@@ -4,6 +4,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import type { ChildServer } from './child.ts';
+import { ensureWebBuild } from '../../scripts/web-build.ts';
 import { startHoard } from './hoard.ts';
 import { signIn } from './archives.ts';
 import { figure, type Figure } from './report.ts';
@@ -42,6 +43,9 @@ export async function webSection(options: WebBenchOptions): Promise<Figure[]> {
     options.log('web: no Chromium on this machine (apt-get install chromium); section skipped');
     return [];
   }
+  // The server answers /app with 503 until the app is built, and a clean clone has no build: build
+  // it as `npm start` does, or the page waited on below never shows a file.
+  if (!ensureWebBuild(options.log)) throw new Error('web: the web app could not be built (see above); npm run build:web shows why');
   const hoard = await startHoard({ workDir: path.join(options.workDir, 'web') });
   options.children.push(hoard.server);
   const base = hoard.server.url;
