@@ -771,6 +771,16 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       expect(await server.ctx.storage.stat(lieKey)).toBeNull();
     });
 
+    it('keeps a text mimeType for text whose first bytes spell a short binary signature, as POST /api/files does', async () => {
+      const { user, caller } = await scripted();
+      const text = Buffer.from('MZ is the signature of DOS executables.\n');
+      const uploadId = await started(caller, { filename: 'mz.txt', mimeType: 'text/plain', size: text.length });
+      const done = await complete(caller, uploadId, { parts: [{ PartNumber: 1, ETag: etagOf(await putPart(caller, uploadId, 1, text)) }] });
+      expect(done.status, done.text).toBe(200);
+      expect(await recordOf(user, done.body)).toMatchObject({ name: 'mz.txt', mimeType: 'text/plain' });
+      expect((await contentOf(user, done.body)).equals(text)).toBe(true);
+    });
+
     it('keeps profile, folder and naming from the start, and applies the allowed sharing overrides', async () => {
       const { user, caller } = await scripted();
       const profile = (await user.post('/api/upload-profiles', { name: 'hidden', options: { visibility: 'PRIVATE', shareStyle: 'minimal' } })).body.data.profile;

@@ -279,6 +279,43 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       const jpegClaim = await uploadFile(user, 'photo.jpg', PNG_1X1, { type: 'image/jpeg' });
       expect(jpegClaim.status).toBe(400);
     });
+
+    it('keeps a text declaration for text whose first bytes happen to spell a short binary signature, and still refuses one for binary bytes', async () => {
+      const user = await member();
+      // Each begins with bytes that file-type reads as a format: "MZ" a DOS executable, "ID3" an
+      // MP3, "BM" a bitmap, a backtick and a Hangul syllable (0x60 0xEA) an ARJ archive, "BZh"
+      // bzip2, and an iCalendar file declared as plain text.
+      const texts: Array<[string, string, string]> = [
+        ['mz.txt', 'MZ is the signature of DOS executables.\n', 'text/plain'],
+        ['tags.md', 'ID3 tags store the song title.\n', 'text/markdown'],
+        ['ranking.txt', 'BM25 is a ranking function.\n', 'text/plain'],
+        ['korean.md', '`가나다` 는 예시입니다.\n', 'text/markdown'],
+        ['bzip.txt', 'BZh is how bzip2 files begin.\n', 'text/plain'],
+        ['meeting.txt', 'BEGIN:VCALENDAR\nVERSION:2.0\nEND:VCALENDAR\n', 'text/plain'],
+      ];
+      for (const [name, text, type] of texts) {
+        const answer = await uploadFile(user, name, text, { type });
+        expect(answer.status, `${name}: ${answer.text}`).toBe(200);
+        expect(answer.body.data.type).toBe(type);
+      }
+      // Undeclared, such text is named by its name before its signature; a name that says nothing
+      // leaves the signature's type.
+      const undeclared = await uploadFile(user, 'notes.txt', 'MZ is the signature of DOS executables.\n', { type: 'application/octet-stream' });
+      expect(undeclared.body.data.type).toBe('text/plain');
+      const nameless = await uploadFile(user, 'notes', 'MZ is the signature of DOS executables.\n', { type: 'application/octet-stream' });
+      expect(nameless.body.data.type).toBe('application/x-msdownload');
+      // The same signatures with the bytes of the formats after them (NUL bytes, which text has not).
+      const executable = Buffer.concat([Buffer.from('MZ'), Buffer.from([0x90, 0, 3, 0, 0, 0, 4, 0, 0, 0, 0xff, 0xff, 0, 0]), Buffer.alloc(48)]);
+      const mp3 = Buffer.concat([Buffer.from('ID3'), Buffer.from([3, 0, 0, 0, 0, 0x10, 0x76]), Buffer.alloc(64, 0)]);
+      for (const [name, bytes] of [['program.txt', executable], ['song.txt', mp3]] as const) {
+        const answer = await uploadFile(user, name, bytes, { type: 'text/plain' });
+        expect(answer.status, name).toBe(400);
+        expect(answer.body.error).toMatch(/does not match the content/);
+      }
+      // Undeclared, binary bytes keep their signature's type whatever the name says.
+      const named = await uploadFile(user, 'program.txt', executable, { type: 'application/octet-stream' });
+      expect(named.body.data.type).toBe('application/x-msdownload');
+    });
   });
 
   describe('naming', () => {
