@@ -72,21 +72,47 @@ function compatible(declared: string, detected: string): boolean {
   return false;
 }
 
+/** Types whose content is text: a text declaration is not contradicted by text (isText). */
+const textTypes = /^(text\/|application\/(json|ld\+json|javascript|ecmascript|x-sh|x-shellscript|yaml|x-yaml|toml|sql|x-ndjson)$)|\+(json|xml)$/;
+
+/**
+ * Whether the first bytes of a file are text: UTF-8 without a NUL byte. A signature of two or three
+ * bytes ("MZ", "BM", "ID3", ARJ's 0x60 0xEA, which a backtick before a Hangul syllable spells) begins
+ * ordinary notes too, while the formats they announce put binary fields, NUL bytes among them, right
+ * after it. A character cut off at the end of the head is not an error (`stream`).
+ */
+function isText(head: Buffer): boolean {
+  if (head.includes(0)) return false;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The stored type (contract §4): the declared one unless missing or application/octet-stream, then
  * the detected one, then the one the name suggests. A declaration the content contradicts is a 400.
+ * Text is not contradicted by a binary format's signature its first bytes happen to spell: a text
+ * declaration stands, and an undeclared file's name decides before the signature
+ * (docs/decisions.md, "Declared and detected types").
  */
 export async function resolveMimeType(declared: string | undefined, head: Buffer, fileName: string): Promise<string> {
   const detected = (await fileTypeFromBuffer(head))?.mime;
   const normalized = declared ? normalizeMimeType(declared) : '';
   if (normalized && normalized !== 'application/octet-stream') {
     if (!/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/.test(normalized)) throw invalid(`The declared file type "${declared}" is not a MIME type`);
-    if (detected && !compatible(normalized, normalizeMimeType(detected))) {
+    if (detected && !compatible(normalized, normalizeMimeType(detected)) && !(textTypes.test(normalized) && isText(head))) {
       throw invalid(`The declared file type ${normalized} does not match the content, which is ${detected}`);
     }
     return normalized;
   }
-  return detected ?? mime.getType(fileName) ?? 'application/octet-stream';
+  // Text that spells a binary format's signature is named by its name first: notes.txt that begins
+  // with "MZ" is text/plain, not a Windows program.
+  const byName = mime.getType(fileName);
+  if (detected && byName && !textTypes.test(normalizeMimeType(detected)) && isText(head)) return byName;
+  return detected ?? byName ?? 'application/octet-stream';
 }
 
 export function extensionFor(mimeType: string): string | null {

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { resolveMimeType } from '../../src/uploads/content-type.ts';
+
+/** The head as the upload's probe keeps it: the first 4,100 bytes. */
+const head = (bytes: Buffer) => bytes.subarray(0, 4100);
+
+describe('resolveMimeType and text that spells a signature', () => {
+  it('counts a head cut inside a character as text', async () => {
+    // "`가" is ARJ's signature; 1,500 Hangul syllables of 3 bytes each cut the head mid-character.
+    const text = Buffer.from('`' + '가'.repeat(1500));
+    expect(head(text).length).toBe(4100);
+    expect(() => new TextDecoder('utf-8', { fatal: true }).decode(head(text))).toThrow();
+    await expect(resolveMimeType('text/markdown', head(text), 'notes.md')).resolves.toBe('text/markdown');
+  });
+
+  it('counts the control characters of terminal output as text, but not bytes that are not UTF-8', async () => {
+    await expect(resolveMimeType('text/plain', Buffer.from('MZ \u001b[31mred\u001b[0m\tdone\r\n'), 'build.log')).resolves.toBe('text/plain');
+    const notUtf8 = Buffer.from([0x60, 0xea, 0x41, 0x42, 0x43, 0x0a]);
+    await expect(resolveMimeType('text/plain', notUtf8, 'notes.txt')).rejects.toThrow(/does not match the content, which is application\/x-arj/);
+  });
+
+  it('keeps a contradiction between two binary formats, and a non-text declaration for text bytes', async () => {
+    const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489', 'hex');
+    await expect(resolveMimeType('image/jpeg', png, 'a.jpg')).rejects.toThrow(/does not match/);
+    // "BM…" text declared as an image: the declaration is not a text type, so the check stands.
+    await expect(resolveMimeType('image/png', Buffer.from('BM25 is a ranking function.'), 'a.png')).rejects.toThrow(/does not match the content, which is image\/bmp/);
+  });
+});
