@@ -12,6 +12,8 @@ import type { RequestLoad } from './shared/request-load.ts';
 export interface AppContext {
   config: Config;
   db: Db;
+  /** For reads that may scan a large share of an account (DatabaseHandle.reader). */
+  reader: Db;
   dialect: Dialect;
   storage: Storage;
   log: Logger;

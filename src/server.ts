@@ -83,7 +83,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   // Before serving: no legacy upload credential stays in plaintext (migration 0011).
   const sealed = await sealPlaintextUploadTokens(database.db, secretBox);
   if (sealed > 0) log.info({ accounts: sealed }, 'encrypted plaintext upload credentials');
-  const ctx: AppContext = { config, db: database.db, dialect: database.dialect, storage, log, audit: new AuditLog(database.db, log), secretBox, listingCache: new ListingCache(config.listingCacheBytes), archiveCapacity: new ArchiveCapacity(config.archiveConcurrency), load: new RequestLoad(), jobs: { wake: () => jobs.wake() } };
+  const ctx: AppContext = { config, db: database.db, reader: database.reader, dialect: database.dialect, storage, log, audit: new AuditLog(database.db, log), secretBox, listingCache: new ListingCache(config.listingCacheBytes), archiveCapacity: new ArchiveCapacity(config.archiveConcurrency), load: new RequestLoad(), jobs: { wake: () => jobs.wake() } };
   // Thumbnails and text recognition (contract §10) run in a low-priority process of their own, started
   // on first use; a process configured for neither leaves that work to the others.
   const media = config.thumbnailConcurrency > 0 || config.ocrConcurrency > 0 ? new MediaWorker({ maxPixels: config.mediaMaxPixels, ocrConcurrency: Math.max(1, config.ocrConcurrency), log }) : null;

@@ -50,6 +50,7 @@ export async function openOfflineInstance(config: Config, options: { poolSize?: 
   const ctx: AppContext = {
     config,
     db: database.db,
+    reader: database.reader,
     dialect: database.dialect,
     storage,
     log,

@@ -3,9 +3,13 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver, SqliteQueryCompiler, sql, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
+import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteDriver, SqliteIntrospector, SqliteQueryCompiler, sql, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
+import { applyReadSettings, withStatementCache } from './sqlite-settings.ts';
+import { SqliteReaders, SqliteReadersDriver } from './sqlite-readers.ts';
+
+export { SQLITE_MMAP_BYTES } from './sqlite-settings.ts';
 
 export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -52,6 +56,12 @@ export function dialectOf(db: Kysely<any>): Dialect {
 export interface DatabaseHandle {
   db: Db;
   dialect: Dialect;
+  /**
+   * For reads that may scan a large share of an account: on SQLite, threads with connections of
+   * their own (src/db/sqlite-readers.ts), so that such a read holds none of the server's requests;
+   * on PostgreSQL, whose statements never hold the process, `db` itself. Reads only, no transactions.
+   */
+  reader: Db;
   close(): Promise<void>;
 }
 
@@ -149,15 +159,18 @@ export function withSessionSettings(databaseUrl: string): string {
   return url.toString();
 }
 
-/** SQLite's `mmap_size`: the largest this build of SQLite maps (SQLITE_MAX_MMAP_SIZE, 0x7fff0000). */
-export const SQLITE_MMAP_BYTES = 0x7fff0000;
-
 /** Where the database layer reports what it recovers from on its own. */
 export interface DatabaseLog {
   warn(details: object, message: string): void;
 }
 
-export function openDatabase(options: { databaseUrl: string | null; dataDir: string; poolSize?: number; log?: DatabaseLog }): DatabaseHandle {
+/**
+ * SQLite readers at most (src/db/sqlite-readers.ts): two, so that one account's long scan leaves
+ * another's read a thread to run on.
+ */
+const SQLITE_READERS = 2;
+
+export function openDatabase(options: { databaseUrl: string | null; dataDir: string; poolSize?: number; readers?: number; log?: DatabaseLog }): DatabaseHandle {
   if (options.databaseUrl) {
     const pool = preparingPool(new pg.Pool({ connectionString: withSessionSettings(options.databaseUrl), max: options.poolSize ?? 10 }));
     // A connection waiting in the pool can end: PostgreSQL restarting, an administrator ending
@@ -166,7 +179,7 @@ export function openDatabase(options: { databaseUrl: string | null; dataDir: str
     // message are logged: the error carries the client, whose parameters may hold the password.
     pool.on('error', (error: Error & { code?: string }) => options.log?.warn({ code: error.code, error: error.message }, 'a PostgreSQL connection ended while idle; the next query opens another'));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    return { db, dialect: 'postgres', reader: db, close: () => db.destroy() };
   }
 
   fs.mkdirSync(options.dataDir, { recursive: true });
@@ -177,31 +190,22 @@ export function openDatabase(options: { databaseUrl: string | null; dataDir: str
   file.pragma('foreign_keys = ON');
   // While the database is opened; see below.
   file.pragma('busy_timeout = 5000');
-  // 64 MiB of page cache (the default is 2 MiB): listing a large account scans its indexes, which
-  // should stay in memory rather than be re-read from the file on every request.
-  file.pragma('cache_size = -65536');
-  // Temporary storage in memory. A write inside a transaction keeps a statement journal (the pages
-  // it changes, to undo it alone should it fail), and a write to `files` fires triggers and changes
-  // about 20 index pages, past the 64 KiB after which SQLite moves that journal to a temporary file:
-  // every such statement then wrote its pages to disk once more. Measured on a 20,000-file library,
-  // inserts committed 32 to a transaction as uploads and imports commit: 150 → 92 µs a file, and an
-  // import of 20,000 files made 182,000 writes instead of 1,150,000. Sorts that outgrow the page
-  // cache are held in memory too; Hoard's queries sort at most a page or a bounded selection
-  // (docs/decisions.md, "SQLite settings").
-  file.pragma('temp_store = MEMORY');
-  // Reads through a memory map of the file's first 2 GiB (the most this SQLite build maps): a page
-  // outside the page cache is then read where the operating system keeps it, not copied in by a
-  // system call. With a million files (a 4 GB database) a search's index look-ups fall mostly outside
-  // the 64 MiB cache: a broad search sorted by name 113–115 → 90–97 ms. The mapped pages are the
-  // system's file cache, shared by every process (WORKERS) rather than held by each
-  // (docs/decisions.md, "SQLite settings").
-  file.pragma(`mmap_size = ${SQLITE_MMAP_BYTES}`);
+  applyReadSettings(file);
   // From here on a statement that finds the database locked fails at once, and the driver waits for
   // the lock without holding the process (ImmediateSqliteDriver). The pragmas above may still have
   // waited for it: nothing is served while a database is being opened.
   file.pragma('busy_timeout = 0');
   const db = new Kysely<Database>({ dialect: new StablePlanSqliteDialect({ database: withStatementCache(file) }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  const readers = new SqliteReaders(file.name, options.readers ?? SQLITE_READERS);
+  const reader = new Kysely<Database>({
+    dialect: {
+      createAdapter: () => new SqliteAdapter(),
+      createDriver: () => new SqliteReadersDriver(readers),
+      createQueryCompiler: () => new StablePlanQueryCompiler(),
+      createIntrospector: (kysely) => new SqliteIntrospector(kysely),
+    },
+  });
+  return { db, dialect: 'sqlite', reader, close: async () => void (await Promise.all([db.destroy(), reader.destroy()])) };
 }
 
 /**
@@ -328,33 +332,4 @@ class StablePlanSqliteDialect extends SqliteDialect {
   override createQueryCompiler(): SqliteQueryCompiler {
     return new StablePlanQueryCompiler();
   }
-}
-
-/**
- * Kysely prepares every SQLite query anew; parsing and planning then cost more than running most of
- * them. This keeps the most recently used prepared statements (by SQL text) for reuse. A statement
- * still being iterated (a streamed query) is never handed out twice: another copy is prepared.
- */
-function withStatementCache(file: SqliteDatabase.Database, size = 256) {
-  const cache = new Map<string, SqliteDatabase.Statement>();
-  return {
-    close: () => file.close(),
-    get inTransaction() {
-      return file.inTransaction;
-    },
-    prepare(text: string): SqliteDatabase.Statement {
-      const cached = cache.get(text);
-      if (cached && !cached.busy) {
-        cache.delete(text);
-        cache.set(text, cached);
-        return cached;
-      }
-      const statement = file.prepare(text);
-      if (!cached) {
-        cache.set(text, statement);
-        if (cache.size > size) cache.delete(cache.keys().next().value!);
-      }
-      return statement;
-    },
-  };
 }

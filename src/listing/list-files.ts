@@ -9,7 +9,7 @@ import type { FileRecord, FileTag, Pagination } from '../api/files.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
 import { accountFileCount, assertOwnedSelection, beginsWith, beyond, countedTotal, countOf, countSearchAlone, filteredFiles, isDateSort, orderedBy, searchAccess, searchesThroughIndex, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
-import { refreshStatisticsIfStale, withSearchHints } from './planner.ts';
+import { readsApart, refreshStatisticsIfStale, withSearchHints } from './planner.ts';
 
 export interface FileListing {
   data: FileRecord[];
@@ -348,10 +348,11 @@ async function deepDatePage(db: Executor, userId: string, sortBy: SortBy, limit:
 }
 
 /** GET /api/files: a page of the account's files, or the images next to a gallery anchor. */
-export async function listFiles(db: Db, dialect: Dialect, userId: string, owner: Owner, query: ListQuery): Promise<FileListing> {
-  await assertOwnedSelection(db, userId, query.filters);
+export async function listFiles(db: Db, reader: Db, dialect: Dialect, userId: string, owner: Owner, query: ListQuery): Promise<FileListing> {
+  const source = readsApart(dialect, query.filters) ? reader : db;
+  await assertOwnedSelection(source, userId, query.filters);
   refreshStatisticsIfStale(db, dialect, userId);
-  return withSearchHints(db, dialect, query.filters, (executor) => (query.gallery ? galleryPage(executor, dialect, userId, owner, query) : filesPage(executor, dialect, userId, owner, query)));
+  return withSearchHints(source, dialect, query.filters, (executor) => (query.gallery ? galleryPage(executor, dialect, userId, owner, query) : filesPage(executor, dialect, userId, owner, query)));
 }
 
 async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: Owner, query: ListQuery): Promise<FileListing> {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Dialect } from '../db/database.ts';
 import type { Executor } from '../db/account-scope.ts';
-import type { FileFilters } from './parameters.ts';
+import { isUnfiltered, type FileFilters } from './parameters.ts';
 
 /**
  * Help for PostgreSQL's query planner where the listing's queries are known to mislead it.
@@ -22,6 +22,18 @@ export function withSearchHints<T>(db: Db, dialect: Dialect, filters: FileFilter
     await searchSettings.execute(trx);
     return work(trx);
   });
+}
+
+/**
+ * Whether a listing or a timeline is read through the database's readers (DatabaseHandle.reader)
+ * instead of the server's own connection: on SQLite, whenever a filter narrows the account's files.
+ * Such a read may scan a large share of the account (a search too short for the trigram index, two
+ * filters that no count covers), and a SQLite statement holds the thread that runs it; unfiltered
+ * reads stay, being bounded by the sort's index and the account's counts (docs/decisions.md, "Reads
+ * that may scan").
+ */
+export function readsApart(dialect: Dialect, filters: FileFilters): boolean {
+  return dialect === 'sqlite' && !isUnfiltered(filters);
 }
 
 /** Use inside a transaction that runs a search (see withSearchHints). */

@@ -1,13 +1,12 @@
-import { sql, type SelectQueryBuilder, type Transaction } from 'kysely';
-import type { Database } from '../db/schema.ts';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import { dialectOf, type Db, type Dialect } from '../db/database.ts';
 import { integerRows } from '../db/integer-rows.ts';
-import { forAccount } from '../db/account-scope.ts';
+import { forAccount, type Executor } from '../db/account-scope.ts';
 import { bucketOf, bucketsBetween, type CalendarBucket, type GroupBy } from './calendar.ts';
 import { accountFileCount, assertOwnedSelection, countDocuments, countedTotal, documentsInUploadOrder, filteredFiles, firstDocumentFrom, isDateSort, searchAccess, searchDocuments, searchesDocumentsOnly, searchesNamesApart, searchMatchTimes, type Access } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type TimelineQuery } from './parameters.ts';
 import type { Timeline } from '../api/files.ts';
-import { discourageScans, refreshStatisticsIfStale } from './planner.ts';
+import { discourageScans, readsApart, refreshStatisticsIfStale } from './planner.ts';
 
 const DAY_MS = 86_400_000;
 const shortestBucket: Record<GroupBy, number> = { none: 28 * DAY_MS, month: 28 * DAY_MS, week: 7 * DAY_MS, year: 365 * DAY_MS };
@@ -38,39 +37,51 @@ const OWN_INDEX_SHARE = { tag: 1 / 12, folder: 1 / 32 };
  * it is already counted and every later upload gets a later time: window reads with this snapshot
  * add up to `total` however many files arrive in between.
  */
-export async function fileTimeline(db: Db, dialect: Dialect, userId: string, query: TimelineQuery): Promise<Timeline> {
-  await assertOwnedSelection(db, userId, query.filters);
+export async function fileTimeline(db: Db, reader: Db, dialect: Dialect, userId: string, query: TimelineQuery): Promise<Timeline> {
+  const source = readsApart(dialect, query.filters) ? reader : db;
+  await assertOwnedSelection(source, userId, query.filters);
   refreshStatisticsIfStale(db, dialect, userId);
-  const order = query.sortBy === 'oldest' ? 'oldest' : 'newest';
+  if (dialect === 'sqlite') {
+    // SQLite has one writer: once this transaction holds the write lock, no upload is between
+    // picking its time and committing, and every later one picks a later time than the snapshot.
+    // The counts need not hold the lock: they read at least what was committed before it, and the
+    // snapshot is their ceiling.
+    const snapshot = await db.transaction().execute(async () => Date.now() - 1);
+    return countedTimeline(source, dialect, userId, query, snapshot);
+  }
   return db.transaction().execute(async (trx) => {
-    if (dialect === 'postgres') await sql`select 1 from ${sql.table('users')} where ${sql.ref('id')} = ${userId} for share`.execute(trx);
+    await sql`select 1 from ${sql.table('users')} where ${sql.ref('id')} = ${userId} for share`.execute(trx);
     await discourageScans(trx, dialect, query.filters);
-    const snapshot = Date.now() - 1;
-    const filters: FileFilters = { ...query.filters, until: query.filters.until === null ? snapshot : Math.min(query.filters.until, snapshot) };
-    const dated = query.filters.from !== null || query.filters.until !== null;
-
-    let counted: Counted[];
-    if (!isDateSort(query.sortBy)) {
-      // One undated bucket: from the oldest selected upload to just after the snapshot.
-      const row = await trx
-        .selectFrom(selectedTimes(trx, dialect, userId, filters, (await readOnce(trx, dialect, userId, filters, dated)) ?? 'walk'))
-        .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('m.t').as('first')])
-        .executeTakeFirstOrThrow();
-      const count = Number(row.n);
-      counted = count === 0 ? [] : [{ key: 'all', from: Number(row.first), to: snapshot + 1, count }];
-    } else {
-      counted = await calendarCounts(trx, dialect, userId, filters, dated, query.groupBy, query.timeZone);
-      if (order === 'newest') counted.reverse();
-    }
-    return {
-      total: counted.reduce((sum, b) => sum + b.count, 0),
-      snapshot: new Date(snapshot).toISOString(),
-      groupBy: query.groupBy,
-      timezone: query.timeZone,
-      order,
-      buckets: counted.map((b) => ({ key: b.key, from: new Date(b.from).toISOString(), to: new Date(b.to).toISOString(), count: b.count })),
-    };
+    return countedTimeline(trx, dialect, userId, query, Date.now() - 1);
   });
+}
+
+async function countedTimeline(trx: Executor, dialect: Dialect, userId: string, query: TimelineQuery, snapshot: number): Promise<Timeline> {
+  const order = query.sortBy === 'oldest' ? 'oldest' : 'newest';
+  const filters: FileFilters = { ...query.filters, until: query.filters.until === null ? snapshot : Math.min(query.filters.until, snapshot) };
+  const dated = query.filters.from !== null || query.filters.until !== null;
+
+  let counted: Counted[];
+  if (!isDateSort(query.sortBy)) {
+    // One undated bucket: from the oldest selected upload to just after the snapshot.
+    const row = await trx
+      .selectFrom(selectedTimes(trx, dialect, userId, filters, (await readOnce(trx, dialect, userId, filters, dated)) ?? 'walk'))
+      .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('m.t').as('first')])
+      .executeTakeFirstOrThrow();
+    const count = Number(row.n);
+    counted = count === 0 ? [] : [{ key: 'all', from: Number(row.first), to: snapshot + 1, count }];
+  } else {
+    counted = await calendarCounts(trx, dialect, userId, filters, dated, query.groupBy, query.timeZone);
+    if (order === 'newest') counted.reverse();
+  }
+  return {
+    total: counted.reduce((sum, b) => sum + b.count, 0),
+    snapshot: new Date(snapshot).toISOString(),
+    groupBy: query.groupBy,
+    timezone: query.timeZone,
+    order,
+    buckets: counted.map((b) => ({ key: b.key, from: new Date(b.from).toISOString(), to: new Date(b.to).toISOString(), count: b.count })),
+  };
 }
 
 type Counted = CalendarBucket & { count: number };
@@ -79,7 +90,7 @@ type Counted = CalendarBucket & { count: number };
  * The upload times (`m.t`) of the selected files: a search alone on PostgreSQL from the table of
  * names (searchMatchTimes), any other selection from the files' rows, read as `access` says.
  */
-function selectedTimes(trx: Transaction<Database>, dialect: Dialect, userId: string, filters: FileFilters, access: Access = 'walk') {
+function selectedTimes(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, access: Access = 'walk') {
   const times: SelectQueryBuilder<any, any, { t: number | string }> = searchesNamesApart(dialect, filters)
     ? searchMatchTimes(trx, userId, filters)
     : filteredFiles(trx, dialect, userId, filters, access).select('files.createdAt as t');
@@ -92,7 +103,7 @@ function selectedTimes(trx: Transaction<Database>, dialect: Dialect, userId: str
  * (searchAccess), or a tag or folder holding a small share of the account through its own index
  * (OWN_INDEX_SHARE; its count from migration 0018-file-counts) when no dates are asked for.
  */
-async function readOnce(trx: Transaction<Database>, dialect: Dialect, userId: string, filters: FileFilters, dated: boolean): Promise<Access | null> {
+async function readOnce(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, dated: boolean): Promise<Access | null> {
   const search = await searchAccess(trx, dialect, userId, filters);
   // Dates asked for bound the walk, not the read through a tag's or folder's index.
   if (search || dialect !== 'sqlite' || filters.search !== null || dated) return search;
@@ -105,7 +116,7 @@ async function readOnce(trx: Transaction<Database>, dialect: Dialect, userId: st
 }
 
 /** Nonempty calendar buckets of the selected files, oldest first. */
-async function calendarCounts(trx: Transaction<Database>, dialect: Dialect, userId: string, filters: FileFilters, dated: boolean, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
+async function calendarCounts(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, dated: boolean, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
   if (searchesDocumentsOnly(dialect, filters) && (await documentsInUploadOrder(trx, userId))) return documentCounts(trx, userId, filters, groupBy, timeZone);
   // SQLite, any other search through the trigram index, or a small tag or folder: the selection is
   // read once (readOnce) and bucketed here. The ranges below let SQLite walk the whole account for the
@@ -183,7 +194,7 @@ async function calendarCounts(trx: Transaction<Database>, dialect: Dialect, user
  * uploaded at or after its start to the first at or after its end; the index counts the matches in
  * each range and never looks at a file. The oldest and newest match are the index's first and last.
  */
-async function documentCounts(trx: Transaction<Database>, userId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
+async function documentCounts(trx: Executor, userId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
   const term = filters.search!;
   const lowest = filters.from ?? -Infinity;
   const highest = filters.until === null ? Infinity : filters.until + 1;
@@ -218,7 +229,7 @@ const DAY_MS_UTC = 86_400_000;
  * date filter, a zone whose offset was not a whole number of quarter hours then). A month of uploads
  * costs at most about 30 + 2 × 96 rows however many files it holds.
  */
-async function countsFromSlots(trx: Transaction<Database>, userId: string, buckets: CalendarBucket[], lowest: number, highest: number): Promise<Map<number, number>> {
+async function countsFromSlots(trx: Executor, userId: string, buckets: CalendarBucket[], lowest: number, highest: number): Promise<Map<number, number>> {
   // Pieces (bucket, span, from, to): span 0 is a range of upload times, counted over the files; 15
   // and 1440 are ranges of slots of that many minutes.
   const pieces: Array<[number, number, number, number]> = [];

@@ -70,7 +70,7 @@ export const fileListingRoutes: RouteModule = async (app, { ctx }) => {
       const { user } = principalOf(request);
       const query = parseListQuery(request.query);
       return sendListing(ctx, request, reply, 'files', query, fileListResponse, async (): Promise<FileListResponse> => {
-        const listing = await listFiles(ctx.db, ctx.dialect, user.id, { urlId: user.urlId, baseUrl: ctx.config.baseUrl }, query);
+        const listing = await listFiles(ctx.db, ctx.reader, ctx.dialect, user.id, { urlId: user.urlId, baseUrl: ctx.config.baseUrl }, query);
         return { ...ok(listing.data), pagination: listing.pagination };
       });
     },
@@ -91,7 +91,7 @@ export const fileListingRoutes: RouteModule = async (app, { ctx }) => {
       },
     },
     async (request, reply) => {
-      const timeline = await fileTimeline(ctx.db, ctx.dialect, principalOf(request).user.id, parseTimelineQuery(request.query));
+      const timeline = await fileTimeline(ctx.db, ctx.reader, ctx.dialect, principalOf(request).user.id, parseTimelineQuery(request.query));
       reply.header('Cache-Control', 'private, no-store');
       return ok(timeline);
     },
