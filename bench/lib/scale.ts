@@ -85,6 +85,44 @@ async function medians(base: string, urls: string[], runs: number, headers: Reco
   return samples.map((s) => median(s));
 }
 
+/**
+ * The first page of the account, asked one request after another for `seconds`, alone and then while
+ * another client keeps searching with one- and two-letter terms. No trigram serves such a term, so
+ * each of those searches reads every file of the account (seconds at a million files); the figure
+ * shows whether one client's long read holds up the others' requests.
+ */
+async function firstPageBesideScans(base: string, headers: Record<string, string>, seconds: number) {
+  const time = async (path: string) => {
+    const started = performance.now();
+    const response = await fetch(base + path, { headers });
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`${path}: HTTP ${response.status}`);
+    return performance.now() - started;
+  };
+  const during = async (ms: number) => {
+    const samples: number[] = [];
+    const started = performance.now();
+    while (performance.now() - started < ms) samples.push(await time('/api/files?limit=24'));
+    return samples;
+  };
+  const summary = (samples: number[]) => {
+    const sorted = [...samples].sort((a, b) => a - b);
+    return { count: samples.length, medianMs: round(median(samples), 2), p99Ms: round(sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))]!, 2), maxMs: round(sorted[sorted.length - 1]!, 2) };
+  };
+  await during(500);
+  const alone = await during(Math.min(3000, seconds * 1000));
+  let stop = false;
+  const scans: number[] = [];
+  const terms = ['a', 'in', 'ab', 'e'];
+  const scanning = (async () => {
+    for (let i = 0; !stop; i++) scans.push(await time(`/api/files?limit=24&search=${terms[i % terms.length]}`));
+  })();
+  const beside = await during(seconds * 1000);
+  stop = true;
+  await scanning;
+  return { alone: summary(alone), during: summary(beside), scans: summary(scans) };
+}
+
 export async function scaleSection(options: ScaleOptions): Promise<Figure[]> {
   const figures: Figure[] = [];
   for (const dialect of options.dialects) {
@@ -129,6 +167,20 @@ export async function scaleSection(options: ScaleOptions): Promise<Figure[]> {
             }),
           );
         }
+        const beside = await firstPageBesideScans(base, headers, options.seconds);
+        options.log(`scale ${dialect} ${n}: first page alone median ${beside.alone.medianMs.toFixed(2)} ms; beside 1–2 letter searches median ${beside.during.medianMs.toFixed(2)}, p99 ${beside.during.p99Ms.toFixed(1)} ms (${beside.scans.count} searches, median ${beside.scans.medianMs.toFixed(0)} ms)`);
+        figures.push(
+          figure({
+            id: `scale.${dialect}.${files}.besideScans`,
+            label: `${label}, ${n} files: first page p99 while another client searches with 1–2 letters`,
+            unit: 'ms',
+            value: beside.during.p99Ms,
+            baseline: beside.alone.p99Ms,
+            baselineLabel: 'first page p99 alone',
+            target: { on: 'value', op: '<', value: 50 },
+            detail: beside,
+          }),
+        );
         const hello = await options.helloWorld();
         const listUrl = `${base}/api/files?limit=24`;
         const one = await requestRate(listUrl, { connections: CONNECTIONS, seconds: options.seconds, warmupSeconds: 2, headers, serverPid: hoard.server.pid });
