@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { uploadFile } from '../support/uploads.ts';
+import { fileRow } from '../support/file-rows.ts';
 
 let server: TestServer;
 let admin: Awaited<ReturnType<typeof signUp>>;
@@ -111,6 +112,52 @@ describe('users', () => {
     expect(await server.ctx.db.selectFrom('files').select('id').where('id', '=', file.id).executeTakeFirst()).toBeUndefined();
     expect(await server.ctx.storage.stat(file.storageKey)).toBeNull();
     expect((await new Client(server.baseUrl).get(new URL(upload.body.data.rawUrl).pathname)).status).toBe(404);
+  });
+
+  it('deleting an account of many files holds up no other request for long, and removes every file', async () => {
+    const member = await createMember();
+    const other = await createMember();
+    const kept = await uploadFile(other.client, 'theirs.txt', 'not the deleted account\'s');
+    expect(kept.status).toBe(200);
+    const count = 6000;
+    const rows = Array.from({ length: count }, (_, i) => fileRow(member.id, `manyfiles${member.id.slice(0, 8)}${i}`, { name: `file ${i}.txt`, ocrText: i % 3 ? null : `recognised text of file ${i}`, createdAt: Date.now() - i * 1000 }));
+    for (let i = 0; i < rows.length; i += 500) await server.ctx.db.insertInto('files').values(rows.slice(i, i + 500)).execute();
+    for (const name of ['one.txt', 'two.txt', 'three.txt']) expect((await uploadFile(member.client, name, `bytes of ${name}`)).status).toBe(200);
+    const storedKeys = (await server.ctx.db.selectFrom('files').select('storageKey').where('userId', '=', member.id).where('name', 'in', ['one.txt', 'two.txt', 'three.txt']).execute()).map((f) => f.storageKey);
+    expect(storedKeys).toHaveLength(3);
+    for (const key of storedKeys) expect(await server.ctx.storage.stat(key)).not.toBeNull();
+    const keptKey = (await server.ctx.db.selectFrom('files').select('storageKey').where('userId', '=', other.id).executeTakeFirstOrThrow()).storageKey;
+    // Another client's requests, one after another, for as long as the deletion takes.
+    let deleting = true;
+    const waits: number[] = [];
+    const asking = (async () => {
+      while (deleting) {
+        const started = performance.now();
+        expect((await fetch(`${server.baseUrl}/api/health`)).status).toBe(200);
+        waits.push(performance.now() - started);
+      }
+    })();
+    const started = performance.now();
+    const deleted = await admin.delete(`/api/users/${member.id}`);
+    const took = performance.now() - started;
+    deleting = false;
+    await asking;
+    expect(deleted.status).toBe(204);
+    expect(await server.ctx.db.selectFrom('files').select('id').where('userId', '=', member.id).executeTakeFirst()).toBeUndefined();
+    expect((await other.client.get('/api/files')).body.pagination.total).toBe(1);
+    // The uploaded files' bytes go too.
+    // The uploaded files' bytes go too, by the jobs committed with their records (about 6,000 of
+    // them here, which the background runner shares with runDueJobs).
+    for (let round = 0; round < 50; round++) {
+      await server.jobs.runDueJobs();
+      if ((await Promise.all(storedKeys.map((key) => server.ctx.storage.stat(key)))).every((stat) => stat === null)) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    for (const key of storedKeys) expect(await server.ctx.storage.stat(key)).toBeNull();
+    expect(await server.ctx.storage.stat(keptKey)).not.toBeNull();
+    expect(waits.length).toBeGreaterThan(2);
+    // No single wait came near the whole deletion.
+    expect(Math.max(...waits)).toBeLessThan(took / 4);
   });
 
   it('deleting an account ends its sessions', async () => {
