@@ -1,7 +1,9 @@
+import { setImmediate } from 'node:timers/promises';
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
+import { lockAccountRow } from '../db/locks.ts';
 import { newId, randomLowerAlnum } from '../db/ids.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { loadAccess, parsePermissions, roleIdBySystemKey, type RoleSummary } from '../auth/roles.ts';
@@ -293,10 +295,25 @@ export async function updateUserAsAdmin(
   return getUserForAdmin(db, id);
 }
 
+/**
+ * Files removed per transaction before an account itself goes (deleteUserAsAdmin). A SQLite
+ * statement holds the process while it runs, and removing a file (its record, search entry, counts
+ * and tags) takes about 70 µs: an account of 100,000 files went in one statement of 7 s, during
+ * which nothing else was answered. 200 files are about 15 ms, and other requests run in between.
+ */
+export const ACCOUNT_FILES_PER_TRANSACTION = 200;
+
 export async function deleteUserAsAdmin(db: Db, dialect: Dialect, actor: { id: string; permissions: PermissionSet }, id: string): Promise<void> {
   if (actor.id === id) throw invalid('You cannot delete your own account from the administration');
   if (!(await findUserById(db, id))) throw notFound('User not found');
   await assertCanManage(db, actor.permissions, id);
+  // The files first, a batch at a time, each batch with the jobs that remove its bytes. An account
+  // whose deletion stops half-way (the process ended) keeps the rest of its files, consistently:
+  // its quota charge goes down with each batch. What remains, and files uploaded meanwhile, go with
+  // the account below.
+  // Between batches, a turn of the event loop: better-sqlite3 answers at once, so without it the
+  // batches would follow one another without any other request being read in between.
+  while ((await removeFilesOfAccount(db, dialect, id)) === ACCOUNT_FILES_PER_TRANSACTION) await setImmediate();
   const deleted = await db.transaction().execute(async (trx) => {
     await serializeAdministration(trx, dialect);
     // The records go with the account (foreign keys cascade); their bytes are removed by durable
@@ -316,5 +333,24 @@ export async function deleteUserAsAdmin(db: Db, dialect: Dialect, actor: { id: s
     return true;
   });
   if (!deleted) throw notFound('User not found');
+}
+
+/** Removes up to ACCOUNT_FILES_PER_TRANSACTION of an account's files in one transaction; returns how many. */
+async function removeFilesOfAccount(db: Db, dialect: Dialect, userId: string): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    await lockAccountRow(trx, dialect, userId);
+    const account = forAccount(trx, userId);
+    const files = await account.selectFrom('files').select(['id', 'size', 'storageKey', 'thumbnailKey']).orderBy('id').limit(ACCOUNT_FILES_PER_TRANSACTION).execute();
+    if (files.length === 0) return 0;
+    await account.deleteFrom('files').where('id', 'in', files.map((file) => file.id)).execute();
+    const bytes = files.reduce((sum, file) => sum + Number(file.size), 0);
+    await trx.updateTable('users').set((eb) => ({ usedBytes: eb('usedBytes', '-', bytes) })).where('id', '=', userId).execute();
+    const now = Date.now();
+    for (const file of files) {
+      await scheduleStorageDelete(trx, file.storageKey, now);
+      if (file.thumbnailKey !== null) await scheduleStorageDelete(trx, file.thumbnailKey, now);
+    }
+    return files.length;
+  });
 }
 
