@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { newId } from '../../src/db/ids.ts';
+import { fileRow } from '../support/file-rows.ts';
+import { expectAnsweredMeanwhile, waitsDuring } from '../support/responsiveness.ts';
 
 let server: TestServer;
 let admin: Awaited<ReturnType<typeof signUp>>;
@@ -364,6 +366,21 @@ describe('folders', () => {
     expect(await server.ctx.db.selectFrom('files').select('id').where('id', 'in', [...inDoomed, inChild, inParent]).execute()).toHaveLength(4);
   });
 
+  it('deleting a folder of many files holds up no other request for long', async () => {
+    const member = await createMember();
+    const folder = await makeFolder(member, 'big');
+    const kept = await makeFolder(member, 'kept');
+    const rows = Array.from({ length: 6000 }, (_, i) => fileRow(member.id, `infolder${member.id.slice(0, 8)}${i}`, { folderId: i < 5990 ? folder.id : kept.id }));
+    for (let i = 0; i < rows.length; i += 500) await server.ctx.db.insertInto('files').values(rows.slice(i, i + 500)).execute();
+    const during = await waitsDuring(server.baseUrl, () => member.client.delete(`/api/folders/${folder.id}`));
+    expect(during.result.status).toBe(204);
+    const filed = await server.ctx.db.selectFrom('files').select(['folderId', (eb) => eb.fn.countAll<number | string>().as('n')]).where('userId', '=', member.id).groupBy('folderId').execute();
+    expect(filed.map((row) => [row.folderId, Number(row.n)]).sort()).toEqual([[kept.id, 10], [null, 5990]].sort());
+    expect((await member.client.get(`/api/files?folder=${folder.id}`)).status).toBe(404);
+    expect((await member.client.get('/api/files?folder=unfiled&limit=1')).body.pagination.total).toBe(5990);
+    expectAnsweredMeanwhile(during);
+  });
+
   it('deleting a top-level folder moves its subfolders to the top level', async () => {
     const top = await makeFolder(owner, 'top');
     const sub = await makeFolder(owner, 'sub', top.id);
@@ -397,6 +414,25 @@ describe('tags', () => {
     expect((await member.client.delete(`/api/tags/${tag.id}`)).status).toBe(204);
     expect((await member.client.get('/api/tags')).body.data.tags.map((t: { name: string }) => t.name)).toEqual(['Alpha', 'beta', 'tag 2']);
     expect((await member.client.delete(`/api/tags/${tag.id}`)).status).toBe(404);
+  });
+
+  it('deleting a tag of many files holds up no other request for long', async () => {
+    const member = await createMember();
+    const tag = await makeTag(member, 'big');
+    const kept = await makeTag(member, 'kept');
+    const rows = Array.from({ length: 8000 }, (_, i) => fileRow(member.id, `tagged${member.id.slice(0, 8)}${i}`));
+    for (let i = 0; i < rows.length; i += 500) {
+      const batch = rows.slice(i, i + 500);
+      await server.ctx.db.insertInto('files').values(batch).execute();
+      await server.ctx.db.insertInto('fileTags').values(batch.flatMap((row, j) => [{ fileId: row.id as string, tagId: tag.id, excluded: 0 }, ...((i + j) % 100 === 0 ? [{ fileId: row.id as string, tagId: kept.id, excluded: 0 }] : [])])).execute();
+    }
+    const during = await waitsDuring(server.baseUrl, () => member.client.delete(`/api/tags/${tag.id}`));
+    expect(during.result.status).toBe(204);
+    expect(await server.ctx.db.selectFrom('fileTags').select('fileId').where('tagId', '=', tag.id).executeTakeFirst()).toBeUndefined();
+    expect((await member.client.get(`/api/files?tag=${kept.id}&limit=1`)).body.pagination.total).toBe(80);
+    expect((await member.client.get('/api/files?tag=untagged&limit=1')).body.pagination.total).toBe(7920);
+    expect((await member.client.get(`/api/files?tag=${tag.id}`)).status).toBe(404);
+    expectAnsweredMeanwhile(during);
   });
 
   it.each([
