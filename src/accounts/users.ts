@@ -1,9 +1,9 @@
-import { setImmediate } from 'node:timers/promises';
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { lockAccountRow } from '../db/locks.ts';
+import { inBatches, ROWS_PER_TRANSACTION } from '../db/batches.ts';
 import { newId, randomLowerAlnum } from '../db/ids.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { loadAccess, parsePermissions, roleIdBySystemKey, type RoleSummary } from '../auth/roles.ts';
@@ -12,7 +12,7 @@ import type { UserRow } from '../auth/principal.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { assertInviteUsable, consumeInvite } from './invites.ts';
 import { takeAttempt } from '../auth/throttle.ts';
-import { scheduleStorageDelete } from '../jobs/storage-cleanup.ts';
+import { scheduleStorageDeletes } from '../jobs/storage-cleanup.ts';
 import { scheduleSessionStorageAbort } from '../chunks/chunk-session-jobs.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import type { Me } from '../api/accounts.ts';
@@ -295,14 +295,6 @@ export async function updateUserAsAdmin(
   return getUserForAdmin(db, id);
 }
 
-/**
- * Files removed per transaction before an account itself goes (deleteUserAsAdmin). A SQLite
- * statement holds the process while it runs, and removing a file (its record, search entry, counts
- * and tags) takes about 70 µs: an account of 100,000 files went in one statement of 7 s, during
- * which nothing else was answered. 200 files are about 15 ms, and other requests run in between.
- */
-export const ACCOUNT_FILES_PER_TRANSACTION = 200;
-
 export async function deleteUserAsAdmin(db: Db, dialect: Dialect, actor: { id: string; permissions: PermissionSet }, id: string): Promise<void> {
   if (actor.id === id) throw invalid('You cannot delete your own account from the administration');
   if (!(await findUserById(db, id))) throw notFound('User not found');
@@ -311,9 +303,7 @@ export async function deleteUserAsAdmin(db: Db, dialect: Dialect, actor: { id: s
   // whose deletion stops half-way (the process ended) keeps the rest of its files, consistently:
   // its quota charge goes down with each batch. What remains, and files uploaded meanwhile, go with
   // the account below.
-  // Between batches, a turn of the event loop: better-sqlite3 answers at once, so without it the
-  // batches would follow one another without any other request being read in between.
-  while ((await removeFilesOfAccount(db, dialect, id)) === ACCOUNT_FILES_PER_TRANSACTION) await setImmediate();
+  await inBatches(() => removeFilesOfAccount(db, dialect, id));
   const deleted = await db.transaction().execute(async (trx) => {
     await serializeAdministration(trx, dialect);
     // The records go with the account (foreign keys cascade); their bytes are removed by durable
@@ -325,31 +315,30 @@ export async function deleteUserAsAdmin(db: Db, dialect: Dialect, actor: { id: s
     if (Number(result.numDeletedRows) === 0) return false;
     await assertAdministratorRemains(trx);
     const now = Date.now();
-    for (const file of files) {
-      await scheduleStorageDelete(trx, file.storageKey, now);
-      if (file.thumbnailKey !== null) await scheduleStorageDelete(trx, file.thumbnailKey, now);
-    }
+    await scheduleStorageDeletes(trx, storageKeysOf(files), now);
     await scheduleSessionStorageAbort(trx, openSessions, now);
     return true;
   });
   if (!deleted) throw notFound('User not found');
 }
 
-/** Removes up to ACCOUNT_FILES_PER_TRANSACTION of an account's files in one transaction; returns how many. */
+/** The keys of files' bytes and thumbnails. */
+function storageKeysOf(files: ReadonlyArray<{ storageKey: string; thumbnailKey: string | null }>): string[] {
+  return files.flatMap((file) => (file.thumbnailKey === null ? [file.storageKey] : [file.storageKey, file.thumbnailKey]));
+}
+
+/** Removes up to ROWS_PER_TRANSACTION of an account's files in one transaction; returns how many. */
 async function removeFilesOfAccount(db: Db, dialect: Dialect, userId: string): Promise<number> {
   return db.transaction().execute(async (trx) => {
     await lockAccountRow(trx, dialect, userId);
-    const account = forAccount(trx, userId);
-    const files = await account.selectFrom('files').select(['id', 'size', 'storageKey', 'thumbnailKey']).orderBy('id').limit(ACCOUNT_FILES_PER_TRANSACTION).execute();
+    // Any of them, in the order of the account's index: sorted, every batch would sort all that are left.
+    const files = await forAccount(trx, userId).selectFrom('files').select(['id', 'size', 'storageKey', 'thumbnailKey']).limit(ROWS_PER_TRANSACTION).execute();
     if (files.length === 0) return 0;
-    await account.deleteFrom('files').where('id', 'in', files.map((file) => file.id)).execute();
+    // By ID: offered the account's index, SQLite would walk all of the account's files for each batch.
+    await forAccount(trx, userId, { notByOwnerIndex: dialect === 'sqlite' }).deleteFrom('files').where('id', 'in', files.map((file) => file.id)).execute();
     const bytes = files.reduce((sum, file) => sum + Number(file.size), 0);
     await trx.updateTable('users').set((eb) => ({ usedBytes: eb('usedBytes', '-', bytes) })).where('id', '=', userId).execute();
-    const now = Date.now();
-    for (const file of files) {
-      await scheduleStorageDelete(trx, file.storageKey, now);
-      if (file.thumbnailKey !== null) await scheduleStorageDelete(trx, file.thumbnailKey, now);
-    }
+    await scheduleStorageDeletes(trx, storageKeysOf(files), Date.now());
     return files.length;
   });
 }

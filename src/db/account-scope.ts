@@ -27,18 +27,18 @@ export function forAccount(db: Executor, userId: string, options: ScopeOptions =
   // Kysely cannot type a column reference built from a generic table name; the public signatures
   // below restore precise types.
   const anyDb = db as Kysely<any>;
+  // SQLite's unary `+` keeps the column's value but hides it from index selection.
+  const owner = (table: string) => (options.notByOwnerIndex ? sql`+${sql.ref(`${table}.userId`)}` : `${table}.userId`);
   return {
     userId,
     selectFrom<T extends AccountOwnedTable>(table: T): SelectQueryBuilder<Database, T, {}> {
-      // SQLite's unary `+` keeps the column's value but hides it from index selection.
-      const owner = options.notByOwnerIndex ? sql`+${sql.ref(`${table}.userId`)}` : `${table}.userId`;
-      return anyDb.selectFrom(table as string).where(owner as string, '=', userId) as any;
+      return anyDb.selectFrom(table as string).where(owner(table) as string, '=', userId) as any;
     },
     updateTable<T extends AccountOwnedTable>(table: T): UpdateQueryBuilder<Database, T, T, UpdateResult> {
-      return anyDb.updateTable(table as string).where(`${table}.userId` as string, '=', userId) as any;
+      return anyDb.updateTable(table as string).where(owner(table) as string, '=', userId) as any;
     },
     deleteFrom<T extends AccountOwnedTable>(table: T): DeleteQueryBuilder<Database, T, DeleteResult> {
-      return anyDb.deleteFrom(table as string).where(`${table}.userId` as string, '=', userId) as any;
+      return anyDb.deleteFrom(table as string).where(owner(table) as string, '=', userId) as any;
     },
     /**
      * SQLite: the account's range of document numbers in the search index, as SQL expressions

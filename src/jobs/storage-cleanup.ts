@@ -25,6 +25,14 @@ export async function scheduleStorageDelete(executor: Executor, storageKey: stri
   await enqueueJob(executor, { type: STORAGE_CLEANUP_JOB, payload: { storageKey }, runAt, dedupeKey: keyFor(storageKey) });
 }
 
+/** scheduleStorageDelete for several keys, in one statement. */
+export async function scheduleStorageDeletes(executor: Executor, storageKeys: readonly string[], runAt: number): Promise<void> {
+  await enqueueJobs(
+    executor,
+    storageKeys.map((storageKey) => ({ type: STORAGE_CLEANUP_JOB, payload: { storageKey }, runAt, dedupeKey: keyFor(storageKey) })),
+  );
+}
+
 export async function cancelStorageDelete(executor: Executor, storageKey: string): Promise<void> {
   await cancelJob(executor, keyFor(storageKey));
 }
@@ -58,10 +66,7 @@ export class CleanupNet {
   /** The nets of several writes about to start (an import's batch), scheduled in one statement. */
   static async armAll(ctx: AppContext, storageKeys: readonly string[]): Promise<CleanupNet[]> {
     const now = Date.now();
-    await enqueueJobs(
-      ctx.db,
-      storageKeys.map((storageKey) => ({ type: STORAGE_CLEANUP_JOB, payload: { storageKey }, runAt: now + ORPHAN_GRACE_MS, dedupeKey: keyFor(storageKey) })),
-    );
+    await scheduleStorageDeletes(ctx.db, storageKeys, now + ORPHAN_GRACE_MS);
     return storageKeys.map((storageKey) => {
       const net = new CleanupNet(ctx, storageKey);
       net.#pushedAt = now;

@@ -2,6 +2,7 @@ import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import { lockAccountRow } from '../db/locks.ts';
+import { inBatches, ROWS_PER_TRANSACTION } from '../db/batches.ts';
 import { invalid, notFound } from '../errors.ts';
 import { byName, iso, nameSchema, parseField } from './common.ts';
 
@@ -134,10 +135,23 @@ export async function updateFolder(
 }
 
 /**
- * Deletes a folder, in one transaction: its files become unfiled and its subfolders move up to the
- * deleted folder's parent. Nothing else is deleted.
+ * Deletes a folder: its files become unfiled and its subfolders move up to the deleted folder's
+ * parent. Nothing else is deleted. The files are unfiled a batch at a time first (src/db/batches.ts);
+ * the rest, the subfolders and the folder itself go in one transaction. Should the process end
+ * half-way, the folder is still there with the files not yet unfiled, and deleting it again finishes.
  */
 export async function deleteFolder(db: Db, dialect: Dialect, userId: string, id: string): Promise<void> {
+  await inBatches(() =>
+    db.transaction().execute(async (trx) => {
+      await lockAccountRow(trx, dialect, userId);
+      // Through the folder's index, and then by ID: offered the account's index, SQLite would walk
+      // all of the account's files for each batch.
+      const account = forAccount(trx, userId, { notByOwnerIndex: dialect === 'sqlite' });
+      const files = await account.selectFrom('files').select('id').where('folderId', '=', id).limit(ROWS_PER_TRANSACTION).execute();
+      if (files.length > 0) await account.updateTable('files').set({ folderId: null, updatedAt: Date.now() }).where('id', 'in', files.map((file) => file.id)).execute();
+      return files.length;
+    }),
+  );
   await db.transaction().execute(async (trx) => {
     await lockAccountRow(trx, dialect, userId);
     const account = forAccount(trx, userId);

@@ -2,6 +2,7 @@ import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import { lockAccountRow } from '../db/locks.ts';
+import { inBatches, ROWS_PER_TRANSACTION } from '../db/batches.ts';
 import { isUniqueViolation } from '../db/unique-violation.ts';
 import { parseStoredOptions } from '../shared/upload-options.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
@@ -82,10 +83,24 @@ export async function renameTag(db: Db, dialect: Dialect, userId: string, id: st
 }
 
 /**
- * Deletes a tag: its file assignments go with it (foreign-key cascade), and it is taken out of every
- * upload profile and the account's upload defaults, so those keep working.
+ * Deletes a tag: its file assignments go with it, and it is taken out of every upload profile and
+ * the account's upload defaults, so those keep working. The assignments go a batch at a time first
+ * (src/db/batches.ts); the rest (foreign-key cascade) and the tag itself in one transaction. Should
+ * the process end half-way, the tag is still there on the files not yet reached, and deleting it
+ * again finishes.
  */
 export async function deleteTag(db: Db, dialect: Dialect, userId: string, id: string): Promise<void> {
+  await inBatches(() =>
+    db.transaction().execute(async (trx) => {
+      await lockAccountRow(trx, dialect, userId);
+      // Only the account's own tag: its assignments are the account's.
+      const tag = await forAccount(trx, userId).selectFrom('tags').select('id').where('id', '=', id).executeTakeFirst();
+      if (!tag) return 0;
+      const assigned = await trx.selectFrom('fileTags').select('fileId').where('tagId', '=', tag.id).limit(ROWS_PER_TRANSACTION).execute();
+      if (assigned.length > 0) await trx.deleteFrom('fileTags').where('tagId', '=', tag.id).where('fileId', 'in', assigned.map((row) => row.fileId)).execute();
+      return assigned.length;
+    }),
+  );
   await db.transaction().execute(async (trx) => {
     await lockAccountRow(trx, dialect, userId);
     const account = forAccount(trx, userId);
