@@ -25,6 +25,7 @@ import * as visibilityIndexes from './migrations/0022-visibility-indexes.ts';
 import * as taggedCount from './migrations/0023-tagged-count.ts';
 import * as sortIndexFilters from './migrations/0024-sort-index-filters.ts';
 import * as searchNames from './migrations/0025-search-names.ts';
+import * as folderTimeline from './migrations/0026-folder-timeline.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 const migrations: Record<string, Migration> = {
@@ -53,6 +54,7 @@ const migrations: Record<string, Migration> = {
   '0023-tagged-count': taggedCount,
   '0024-sort-index-filters': sortIndexFilters,
   '0025-search-names': searchNames,
+  '0026-folder-timeline': folderTimeline,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

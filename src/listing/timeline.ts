@@ -17,15 +17,16 @@ const shortestBucket: Record<GroupBy, number> = { none: 28 * DAY_MS, month: 28 *
  */
 const MAX_SQL_BUCKETS = 3000;
 /**
- * SQLite, a tag or folder (without a search) that holds at most this share of the account: its files
- * are read once through its own index and bucketed here. Counted per bucket instead, SQLite walks the
+ * SQLite, a tag (without a search) that holds at most this share of the account: its files are read
+ * once through its own index and bucketed here. Counted per bucket instead, SQLite walks the
  * account's whole upload-order index and checks each file. Measured at a million files: the walk
- * costs about 0.22 µs per file of the account for a tag (a look-up of its list per file) and 0.095 µs
- * for a folder, reading through the own index 2.5 and 2.7 µs per file of the tag or folder (a look-up
- * of its row). They cost the same near a twelfth for a tag and a thirtieth for a folder: a tag of
- * 30,000 files took 216 ms walked and 75 ms read through its index, a folder of 50,000 95 and 135 ms.
+ * costs about 0.22 µs per file of the account (a look-up of the tag's list per file), reading
+ * through the tag's index 2.5 µs per file of the tag (a look-up of its row). They cost the same near a
+ * twelfth: a tag of 30,000 files took 216 ms walked and 75 ms read through its index. A folder's
+ * buckets are ranges of its own upload-order index (migration 0026-folder-timeline), cheaper than
+ * either at any size.
  */
-const OWN_INDEX_SHARE = { tag: 1 / 12, folder: 1 / 32 };
+const OWN_INDEX_SHARE = 1 / 12;
 
 /**
  * GET /api/files/timeline: counts of the selected files per calendar bucket in `timeZone`, with a
@@ -98,27 +99,27 @@ function selectedTimes(trx: Executor, dialect: Dialect, userId: string, filters:
 }
 
 /**
- * How a timeline reads its selection when it reads it once, or null when it counts each bucket over
- * the account's upload-order index: a SQLite search through the trigram index as the listing reads it
- * (searchAccess), or a tag or folder holding a small share of the account through its own index
- * (OWN_INDEX_SHARE; its count from migration 0018-file-counts) when no dates are asked for.
+ * How a timeline reads its selection when it reads it once, or null when it counts each bucket as a
+ * range of an upload-order index (the account's, or a folder's): a SQLite search through the trigram
+ * index as the listing reads it (searchAccess), or a tag holding a small share of the account
+ * through its own index (OWN_INDEX_SHARE; its count from migration 0018-file-counts) when no dates
+ * and no folder are asked for.
  */
 async function readOnce(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, dated: boolean): Promise<Access | null> {
   const search = await searchAccess(trx, dialect, userId, filters);
-  // Dates asked for bound the walk, not the read through a tag's or folder's index.
+  // Dates asked for bound the walk, not the read through a tag's index; a folder's buckets are
+  // ranges of its own index.
   if (search || dialect !== 'sqlite' || filters.search !== null || dated) return search;
   const { tag, folder } = filters;
-  // With both, SQLite would choose between the two indexes itself.
-  const kind = tag?.kind === 'tag' && folder?.kind !== 'folder' ? 'tag' : folder?.kind === 'folder' && tag?.kind !== 'tag' ? 'folder' : null;
-  if (!kind) return null;
-  const selected = await countedTotal(trx, userId, kind === 'tag' ? { ...NO_FILTERS, tag } : { ...NO_FILTERS, folder });
-  return selected !== null && selected <= (await accountFileCount(trx, userId)) * OWN_INDEX_SHARE[kind] ? 'matches' : null;
+  if (tag?.kind !== 'tag' || folder !== null) return null;
+  const selected = await countedTotal(trx, userId, { ...NO_FILTERS, tag });
+  return selected !== null && selected <= (await accountFileCount(trx, userId)) * OWN_INDEX_SHARE ? 'matches' : null;
 }
 
 /** Nonempty calendar buckets of the selected files, oldest first. */
 async function calendarCounts(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, dated: boolean, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
   if (searchesDocumentsOnly(dialect, filters) && (await documentsInUploadOrder(trx, userId))) return documentCounts(trx, userId, filters, groupBy, timeZone);
-  // SQLite, any other search through the trigram index, or a small tag or folder: the selection is
+  // SQLite, any other search through the trigram index, or a small tag: the selection is
   // read once (readOnce) and bucketed here. The ranges below let SQLite walk the whole account for the
   // first and last file and again for every bucket, checking each file: a search of the unfiled half
   // of a million files took 30 s for 64 matches and 80 s for 42,535.
