@@ -2,6 +2,9 @@ import { Worker } from 'node:worker_threads';
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult } from 'kysely';
 import type { ReaderAnswer, ReaderRequest } from './sqlite-reader-worker.ts';
 
+/** A reader without a statement for this long stops; the next statement starts another. */
+const IDLE_MS = 60_000;
+
 /**
  * Threads that read the SQLite database beside the server's own connection (docs/decisions.md,
  * "Reads that may scan"). better-sqlite3 runs a statement in the calling thread, so a statement
@@ -12,17 +15,25 @@ import type { ReaderAnswer, ReaderRequest } from './sqlite-reader-worker.ts';
  * transaction would.
  *
  * A statement goes to the reader with the fewest waiting; each reader runs one at a time. Readers
- * start on first use and stay.
+ * start on first use and stop after IDLE_MS without a statement: each holds about 25 MiB (a thread
+ * with its own JavaScript heap and TypeScript loader), which a process at rest should not keep.
  */
 export class SqliteReaders {
   readonly #path: string;
   readonly #size: number;
+  readonly #idleMs: number;
   readonly #readers: Reader[] = [];
   #closed = false;
 
-  constructor(path: string, size: number) {
+  constructor(path: string, size: number, idleMs = IDLE_MS) {
     this.#path = path;
     this.#size = Math.max(1, size);
+    this.#idleMs = idleMs;
+  }
+
+  /** Readers running now. */
+  get running(): number {
+    return this.#live();
   }
 
   run(sql: string, parameters: readonly unknown[]): Promise<unknown[]> {
@@ -34,7 +45,7 @@ export class SqliteReaders {
     let best: Reader | null = null;
     for (const reader of this.#readers) if (!reader.failed && (!best || reader.waiting < best.waiting)) best = reader;
     if (best && (best.waiting === 0 || this.#live() >= this.#size)) return best;
-    const reader = new Reader(this.#path);
+    const reader = new Reader(this.#path, this.#idleMs);
     this.#readers.push(reader);
     reader.onExit = () => this.#readers.splice(this.#readers.indexOf(reader), 1);
     return reader;
@@ -53,11 +64,15 @@ export class SqliteReaders {
 class Reader {
   readonly #worker: Worker;
   readonly #pending = new Map<number, { resolve(rows: unknown[]): void; reject(error: Error): void }>();
+  readonly #idleMs: number;
+  #idle: NodeJS.Timeout | null = null;
   #next = 0;
+  /** Failed or stopping: given no more statements. */
   failed = false;
   onExit: () => void = () => {};
 
-  constructor(path: string) {
+  constructor(path: string, idleMs: number) {
+    this.#idleMs = idleMs;
     this.#worker = new Worker(new URL('./sqlite-reader-worker.ts', import.meta.url), { workerData: { path } });
     // An idle reader does not keep the process alive.
     this.#worker.unref();
@@ -65,7 +80,10 @@ class Reader {
       const waiting = this.#pending.get(answer.id);
       if (!waiting) return;
       this.#pending.delete(answer.id);
-      if (this.#pending.size === 0) this.#worker.unref();
+      if (this.#pending.size === 0) {
+        this.#worker.unref();
+        this.#idle = setTimeout(() => this.#stop(), this.#idleMs).unref();
+      }
       if ('rows' in answer) waiting.resolve(answer.rows);
       else waiting.reject(Object.assign(new Error(answer.error.message), { code: answer.error.code }));
     });
@@ -87,7 +105,16 @@ class Reader {
     return this.#pending.size;
   }
 
+  /** Stops the idle reader; SqliteReaders no longer hands it statements from here on. */
+  #stop(): void {
+    if (this.#pending.size > 0) return;
+    this.failed = true;
+    void this.#worker.terminate();
+  }
+
   run(sql: string, parameters: readonly unknown[]): Promise<unknown[]> {
+    if (this.#idle) clearTimeout(this.#idle);
+    this.#idle = null;
     const id = this.#next++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
@@ -98,6 +125,7 @@ class Reader {
   }
 
   async close(): Promise<void> {
+    if (this.#idle) clearTimeout(this.#idle);
     await this.#worker.terminate();
   }
 }

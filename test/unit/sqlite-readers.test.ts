@@ -4,6 +4,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, SQLITE_MMAP_BYTES, type DatabaseHandle } from '../../src/db/database.ts';
+import { SqliteReaders } from '../../src/db/sqlite-readers.ts';
 
 // Reads that may scan run on SQLite readers in threads of their own (src/db/sqlite-readers.ts,
 // docs/decisions.md "Reads that may scan"): such a statement must hold none of the process's
@@ -111,4 +112,33 @@ describe('SQLite readers', () => {
     ]);
     expect(order).toEqual(['short', 'long']);
   });
+
+  it('stop when idle, and the next statement starts another', async () => {
+    const { db } = open();
+    await sql`create table scratch (value integer not null)`.execute(db);
+    await sql`insert into scratch (value) values (7)`.execute(db);
+    const readers = new SqliteReaders(await databaseFile(db), 2, 100);
+    try {
+      expect(readers.running).toBe(0);
+      expect(await readers.run('select value from scratch', [])).toEqual([{ value: 7 }]);
+      expect(readers.running).toBe(1);
+      // Busy readers do not stop, however long the statement.
+      const long = readers.run('with recursive c(x) as (select 1 union all select x + 1 from c where x < 2000000) select count(*) as n from c', []);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(readers.running).toBeGreaterThan(0);
+      expect(await long).toEqual([{ n: 2_000_000 }]);
+      for (let waited = 0; readers.running > 0 && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(readers.running).toBe(0);
+      expect(await readers.run('select value + 1 as value from scratch', [])).toEqual([{ value: 8 }]);
+      expect(readers.running).toBe(1);
+    } finally {
+      await readers.close();
+    }
+  });
 });
+
+/** The file a SQLite Kysely instance has open. */
+async function databaseFile(db: DatabaseHandle['db']): Promise<string> {
+  const { rows } = await sql<{ file: string }>`select file from pragma_database_list where name = 'main'`.execute(db);
+  return rows[0]!.file;
+}
