@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { fileRow } from '../support/file-rows.ts';
 import { freshDatabaseUrl, startTestServer } from '../support/server.ts';
@@ -9,6 +9,8 @@ import { Client } from '../support/client.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrator.ts';
 import { createToken } from '../../src/tokens/named-tokens.ts';
+import { filteredFiles, orderedBy } from '../../src/listing/file-query.ts';
+import { parseListQuery } from '../../src/listing/parameters.ts';
 
 // Migration 0020-search-documents numbers the files that exist when it runs (SQLite), as migration
 // 0025-search-names copies their names (PostgreSQL); searches, their totals and their timelines then
@@ -112,6 +114,14 @@ describe('migration 0021-search-sort-keys', () => {
         where +files.userId = 'keysowner' and files.docId in (select rowid from filesSearch where filesSearch match '"keys"')
         order by files.size desc, files.id desc limit 24`.execute(handle.db);
       expect(rows.map((r) => r.detail)).toContain('SEARCH files USING COVERING INDEX files_docId_sortKeys (docId=?)');
+      // With another filter, each match is tested in the same index, not in the table (migration
+      // 0027-search-filter-keys): the listing's own query, as it reads a search that drives.
+      for (const filter of ['visibility=private', 'visibility=public', 'visibility=hasPassword', 'types=image/png', 'folder=unfiled']) {
+        const { filters } = parseListQuery({ ...Object.fromEntries(new URLSearchParams(filter)), search: 'keys' });
+        const query = orderedBy(filteredFiles(handle.db, 'sqlite', 'keysowner', filters, 'search').select('files.id'), 'largest').limit(24).compile();
+        const plan = await handle.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]));
+        expect(plan.rows.map((r) => r.detail), filter).toContain('SEARCH files USING COVERING INDEX files_docId_sortKeys (docId=?)');
+      }
     } finally {
       await handle.close();
     }
