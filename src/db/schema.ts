@@ -289,6 +289,20 @@ export interface FileCountsTable {
   files: number | string;
 }
 
+/**
+ * An account's number of files per combination of type, visibility, password and folder ('' for
+ * none) (migration 0028-filter-combinations).
+ */
+export interface FileCombinationsTable {
+  userId: string;
+  mimeType: string;
+  visibility: 'PUBLIC' | 'PRIVATE';
+  /** 1 when the files have a password. */
+  password: number;
+  folderId: string;
+  files: number | string;
+}
+
 /** An account's number of files per quarter hour and per UTC day of upload (migration 0019-upload-counts). */
 export interface UploadCountsTable {
   userId: string;
@@ -380,6 +394,7 @@ export interface Database {
   files: FilesTable;
   fileTags: FileTagsTable;
   fileCounts: FileCountsTable;
+  fileCombinations: FileCombinationsTable;
   uploadCounts: UploadCountsTable;
   fileNames: FileNamesTable;
   importedFiles: ImportedFilesTable;

@@ -3,7 +3,7 @@ import type { Database } from '../db/schema.ts';
 import type { Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { notFound } from '../errors.ts';
-import type { FileFilters, SortBy } from './parameters.ts';
+import type { FileFilters, SortBy, VisibilityFilter } from './parameters.ts';
 
 /**
  * The account's files narrowed by a filter set: every listing, count, gallery and timeline query
@@ -385,37 +385,70 @@ export function beyond(query: FilesQuery, sortBy: SortBy, side: 'before' | 'afte
 }
 
 /**
- * The counted dimension and values of a listing filtered by a single filter whose files the
- * database counts per value (migration 0018-file-counts), or null. Several values of one filter
- * are summed where they cannot select a file twice: types, folders and the visibility values other
- * than `private` with `hasPassword` (a private file with a password is both). `untagged` is the
- * account's files less the `tagged` count (migration 0023-tagged-count).
+ * How the database counts a listing's files without counting them, or null when it does not:
+ * - a single filter whose files it counts per value (migration 0018-file-counts): several values of
+ *   one filter are summed where they cannot select a file twice (types, the visibility values other
+ *   than `private` with `hasPassword`, of which a private file with a password is both); `untagged`
+ *   is the account's files less the `tagged` count (migration 0023-tagged-count);
+ * - several of `types`, `visibility` and `folder`, the gallery's images with `visibility` or a
+ *   folder, and overlapping visibility values: the counts per combination of those columns
+ *   (migration 0028-filter-combinations), in which each file counts once.
+ * A tag with any other filter, a search, dates or a list of IDs are counted over the files.
  */
-function countedFilter(filters: FileFilters): { dimension: 'type' | 'visibility' | 'folder' | 'tag' | 'tagged'; values: string[] | 'images' } | null {
+type CountedFilter =
+  | { dimension: 'type' | 'visibility' | 'folder' | 'tag' | 'tagged'; values: string[] | 'images' }
+  | { dimension: 'combination'; types: string[] | 'images' | null; visibility: VisibilityFilter[] | null; folderId: string | null };
+
+function countedFilter(filters: FileFilters): CountedFilter | null {
   const { ids, search, from, until, imagesOnly, types, visibility, folder, tag } = filters;
   if (ids !== null || search !== null || from !== null || until !== null) return null;
-  if (imagesOnly) {
-    // The gallery's images: the account's image types, or the image types among those asked for.
-    if (visibility !== null || folder !== null || tag !== null) return null;
-    return { dimension: 'type', values: types ? [...new Set(types)].filter(isImageType) : 'images' };
+  if (tag !== null) {
+    if (types !== null || visibility !== null || folder !== null || imagesOnly) return null;
+    return tag.kind === 'tag' ? { dimension: 'tag', values: [tag.id] } : { dimension: 'tagged', values: [''] };
   }
-  if ([types, visibility, folder, tag].filter((f) => f !== null).length !== 1) return null;
-  if (types) return { dimension: 'type', values: [...new Set(types)] };
-  if (visibility) {
-    const values = [...new Set(visibility)];
-    return values.includes('private') && values.includes('hasPassword') ? null : { dimension: 'visibility', values };
-  }
-  if (folder) return { dimension: 'folder', values: [folder.kind === 'unfiled' ? '' : folder.id] };
-  return tag?.kind === 'tag' ? { dimension: 'tag', values: [tag.id] } : { dimension: 'tagged', values: [''] };
+  const typeValues = imagesOnly ? (types ? [...new Set(types)].filter(isImageType) : 'images') : types && [...new Set(types)];
+  const visibilityValues = visibility && [...new Set(visibility)];
+  const overlapping = visibilityValues !== null && visibilityValues.includes('private') && visibilityValues.includes('hasPassword');
+  const folderId = folder && (folder.kind === 'unfiled' ? '' : folder.id);
+  const given = [typeValues, visibilityValues, folderId].filter((f) => f !== null).length;
+  if (given === 0) return null;
+  if (given > 1 || overlapping) return { dimension: 'combination', types: typeValues, visibility: visibilityValues, folderId };
+  if (typeValues) return { dimension: 'type', values: typeValues };
+  if (visibilityValues) return { dimension: 'visibility', values: visibilityValues };
+  return { dimension: 'folder', values: [folderId!] };
 }
 
 /**
- * The exact number of files a single-filter listing selects, read from the account's counts
- * instead of counted over its files; null for other filters.
+ * The exact number of files a listing selects, read from the account's counts instead of counted
+ * over its files (countedFilter); null for the filters they do not cover.
  */
 export async function countedTotal(db: Executor, userId: string, filters: FileFilters): Promise<number | null> {
   const counted = countedFilter(filters);
   if (!counted) return null;
+  if (counted.dimension === 'combination') {
+    const { types, visibility, folderId } = counted;
+    if (types?.length === 0 || visibility?.length === 0) return 0;
+    const row = await forAccount(db, userId)
+      .selectFrom('fileCombinations')
+      .select((eb) => eb.fn.sum<number | string | null>('fileCombinations.files').as('n'))
+      .$if(types !== null, (query) => (types === 'images' ? query.where(imageType(sql.ref('fileCombinations.mimeType'))) : query.where('fileCombinations.mimeType', 'in', types as string[])))
+      .$if(folderId !== null, (query) => query.where('fileCombinations.folderId', '=', folderId!))
+      .$if(visibility !== null, (query) =>
+        query.where((eb) =>
+          eb.or(
+            visibility!.map((v) =>
+              v === 'public'
+                ? eb.and([eb('fileCombinations.visibility', '=', 'PUBLIC'), eb('fileCombinations.password', '=', 0)])
+                : v === 'private'
+                  ? eb('fileCombinations.visibility', '=', 'PRIVATE')
+                  : eb('fileCombinations.password', '=', 1),
+            ),
+          ),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
   const { values } = counted;
   if (values.length === 0) return 0;
   const row = await forAccount(db, userId)
@@ -435,7 +468,9 @@ export async function countedTotal(db: Executor, userId: string, filters: FileFi
  * those 500,000 files to check each against the matches (470 ms for a term matching nothing, 655 ms
  * for 85,000 matches). The search drives unless the other filter, counted by the database
  * (countedTotal), selects fewer than half as many files as the search matches, or a list of IDs is
- * given; several other filters, which no count covers, let the search drive.
+ * given. Several other filters, or overlapping visibility values, let the search drive: only one of
+ * their indexes could drive, reading every file it selects and checking the others on each row, so
+ * their count together (migration 0028-filter-combinations) says little about that read's cost.
  */
 async function searchDrives(db: Executor, userId: string, filters: FileFilters): Promise<boolean> {
   if (filters.ids !== null) return false;
@@ -443,7 +478,9 @@ async function searchDrives(db: Executor, userId: string, filters: FileFilters):
   // (their count, countedTotal, serves the gallery's total): the search drives, as before they were
   // counted. With `types` as well the types' index could, but that was not measured for the gallery.
   if (filters.tag?.kind === 'untagged' || filters.imagesOnly) return true;
-  const selected = await countedTotal(db, userId, { ...filters, search: null, from: null, until: null });
+  const others = { ...filters, search: null, from: null, until: null };
+  if (countedFilter(others)?.dimension === 'combination') return true;
+  const selected = await countedTotal(db, userId, others);
   if (selected === null) return true;
   const matches = await countSearchDocuments(db, userId, { ...filters, ids: null, types: null, visibility: null, folder: null, tag: null, imagesOnly: false });
   return matches === null || selected > 2 * matches;

@@ -34,7 +34,11 @@ type Counts = Record<string, number>;
 /** The counts the database keeps for an account, as `dimension/value` → files. */
 async function kept(userId: string): Promise<Counts> {
   const rows = await server.ctx.db.selectFrom('fileCounts').select(['dimension', 'value', 'files']).where('userId', '=', userId).execute();
-  return Object.fromEntries(rows.map((r) => [`${r.dimension}/${r.value}`, Number(r.files)]));
+  const combinations = await server.ctx.db.selectFrom('fileCombinations').select(['mimeType', 'visibility', 'password', 'folderId', 'files']).where('userId', '=', userId).execute();
+  return Object.fromEntries([
+    ...rows.map((r) => [`${r.dimension}/${r.value}`, Number(r.files)]),
+    ...combinations.map((r) => [`combination/${r.mimeType}|${r.visibility}|${Number(r.password)}|${r.folderId}`, Number(r.files)]),
+  ]);
 }
 
 /** The same counts by the plain queries: the slow reference. */
@@ -49,6 +53,7 @@ async function counted(userId: string): Promise<Counts> {
     if (f.visibility === 'PUBLIC' && f.passwordHash === null) add('visibility/public');
     if (f.visibility === 'PRIVATE') add('visibility/private');
     if (f.passwordHash !== null) add('visibility/hasPassword');
+    add(`combination/${f.mimeType}|${f.visibility}|${f.passwordHash === null ? 0 : 1}|${f.folderId ?? ''}`);
   }
   const tagged = await db
     .selectFrom('fileTags')
@@ -117,6 +122,9 @@ async function searchesAgree(owner: Client & { userId: string }, label: string, 
         ['folder=unfiled', (r) => r.folderId === null],
         ['types=image/png', (r) => r.mimeType === 'image/png'],
         ['visibility=private', (r) => r.visibility === 'PRIVATE'],
+        // Two filters, counted together (migration 0028-filter-combinations).
+        ['types=image/png,text/plain&visibility=private', (r) => (r.mimeType === 'image/png' || r.mimeType === 'text/plain') && r.visibility === 'PRIVATE'],
+        ['folder=unfiled&types=application/pdf', (r) => r.folderId === null && r.mimeType === 'application/pdf'],
       ];
       for (const [filter, keep] of others) {
         for (const sortBy of ['newest', 'name'] as const) {
@@ -148,6 +156,40 @@ async function searchesAgree(owner: Client & { userId: string }, label: string, 
     const timeline = (await owner.get(`/api/files/timeline?${params}&groupBy=week&timezone=Asia/Kathmandu`)).body.data;
     expect(timeline.total, what).toBe(matching.length);
     expect(timeline.buckets.reduce((sum: number, b: { count: number }) => sum + b.count, 0), what).toBe(matching.length);
+  }
+}
+
+/**
+ * Listings with several of `types`, `visibility` and `folder` (counted per combination, migration
+ * 0028-filter-combinations), and with overlapping visibility values: every page and the total,
+ * through HTTP, against the slow reference.
+ */
+async function filtersAgree(owner: Client & { userId: string }, label: string, folders: string[]) {
+  const rows = await server.ctx.db.selectFrom('files').select(['id', 'searchName', 'createdAt', 'size', 'folderId', 'mimeType', 'visibility', 'passwordHash']).where('userId', '=', owner.userId).execute();
+  type Row = (typeof rows)[number];
+  const folder = folders[0];
+  const filters: Array<[string, (r: Row) => boolean]> = [
+    ['types=image/png&visibility=private', (r) => r.mimeType === 'image/png' && r.visibility === 'PRIVATE'],
+    ['types=text/plain,application/pdf&visibility=public,hasPassword', (r) => ['text/plain', 'application/pdf'].includes(r.mimeType) && ((r.visibility === 'PUBLIC' && r.passwordHash === null) || r.passwordHash !== null)],
+    ['visibility=private,hasPassword', (r) => r.visibility === 'PRIVATE' || r.passwordHash !== null],
+    ['folder=unfiled&visibility=private,hasPassword', (r) => r.folderId === null && (r.visibility === 'PRIVATE' || r.passwordHash !== null)],
+    ['folder=unfiled&types=image/png&visibility=public', (r) => r.folderId === null && r.mimeType === 'image/png' && r.visibility === 'PUBLIC' && r.passwordHash === null],
+    ...(folder ? [[`folder=${folder}&types=image/png,application/json`, (r: Row) => r.folderId === folder && ['image/png', 'application/json'].includes(r.mimeType)] as [string, (r: Row) => boolean]] : []),
+  ];
+  for (const [filter, keep] of filters) {
+    for (const sortBy of ['newest', 'name'] as const) {
+      const selected = rows.filter(keep).sort(orders[sortBy]);
+      const what = `${label}, ${filter}, ${sortBy}`;
+      const listed: string[] = [];
+      for (let page = 1; ; page++) {
+        const response = await owner.get(`/api/files?${filter}&sortBy=${sortBy}&limit=7&page=${page}`);
+        expect(response.status, response.text).toBe(200);
+        expect(response.body.pagination.total, what).toBe(selected.length);
+        listed.push(...response.body.data.map((f: { id: string }) => f.id));
+        if (response.body.data.length < 7) break;
+      }
+      expect(listed, what).toEqual(selected.map((r) => r.id));
+    }
   }
 }
 
@@ -210,10 +252,14 @@ async function runSequence(seed: number, steps: number, owner: Client & { userId
       if (action === 'DELETE') files.splice(files.indexOf(id), 1);
     }
     if (step % 5 === 4) expect(await kept(owner.userId), `seed ${seed}, step ${step}`).toEqual(await counted(owner.userId));
-    if (step % 10 === 9) await searchesAgree(owner, `seed ${seed}, step ${step}`);
+    if (step % 10 === 9) {
+      await searchesAgree(owner, `seed ${seed}, step ${step}`);
+      await filtersAgree(owner, `seed ${seed}, step ${step}`, folders);
+    }
   }
   expect(await kept(owner.userId)).toEqual(await counted(owner.userId));
   await searchesAgree(owner, `seed ${seed}, at the end`);
+  await filtersAgree(owner, `seed ${seed}, at the end`, folders);
 }
 
 describe('a search alone', () => {
@@ -372,8 +418,16 @@ describe('counts per filter value', () => {
     expect(await total('visibility=private')).toBe(await plain((q) => q.where('visibility', '=', 'PRIVATE')));
     expect(await total('visibility=public')).toBe(await plain((q) => q.where('visibility', '=', 'PUBLIC').where('passwordHash', 'is', null)));
     expect(await total('visibility=hasPassword')).toBe(await plain((q) => q.where('passwordHash', 'is not', null)));
-    // Overlapping values are counted over the files instead.
+    // Overlapping values: each file once.
     expect(await total('visibility=private,hasPassword')).toBe(await plain((q) => q.where((eb: any) => eb.or([eb('visibility', '=', 'PRIVATE'), eb('passwordHash', 'is not', null)]))));
+    // Several filters, and overlapping visibility values: from the counts per combination
+    // (migration 0028-filter-combinations).
+    const privateOrPassword = (eb: any) => eb.or([eb('visibility', '=', 'PRIVATE'), eb('passwordHash', 'is not', null)]);
+    expect(await total('types=image/png&visibility=private')).toBe(await plain((q) => q.where('mimeType', '=', 'image/png').where('visibility', '=', 'PRIVATE')));
+    expect(await total(`folder=${folder}&visibility=public`)).toBe(await plain((q) => q.where('folderId', '=', folder).where('visibility', '=', 'PUBLIC').where('passwordHash', 'is', null)));
+    expect(await total(`folder=unfiled&types=text/plain&visibility=private,hasPassword`)).toBe(await plain((q) => q.where('folderId', 'is', null).where('mimeType', '=', 'text/plain').where(privateOrPassword)));
+    expect(await total(`folder=${folder}&types=image/gif`)).toBe(0);
+    expect(await total(`folder=${folder}&visibility=private,hasPassword`)).toBe(await plain((q) => q.where('folderId', '=', folder).where(privateOrPassword)));
     expect(await total(`folder=${folder}`)).toBe(750);
     expect(await total("folder=unfiled")).toBe(750);
     expect(await total(`tag=${tag}`)).toBe(1200);
