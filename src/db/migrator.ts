@@ -28,6 +28,7 @@ import * as searchNames from './migrations/0025-search-names.ts';
 import * as folderTimeline from './migrations/0026-folder-timeline.ts';
 import * as searchFilterKeys from './migrations/0027-search-filter-keys.ts';
 import * as filterCombinations from './migrations/0028-filter-combinations.ts';
+import * as timelineFilterIndexes from './migrations/0029-timeline-filter-indexes.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 const migrations: Record<string, Migration> = {
@@ -59,6 +60,7 @@ const migrations: Record<string, Migration> = {
   '0026-folder-timeline': folderTimeline,
   '0027-search-filter-keys': searchFilterKeys,
   '0028-filter-combinations': filterCombinations,
+  '0029-timeline-filter-indexes': timelineFilterIndexes,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

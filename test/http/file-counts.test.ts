@@ -794,6 +794,9 @@ describe('the timeline of a tag or a folder', () => {
       [{ tag: smallTag!, folder: largeFolder! }, (f) => f.tags.includes(smallTag!) && f.folderId === largeFolder],
       [{ tag: smallTag!, dateFrom: new Date(from).toISOString(), dateTo: new Date(to).toISOString() }, (f) => f.tags.includes(smallTag!) && f.createdAt >= from && f.createdAt <= to],
       [{ folder: smallFolder!, dateFrom: new Date(from).toISOString() }, (f) => f.folderId === smallFolder && f.createdAt >= from],
+      // Several filters, each bucket one range of an index that holds the others (migration 0029-timeline-filter-indexes).
+      [{ types: 'image/png', visibility: 'private' }, (f) => f.mimeType === 'image/png' && f.visibility === 'PRIVATE'],
+      [{ folder: largeFolder!, visibility: 'public', types: 'text/plain' }, (f) => f.folderId === largeFolder && f.visibility === 'PUBLIC' && f.mimeType === 'text/plain'],
     ];
     for (const [filters, selects] of cases) {
       const selected = seeded.filter(selects);
