@@ -249,7 +249,8 @@ async function seedAccount(db: Db, dialect: Dialect, userId: string, count: numb
           createdAt,
           updatedAt: createdAt,
         });
-        if (tagIds.length && random() < 0.3) fileTags.push({ fileId: id, tagId: tagIds[Math.floor(random() * tagIds.length)]!, excluded: 0 });
+        // The upload time beside the tag, as the application writes it (migration 0030-tag-upload-times).
+        if (tagIds.length && random() < 0.3) fileTags.push({ fileId: id, tagId: tagIds[Math.floor(random() * tagIds.length)]!, excluded: 0, createdAt });
       }
       statements.push({ rows, fileTags, last: offset + 1000 >= count });
     }

@@ -29,6 +29,7 @@ import * as folderTimeline from './migrations/0026-folder-timeline.ts';
 import * as searchFilterKeys from './migrations/0027-search-filter-keys.ts';
 import * as filterCombinations from './migrations/0028-filter-combinations.ts';
 import * as timelineFilterIndexes from './migrations/0029-timeline-filter-indexes.ts';
+import * as tagUploadTimes from './migrations/0030-tag-upload-times.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 const migrations: Record<string, Migration> = {
@@ -61,6 +62,7 @@ const migrations: Record<string, Migration> = {
   '0027-search-filter-keys': searchFilterKeys,
   '0028-filter-combinations': filterCombinations,
   '0029-timeline-filter-indexes': timelineFilterIndexes,
+  '0030-tag-upload-times': tagUploadTimes,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

@@ -338,6 +338,8 @@ export interface FileTagsTable {
   fileId: string;
   tagId: string;
   excluded: Generated<number>;
+  /** The file's upload time, kept by the database (migration 0030-tag-upload-times). */
+  createdAt: Generated<number | string | null>;
 }
 
 export type ChunkSessionState = 'open' | 'completing' | 'completed';

@@ -17,8 +17,9 @@ const shortestBucket: Record<GroupBy, number> = { none: 28 * DAY_MS, month: 28 *
  */
 const MAX_SQL_BUCKETS = 3000;
 /**
- * SQLite, a tag (without a search) that holds at most this share of the account: its files are read
- * once through its own index and bucketed here. Counted per bucket instead, SQLite walks the
+ * SQLite, a tag with other filters (no search) that holds at most this share of the account: its
+ * files are read once through its own index and bucketed here (a tag alone is counted from its rows,
+ * tagCounts). Counted per bucket instead, SQLite walks the
  * account's whole upload-order index and checks each file. Measured at a million files: the walk
  * costs about 0.22 µs per file of the account (a look-up of the tag's list per file), reading
  * through the tag's index 2.5 µs per file of the tag (a look-up of its row). They cost the same near a
@@ -65,8 +66,9 @@ async function countedTimeline(trx: Executor, dialect: Dialect, userId: string, 
   let counted: Counted[];
   if (!isDateSort(query.sortBy)) {
     // One undated bucket: from the oldest selected upload to just after the snapshot.
+    const access = tagAlone(filters) === null ? await readOnce(trx, dialect, userId, filters, dated) : null;
     const row = await trx
-      .selectFrom(selectedTimes(trx, dialect, userId, filters, (await readOnce(trx, dialect, userId, filters, dated)) ?? 'walk'))
+      .selectFrom(selectedTimes(trx, dialect, userId, filters, access ?? 'walk'))
       .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('m.t').as('first')])
       .executeTakeFirstOrThrow();
     const count = Number(row.n);
@@ -92,10 +94,74 @@ type Counted = CalendarBucket & { count: number };
  * names (searchMatchTimes), any other selection from the files' rows, read as `access` says.
  */
 function selectedTimes(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, access: Access = 'walk') {
-  const times: SelectQueryBuilder<any, any, { t: number | string }> = searchesNamesApart(dialect, filters)
-    ? searchMatchTimes(trx, userId, filters)
-    : filteredFiles(trx, dialect, userId, filters, access).select('files.createdAt as t');
+  const tagId = tagAlone(filters);
+  const times: SelectQueryBuilder<any, any, { t: number | string }> =
+    tagId !== null
+      ? tagTimes(trx, tagId, filters)
+      : searchesNamesApart(dialect, filters)
+        ? searchMatchTimes(trx, userId, filters)
+        : filteredFiles(trx, dialect, userId, filters, access).select('files.createdAt as t');
   return times.as('m');
+}
+
+/** The tag's ID when a tag is the only filter besides dates, or null. */
+function tagAlone(filters: FileFilters): string | null {
+  const { tag, ids, search, types, visibility, folder, imagesOnly } = filters;
+  return tag?.kind === 'tag' && ids === null && search === null && types === null && visibility === null && folder === null && !imagesOnly ? tag.id : null;
+}
+
+/**
+ * The upload times of a tag's files within the dates, from the tag's rows alone (migration
+ * 0030-tag-upload-times): one range of the (tagId, excluded, createdAt) index. The tag is the
+ * account's (assertOwnedSelection), so its files are too.
+ */
+function tagTimes(trx: Executor, tagId: string, filters: FileFilters) {
+  return trx
+    .selectFrom('fileTags')
+    .select('fileTags.createdAt as t')
+    .where('fileTags.tagId', '=', tagId)
+    .where('fileTags.excluded', '=', 0)
+    .$if(filters.from !== null, (query) => query.where('fileTags.createdAt', '>=', filters.from!))
+    .$if(filters.until !== null, (query) => query.where('fileTags.createdAt', '<=', filters.until!)) as SelectQueryBuilder<any, any, { t: number | string }>;
+}
+
+/**
+ * A tag's calendar buckets: the first and last upload and each bucket's count are ranges of the
+ * tag's rows in upload order (tagTimes), whatever share of the account the tag holds. Before, a
+ * small tag's files were each looked up (2.5 µs a file) and a large one's buckets walked the
+ * account's upload order: a tag of 30,000 among a million files took 62–74 ms by month on SQLite.
+ */
+async function tagCounts(trx: Executor, dialect: Dialect, tagId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
+  const range = await trx
+    .selectNoFrom((eb) => [
+      eb.selectFrom(tagTimes(trx, tagId, filters).as('m')).select((e) => e.fn.min('m.t').as('t')).as('first'),
+      eb.selectFrom(tagTimes(trx, tagId, filters).as('m')).select((e) => e.fn.max('m.t').as('t')).as('last'),
+    ])
+    .executeTakeFirstOrThrow();
+  if (range.first === null || range.last === null) return [];
+  const [first, last] = [Number(range.first), Number(range.last)];
+  if ((last - first) / shortestBucket[groupBy] > MAX_SQL_BUCKETS) {
+    const rows = await tagTimes(trx, tagId, filters).orderBy('t').execute();
+    return bucketInOrder(rows.map((row) => Number(row.t)), groupBy, timeZone);
+  }
+  const buckets = bucketsBetween(first, last, groupBy, timeZone);
+  const lowest = filters.from ?? -Infinity;
+  const highest = filters.until === null ? Infinity : filters.until + 1;
+  const perBucket = tagTimes(trx, tagId, { ...filters, from: null, until: null })
+    .clearSelect()
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('fileTags.createdAt', '>=', sql.ref<number>('b.lo'))
+    .where('fileTags.createdAt', '<', sql.ref<number>('b.hi'));
+  const bounds = integerRows(
+    dialect,
+    3,
+    buckets.map((b, i) => [i, Math.max(b.from, lowest), Math.min(b.to, highest)]),
+  );
+  const result = await sql<{ i: number; n: number }>`
+    with b(i, lo, hi) as (${bounds})
+    select b.i as i, (${perBucket}) as n from b`.execute(trx);
+  const counts = new Map(result.rows.map((row) => [Number(row.i), Number(row.n)]));
+  return buckets.map((b, i) => ({ ...b, count: counts.get(i) ?? 0 })).filter((b) => b.count > 0);
 }
 
 /**
@@ -103,7 +169,7 @@ function selectedTimes(trx: Executor, dialect: Dialect, userId: string, filters:
  * range of an upload-order index (the account's, or a folder's): a SQLite search through the trigram
  * index as the listing reads it (searchAccess), or a tag holding a small share of the account
  * through its own index (OWN_INDEX_SHARE; its count from migration 0018-file-counts) when no dates
- * and no folder are asked for.
+ * and no folder are asked for, with another filter (a tag alone is counted from its rows: tagCounts).
  */
 async function readOnce(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, dated: boolean): Promise<Access | null> {
   const search = await searchAccess(trx, dialect, userId, filters);
@@ -119,6 +185,8 @@ async function readOnce(trx: Executor, dialect: Dialect, userId: string, filters
 /** Nonempty calendar buckets of the selected files, oldest first. */
 async function calendarCounts(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, dated: boolean, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
   if (searchesDocumentsOnly(dialect, filters) && (await documentsInUploadOrder(trx, userId))) return documentCounts(trx, userId, filters, groupBy, timeZone);
+  const tagId = tagAlone(filters);
+  if (tagId !== null) return tagCounts(trx, dialect, tagId, filters, groupBy, timeZone);
   // SQLite, any other search through the trigram index, or a small tag: the selection is
   // read once (readOnce) and bucketed here. The ranges below let SQLite walk the whole account for the
   // first and last file and again for every bucket, checking each file: a search of the unfiled half

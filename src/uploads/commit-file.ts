@@ -166,7 +166,7 @@ async function insertFile(
   const tagIds = upload.options.tagIds.length
     ? (await account.selectFrom('tags').select('id').where('id', 'in', upload.options.tagIds).execute()).map((t) => t.id)
     : [];
-  if (tagIds.length) await trx.insertInto('fileTags').values(tagIds.map((tagId) => ({ fileId: file.id, tagId }))).execute();
+  if (tagIds.length) await trx.insertInto('fileTags').values(tagIds.map((tagId) => ({ fileId: file.id, tagId, createdAt: now }))).execute();
 
   if (file.expiresAt !== null) await scheduleExpiry(trx, file.id, file.expiresAt);
   // Thumbnail and text recognition (contract §10): committed with the file, done in the background.

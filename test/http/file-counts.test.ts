@@ -353,6 +353,10 @@ describe('counts per filter value', () => {
     const id = (i: number) => files[i]!.id;
     const agree = async (what: string) => {
       for (const userId of [owner.userId, other.userId]) expect(await kept(userId), what).toEqual(await counted(userId));
+      // Each row carries its file's upload time (migration 0030-tag-upload-times).
+      const times = await db.selectFrom('fileTags').innerJoin('files', 'files.id', 'fileTags.fileId').select(['fileTags.createdAt as tagged', 'files.createdAt as uploaded']).where('files.userId', 'in', [owner.userId, other.userId]).execute();
+      expect(times.length, what).toBeGreaterThan(0);
+      for (const row of times) expect(Number(row.tagged), what).toBe(Number(row.uploaded));
     };
     await db
       .insertInto('fileTags')
@@ -373,6 +377,8 @@ describe('counts per filter value', () => {
     await db.updateTable('fileTags').set({ fileId: id(8) }).where('fileId', '=', id(4)).execute();
     await db.updateTable('fileTags').set({ tagId: a }).where('fileId', '=', id(5)).execute();
     await agree('after rows moved to another file and tag');
+    await db.updateTable('files').set({ createdAt: Date.UTC(2020, 1, 2) }).where('id', 'in', [id(5), id(8)]).execute();
+    await agree('after upload times changed by hand');
     await db.insertInto('fileTags').values({ fileId: id(9), tagId: b, excluded: 0 }).execute();
     await db.insertInto('fileTags').values({ fileId: id(9), tagId: a, excluded: 0 }).execute();
     await db.deleteFrom('fileTags').where('fileId', '=', id(9)).where('tagId', '=', b).execute();
@@ -532,7 +538,7 @@ describe('the gallery of many images', () => {
   });
 });
 
-describe('migrations 0018-file-counts and 0023-tagged-count', () => {
+describe('migrations 0018-file-counts, 0023-tagged-count, 0028-filter-combinations and 0030-tag-upload-times', () => {
   it('counts the files that exist when it runs', async () => {
     const databaseUrl = await freshDatabaseUrl();
     const handle = openDatabase({ databaseUrl: databaseUrl ?? null, dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-counts-')) });
@@ -552,7 +558,7 @@ describe('migrations 0018-file-counts and 0023-tagged-count', () => {
           visibility: i % 2 ? 'PUBLIC' : 'PRIVATE',
           passwordHash: i % 5 === 0 ? 'x' : null,
           folderId: i % 4 === 0 ? 'countsfolder' : null,
-          createdAt: now,
+          createdAt: now - i * 1000,
         }),
       );
       await db.insertInto('files').values(files).execute();
@@ -574,6 +580,17 @@ describe('migrations 0018-file-counts and 0023-tagged-count', () => {
         // Files with a tag that counts (migration 0023-tagged-count): all but the even multiples of 3.
         'tagged/': 33,
       });
+      // Each file in its one combination; each tag row with its file's upload time.
+      const combinations = await db.selectFrom('fileCombinations').select(['mimeType', 'visibility', 'password', 'folderId', 'files']).where('userId', '=', 'countsowner').execute();
+      const expected: Record<string, number> = {};
+      for (const f of files) {
+        const key = `${f.mimeType}|${f.visibility}|${f.passwordHash ? 1 : 0}|${f.folderId ?? ''}`;
+        expected[key] = (expected[key] ?? 0) + 1;
+      }
+      expect(Object.fromEntries(combinations.map((r) => [`${r.mimeType}|${r.visibility}|${r.password}|${r.folderId}`, Number(r.files)]))).toEqual(expected);
+      const times = await db.selectFrom('fileTags').select(['fileId', 'createdAt']).where('fileId', 'like', 'countsfile%').execute();
+      expect(times).toHaveLength(60);
+      for (const row of times) expect(Number(row.createdAt)).toBe(now - Number(row.fileId.slice('countsfile'.length)) * 1000);
     } finally {
       await handle.close();
     }
@@ -794,6 +811,7 @@ describe('the timeline of a tag or a folder', () => {
       [{ tag: smallTag!, folder: largeFolder! }, (f) => f.tags.includes(smallTag!) && f.folderId === largeFolder],
       [{ tag: smallTag!, dateFrom: new Date(from).toISOString(), dateTo: new Date(to).toISOString() }, (f) => f.tags.includes(smallTag!) && f.createdAt >= from && f.createdAt <= to],
       [{ folder: smallFolder!, dateFrom: new Date(from).toISOString() }, (f) => f.folderId === smallFolder && f.createdAt >= from],
+      [{ tag: largeTag!, dateTo: new Date(to).toISOString() }, (f) => f.tags.includes(largeTag!) && f.createdAt <= to],
       // Several filters, each bucket one range of an index that holds the others (migration 0029-timeline-filter-indexes).
       [{ types: 'image/png', visibility: 'private' }, (f) => f.mimeType === 'image/png' && f.visibility === 'PRIVATE'],
       [{ folder: largeFolder!, visibility: 'public', types: 'text/plain' }, (f) => f.folderId === largeFolder && f.visibility === 'PUBLIC' && f.mimeType === 'text/plain'],
