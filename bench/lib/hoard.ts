@@ -246,11 +246,16 @@ async function seedAccount(db: Db, dialect: Dialect, userId: string, count: numb
             : { thumbnailStatus: 'unsupported' as const, thumbnailKey: null, thumbnailWidth: null, thumbnailHeight: null }),
           ocrStatus: ocrText === null ? 'unsupported' : 'done',
           docId: accountNo === null ? null : accountNo * 2 ** 32 + i + 1,
+          // Set below when the file gets a tag, as the database would (migration 0031-tagged-files).
+          tagged: 0,
           createdAt,
           updatedAt: createdAt,
         });
         // The upload time beside the tag, as the application writes it (migration 0030-tag-upload-times).
-        if (tagIds.length && random() < 0.3) fileTags.push({ fileId: id, tagId: tagIds[Math.floor(random() * tagIds.length)]!, excluded: 0, createdAt });
+        if (tagIds.length && random() < 0.3) {
+          fileTags.push({ fileId: id, tagId: tagIds[Math.floor(random() * tagIds.length)]!, excluded: 0, createdAt });
+          rows[rows.length - 1]!.tagged = 1;
+        }
       }
       statements.push({ rows, fileTags, last: offset + 1000 >= count });
     }

@@ -30,6 +30,7 @@ import * as searchFilterKeys from './migrations/0027-search-filter-keys.ts';
 import * as filterCombinations from './migrations/0028-filter-combinations.ts';
 import * as timelineFilterIndexes from './migrations/0029-timeline-filter-indexes.ts';
 import * as tagUploadTimes from './migrations/0030-tag-upload-times.ts';
+import * as taggedFiles from './migrations/0031-tagged-files.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 const migrations: Record<string, Migration> = {
@@ -63,6 +64,7 @@ const migrations: Record<string, Migration> = {
   '0028-filter-combinations': filterCombinations,
   '0029-timeline-filter-indexes': timelineFilterIndexes,
   '0030-tag-upload-times': tagUploadTimes,
+  '0031-tagged-files': taggedFiles,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

@@ -274,6 +274,8 @@ export interface FilesTable {
    * on SQLite (the account's number × 2^32 + its running count of files); null on PostgreSQL.
    */
   docId: Generated<number | null>;
+  /** 1 when the file has a tag that counts, kept by the database (migration 0031-tagged-files). */
+  tagged: Generated<number>;
   createdAt: number;
   updatedAt: number;
 }

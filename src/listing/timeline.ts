@@ -64,7 +64,21 @@ async function countedTimeline(trx: Executor, dialect: Dialect, userId: string, 
   const dated = query.filters.from !== null || query.filters.until !== null;
 
   let counted: Counted[];
-  if (!isDateSort(query.sortBy)) {
+  if (!isDateSort(query.sortBy) && untaggedAlone(filters)) {
+    // One undated bucket of the untagged files, counted as their calendar buckets are; it starts at
+    // the oldest of them, found by walking the account's upload order from its start.
+    const count = (await untaggedCounts(trx, dialect, userId, filters, 'year', 'UTC')).reduce((sum, b) => sum + b.count, 0);
+    const oldest =
+      count === 0
+        ? undefined
+        : await filteredFiles(trx, dialect, userId, { ...NO_FILTERS, from: filters.from, until: filters.until })
+            .select('files.createdAt')
+            .where('files.tagged', '=', 0)
+            .orderBy('files.createdAt')
+            .limit(1)
+            .executeTakeFirst();
+    counted = oldest ? [{ key: 'all', from: Number(oldest.createdAt), to: snapshot + 1, count }] : [];
+  } else if (!isDateSort(query.sortBy)) {
     // One undated bucket: from the oldest selected upload to just after the snapshot.
     const access = tagAlone(filters) === null ? await readOnce(trx, dialect, userId, filters, dated) : null;
     const row = await trx
@@ -102,6 +116,55 @@ function selectedTimes(trx: Executor, dialect: Dialect, userId: string, filters:
         ? searchMatchTimes(trx, userId, filters)
         : filteredFiles(trx, dialect, userId, filters, access).select('files.createdAt as t');
   return times.as('m');
+}
+
+/** Whether `untagged` is the only filter besides dates. */
+function untaggedAlone(filters: FileFilters): boolean {
+  return filters.tag?.kind === 'untagged' && isUnfiltered({ ...filters, tag: null, from: null, until: null });
+}
+
+/**
+ * The calendar buckets of the untagged files: per bucket, the account's uploads (its counts per
+ * quarter hour and day, countsFromSlots) less its tagged files', a range of the index of tagged files
+ * in upload order (migration 0031-tagged-files). The buckets span the account's uploads within the
+ * dates; empty ones are dropped. Before, every file of the account was looked up among its tagged
+ * files: 0.73–0.75 s at a million files.
+ */
+async function untaggedCounts(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
+  const spanned = () => filteredFiles(trx, dialect, userId, { ...NO_FILTERS, from: filters.from, until: filters.until });
+  const range = await trx
+    .selectNoFrom((eb) => [
+      eb.selectFrom(spanned().select((e) => e.fn.min('files.createdAt').as('t')).as('s')).select('s.t').as('first'),
+      eb.selectFrom(spanned().select((e) => e.fn.max('files.createdAt').as('t')).as('s')).select('s.t').as('last'),
+    ])
+    .executeTakeFirstOrThrow();
+  if (range.first === null || range.last === null) return [];
+  const [first, last] = [Number(range.first), Number(range.last)];
+  if ((last - first) / shortestBucket[groupBy] > MAX_SQL_BUCKETS) {
+    const rows = await filteredFiles(trx, dialect, userId, filters, 'rowwise').select('files.createdAt').orderBy('files.createdAt').execute();
+    return bucketInOrder(rows.map((row) => Number(row.createdAt)), groupBy, timeZone);
+  }
+  const buckets = bucketsBetween(first, last, groupBy, timeZone);
+  const lowest = filters.from ?? -Infinity;
+  const highest = filters.until === null ? Infinity : filters.until + 1;
+  const uploads = await countsFromSlots(trx, userId, buckets, lowest, highest);
+  // The literal 1 lets SQLite see that the partial index of tagged files holds these rows.
+  const perBucket = forAccount(trx, userId)
+    .selectFrom('files')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('files.tagged', '=', sql.lit(1))
+    .where('files.createdAt', '>=', sql.ref<number>('b.lo'))
+    .where('files.createdAt', '<', sql.ref<number>('b.hi'));
+  const bounds = integerRows(
+    dialect,
+    3,
+    buckets.map((b, i) => [i, Math.max(b.from, lowest), Math.min(b.to, highest)]),
+  );
+  const result = await sql<{ i: number; n: number }>`
+    with b(i, lo, hi) as (${bounds})
+    select b.i as i, (${perBucket}) as n from b`.execute(trx);
+  const tagged = new Map(result.rows.map((row) => [Number(row.i), Number(row.n)]));
+  return buckets.map((b, i) => ({ ...b, count: (uploads.get(i) ?? 0) - (tagged.get(i) ?? 0) })).filter((b) => b.count > 0);
 }
 
 /** The tag's ID when a tag is the only filter besides dates, or null. */
@@ -187,6 +250,7 @@ async function calendarCounts(trx: Executor, dialect: Dialect, userId: string, f
   if (searchesDocumentsOnly(dialect, filters) && (await documentsInUploadOrder(trx, userId))) return documentCounts(trx, userId, filters, groupBy, timeZone);
   const tagId = tagAlone(filters);
   if (tagId !== null) return tagCounts(trx, dialect, tagId, filters, groupBy, timeZone);
+  if (untaggedAlone(filters)) return untaggedCounts(trx, dialect, userId, filters, groupBy, timeZone);
   // SQLite, any other search through the trigram index, or a small tag: the selection is
   // read once (readOnce) and bucketed here. The ranges below let SQLite walk the whole account for the
   // first and last file and again for every bucket, checking each file: a search of the unfiled half

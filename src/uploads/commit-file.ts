@@ -153,6 +153,8 @@ async function insertFile(
     mediaHeight: null,
     // Numbered as the row is inserted (below).
     docId: null,
+    // Set by the database as tags are put on (migration 0031-tagged-files).
+    tagged: 0,
     createdAt: now,
     updatedAt: now,
   };

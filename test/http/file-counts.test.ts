@@ -34,10 +34,13 @@ type Counts = Record<string, number>;
 /** The counts the database keeps for an account, as `dimension/value` → files. */
 async function kept(userId: string): Promise<Counts> {
   const rows = await server.ctx.db.selectFrom('fileCounts').select(['dimension', 'value', 'files']).where('userId', '=', userId).execute();
+  // The files marked as tagged (migration 0031-tagged-files), as one entry.
+  const marked = await server.ctx.db.selectFrom('files').select('id').where('userId', '=', userId).where('tagged', '=', 1).execute();
   const combinations = await server.ctx.db.selectFrom('fileCombinations').select(['mimeType', 'visibility', 'password', 'folderId', 'files']).where('userId', '=', userId).execute();
   return Object.fromEntries([
     ...rows.map((r) => [`${r.dimension}/${r.value}`, Number(r.files)]),
     ...combinations.map((r) => [`combination/${r.mimeType}|${r.visibility}|${Number(r.password)}|${r.folderId}`, Number(r.files)]),
+    [`marked/${marked.map((r) => r.id).sort().join(' ')}`, 1],
   ]);
 }
 
@@ -64,6 +67,7 @@ async function counted(userId: string): Promise<Counts> {
     .execute();
   for (const t of tagged) add(`tag/${t.tagId}`);
   for (let i = new Set(tagged.map((t) => t.fileId)).size; i > 0; i--) add('tagged/');
+  add(`marked/${[...new Set(tagged.map((t) => t.fileId))].sort().join(' ')}`);
   return out;
 }
 
@@ -538,7 +542,7 @@ describe('the gallery of many images', () => {
   });
 });
 
-describe('migrations 0018-file-counts, 0023-tagged-count, 0028-filter-combinations and 0030-tag-upload-times', () => {
+describe('migrations 0018-file-counts, 0023-tagged-count, 0028-filter-combinations, 0030-tag-upload-times and 0031-tagged-files', () => {
   it('counts the files that exist when it runs', async () => {
     const databaseUrl = await freshDatabaseUrl();
     const handle = openDatabase({ databaseUrl: databaseUrl ?? null, dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-counts-')) });
@@ -590,6 +594,9 @@ describe('migrations 0018-file-counts, 0023-tagged-count, 0028-filter-combinatio
       expect(Object.fromEntries(combinations.map((r) => [`${r.mimeType}|${r.visibility}|${r.password}|${r.folderId}`, Number(r.files)]))).toEqual(expected);
       const times = await db.selectFrom('fileTags').select(['fileId', 'createdAt']).where('fileId', 'like', 'countsfile%').execute();
       expect(times).toHaveLength(60);
+      // The files with a tag that counts are marked (migration 0031-tagged-files).
+      const marked = await db.selectFrom('files').select('id').where('userId', '=', 'countsowner').where('tagged', '=', 1).execute();
+      expect(marked.map((r) => r.id).sort()).toEqual(files.filter((_, i) => i % 2 === 1 || i % 3 !== 0).map((f) => f.id).sort());
       for (const row of times) expect(Number(row.createdAt)).toBe(now - Number(row.fileId.slice('countsfile'.length)) * 1000);
     } finally {
       await handle.close();
@@ -812,6 +819,9 @@ describe('the timeline of a tag or a folder', () => {
       [{ tag: smallTag!, dateFrom: new Date(from).toISOString(), dateTo: new Date(to).toISOString() }, (f) => f.tags.includes(smallTag!) && f.createdAt >= from && f.createdAt <= to],
       [{ folder: smallFolder!, dateFrom: new Date(from).toISOString() }, (f) => f.folderId === smallFolder && f.createdAt >= from],
       [{ tag: largeTag!, dateTo: new Date(to).toISOString() }, (f) => f.tags.includes(largeTag!) && f.createdAt <= to],
+      // The account's counts less its tagged files' (migration 0031-tagged-files).
+      [{ tag: 'untagged' }, (f) => f.tags.length === 0],
+      [{ tag: 'untagged', dateFrom: new Date(from).toISOString(), dateTo: new Date(to).toISOString() }, (f) => f.tags.length === 0 && f.createdAt >= from && f.createdAt <= to],
       // Several filters, each bucket one range of an index that holds the others (migration 0029-timeline-filter-indexes).
       [{ types: 'image/png', visibility: 'private' }, (f) => f.mimeType === 'image/png' && f.visibility === 'PRIVATE'],
       [{ folder: largeFolder!, visibility: 'public', types: 'text/plain' }, (f) => f.folderId === largeFolder && f.visibility === 'PUBLIC' && f.mimeType === 'text/plain'],
