@@ -314,15 +314,18 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
     const tagged = db.selectFrom('fileTags').select('fileTags.fileId').where('fileTags.tagId', '=', tag.id).where('fileTags.excluded', '=', 0);
     query = query.where(col('files.id'), 'in', tagged);
   } else if (tag?.kind === 'untagged') {
-    if (dialect === 'postgres' || access === 'rowwise') {
-      // An anti-join: on SQLite, one look-up of the file's tags per file walked.
+    if (dialect === 'postgres') {
+      // An anti-join, probing an index of the tag rows per file: the file's mark (below) is in its
+      // row, which PostgreSQL reads from the table (`types=image/png&tag=untagged` among a million
+      // files: 234 ms this way, 666 ms testing the mark).
       query = query.where((eb) =>
         eb.not(eb.exists(eb.selectFrom('fileTags').select(sql.lit(1).as('one')).whereRef('fileTags.fileId', '=', 'files.id').where('fileTags.excluded', '=', 0))),
       );
     } else {
-      // The account's tagged files, collected once through its tags, then probed per file.
-      const tagged = forAccount(db, userId).selectFrom('tags').innerJoin('fileTags', 'fileTags.tagId', 'tags.id').select('fileTags.fileId').where('fileTags.excluded', '=', 0);
-      query = query.where('files.id', 'not in', tagged);
+      // The file's own mark, kept by the database (migration 0031-tagged-files), read with the row
+      // that the walk reads anyway, instead of a look-up of its tags or the account's whole list of
+      // tagged files (a million files, page 500: 117–121 → 10 ms).
+      query = query.where('files.tagged', '=', 0);
     }
   }
   return query;

@@ -405,7 +405,7 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
   // file's tag up (about 2 µs a file), not from the tag's whole list, which SQLite otherwise reads
   // and holds for every page (about 0.3 µs an entry): when the walk should pass fewer files than a
   // quarter of the list. A tag of 29,575 among a million files: 11.5 → 2.9 ms. The same for
-  // `untagged`, which otherwise reads and holds the list of every tagged file of the account.
+  // `untagged`, whose walk reads each file's mark (migration 0031-tagged-files).
   if (dialect === 'sqlite' && counted !== null && filters.tag !== null) {
     const files = await accountFileCount(db, userId);
     const ids = (offset + limit) * files * 4 <= counted * counted ? await walkedPage(db, dialect, userId, filters, sortBy, limit, offset, counted, files) : null;
