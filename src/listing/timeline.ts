@@ -118,6 +118,35 @@ function selectedTimes(trx: Executor, dialect: Dialect, userId: string, filters:
   return times.as('m');
 }
 
+/**
+ * The first and last upload of a selection, each from a scalar subquery (`bound`: its min() or
+ * max() as `t`), so that each is one probe of the index that orders the selection; null when it is
+ * empty.
+ */
+async function firstAndLast(trx: Executor, bound: (end: 'min' | 'max') => SelectQueryBuilder<any, any, { t: unknown }>): Promise<{ first: number; last: number } | null> {
+  const range = await trx
+    .selectNoFrom((eb) => [eb.selectFrom(bound('min').as('s')).select('s.t').as('first'), eb.selectFrom(bound('max').as('s')).select('s.t').as('last')])
+    .executeTakeFirstOrThrow();
+  return range.first === null || range.last === null ? null : { first: Number(range.first), last: Number(range.last) };
+}
+
+/**
+ * Per bucket, the rows `perBucket` counts between `b.lo` (inclusive) and `b.hi`, the bucket clipped
+ * to the dates and the snapshot, so that range is the subquery's only condition on the upload time
+ * and just that part of its index is read: one statement for every bucket.
+ */
+async function countPerBucket(trx: Executor, dialect: Dialect, buckets: CalendarBucket[], lowest: number, highest: number, perBucket: SelectQueryBuilder<any, any, { n: unknown }>): Promise<Map<number, number>> {
+  const bounds = integerRows(
+    dialect,
+    3,
+    buckets.map((b, i) => [i, Math.max(b.from, lowest), Math.min(b.to, highest)]),
+  );
+  const result = await sql<{ i: number; n: number }>`
+    with b(i, lo, hi) as (${bounds})
+    select b.i as i, (${perBucket}) as n from b`.execute(trx);
+  return new Map(result.rows.map((row) => [Number(row.i), Number(row.n)]));
+}
+
 /** Whether `untagged` is the only filter besides dates. */
 function untaggedAlone(filters: FileFilters): boolean {
   return filters.tag?.kind === 'untagged' && isUnfiltered({ ...filters, tag: null, from: null, until: null });
@@ -131,20 +160,14 @@ function untaggedAlone(filters: FileFilters): boolean {
  * files: 0.73–0.75 s at a million files.
  */
 async function untaggedCounts(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
-  const spanned = () => filteredFiles(trx, dialect, userId, { ...NO_FILTERS, from: filters.from, until: filters.until });
-  const range = await trx
-    .selectNoFrom((eb) => [
-      eb.selectFrom(spanned().select((e) => e.fn.min('files.createdAt').as('t')).as('s')).select('s.t').as('first'),
-      eb.selectFrom(spanned().select((e) => e.fn.max('files.createdAt').as('t')).as('s')).select('s.t').as('last'),
-    ])
-    .executeTakeFirstOrThrow();
-  if (range.first === null || range.last === null) return [];
-  const [first, last] = [Number(range.first), Number(range.last)];
-  if ((last - first) / shortestBucket[groupBy] > MAX_SQL_BUCKETS) {
+  const spanned = filteredFiles(trx, dialect, userId, { ...NO_FILTERS, from: filters.from, until: filters.until });
+  const range = await firstAndLast(trx, (end) => spanned.select((e) => e.fn[end]('files.createdAt').as('t')));
+  if (!range) return [];
+  if ((range.last - range.first) / shortestBucket[groupBy] > MAX_SQL_BUCKETS) {
     const rows = await filteredFiles(trx, dialect, userId, filters, 'rowwise').select('files.createdAt').orderBy('files.createdAt').execute();
     return bucketInOrder(rows.map((row) => Number(row.createdAt)), groupBy, timeZone);
   }
-  const buckets = bucketsBetween(first, last, groupBy, timeZone);
+  const buckets = bucketsBetween(range.first, range.last, groupBy, timeZone);
   const lowest = filters.from ?? -Infinity;
   const highest = filters.until === null ? Infinity : filters.until + 1;
   const uploads = await countsFromSlots(trx, userId, buckets, lowest, highest);
@@ -155,15 +178,7 @@ async function untaggedCounts(trx: Executor, dialect: Dialect, userId: string, f
     .where('files.tagged', '=', sql.lit(1))
     .where('files.createdAt', '>=', sql.ref<number>('b.lo'))
     .where('files.createdAt', '<', sql.ref<number>('b.hi'));
-  const bounds = integerRows(
-    dialect,
-    3,
-    buckets.map((b, i) => [i, Math.max(b.from, lowest), Math.min(b.to, highest)]),
-  );
-  const result = await sql<{ i: number; n: number }>`
-    with b(i, lo, hi) as (${bounds})
-    select b.i as i, (${perBucket}) as n from b`.execute(trx);
-  const tagged = new Map(result.rows.map((row) => [Number(row.i), Number(row.n)]));
+  const tagged = await countPerBucket(trx, dialect, buckets, lowest, highest, perBucket);
   return buckets.map((b, i) => ({ ...b, count: (uploads.get(i) ?? 0) - (tagged.get(i) ?? 0) })).filter((b) => b.count > 0);
 }
 
@@ -195,35 +210,19 @@ function tagTimes(trx: Executor, tagId: string, filters: FileFilters) {
  * account's upload order: a tag of 30,000 among a million files took 62–74 ms by month on SQLite.
  */
 async function tagCounts(trx: Executor, dialect: Dialect, tagId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
-  const range = await trx
-    .selectNoFrom((eb) => [
-      eb.selectFrom(tagTimes(trx, tagId, filters).as('m')).select((e) => e.fn.min('m.t').as('t')).as('first'),
-      eb.selectFrom(tagTimes(trx, tagId, filters).as('m')).select((e) => e.fn.max('m.t').as('t')).as('last'),
-    ])
-    .executeTakeFirstOrThrow();
-  if (range.first === null || range.last === null) return [];
-  const [first, last] = [Number(range.first), Number(range.last)];
-  if ((last - first) / shortestBucket[groupBy] > MAX_SQL_BUCKETS) {
+  const range = await firstAndLast(trx, (end) => tagTimes(trx, tagId, filters).clearSelect().select((e) => e.fn[end]('fileTags.createdAt').as('t')));
+  if (!range) return [];
+  if ((range.last - range.first) / shortestBucket[groupBy] > MAX_SQL_BUCKETS) {
     const rows = await tagTimes(trx, tagId, filters).orderBy('t').execute();
     return bucketInOrder(rows.map((row) => Number(row.t)), groupBy, timeZone);
   }
-  const buckets = bucketsBetween(first, last, groupBy, timeZone);
-  const lowest = filters.from ?? -Infinity;
-  const highest = filters.until === null ? Infinity : filters.until + 1;
+  const buckets = bucketsBetween(range.first, range.last, groupBy, timeZone);
   const perBucket = tagTimes(trx, tagId, { ...filters, from: null, until: null })
     .clearSelect()
     .select((eb) => eb.fn.countAll().as('n'))
     .where('fileTags.createdAt', '>=', sql.ref<number>('b.lo'))
     .where('fileTags.createdAt', '<', sql.ref<number>('b.hi'));
-  const bounds = integerRows(
-    dialect,
-    3,
-    buckets.map((b, i) => [i, Math.max(b.from, lowest), Math.min(b.to, highest)]),
-  );
-  const result = await sql<{ i: number; n: number }>`
-    with b(i, lo, hi) as (${bounds})
-    select b.i as i, (${perBucket}) as n from b`.execute(trx);
-  const counts = new Map(result.rows.map((row) => [Number(row.i), Number(row.n)]));
+  const counts = await countPerBucket(trx, dialect, buckets, filters.from ?? -Infinity, filters.until === null ? Infinity : filters.until + 1, perBucket);
   return buckets.map((b, i) => ({ ...b, count: counts.get(i) ?? 0 })).filter((b) => b.count > 0);
 }
 
@@ -268,15 +267,9 @@ async function calendarCounts(trx: Executor, dialect: Dialect, userId: string, f
   const selected = () => filteredFiles(trx, dialect, userId, filters);
   const spanned = () => (inOnePass ? filteredFiles(trx, dialect, userId, { ...NO_FILTERS, from: filters.from, until: filters.until }) : selected());
   // Two scalar subqueries, so each is one index probe when only the account and dates narrow.
-  const range = await trx
-    .selectNoFrom((eb) => [
-      eb.selectFrom(spanned().select((e) => e.fn.min('files.createdAt').as('t')).as('s')).select('s.t').as('first'),
-      eb.selectFrom(spanned().select((e) => e.fn.max('files.createdAt').as('t')).as('s')).select('s.t').as('last'),
-    ])
-    .executeTakeFirstOrThrow();
-  if (range.first === null || range.last === null) return [];
-  const first = Number(range.first);
-  const last = Number(range.last);
+  const range = await firstAndLast(trx, (end) => spanned().select((e) => e.fn[end]('files.createdAt').as('t')));
+  if (!range) return [];
+  const { first, last } = range;
   if ((last - first) / shortestBucket[groupBy] > MAX_SQL_BUCKETS) {
     const rows = await filteredFiles(trx, dialect, userId, filters).select('files.createdAt').orderBy('files.createdAt').execute();
     return bucketInOrder(rows.map((row) => Number(row.createdAt)), groupBy, timeZone);
@@ -298,24 +291,14 @@ async function calendarCounts(trx: Executor, dialect: Dialect, userId: string, f
       .execute();
     for (const row of rows) counts.set(Number(row.i) - 1, Number(row.n));
   } else {
-    // One index range per bucket, clipped to the date filter and the snapshot, so that range is the
-    // subquery's only condition on the upload time and just that part of the listing index is read
-    // (its other columns answer the remaining filters).
-    const lowest = filters.from ?? -Infinity;
-    const highest = filters.until === null ? Infinity : filters.until + 1;
+    // One index range per bucket (countPerBucket); the index's other columns answer the remaining
+    // filters.
     const perBucket = filteredFiles(trx, dialect, userId, { ...filters, from: null, until: null })
       .select((eb) => eb.fn.countAll().as('n'))
       .where('files.createdAt', '>=', sql.ref<number>('b.lo'))
       .where('files.createdAt', '<', sql.ref<number>('b.hi'));
-    const bounds = integerRows(
-      dialect,
-      3,
-      buckets.map((b, i) => [i, Math.max(b.from, lowest), Math.min(b.to, highest)]),
-    );
-    const result = await sql<{ i: number; n: number }>`
-      with b(i, lo, hi) as (${bounds})
-      select b.i as i, (${perBucket}) as n from b`.execute(trx);
-    for (const row of result.rows) counts.set(Number(row.i), Number(row.n));
+    const ranged = await countPerBucket(trx, dialect, buckets, filters.from ?? -Infinity, filters.until === null ? Infinity : filters.until + 1, perBucket);
+    for (const [i, n] of ranged) counts.set(i, n);
   }
   return buckets.map((b, i) => ({ ...b, count: counts.get(i) ?? 0 })).filter((b) => b.count > 0);
 }

@@ -94,6 +94,19 @@ const orders: Record<'newest' | 'oldest' | 'name' | 'largest' | 'smallest', (a: 
   smallest: (a, b) => Number(a.size) - Number(b.size) || byId(a, b),
 };
 
+/** Every page of a listing (7 files a page) and its total, through HTTP, against the reference's sorted rows. */
+async function pagesAgree(owner: Client, query: string, sortBy: keyof typeof orders, selected: Array<{ id: string }>, what: string) {
+  const listed: string[] = [];
+  for (let page = 1; ; page++) {
+    const response = await owner.get(`/api/files?${query}&sortBy=${sortBy}&limit=7&page=${page}`);
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.pagination.total, what).toBe(selected.length);
+    listed.push(...response.body.data.map((f: { id: string }) => f.id));
+    if (response.body.data.length < 7) break;
+  }
+  expect(listed, what).toEqual(selected.map((r) => r.id));
+}
+
 /**
  * Search totals, every page of the results and the timeline of a search, through HTTP, against the
  * slow reference: the account's rows read plainly and filtered, sorted and counted here.
@@ -109,15 +122,7 @@ async function searchesAgree(owner: Client & { userId: string }, label: string, 
     for (const sortBy of ['newest', 'name', 'largest'] as const) {
       const selected = [...matching].sort(orders[sortBy]);
       const what = `${label}, search ${term}${from === null ? '' : ' from the middle'}, ${sortBy}`;
-      const listed: string[] = [];
-      for (let page = 1; ; page++) {
-        const response = await owner.get(`/api/files?${params}&sortBy=${sortBy}&limit=7&page=${page}`);
-        expect(response.status, response.text).toBe(200);
-        expect(response.body.pagination.total, what).toBe(selected.length);
-        listed.push(...response.body.data.map((f: { id: string }) => f.id));
-        if (response.body.data.length < 7) break;
-      }
-      expect(listed, what).toEqual(selected.map((r) => r.id));
+      await pagesAgree(owner, params, sortBy, selected, what);
     }
     // With another filter: the search's matches or the filter's own index drive the query, whichever
     // selects fewer files (searchDrives in src/listing/file-query.ts); both must give the same files.
@@ -134,15 +139,7 @@ async function searchesAgree(owner: Client & { userId: string }, label: string, 
         for (const sortBy of ['newest', 'name'] as const) {
           const selected = matching.filter(keep).sort(orders[sortBy]);
           const what = `${label}, search ${term} and ${filter}, ${sortBy}`;
-          const listed: string[] = [];
-          for (let page = 1; ; page++) {
-            const response = await owner.get(`/api/files?${params}&${filter}&sortBy=${sortBy}&limit=7&page=${page}`);
-            expect(response.status, response.text).toBe(200);
-            expect(response.body.pagination.total, what).toBe(selected.length);
-            listed.push(...response.body.data.map((f: { id: string }) => f.id));
-            if (response.body.data.length < 7) break;
-          }
-          expect(listed, what).toEqual(selected.map((r) => r.id));
+          await pagesAgree(owner, `${params}&${filter}`, sortBy, selected, what);
         }
         // Its timeline: each bucket counts exactly the selected files uploaded in it.
         const selected = matching.filter(keep);
@@ -184,15 +181,7 @@ async function filtersAgree(owner: Client & { userId: string }, label: string, f
     for (const sortBy of ['newest', 'name'] as const) {
       const selected = rows.filter(keep).sort(orders[sortBy]);
       const what = `${label}, ${filter}, ${sortBy}`;
-      const listed: string[] = [];
-      for (let page = 1; ; page++) {
-        const response = await owner.get(`/api/files?${filter}&sortBy=${sortBy}&limit=7&page=${page}`);
-        expect(response.status, response.text).toBe(200);
-        expect(response.body.pagination.total, what).toBe(selected.length);
-        listed.push(...response.body.data.map((f: { id: string }) => f.id));
-        if (response.body.data.length < 7) break;
-      }
-      expect(listed, what).toEqual(selected.map((r) => r.id));
+      await pagesAgree(owner, filter, sortBy, selected, what);
     }
   }
 }
