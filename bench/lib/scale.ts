@@ -59,6 +59,18 @@ const categories: Category[] = [
     growth: true,
     urls: ({ folder, tag }) => ['visibility=private', 'visibility=public', 'visibility=hasPassword', 'types=image/png', `folder=${folder}`, `tag=${tag}`].map((f) => `/api/files?limit=24&${f}`),
   },
+  {
+    // The issue's "combined filters may count through their index, within the targets": Hoard counts
+    // them per combination (migration 0028-filter-combinations).
+    id: 'combinedFilter',
+    label: 'combined filters with their exact total (type, visibility, folder)',
+    target: 25,
+    growth: true,
+    urls: ({ folder }) =>
+      ['types=image/png&visibility=private', 'types=image/png,image/jpeg&visibility=public', `folder=${folder}&visibility=public`, `folder=${folder}&types=image/png`, 'folder=unfiled&visibility=private', 'visibility=private,hasPassword'].map(
+        (f) => `/api/files?limit=24&${f}`,
+      ),
+  },
   { id: 'timeline', label: 'timeline by month, week, year in UTC, Kolkata, New York', target: 25, growth: true, urls: () => timelines.map((t) => `/api/files/timeline?${t}`) },
   { id: 'timelineSearch', label: 'timeline with a search', target: 50, growth: true, urls: () => ['holiday', 'f4242', 'zzqx'].map((term) => `/api/files/timeline?groupBy=month&search=${term}`) },
   {
