@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { uploadFile } from '../support/uploads.ts';
+import { takeAttempt } from '../../src/auth/throttle.ts';
 
 let server: TestServer;
 let admin: Awaited<ReturnType<typeof signUp>>;
@@ -52,6 +53,19 @@ function expectRetryAfter(response: { headers: Headers }, atMost: number) {
   expect(seconds).toBeGreaterThan(0);
   expect(seconds).toBeLessThanOrEqual(atMost);
 }
+
+describe('Retry-After', () => {
+  // Parallel requests each read the clock before their turn at the database: one that read it
+  // earlier may be counted after another opened the window, and must still not be told to wait
+  // longer than the window lasts.
+  it('never exceeds the window, also for an attempt counted after a later one opened it', async () => {
+    const key = `retry-after-order:${uniqueEmail()}`;
+    const opened = Date.now();
+    await takeAttempt(server.ctx.db, key, 1, 900_000, 'too many', opened + 5);
+    await expect(takeAttempt(server.ctx.db, key, 1, 900_000, 'too many', opened)).rejects.toMatchObject({ kind: 'rate_limited', retryAfter: 900 });
+    await expect(takeAttempt(server.ctx.db, key, 1, 900_000, 'too many', opened + 450_000)).rejects.toMatchObject({ retryAfter: 450 });
+  });
+});
 
 describe('parallel wrong passwords', () => {
   it('let at most 10 sign-in attempts reach verification; the rest are 429', async () => {
