@@ -35,7 +35,9 @@ export async function countHit(db: Db, key: string, windowMs: number, now = Date
  */
 export async function takeAttempt(db: Db, key: string, limit: number, windowMs: number, message: string, now = Date.now()): Promise<void> {
   const { count, windowStart } = await countHit(db, key, windowMs, now);
-  if (count > limit) throw rateLimited(message, Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000)));
+  // Parallel attempts read the clock before their turn at the database, so the window may have been
+  // opened by one that read it later than this one: never more than the window itself.
+  if (count > limit) throw rateLimited(message, Math.min(Math.ceil(windowMs / 1000), Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000))));
 }
 
 export async function clearHits(db: Db, key: string): Promise<void> {
