@@ -289,11 +289,11 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
     query = query.where((eb) =>
       eb.or(
         chosen.map((v) =>
-          v === 'public'
-            ? eb.and([eb(col('files.visibility'), '=', sql.lit('PUBLIC' as const)), eb(col('files.passwordHash'), 'is', null)])
-            : v === 'private'
-              ? eb(col('files.visibility'), '=', sql.lit('PRIVATE' as const))
-              : eb(col('files.passwordHash'), 'is not', null),
+          visibilityCondition(v, {
+            public: () => eb.and([eb(col('files.visibility'), '=', sql.lit('PUBLIC' as const)), eb(col('files.passwordHash'), 'is', null)]),
+            private: () => eb(col('files.visibility'), '=', sql.lit('PRIVATE' as const)),
+            hasPassword: () => eb(col('files.passwordHash'), 'is not', null),
+          }),
         ),
       ),
     );
@@ -329,6 +329,15 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
     }
   }
   return query;
+}
+
+/**
+ * What each `visibility` value selects, over the columns of the files or of their counts per
+ * combination: `public` is public without a password, `private` is private with or without one,
+ * `hasPassword` is either visibility with one (so a private file with a password is both).
+ */
+function visibilityCondition<T>(value: VisibilityFilter, conditions: Record<VisibilityFilter, () => T>): T {
+  return conditions[value]();
 }
 
 /** The gallery's images: a MIME type beginning with `image/`, in SQL and here. */
@@ -440,11 +449,11 @@ export async function countedTotal(db: Executor, userId: string, filters: FileFi
         query.where((eb) =>
           eb.or(
             visibility!.map((v) =>
-              v === 'public'
-                ? eb.and([eb('fileCombinations.visibility', '=', 'PUBLIC'), eb('fileCombinations.password', '=', 0)])
-                : v === 'private'
-                  ? eb('fileCombinations.visibility', '=', 'PRIVATE')
-                  : eb('fileCombinations.password', '=', 1),
+              visibilityCondition(v, {
+                public: () => eb.and([eb('fileCombinations.visibility', '=', 'PUBLIC'), eb('fileCombinations.password', '=', 0)]),
+                private: () => eb('fileCombinations.visibility', '=', 'PRIVATE'),
+                hasPassword: () => eb('fileCombinations.password', '=', 1),
+              }),
             ),
           ),
         ),
