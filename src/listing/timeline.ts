@@ -68,15 +68,7 @@ async function countedTimeline(trx: Executor, dialect: Dialect, userId: string, 
     // One undated bucket of the untagged files, counted as their calendar buckets are; it starts at
     // the oldest of them, found by walking the account's upload order from its start.
     const count = (await untaggedCounts(trx, dialect, userId, filters, 'year', 'UTC')).reduce((sum, b) => sum + b.count, 0);
-    const oldest =
-      count === 0
-        ? undefined
-        : await filteredFiles(trx, dialect, userId, { ...NO_FILTERS, from: filters.from, until: filters.until })
-            .select('files.createdAt')
-            .where('files.tagged', '=', 0)
-            .orderBy('files.createdAt')
-            .limit(1)
-            .executeTakeFirst();
+    const oldest = count === 0 ? undefined : await filteredFiles(trx, dialect, userId, filters).select('files.createdAt').orderBy('files.createdAt').limit(1).executeTakeFirst();
     counted = oldest ? [{ key: 'all', from: Number(oldest.createdAt), to: snapshot + 1, count }] : [];
   } else if (!isDateSort(query.sortBy)) {
     // One undated bucket: from the oldest selected upload to just after the snapshot.
@@ -147,6 +139,11 @@ async function countPerBucket(trx: Executor, dialect: Dialect, buckets: Calendar
   return new Map(result.rows.map((row) => [Number(row.i), Number(row.n)]));
 }
 
+/** The dates asked for, and the snapshot, as the bounds of a half-open range of upload times. */
+function dateBounds(filters: FileFilters): { lowest: number; highest: number } {
+  return { lowest: filters.from ?? -Infinity, highest: filters.until === null ? Infinity : filters.until + 1 };
+}
+
 /** Whether `untagged` is the only filter besides dates. */
 function untaggedAlone(filters: FileFilters): boolean {
   return filters.tag?.kind === 'untagged' && isUnfiltered({ ...filters, tag: null, from: null, until: null });
@@ -164,12 +161,11 @@ async function untaggedCounts(trx: Executor, dialect: Dialect, userId: string, f
   const range = await firstAndLast(trx, (end) => spanned.select((e) => e.fn[end]('files.createdAt').as('t')));
   if (!range) return [];
   if ((range.last - range.first) / shortestBucket[groupBy] > MAX_SQL_BUCKETS) {
-    const rows = await filteredFiles(trx, dialect, userId, filters, 'rowwise').select('files.createdAt').orderBy('files.createdAt').execute();
+    const rows = await filteredFiles(trx, dialect, userId, filters).select('files.createdAt').orderBy('files.createdAt').execute();
     return bucketInOrder(rows.map((row) => Number(row.createdAt)), groupBy, timeZone);
   }
   const buckets = bucketsBetween(range.first, range.last, groupBy, timeZone);
-  const lowest = filters.from ?? -Infinity;
-  const highest = filters.until === null ? Infinity : filters.until + 1;
+  const { lowest, highest } = dateBounds(filters);
   const uploads = await countsFromSlots(trx, userId, buckets, lowest, highest);
   // The literal 1 lets SQLite see that the partial index of tagged files holds these rows.
   const perBucket = forAccount(trx, userId)
@@ -184,8 +180,7 @@ async function untaggedCounts(trx: Executor, dialect: Dialect, userId: string, f
 
 /** The tag's ID when a tag is the only filter besides dates, or null. */
 function tagAlone(filters: FileFilters): string | null {
-  const { tag, ids, search, types, visibility, folder, imagesOnly } = filters;
-  return tag?.kind === 'tag' && ids === null && search === null && types === null && visibility === null && folder === null && !imagesOnly ? tag.id : null;
+  return filters.tag?.kind === 'tag' && isUnfiltered({ ...filters, tag: null, from: null, until: null }) ? filters.tag.id : null;
 }
 
 /**
@@ -222,7 +217,8 @@ async function tagCounts(trx: Executor, dialect: Dialect, tagId: string, filters
     .select((eb) => eb.fn.countAll().as('n'))
     .where('fileTags.createdAt', '>=', sql.ref<number>('b.lo'))
     .where('fileTags.createdAt', '<', sql.ref<number>('b.hi'));
-  const counts = await countPerBucket(trx, dialect, buckets, filters.from ?? -Infinity, filters.until === null ? Infinity : filters.until + 1, perBucket);
+  const { lowest, highest } = dateBounds(filters);
+  const counts = await countPerBucket(trx, dialect, buckets, lowest, highest, perBucket);
   return buckets.map((b, i) => ({ ...b, count: counts.get(i) ?? 0 })).filter((b) => b.count > 0);
 }
 
@@ -278,7 +274,8 @@ async function calendarCounts(trx: Executor, dialect: Dialect, userId: string, f
   const buckets = bucketsBetween(first, last, groupBy, timeZone);
   const counts = new Map<number, number>();
   if (isUnfiltered({ ...filters, from: null, until: null })) {
-    for (const [i, n] of await countsFromSlots(trx, userId, buckets, filters.from ?? -Infinity, filters.until === null ? Infinity : filters.until + 1)) counts.set(i, n);
+    const { lowest, highest } = dateBounds(filters);
+    for (const [i, n] of await countsFromSlots(trx, userId, buckets, lowest, highest)) counts.set(i, n);
   } else if (inOnePass) {
     // One pass over the selected rows (found through the trigram or tag indexes; a search alone
     // through the table of names, searchMatchTimes): width_bucket() finds each row's bucket by
@@ -297,7 +294,8 @@ async function calendarCounts(trx: Executor, dialect: Dialect, userId: string, f
       .select((eb) => eb.fn.countAll().as('n'))
       .where('files.createdAt', '>=', sql.ref<number>('b.lo'))
       .where('files.createdAt', '<', sql.ref<number>('b.hi'));
-    const ranged = await countPerBucket(trx, dialect, buckets, filters.from ?? -Infinity, filters.until === null ? Infinity : filters.until + 1, perBucket);
+    const { lowest, highest } = dateBounds(filters);
+    const ranged = await countPerBucket(trx, dialect, buckets, lowest, highest, perBucket);
     for (const [i, n] of ranged) counts.set(i, n);
   }
   return buckets.map((b, i) => ({ ...b, count: counts.get(i) ?? 0 })).filter((b) => b.count > 0);
@@ -312,8 +310,7 @@ async function calendarCounts(trx: Executor, dialect: Dialect, userId: string, f
  */
 async function documentCounts(trx: Executor, userId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
   const term = filters.search!;
-  const lowest = filters.from ?? -Infinity;
-  const highest = filters.until === null ? Infinity : filters.until + 1;
+  const { lowest, highest } = dateBounds(filters);
   const { last } = forAccount(trx, userId).documentRange();
   const from = (time: number) => (Number.isFinite(time) ? sql<number>`coalesce((${firstDocumentFrom(trx, userId, time)}), ${last} + 1)` : sql<number>`${last} + 1`);
   const within = { from: Number.isFinite(lowest) ? from(lowest) : forAccount(trx, userId).documentRange().first, to: from(highest) };
