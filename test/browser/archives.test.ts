@@ -317,7 +317,14 @@ describe('archives in the web app', () => {
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
 
-    // The selection survives paging: 96 a page, six pages.
+    // The selection survives paging: 96 a page, six pages. Each later page answers late, so the
+    // pager names it while the last page's files are still shown: "Select all on this page" must
+    // wait for the files of the page it names.
+    const later = /\/api\/files\?.*page=\d/;
+    await page.route(later, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await route.continue();
+    });
     await page.goto(`${server.baseUrl}/app/files?search=000&limit=96`);
     await page.getByText('501 files', { exact: true }).waitFor();
     for (let n = 1; n <= 6; n++) {
@@ -325,6 +332,7 @@ describe('archives in the web app', () => {
       await page.getByRole('navigation', { name: 'Pages' }).getByText(`Page ${n} of 6`).waitFor();
       await page.getByLabel('Select all on this page').check();
     }
+    await page.unroute(later);
     const bar = page.getByRole('region', { name: 'Selected files' });
     await bar.getByText('501 files selected').waitFor();
     const create = bar.getByRole('button', { name: 'Create archive' });
