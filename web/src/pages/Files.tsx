@@ -97,6 +97,8 @@ function windowParams(base: Record<string, string>, window: TimeWindow | null): 
 interface Listing {
   data: FileRecord[];
   pagination: Pagination;
+  /** The filters, page and page size this answer was asked for. */
+  requested: string;
 }
 
 const timezone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
@@ -142,9 +144,10 @@ export function FilesPage() {
     return () => window.clearTimeout(timer);
   }, [searchText, filters.search, setParams]);
 
+  const requested = `${listKey}|${page}|${limit}`;
   const listing = useLoad(async () => {
     const response = await request('GET', `/api/files${query({ ...listParams, page: page > 1 ? page : undefined, limit })}`);
-    return response.body as Listing;
+    return { ...(response.body as Omit<Listing, 'requested'>), requested };
   }, [listKey, page, limit, generation]);
   const timeline = useLoad(() => get<Timeline>(`/api/files/timeline${query({ ...base, groupBy, timezone })}`), [baseKey, groupBy, generation]);
   const types = useLoad(() => get<{ types: string[] }>('/api/files/types').then((d) => d.types), [generation]);
@@ -165,7 +168,10 @@ export function FilesPage() {
       else next.set(file.id, file);
       return next;
     });
-  const allOnPageSelected = files.length > 0 && files.every((f) => selection.has(f.id));
+  // While another page or filter loads, the files shown are the last answer's: "Select all on this
+  // page" waits for the page it names, so it never selects the page being left.
+  const showsRequested = !listing.loading && listing.data?.requested === requested;
+  const allOnPageSelected = showsRequested && files.length > 0 && files.every((f) => selection.has(f.id));
   const selectPage = (select: boolean) =>
     setSelection((current) => {
       const next = new Map(current);
@@ -424,7 +430,7 @@ export function FilesPage() {
 
       <div className="listing-head">
         <label className="checkbox">
-          <input type="checkbox" checked={allOnPageSelected} disabled={files.length === 0} onChange={(e) => selectPage(e.target.checked)} />
+          <input type="checkbox" checked={allOnPageSelected} disabled={files.length === 0 || !showsRequested} onChange={(e) => selectPage(e.target.checked)} />
           Select all on this page
         </label>
         <span className="muted" aria-live="polite">
