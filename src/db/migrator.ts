@@ -31,6 +31,7 @@ import * as filterCombinations from './migrations/0028-filter-combinations.ts';
 import * as timelineFilterIndexes from './migrations/0029-timeline-filter-indexes.ts';
 import * as tagUploadTimes from './migrations/0030-tag-upload-times.ts';
 import * as taggedFiles from './migrations/0031-tagged-files.ts';
+import * as untaggedCombinations from './migrations/0032-untagged-combinations.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 const migrations: Record<string, Migration> = {
@@ -65,6 +66,7 @@ const migrations: Record<string, Migration> = {
   '0029-timeline-filter-indexes': timelineFilterIndexes,
   '0030-tag-upload-times': tagUploadTimes,
   '0031-tagged-files': taggedFiles,
+  '0032-untagged-combinations': untaggedCombinations,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

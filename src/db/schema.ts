@@ -302,6 +302,8 @@ export interface FileCombinationsTable {
   /** 1 when the files have a password. */
   password: number;
   folderId: string;
+  /** The files' `tagged` mark (migration 0032-untagged-combinations). */
+  tagged: number;
   files: number | string;
 }
 

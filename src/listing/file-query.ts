@@ -402,29 +402,31 @@ export function beyond(query: FilesQuery, sortBy: SortBy, side: 'before' | 'afte
  *   one filter are summed where they cannot select a file twice (types, the visibility values other
  *   than `private` with `hasPassword`, of which a private file with a password is both); `untagged`
  *   is the account's files less the `tagged` count (migration 0023-tagged-count);
- * - several of `types`, `visibility` and `folder`, the gallery's images with `visibility` or a
- *   folder, and overlapping visibility values: the counts per combination of those columns
- *   (migration 0028-filter-combinations), in which each file counts once.
+ * - several of `types`, `visibility`, `folder` and `tag=untagged`, the gallery's images with any of
+ *   the others, and overlapping visibility values: the counts per combination of those columns and
+ *   the file's tagged mark (migrations 0028-filter-combinations, 0032-untagged-combinations), in
+ *   which each file counts once.
  * A tag with any other filter, a search, dates or a list of IDs are counted over the files.
  */
 type CountedFilter =
   | { dimension: 'type' | 'visibility' | 'folder' | 'tag' | 'tagged'; values: string[] | 'images' }
-  | { dimension: 'combination'; types: string[] | 'images' | null; visibility: VisibilityFilter[] | null; folderId: string | null };
+  | { dimension: 'combination'; types: string[] | 'images' | null; visibility: VisibilityFilter[] | null; folderId: string | null; untagged: boolean };
 
 function countedFilter(filters: FileFilters): CountedFilter | null {
   const { ids, search, from, until, imagesOnly, types, visibility, folder, tag } = filters;
   if (ids !== null || search !== null || from !== null || until !== null) return null;
-  if (tag !== null) {
+  const untagged = tag?.kind === 'untagged';
+  if (tag?.kind === 'tag') {
     if (types !== null || visibility !== null || folder !== null || imagesOnly) return null;
-    return tag.kind === 'tag' ? { dimension: 'tag', values: [tag.id] } : { dimension: 'tagged', values: [''] };
+    return { dimension: 'tag', values: [tag.id] };
   }
   const typeValues = imagesOnly ? (types ? [...new Set(types)].filter(isImageType) : 'images') : types && [...new Set(types)];
   const visibilityValues = visibility && [...new Set(visibility)];
   const overlapping = visibilityValues !== null && visibilityValues.includes('private') && visibilityValues.includes('hasPassword');
   const folderId = folder && (folder.kind === 'unfiled' ? '' : folder.id);
   const given = [typeValues, visibilityValues, folderId].filter((f) => f !== null).length;
-  if (given === 0) return null;
-  if (given > 1 || overlapping) return { dimension: 'combination', types: typeValues, visibility: visibilityValues, folderId };
+  if (given === 0) return untagged ? { dimension: 'tagged', values: [''] } : null;
+  if (given > 1 || overlapping || untagged) return { dimension: 'combination', types: typeValues, visibility: visibilityValues, folderId, untagged };
   if (typeValues) return { dimension: 'type', values: typeValues };
   if (visibilityValues) return { dimension: 'visibility', values: visibilityValues };
   return { dimension: 'folder', values: [folderId!] };
@@ -438,13 +440,14 @@ export async function countedTotal(db: Executor, userId: string, filters: FileFi
   const counted = countedFilter(filters);
   if (!counted) return null;
   if (counted.dimension === 'combination') {
-    const { types, visibility, folderId } = counted;
+    const { types, visibility, folderId, untagged } = counted;
     if (types?.length === 0 || visibility?.length === 0) return 0;
     const row = await forAccount(db, userId)
       .selectFrom('fileCombinations')
       .select((eb) => eb.fn.sum<number | string | null>('fileCombinations.files').as('n'))
       .$if(types !== null, (query) => (types === 'images' ? query.where(imageType(sql.ref('fileCombinations.mimeType'))) : query.where('fileCombinations.mimeType', 'in', types as string[])))
       .$if(folderId !== null, (query) => query.where('fileCombinations.folderId', '=', folderId!))
+      .$if(untagged, (query) => query.where('fileCombinations.tagged', '=', 0))
       .$if(visibility !== null, (query) =>
         query.where((eb) =>
           eb.or(

@@ -36,10 +36,10 @@ async function kept(userId: string): Promise<Counts> {
   const rows = await server.ctx.db.selectFrom('fileCounts').select(['dimension', 'value', 'files']).where('userId', '=', userId).execute();
   // The files marked as tagged (migration 0031-tagged-files), as one entry.
   const marked = await server.ctx.db.selectFrom('files').select('id').where('userId', '=', userId).where('tagged', '=', 1).execute();
-  const combinations = await server.ctx.db.selectFrom('fileCombinations').select(['mimeType', 'visibility', 'password', 'folderId', 'files']).where('userId', '=', userId).execute();
+  const combinations = await server.ctx.db.selectFrom('fileCombinations').select(['mimeType', 'visibility', 'password', 'folderId', 'tagged', 'files']).where('userId', '=', userId).execute();
   return Object.fromEntries([
     ...rows.map((r) => [`${r.dimension}/${r.value}`, Number(r.files)]),
-    ...combinations.map((r) => [`combination/${r.mimeType}|${r.visibility}|${Number(r.password)}|${r.folderId}`, Number(r.files)]),
+    ...combinations.map((r) => [`combination/${r.mimeType}|${r.visibility}|${Number(r.password)}|${r.folderId}|${Number(r.tagged)}`, Number(r.files)]),
     [`marked/${marked.map((r) => r.id).sort().join(' ')}`, 1],
   ]);
 }
@@ -47,7 +47,15 @@ async function kept(userId: string): Promise<Counts> {
 /** The same counts by the plain queries: the slow reference. */
 async function counted(userId: string): Promise<Counts> {
   const db = server.ctx.db;
-  const files = await db.selectFrom('files').select(['mimeType', 'folderId', 'visibility', 'passwordHash']).where('userId', '=', userId).execute();
+  const files = await db.selectFrom('files').select(['id', 'mimeType', 'folderId', 'visibility', 'passwordHash']).where('userId', '=', userId).execute();
+  const tagged = await db
+    .selectFrom('fileTags')
+    .innerJoin('files', 'files.id', 'fileTags.fileId')
+    .select(['fileTags.tagId', 'fileTags.fileId'])
+    .where('files.userId', '=', userId)
+    .where('fileTags.excluded', '=', 0)
+    .execute();
+  const taggedFiles = new Set(tagged.map((t) => t.fileId));
   const out: Counts = {};
   const add = (key: string) => (out[key] = (out[key] ?? 0) + 1);
   for (const f of files) {
@@ -56,18 +64,11 @@ async function counted(userId: string): Promise<Counts> {
     if (f.visibility === 'PUBLIC' && f.passwordHash === null) add('visibility/public');
     if (f.visibility === 'PRIVATE') add('visibility/private');
     if (f.passwordHash !== null) add('visibility/hasPassword');
-    add(`combination/${f.mimeType}|${f.visibility}|${f.passwordHash === null ? 0 : 1}|${f.folderId ?? ''}`);
+    add(`combination/${f.mimeType}|${f.visibility}|${f.passwordHash === null ? 0 : 1}|${f.folderId ?? ''}|${taggedFiles.has(f.id) ? 1 : 0}`);
   }
-  const tagged = await db
-    .selectFrom('fileTags')
-    .innerJoin('files', 'files.id', 'fileTags.fileId')
-    .select(['fileTags.tagId', 'fileTags.fileId'])
-    .where('files.userId', '=', userId)
-    .where('fileTags.excluded', '=', 0)
-    .execute();
   for (const t of tagged) add(`tag/${t.tagId}`);
-  for (let i = new Set(tagged.map((t) => t.fileId)).size; i > 0; i--) add('tagged/');
-  add(`marked/${[...new Set(tagged.map((t) => t.fileId))].sort().join(' ')}`);
+  for (let i = taggedFiles.size; i > 0; i--) add('tagged/');
+  add(`marked/${[...taggedFiles].sort().join(' ')}`);
   return out;
 }
 
@@ -161,12 +162,14 @@ async function searchesAgree(owner: Client & { userId: string }, label: string, 
 }
 
 /**
- * Listings with several of `types`, `visibility` and `folder` (counted per combination, migration
- * 0028-filter-combinations), and with overlapping visibility values: every page and the total,
- * through HTTP, against the slow reference.
+ * Listings with several of `types`, `visibility`, `folder` and `tag=untagged` (counted per
+ * combination, migrations 0028-filter-combinations and 0032-untagged-combinations), and with
+ * overlapping visibility values: every page and the total, through HTTP, against the slow reference.
  */
 async function filtersAgree(owner: Client & { userId: string }, label: string, folders: string[]) {
-  const rows = await server.ctx.db.selectFrom('files').select(['id', 'searchName', 'createdAt', 'size', 'folderId', 'mimeType', 'visibility', 'passwordHash']).where('userId', '=', owner.userId).execute();
+  const files = await server.ctx.db.selectFrom('files').select(['id', 'searchName', 'createdAt', 'size', 'folderId', 'mimeType', 'visibility', 'passwordHash']).where('userId', '=', owner.userId).execute();
+  const tagged = new Set((await server.ctx.db.selectFrom('fileTags').select('fileId').where('excluded', '=', 0).where('fileId', 'in', files.length ? files.map((f) => f.id) : ['']).execute()).map((t) => t.fileId));
+  const rows = files.map((f) => ({ ...f, untagged: !tagged.has(f.id) }));
   type Row = (typeof rows)[number];
   const folder = folders[0];
   const filters: Array<[string, (r: Row) => boolean]> = [
@@ -176,6 +179,9 @@ async function filtersAgree(owner: Client & { userId: string }, label: string, f
     ['folder=unfiled&visibility=private,hasPassword', (r) => r.folderId === null && (r.visibility === 'PRIVATE' || r.passwordHash !== null)],
     ['folder=unfiled&types=image/png&visibility=public', (r) => r.folderId === null && r.mimeType === 'image/png' && r.visibility === 'PUBLIC' && r.passwordHash === null],
     ...(folder ? [[`folder=${folder}&types=image/png,application/json`, (r: Row) => r.folderId === folder && ['image/png', 'application/json'].includes(r.mimeType)] as [string, (r: Row) => boolean]] : []),
+    ['tag=untagged&types=image/png,text/plain', (r) => r.untagged && ['image/png', 'text/plain'].includes(r.mimeType)],
+    ['tag=untagged&visibility=private,hasPassword', (r) => r.untagged && (r.visibility === 'PRIVATE' || r.passwordHash !== null)],
+    ['tag=untagged&folder=unfiled&visibility=public', (r) => r.untagged && r.folderId === null && r.visibility === 'PUBLIC' && r.passwordHash === null],
   ];
   for (const [filter, keep] of filters) {
     for (const sortBy of ['newest', 'name'] as const) {
@@ -406,10 +412,14 @@ describe('counts per filter value', () => {
       .insertInto('fileTags')
       .values(rows.filter((_, i) => i % 5 !== 0).map((row) => ({ fileId: row.id, tagId: tag, excluded: 0 })))
       .execute();
+    // A selection of up to 1,000 files is read whole for its first page; a page past its end gives
+    // the total the database keeps: both must agree.
     const total = async (query: string) => {
-      const response = await owner.get(`/api/files?limit=5&${query}`);
-      expect(response.status, response.text).toBe(200);
-      return response.body.pagination.total as number;
+      const [first, past] = await Promise.all([owner.get(`/api/files?limit=5&${query}`), owner.get(`/api/files?limit=5&page=1000&${query}`)]);
+      expect(first.status, first.text).toBe(200);
+      expect(past.status, past.text).toBe(200);
+      expect(past.body.pagination.total, query).toBe(first.body.pagination.total);
+      return first.body.pagination.total as number;
     };
     const plain = async (where: (q: any) => any) => Number((await where(server.ctx.db.selectFrom('files').where('userId', '=', owner.userId)).select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow()).n);
     expect(await total('types=image/png')).toBe(await plain((q) => q.where('mimeType', '=', 'image/png')));
@@ -430,6 +440,12 @@ describe('counts per filter value', () => {
     expect(await total(`folder=${folder}`)).toBe(750);
     expect(await total("folder=unfiled")).toBe(750);
     expect(await total(`tag=${tag}`)).toBe(1200);
+    // Untagged with other filters: the counts per combination, with the files' tagged mark
+    // (migration 0032-untagged-combinations).
+    const untaggedRows = (q: any) => q.where((eb: any) => eb.not(eb.exists(eb.selectFrom('fileTags').select('fileId').whereRef('fileTags.fileId', '=', 'files.id').where('excluded', '=', 0))));
+    expect(await total('tag=untagged&types=image/png')).toBe(await plain((q) => untaggedRows(q).where('mimeType', '=', 'image/png')));
+    expect(await total(`tag=untagged&folder=${folder}&visibility=private,hasPassword`)).toBe(await plain((q) => untaggedRows(q).where('folderId', '=', folder).where(privateOrPassword)));
+    expect(await total('tag=untagged&visibility=public')).toBe(await plain((q) => untaggedRows(q).where('visibility', '=', 'PUBLIC').where('passwordHash', 'is', null)));
     // Untagged: the account's files less the tagged ones (migration 0023-tagged-count); its pages
     // walk the sort's order (SQLite) or anti-join (PostgreSQL), and agree with the plain query.
     expect(await total('tag=untagged')).toBe(300);
@@ -460,6 +476,7 @@ describe('untagged files', () => {
     const rows = Array.from({ length: 6000 }, (_, i) =>
       fileRow(owner.userId, `untagged${owner.userId.slice(0, 6)}${String(i).padStart(5, '0')}`, {
         name: `${r.pick(['Scan', 'photo', 'Ärger'])}-${i}.txt`,
+        mimeType: r.chance(0.5) ? 'image/png' : 'text/plain',
         size: Math.floor(r.next() * 1_000_000),
         createdAt: start + Math.floor(i / 2) * 60_000,
       }),
@@ -480,6 +497,20 @@ describe('untagged files', () => {
         const response = await owner.get(`/api/files?tag=untagged&sortBy=${sortBy}&limit=60&page=${page}`);
         expect(response.status, response.text).toBe(200);
         expect(response.body.pagination.total, what).toBe(untagged.length);
+        expect(response.body.data.map((f: { id: string }) => f.id), what).toEqual(sorted.slice((page - 1) * 60, page * 60));
+      }
+    }
+    // With a type: counted per combination (migration 0032-untagged-combinations), paged by the
+    // same walks.
+    const images = untagged.filter((row) => row.mimeType === 'image/png');
+    for (const sortBy of ['newest', 'name'] as const) {
+      const sorted = [...images].sort(orders[sortBy]).map((row) => row.id);
+      const pageCount = Math.ceil(sorted.length / 60);
+      for (const page of [1, 2, 10, pageCount, pageCount + 1]) {
+        const what = `image/png, ${sortBy}, page ${page}`;
+        const response = await owner.get(`/api/files?tag=untagged&types=image/png&sortBy=${sortBy}&limit=60&page=${page}`);
+        expect(response.status, response.text).toBe(200);
+        expect(response.body.pagination.total, what).toBe(images.length);
         expect(response.body.data.map((f: { id: string }) => f.id), what).toEqual(sorted.slice((page - 1) * 60, page * 60));
       }
     }
@@ -531,7 +562,7 @@ describe('the gallery of many images', () => {
   });
 });
 
-describe('migrations 0018-file-counts, 0023-tagged-count, 0028-filter-combinations, 0030-tag-upload-times and 0031-tagged-files', () => {
+describe('migrations 0018-file-counts, 0023-tagged-count, 0028-filter-combinations, 0030-tag-upload-times, 0031-tagged-files and 0032-untagged-combinations', () => {
   it('counts the files that exist when it runs', async () => {
     const databaseUrl = await freshDatabaseUrl();
     const handle = openDatabase({ databaseUrl: databaseUrl ?? null, dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-counts-')) });
@@ -573,14 +604,16 @@ describe('migrations 0018-file-counts, 0023-tagged-count, 0028-filter-combinatio
         // Files with a tag that counts (migration 0023-tagged-count): all but the even multiples of 3.
         'tagged/': 33,
       });
-      // Each file in its one combination; each tag row with its file's upload time.
-      const combinations = await db.selectFrom('fileCombinations').select(['mimeType', 'visibility', 'password', 'folderId', 'files']).where('userId', '=', 'countsowner').execute();
+      // Each file in its one combination, with its tagged mark (migration 0032-untagged-combinations:
+      // a tag that counts on every odd file and on those not a multiple of 3); each tag row with its
+      // file's upload time.
+      const combinations = await db.selectFrom('fileCombinations').select(['mimeType', 'visibility', 'password', 'folderId', 'tagged', 'files']).where('userId', '=', 'countsowner').execute();
       const expected: Record<string, number> = {};
-      for (const f of files) {
-        const key = `${f.mimeType}|${f.visibility}|${f.passwordHash ? 1 : 0}|${f.folderId ?? ''}`;
+      files.forEach((f, i) => {
+        const key = `${f.mimeType}|${f.visibility}|${f.passwordHash ? 1 : 0}|${f.folderId ?? ''}|${i % 2 === 1 || i % 3 !== 0 ? 1 : 0}`;
         expected[key] = (expected[key] ?? 0) + 1;
-      }
-      expect(Object.fromEntries(combinations.map((r) => [`${r.mimeType}|${r.visibility}|${r.password}|${r.folderId}`, Number(r.files)]))).toEqual(expected);
+      });
+      expect(Object.fromEntries(combinations.map((r) => [`${r.mimeType}|${r.visibility}|${r.password}|${r.folderId}|${r.tagged}`, Number(r.files)]))).toEqual(expected);
       const times = await db.selectFrom('fileTags').select(['fileId', 'createdAt']).where('fileId', 'like', 'countsfile%').execute();
       expect(times).toHaveLength(60);
       // The files with a tag that counts are marked (migration 0031-tagged-files).
