@@ -314,17 +314,18 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
     const tagged = db.selectFrom('fileTags').select('fileTags.fileId').where('fileTags.tagId', '=', tag.id).where('fileTags.excluded', '=', 0);
     query = query.where(col('files.id'), 'in', tagged);
   } else if (tag?.kind === 'untagged') {
-    if (dialect === 'postgres') {
-      // An anti-join, probing an index of the tag rows per file: the file's mark (below) is in its
-      // row, which PostgreSQL reads from the table (`types=image/png&tag=untagged` among a million
-      // files: 234 ms this way, 666 ms testing the mark).
+    if (dialect === 'postgres' && filters.types === null && filters.visibility === null && folder === null) {
+      // Alone, an anti-join, probing an index of the tag rows per file: the file's mark (below) is
+      // in its row, which PostgreSQL reads from the table (`tag=untagged` among a million files).
       query = query.where((eb) =>
         eb.not(eb.exists(eb.selectFrom('fileTags').select(sql.lit(1).as('one')).whereRef('fileTags.fileId', '=', 'files.id').where('fileTags.excluded', '=', 0))),
       );
     } else {
       // The file's own mark, kept by the database (migration 0031-tagged-files), read with the row
       // that the walk reads anyway, instead of a look-up of its tags or the account's whole list of
-      // tagged files (a million files, page 500: 117–121 → 10 ms).
+      // tagged files (SQLite, a million files, page 500: 117–121 → 10 ms). The indexes of a type,
+      // a folder and each visibility hold it too (migration 0033-untagged-timeline-indexes), so
+      // with one of those filters each calendar bucket is one range of that index.
       query = query.where('files.tagged', '=', 0);
     }
   }

@@ -847,6 +847,13 @@ describe('the timeline of a tag or a folder', () => {
       // Several filters, each bucket one range of an index that holds the others (migration 0029-timeline-filter-indexes).
       [{ types: 'image/png', visibility: 'private' }, (f) => f.mimeType === 'image/png' && f.visibility === 'PRIVATE'],
       [{ folder: largeFolder!, visibility: 'public', types: 'text/plain' }, (f) => f.folderId === largeFolder && f.visibility === 'PUBLIC' && f.mimeType === 'text/plain'],
+      // Untagged with other filters: each bucket one range of the other filter's index, which holds
+      // the files' tagged mark (migration 0033-untagged-timeline-indexes).
+      [{ tag: 'untagged', types: 'image/png' }, (f) => f.tags.length === 0 && f.mimeType === 'image/png'],
+      [{ tag: 'untagged', visibility: 'private' }, (f) => f.tags.length === 0 && f.visibility === 'PRIVATE'],
+      [{ tag: 'untagged', visibility: 'public,hasPassword' }, (f) => f.tags.length === 0 && f.visibility === 'PUBLIC'],
+      [{ tag: 'untagged', folder: 'unfiled', dateFrom: new Date(from).toISOString() }, (f) => f.tags.length === 0 && f.folderId === null && f.createdAt >= from],
+      [{ tag: 'untagged', folder: largeFolder!, types: 'text/plain' }, (f) => f.tags.length === 0 && f.folderId === largeFolder && f.mimeType === 'text/plain'],
     ];
     for (const [filters, selects] of cases) {
       const selected = seeded.filter(selects);
