@@ -880,6 +880,41 @@ describe('the timeline of a tag or a folder', () => {
     expect((await owner.get(`/api/files/timeline?tag=${theirTag}`)).status).toBe(404);
     expect((await other.get(`/api/files/timeline?tag=${theirTag}&groupBy=year`)).body.data.total).toBe(200);
   });
+
+  // Over more calendar buckets than one statement counts (MAX_SQL_BUCKETS, src/listing/timeline.ts:
+  // 3,000), the upload times are read in order and bucketed in the process, for every kind of
+  // timeline: the account's, a tag's, the untagged files' and a filter's.
+  it('buckets uploads spread over more than a century exactly', async () => {
+    const owner = await signUp(server.baseUrl);
+    const tag = (await owner.post('/api/tags', { name: 'old' })).body.data.tag.id as string;
+    const r = random(43);
+    const files = Array.from({ length: 300 }, (_, i) => ({
+      id: `century${owner.userId.slice(0, 8)}${String(i).padStart(4, '0')}`,
+      createdAt: Date.UTC(1890, 0, 1) + Math.floor(r.next() * 135 * 365 * 86_400_000),
+      mimeType: r.chance(0.5) ? 'image/png' : 'text/plain',
+      tagged: r.chance(0.4),
+    }));
+    await server.ctx.db.insertInto('files').values(files.map((f) => fileRow(owner.userId, f.id, { createdAt: f.createdAt, mimeType: f.mimeType }))).execute();
+    await server.ctx.db.insertInto('fileTags').values(files.filter((f) => f.tagged).map((f) => ({ fileId: f.id, tagId: tag, excluded: 0 }))).execute();
+    const cases: Array<[Record<string, string>, (f: (typeof files)[number]) => boolean]> = [
+      [{}, () => true],
+      [{ tag }, (f) => f.tagged],
+      [{ tag: 'untagged' }, (f) => !f.tagged],
+      [{ types: 'image/png' }, (f) => f.mimeType === 'image/png'],
+    ];
+    for (const [filters, selects] of cases) {
+      const what = JSON.stringify(filters);
+      const want = new Map<string, number>();
+      for (const f of files.filter(selects)) {
+        const key = bucketOf(f.createdAt, 'week', 'Asia/Kathmandu').key;
+        want.set(key, (want.get(key) ?? 0) + 1);
+      }
+      const response = await owner.get(`/api/files/timeline?${new URLSearchParams({ ...filters, groupBy: 'week', timezone: 'Asia/Kathmandu', sortBy: 'oldest' })}`);
+      expect(response.status, response.text).toBe(200);
+      expect(response.body.data.total, what).toBe(files.filter(selects).length);
+      expect(response.body.data.buckets.map((b: { key: string; count: number }) => [b.key, b.count]), what).toEqual([...want].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+    }
+  });
 });
 
 describe('a search sorted by name whose matches begin with the term', () => {
