@@ -139,6 +139,31 @@ async function countPerBucket(trx: Executor, dialect: Dialect, buckets: Calendar
   return new Map(result.rows.map((row) => [Number(row.i), Number(row.n)]));
 }
 
+/**
+ * A selection's nonempty calendar buckets between its first and last upload (`range`; none when it
+ * is null), counted together by `count`; when that span holds more than MAX_SQL_BUCKETS buckets, its
+ * upload times (`times`, oldest first) are bucketed here instead.
+ */
+async function inBuckets(
+  range: { first: number; last: number } | null,
+  groupBy: GroupBy,
+  timeZone: string,
+  times: () => Promise<number[]>,
+  count: (buckets: CalendarBucket[]) => Promise<Map<number, number>>,
+): Promise<Counted[]> {
+  if (!range) return [];
+  if ((range.last - range.first) / shortestBucket[groupBy] > MAX_SQL_BUCKETS) return bucketInOrder(await times(), groupBy, timeZone);
+  const buckets = bucketsBetween(range.first, range.last, groupBy, timeZone);
+  const counts = await count(buckets);
+  return buckets.map((b, i) => ({ ...b, count: counts.get(i) ?? 0 })).filter((b) => b.count > 0);
+}
+
+/** The upload times of the selected files, oldest first. */
+async function uploadTimes(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters): Promise<number[]> {
+  const rows = await filteredFiles(trx, dialect, userId, filters).select('files.createdAt').orderBy('files.createdAt').execute();
+  return rows.map((row) => Number(row.createdAt));
+}
+
 /** The dates asked for, and the snapshot, as the bounds of a half-open range of upload times. */
 function dateBounds(filters: FileFilters): { lowest: number; highest: number } {
   return { lowest: filters.from ?? -Infinity, highest: filters.until === null ? Infinity : filters.until + 1 };
@@ -159,14 +184,7 @@ function untaggedAlone(filters: FileFilters): boolean {
 async function untaggedCounts(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
   const spanned = filteredFiles(trx, dialect, userId, { ...NO_FILTERS, from: filters.from, until: filters.until });
   const range = await firstAndLast(trx, (end) => spanned.select((e) => e.fn[end]('files.createdAt').as('t')));
-  if (!range) return [];
-  if ((range.last - range.first) / shortestBucket[groupBy] > MAX_SQL_BUCKETS) {
-    const rows = await filteredFiles(trx, dialect, userId, filters).select('files.createdAt').orderBy('files.createdAt').execute();
-    return bucketInOrder(rows.map((row) => Number(row.createdAt)), groupBy, timeZone);
-  }
-  const buckets = bucketsBetween(range.first, range.last, groupBy, timeZone);
   const { lowest, highest } = dateBounds(filters);
-  const uploads = await countsFromSlots(trx, userId, buckets, lowest, highest);
   // The literal 1 lets SQLite see that the partial index of tagged files holds these rows.
   const perBucket = forAccount(trx, userId)
     .selectFrom('files')
@@ -174,8 +192,17 @@ async function untaggedCounts(trx: Executor, dialect: Dialect, userId: string, f
     .where('files.tagged', '=', sql.lit(1))
     .where('files.createdAt', '>=', sql.ref<number>('b.lo'))
     .where('files.createdAt', '<', sql.ref<number>('b.hi'));
-  const tagged = await countPerBucket(trx, dialect, buckets, lowest, highest, perBucket);
-  return buckets.map((b, i) => ({ ...b, count: (uploads.get(i) ?? 0) - (tagged.get(i) ?? 0) })).filter((b) => b.count > 0);
+  return inBuckets(
+    range,
+    groupBy,
+    timeZone,
+    () => uploadTimes(trx, dialect, userId, filters),
+    async (buckets) => {
+      const uploads = await countsFromSlots(trx, userId, buckets, lowest, highest);
+      const tagged = await countPerBucket(trx, dialect, buckets, lowest, highest, perBucket);
+      return new Map(buckets.map((_, i) => [i, (uploads.get(i) ?? 0) - (tagged.get(i) ?? 0)]));
+    },
+  );
 }
 
 /** The tag's ID when a tag is the only filter besides dates, or null. */
@@ -206,20 +233,19 @@ function tagTimes(trx: Executor, tagId: string, filters: FileFilters) {
  */
 async function tagCounts(trx: Executor, dialect: Dialect, tagId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
   const range = await firstAndLast(trx, (end) => tagTimes(trx, tagId, filters).clearSelect().select((e) => e.fn[end]('fileTags.createdAt').as('t')));
-  if (!range) return [];
-  if ((range.last - range.first) / shortestBucket[groupBy] > MAX_SQL_BUCKETS) {
-    const rows = await tagTimes(trx, tagId, filters).orderBy('t').execute();
-    return bucketInOrder(rows.map((row) => Number(row.t)), groupBy, timeZone);
-  }
-  const buckets = bucketsBetween(range.first, range.last, groupBy, timeZone);
   const perBucket = tagTimes(trx, tagId, { ...filters, from: null, until: null })
     .clearSelect()
     .select((eb) => eb.fn.countAll().as('n'))
     .where('fileTags.createdAt', '>=', sql.ref<number>('b.lo'))
     .where('fileTags.createdAt', '<', sql.ref<number>('b.hi'));
   const { lowest, highest } = dateBounds(filters);
-  const counts = await countPerBucket(trx, dialect, buckets, lowest, highest, perBucket);
-  return buckets.map((b, i) => ({ ...b, count: counts.get(i) ?? 0 })).filter((b) => b.count > 0);
+  return inBuckets(
+    range,
+    groupBy,
+    timeZone,
+    async () => (await tagTimes(trx, tagId, filters).orderBy('t').execute()).map((row) => Number(row.t)),
+    (buckets) => countPerBucket(trx, dialect, buckets, lowest, highest, perBucket),
+  );
 }
 
 /**
@@ -264,41 +290,35 @@ async function calendarCounts(trx: Executor, dialect: Dialect, userId: string, f
   const spanned = () => (inOnePass ? filteredFiles(trx, dialect, userId, { ...NO_FILTERS, from: filters.from, until: filters.until }) : selected());
   // Two scalar subqueries, so each is one index probe when only the account and dates narrow.
   const range = await firstAndLast(trx, (end) => spanned().select((e) => e.fn[end]('files.createdAt').as('t')));
-  if (!range) return [];
-  const { first, last } = range;
-  if ((last - first) / shortestBucket[groupBy] > MAX_SQL_BUCKETS) {
-    const rows = await filteredFiles(trx, dialect, userId, filters).select('files.createdAt').orderBy('files.createdAt').execute();
-    return bucketInOrder(rows.map((row) => Number(row.createdAt)), groupBy, timeZone);
-  }
-
-  const buckets = bucketsBetween(first, last, groupBy, timeZone);
-  const counts = new Map<number, number>();
-  if (isUnfiltered({ ...filters, from: null, until: null })) {
-    const { lowest, highest } = dateBounds(filters);
-    for (const [i, n] of await countsFromSlots(trx, userId, buckets, lowest, highest)) counts.set(i, n);
-  } else if (inOnePass) {
-    // One pass over the selected rows (found through the trigram or tag indexes; a search alone
-    // through the table of names, searchMatchTimes): width_bucket() finds each row's bucket by
-    // binary search in the boundaries (bucket i covers boundaries[i-1] ≤ t < boundaries[i], 1-based).
-    const boundaries = [...buckets.map((b) => b.from), buckets[buckets.length - 1]!.to];
-    const rows = await trx
-      .selectFrom(selectedTimes(trx, dialect, userId, filters))
-      .select((eb) => [sql<number>`width_bucket(${eb.ref('m.t')}, ${boundaries}::bigint[])`.as('i'), eb.fn.countAll<number | string>().as('n')])
-      .groupBy(sql`1`)
-      .execute();
-    for (const row of rows) counts.set(Number(row.i) - 1, Number(row.n));
-  } else {
-    // One index range per bucket (countPerBucket); the index's other columns answer the remaining
-    // filters.
-    const perBucket = filteredFiles(trx, dialect, userId, { ...filters, from: null, until: null })
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where('files.createdAt', '>=', sql.ref<number>('b.lo'))
-      .where('files.createdAt', '<', sql.ref<number>('b.hi'));
-    const { lowest, highest } = dateBounds(filters);
-    const ranged = await countPerBucket(trx, dialect, buckets, lowest, highest, perBucket);
-    for (const [i, n] of ranged) counts.set(i, n);
-  }
-  return buckets.map((b, i) => ({ ...b, count: counts.get(i) ?? 0 })).filter((b) => b.count > 0);
+  const { lowest, highest } = dateBounds(filters);
+  return inBuckets(
+    range,
+    groupBy,
+    timeZone,
+    () => uploadTimes(trx, dialect, userId, filters),
+    async (buckets) => {
+      if (isUnfiltered({ ...filters, from: null, until: null })) return countsFromSlots(trx, userId, buckets, lowest, highest);
+      if (inOnePass) {
+        // One pass over the selected rows (found through the trigram or tag indexes; a search alone
+        // through the table of names, searchMatchTimes): width_bucket() finds each row's bucket by
+        // binary search in the boundaries (bucket i covers boundaries[i-1] ≤ t < boundaries[i], 1-based).
+        const boundaries = [...buckets.map((b) => b.from), buckets[buckets.length - 1]!.to];
+        const rows = await trx
+          .selectFrom(selectedTimes(trx, dialect, userId, filters))
+          .select((eb) => [sql<number>`width_bucket(${eb.ref('m.t')}, ${boundaries}::bigint[])`.as('i'), eb.fn.countAll<number | string>().as('n')])
+          .groupBy(sql`1`)
+          .execute();
+        return new Map(rows.map((row) => [Number(row.i) - 1, Number(row.n)]));
+      }
+      // One index range per bucket (countPerBucket); the index's other columns answer the remaining
+      // filters.
+      const perBucket = filteredFiles(trx, dialect, userId, { ...filters, from: null, until: null })
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('files.createdAt', '>=', sql.ref<number>('b.lo'))
+        .where('files.createdAt', '<', sql.ref<number>('b.hi'));
+      return countPerBucket(trx, dialect, buckets, lowest, highest, perBucket);
+    },
+  );
 }
 
 /**
