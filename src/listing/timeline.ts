@@ -122,6 +122,11 @@ async function firstAndLast(trx: Executor, bound: (end: 'min' | 'max') => Select
   return range.first === null || range.last === null ? null : { first: Number(range.first), last: Number(range.last) };
 }
 
+/** The first and last upload of the selected files, or null when there are none. */
+function uploadSpan(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters): Promise<{ first: number; last: number } | null> {
+  return firstAndLast(trx, (end) => filteredFiles(trx, dialect, userId, filters).select((e) => e.fn[end]('files.createdAt').as('t')));
+}
+
 /**
  * Per bucket, the rows `perBucket` counts between `b.lo` (inclusive) and `b.hi`, the bucket clipped
  * to the dates and the snapshot, so that range is the subquery's only condition on the upload time
@@ -182,8 +187,7 @@ function untaggedAlone(filters: FileFilters): boolean {
  * files: 0.73–0.75 s at a million files.
  */
 async function untaggedCounts(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
-  const spanned = filteredFiles(trx, dialect, userId, { ...NO_FILTERS, from: filters.from, until: filters.until });
-  const range = await firstAndLast(trx, (end) => spanned.select((e) => e.fn[end]('files.createdAt').as('t')));
+  const range = await uploadSpan(trx, dialect, userId, { ...NO_FILTERS, from: filters.from, until: filters.until });
   const { lowest, highest } = dateBounds(filters);
   // The literal 1 lets SQLite see that the partial index of tagged files holds these rows.
   const perBucket = forAccount(trx, userId)
@@ -286,10 +290,8 @@ async function calendarCounts(trx: Executor, dialect: Dialect, userId: string, f
   // selection's first and last file the planner read a tag's every file and its row, twice: 1.1 s of a
   // tag of 30,000 files at a million.
   const inOnePass = dialect === 'postgres' && (filters.search !== null || filters.tag !== null);
-  const selected = () => filteredFiles(trx, dialect, userId, filters);
-  const spanned = () => (inOnePass ? filteredFiles(trx, dialect, userId, { ...NO_FILTERS, from: filters.from, until: filters.until }) : selected());
   // Two scalar subqueries, so each is one index probe when only the account and dates narrow.
-  const range = await firstAndLast(trx, (end) => spanned().select((e) => e.fn[end]('files.createdAt').as('t')));
+  const range = await uploadSpan(trx, dialect, userId, inOnePass ? { ...NO_FILTERS, from: filters.from, until: filters.until } : filters);
   const { lowest, highest } = dateBounds(filters);
   return inBuckets(
     range,
