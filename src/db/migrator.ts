@@ -33,6 +33,7 @@ import * as tagUploadTimes from './migrations/0030-tag-upload-times.ts';
 import * as taggedFiles from './migrations/0031-tagged-files.ts';
 import * as untaggedCombinations from './migrations/0032-untagged-combinations.ts';
 import * as untaggedTimelineIndexes from './migrations/0033-untagged-timeline-indexes.ts';
+import * as searchFacets from './migrations/0034-search-facets.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 const migrations: Record<string, Migration> = {
@@ -69,6 +70,7 @@ const migrations: Record<string, Migration> = {
   '0031-tagged-files': taggedFiles,
   '0032-untagged-combinations': untaggedCombinations,
   '0033-untagged-timeline-indexes': untaggedTimelineIndexes,
+  '0034-search-facets': searchFacets,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

@@ -307,6 +307,16 @@ export interface FileCombinationsTable {
   files: number | string;
 }
 
+/**
+ * SQLite only: the code of each MIME type ('t'), folder ('f') and tag ('g') that a facet of the
+ * trigram index names (migration 0034-search-facets).
+ */
+export interface SearchFacetValuesTable {
+  code: number;
+  kind: 't' | 'f' | 'g';
+  value: string;
+}
+
 /** An account's number of files per quarter hour and per UTC day of upload (migration 0019-upload-counts). */
 export interface UploadCountsTable {
   userId: string;
@@ -401,6 +411,7 @@ export interface Database {
   fileTags: FileTagsTable;
   fileCounts: FileCountsTable;
   fileCombinations: FileCombinationsTable;
+  searchFacetValues: SearchFacetValuesTable;
   uploadCounts: UploadCountsTable;
   fileNames: FileNamesTable;
   importedFiles: ImportedFilesTable;

@@ -7,7 +7,7 @@ import { notFound } from '../errors.ts';
 import { fileRecord } from '../files/file-views.ts';
 import type { FileRecord, FileTag, Pagination } from '../api/files.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
-import { accountFileCount, assertOwnedSelection, beginsWith, beyond, countedTotal, countOf, countSearchAlone, filteredFiles, isDateSort, orderedBy, searchAccess, searchesThroughIndex, searchPlan, sortOrder, type Access, type SearchPlan, type FilesQuery, type SortColumn } from './file-query.ts';
+import { accountFileCount, assertOwnedSelection, beginsWith, beyond, countedTotal, countOf, countSearchByIndex, filteredFiles, isDateSort, orderedBy, searchAccess, searchesThroughIndex, searchOnly, searchPlan, sortOrder, type Access, type SearchPlan, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { readsApart, refreshStatisticsIfStale, withSearchHints } from './planner.ts';
 
@@ -391,23 +391,27 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
     const total = rows.length ? Number(rows[0]!.total) : await accountFileCount(db, userId);
     return { data: await toRecords(db, dialect, owner, rows), pagination: pagination(total) };
   }
-  // A search alone: SQLite's index counts its matches by itself (migration 0020-search-documents);
-  // PostgreSQL counts its name matches in the table of names (migration 0025-search-names).
-  const searchCount = await countSearchAlone(db, dialect, userId, filters);
+  // A search counted by its index: on SQLite with any other filters but a list of IDs, whose values
+  // the index holds as facets (migrations 0020-search-documents, 0034-search-facets); on PostgreSQL a
+  // search alone, whose name matches the table of names counts (migration 0025-search-names).
+  const searchCount = await countSearchByIndex(db, dialect, userId, filters);
   if (searchCount) {
     const { total, beginning } = searchCount;
     if (total === 0 || offset >= total) return { data: [], pagination: pagination(total) };
+    const alone = searchOnly(filters);
     const ids =
-      (sortBy === 'name' && filters.from === null && filters.until === null ? await namesBeginningWith(db, userId, filters.search!, limit, offset, total, beginning) : null) ??
+      (alone && sortBy === 'name' && filters.from === null && filters.until === null ? await namesBeginningWith(db, userId, filters.search!, limit, offset, total, beginning) : null) ??
       (await walkedPage(db, dialect, userId, filters, sortBy, limit, offset, total, await accountFileCount(db, userId)));
     if (ids) return { data: await recordsByIds(db, dialect, owner, ids), pagination: pagination(total) };
-    // Otherwise every match's sort key: on SQLite from the index that holds them by document number
-    // (migration 0021-search-sort-keys), on PostgreSQL through the files' trigram indexes; the
-    // database keeps only the page while sorting.
-    const rows = await orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset, 'matches')), dialect), sortBy).execute();
+    // Otherwise every selected file's sort key: on SQLite from the index that holds them by document
+    // number (migration 0021-search-sort-keys), the trigram index naming the files (with other filters
+    // their indexes hidden, so that the planner does not read through one of them instead); on
+    // PostgreSQL through the files' trigram indexes. The database keeps only the page while sorting.
+    const rows = await orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset, alone ? 'matches' : 'search')), dialect), sortBy).execute();
     return { data: await toRecords(db, dialect, owner, rows), pagination: pagination(total) };
   }
-  // A search with other filters (SQLite): read through the search's matches or the other filter's
+  // A search with other filters (SQLite: with a list of IDs, or dates on an account whose document
+  // numbers do not follow upload order): read through the search's matches or the other filter's
   // index, whichever selects fewer files (searchDrives).
   const plan = await searchPlan(db, dialect, userId, filters);
   const matchAccess: Access = plan?.access ?? 'matches';
@@ -477,7 +481,7 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
  */
 async function selectionTotal(db: Executor, dialect: Dialect, userId: string, filters: FileFilters): Promise<number> {
   if (isUnfiltered(filters)) return accountFileCount(db, userId);
-  const counted = (await countedTotal(db, userId, filters)) ?? (await countSearchAlone(db, dialect, userId, filters))?.total;
+  const counted = (await countedTotal(db, userId, filters)) ?? (await countSearchByIndex(db, dialect, userId, filters))?.total;
   return counted ?? countOf(filteredFiles(db, dialect, userId, filters, (await searchAccess(db, dialect, userId, filters)) ?? 'walk'));
 }
 

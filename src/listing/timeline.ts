@@ -3,7 +3,7 @@ import { dialectOf, type Db, type Dialect } from '../db/database.ts';
 import { integerRows } from '../db/integer-rows.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { bucketOf, bucketsBetween, type CalendarBucket, type GroupBy } from './calendar.ts';
-import { accountFileCount, assertOwnedSelection, countDocuments, countedTotal, documentsInUploadOrder, filteredFiles, firstDocumentFrom, isDateSort, searchAccess, searchDocuments, searchesDocumentsOnly, searchesNamesApart, searchMatchTimes, type Access } from './file-query.ts';
+import { accountFileCount, assertOwnedSelection, countDocuments, countedTotal, documentsInUploadOrder, filteredFiles, firstDocumentFrom, isDateSort, searchAccess, searchDocuments, searchesDocuments, searchesNamesApart, searchMatchTimes, type Access } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type TimelineQuery } from './parameters.ts';
 import type { Timeline } from '../api/files.ts';
 import { discourageScans, readsApart, refreshStatisticsIfStale } from './planner.ts';
@@ -272,7 +272,7 @@ async function readOnce(trx: Executor, dialect: Dialect, userId: string, filters
 
 /** Nonempty calendar buckets of the selected files, oldest first. */
 async function calendarCounts(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, dated: boolean, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
-  if (searchesDocumentsOnly(dialect, filters) && (await documentsInUploadOrder(trx, userId))) return documentCounts(trx, userId, filters, groupBy, timeZone);
+  if (searchesDocuments(dialect, filters) && (await documentsInUploadOrder(trx, userId))) return documentCounts(trx, userId, filters, groupBy, timeZone);
   const tagId = tagAlone(filters);
   if (tagId !== null) return tagCounts(trx, dialect, tagId, filters, groupBy, timeZone);
   if (untaggedAlone(filters)) return untaggedCounts(trx, dialect, userId, filters, groupBy, timeZone);
@@ -324,28 +324,27 @@ async function calendarCounts(trx: Executor, dialect: Dialect, userId: string, f
 }
 
 /**
- * SQLite, a search (and dates) on an account whose document numbers follow upload order: the
- * calendar buckets of the matches, counted by the trigram index alone (migration
- * 0020-search-documents). A bucket's files are a range of document numbers, from the first file
+ * SQLite, a search (and dates, and any other filters but a list of IDs) on an account whose
+ * document numbers follow upload order: the calendar buckets of the selected files, counted by the
+ * trigram index alone (migrations 0020-search-documents, 0034-search-facets). A bucket's files are a range of document numbers, from the first file
  * uploaded at or after its start to the first at or after its end; the index counts the matches in
  * each range and never looks at a file. The oldest and newest match are the index's first and last.
  */
 async function documentCounts(trx: Executor, userId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
-  const term = filters.search!;
   const { lowest, highest } = dateBounds(filters);
   const { last } = forAccount(trx, userId).documentRange();
   const from = (time: number) => (Number.isFinite(time) ? sql<number>`coalesce((${firstDocumentFrom(trx, userId, time)}), ${last} + 1)` : sql<number>`${last} + 1`);
   const within = { from: Number.isFinite(lowest) ? from(lowest) : forAccount(trx, userId).documentRange().first, to: from(highest) };
   const end = async (direction: 'asc' | 'desc') => {
     const { rows } = await sql<{ t: number | null }>`select ${sql.ref('files.createdAt')} as t from ${sql.table('files')}
-      where ${sql.ref('files.docId')} = (${searchDocuments(trx, userId, term, within)} order by rowid ${sql.raw(direction)} limit 1)`.execute(trx);
+      where ${sql.ref('files.docId')} = (${searchDocuments(trx, userId, filters, within)} order by rowid ${sql.raw(direction)} limit 1)`.execute(trx);
     return rows[0]?.t ?? null;
   };
   const [first, lastMatch] = [await end('asc'), await end('desc')];
   if (first === null || lastMatch === null) return [];
   const buckets = bucketsBetween(Number(first), Number(lastMatch), groupBy, timeZone);
   const boundary = (time: number) => (time >= highest ? within.to : from(time));
-  const counts = sql<{ i: number; n: number }>`select b.i as i, ${countDocuments(trx, userId, term, { from: sql.ref('b.lo'), to: sql.ref('b.hi') })} as n
+  const counts = sql<{ i: number; n: number }>`select b.i as i, ${countDocuments(trx, userId, filters, { from: sql.ref('b.lo'), to: sql.ref('b.hi') })} as n
     from (${sql.join(
       buckets.map((b, i) => sql`select ${sql.lit(i)} as i, ${boundary(Math.max(b.from, lowest))} as lo, ${boundary(Math.min(b.to, highest))} as hi`),
       sql` union all `,

@@ -112,8 +112,14 @@ async function pagesAgree(owner: Client, query: string, sortBy: keyof typeof ord
  * Search totals, every page of the results and the timeline of a search, through HTTP, against the
  * slow reference: the account's rows read plainly and filtered, sorted and counted here.
  */
-async function searchesAgree(owner: Client & { userId: string }, label: string, terms = ['file-', 'renamed', 'invoice', 'STRASSE', 'ed-1 from the middle', 'zz']) {
-  const rows = await server.ctx.db.selectFrom('files').select(['id', 'searchName', 'searchOcr', 'createdAt', 'size', 'folderId', 'mimeType', 'visibility']).where('userId', '=', owner.userId).execute();
+// A term in the characters of SQLite's facets (migration 0034-search-facets): an image's, and a
+// private file's. It must match names and text only, never the facets a file's filters are indexed by.
+const FACET_TERMS = [String.fromCodePoint(0xe014, 0xf0000, 0xf0000), String.fromCodePoint(0xe012, 0xf0000, 0xf0001)];
+
+async function searchesAgree(owner: Client & { userId: string }, label: string, terms = ['file-', 'renamed', 'invoice', 'STRASSE', 'ed-1 from the middle', 'zz', ...FACET_TERMS], folders: string[] = [], tags: string[] = []) {
+  const files = await server.ctx.db.selectFrom('files').select(['id', 'searchName', 'searchOcr', 'createdAt', 'size', 'folderId', 'mimeType', 'visibility', 'passwordHash']).where('userId', '=', owner.userId).execute();
+  const tagRows = await server.ctx.db.selectFrom('fileTags').select(['fileId', 'tagId']).where('excluded', '=', 0).where('fileId', 'in', files.length ? files.map((f) => f.id) : ['']).execute();
+  const rows = files.map((f) => ({ ...f, tags: new Set(tagRows.filter((t) => t.fileId === f.id).map((t) => t.tagId)) }));
   const middle = [...rows].sort((a, b) => a.createdAt - b.createdAt)[Math.floor(rows.length / 2)]?.createdAt ?? Date.now();
   // A term ending in " from the middle" also has a date filter: the later half of the account's uploads.
   for (const [term, from] of terms.map((t) => (t.endsWith(' from the middle') ? ([t.slice(0, -16), middle] as const) : ([t, null] as const)))) {
@@ -135,6 +141,12 @@ async function searchesAgree(owner: Client & { userId: string }, label: string, 
         // Two filters, counted together (migration 0028-filter-combinations).
         ['types=image/png,text/plain&visibility=private', (r) => (r.mimeType === 'image/png' || r.mimeType === 'text/plain') && r.visibility === 'PRIVATE'],
         ['folder=unfiled&types=application/pdf', (r) => r.folderId === null && r.mimeType === 'application/pdf'],
+        // Every kind of facet of SQLite's index (migration 0034-search-facets).
+        ['visibility=public,hasPassword', (r) => (r.visibility === 'PUBLIC' && r.passwordHash === null) || r.passwordHash !== null],
+        ['tag=untagged', (r) => r.tags.size === 0],
+        ['tag=untagged&types=image/png,text/plain&visibility=public', (r) => r.tags.size === 0 && ['image/png', 'text/plain'].includes(r.mimeType) && r.visibility === 'PUBLIC' && r.passwordHash === null],
+        ...folders.slice(0, 1).map((folder): [string, (r: (typeof rows)[number]) => boolean] => [`folder=${folder}`, (r) => r.folderId === folder]),
+        ...tags.slice(0, 2).map((tag): [string, (r: (typeof rows)[number]) => boolean] => [`tag=${tag}&visibility=private`, (r) => r.tags.has(tag) && r.visibility === 'PRIVATE']),
       ];
       for (const [filter, keep] of others) {
         for (const sortBy of ['newest', 'name'] as const) {
@@ -252,12 +264,12 @@ async function runSequence(seed: number, steps: number, owner: Client & { userId
     }
     if (step % 5 === 4) expect(await kept(owner.userId), `seed ${seed}, step ${step}`).toEqual(await counted(owner.userId));
     if (step % 10 === 9) {
-      await searchesAgree(owner, `seed ${seed}, step ${step}`);
+      await searchesAgree(owner, `seed ${seed}, step ${step}`, undefined, folders, tags);
       await filtersAgree(owner, `seed ${seed}, step ${step}`, folders);
     }
   }
   expect(await kept(owner.userId)).toEqual(await counted(owner.userId));
-  await searchesAgree(owner, `seed ${seed}, at the end`);
+  await searchesAgree(owner, `seed ${seed}, at the end`, undefined, folders, tags);
   await filtersAgree(owner, `seed ${seed}, at the end`, folders);
 }
 
@@ -319,6 +331,56 @@ describe('a search alone', () => {
     expect((await owner.delete(`/api/files/${id(3)}`)).status).toBe(204);
     await db.deleteFrom('files').where('id', 'in', [id(4), id(8)]).execute();
     await agree('after deletes');
+  });
+
+  it('with other filters, finds exactly the plain answer through every change of type, visibility, password, folder and tags', async () => {
+    // On SQLite the trigram index holds each file's filter values (migration 0034-search-facets), so
+    // every change of them must index the file again, whichever way it is made.
+    const owner = await signUp(server.baseUrl);
+    const db = server.ctx.db;
+    const base = Date.UTC(2024, 3, 1);
+    const folders = [(await owner.post('/api/folders', { name: 'trips' })).body.data.folder.id as string, (await owner.post('/api/folders', { name: 'work' })).body.data.folder.id as string];
+    const tags = [(await owner.post('/api/tags', { name: 'beach' })).body.data.tag.id as string, (await owner.post('/api/tags', { name: 'family' })).body.data.tag.id as string];
+    const id = (i: number) => `facets${owner.userId.slice(0, 10)}${i}`;
+    const kinds = ['image/png', 'text/plain', 'image/png', 'application/pdf'];
+    await db
+      .insertInto('files')
+      .values(Array.from({ length: 12 }, (_, i) => fileRow(owner.userId, id(i), { name: i % 3 === 2 ? `notes-${i}.txt` : `holiday-${i}.png`, mimeType: kinds[i % 4], createdAt: base + i * 86_400_000 })))
+      .execute();
+    const terms = ['holiday', 'notes', 'iday-1'];
+    const live = { folders: [...folders], tags: [...tags] };
+    const agree = (what: string) => searchesAgree(owner, what, terms, live.folders, live.tags);
+    await agree('as inserted');
+    // Through the API: folders, tags, visibility and passwords.
+    for (const [i, change] of [
+      [0, { folderId: folders[0], tagIds: [tags[0]] }],
+      [1, { folderId: folders[0], tagIds: [tags[0], tags[1]], visibility: 'PRIVATE' }],
+      [4, { password: 'a file password' }],
+      [5, { visibility: 'PRIVATE', password: 'a file password', tagIds: [tags[1]] }],
+      [8, { folderId: folders[1], tagIds: [tags[0]] }],
+    ] as const) {
+      const response = await owner.patch(`/api/files/${id(i)}`, change);
+      expect(response.status, response.text).toBe(200);
+    }
+    await agree('after changes through the API');
+    // Tags taken off (their rows kept, excluded), a password removed, a file moved out of its folder.
+    expect((await owner.patch(`/api/files/${id(1)}`, { tagIds: [] })).status).toBe(200);
+    expect((await owner.patch(`/api/files/${id(4)}`, { password: null, visibility: 'PRIVATE' })).status).toBe(200);
+    expect((await owner.patch(`/api/files/${id(0)}`, { folderId: null })).status).toBe(200);
+    await agree('after tags, a password and a folder taken away');
+    // By hand: a type changed, tag rows deleted and added, one file's rows all at once.
+    await db.updateTable('files').set({ mimeType: 'text/plain' }).where('id', '=', id(2)).execute();
+    await db.deleteFrom('fileTags').where('fileId', '=', id(5)).execute();
+    await db.insertInto('fileTags').values({ fileId: id(9), tagId: tags[1]!, excluded: 0 }).execute();
+    await db.updateTable('files').set({ visibility: 'PRIVATE', folderId: folders[1]!, mimeType: 'image/png' }).where('id', '=', id(10)).execute();
+    await agree('after changes by hand');
+    // A tag deleted (its files' rows go), a folder deleted (its files become unfiled), a tagged file deleted.
+    expect((await owner.delete(`/api/tags/${tags[0]}`)).status).toBeLessThan(300);
+    expect((await owner.delete(`/api/folders/${folders[1]}`)).status).toBeLessThan(300);
+    expect((await owner.delete(`/api/files/${id(9)}`)).status).toBe(204);
+    live.tags = [tags[1]!];
+    live.folders = [folders[0]!];
+    await agree('after a tag, a folder and a tagged file deleted');
   });
 });
 
@@ -562,7 +624,7 @@ describe('the gallery of many images', () => {
   });
 });
 
-describe('migrations 0018-file-counts, 0023-tagged-count, 0028-filter-combinations, 0030-tag-upload-times, 0031-tagged-files and 0032-untagged-combinations', () => {
+describe('migrations 0018-file-counts, 0023-tagged-count, 0028-filter-combinations, 0030-tag-upload-times, 0031-tagged-files, 0032-untagged-combinations and 0034-search-facets', () => {
   it('counts the files that exist when it runs', async () => {
     const databaseUrl = await freshDatabaseUrl();
     const handle = openDatabase({ databaseUrl: databaseUrl ?? null, dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-counts-')) });
@@ -620,6 +682,23 @@ describe('migrations 0018-file-counts, 0023-tagged-count, 0028-filter-combinatio
       const marked = await db.selectFrom('files').select('id').where('userId', '=', 'countsowner').where('tagged', '=', 1).execute();
       expect(marked.map((r) => r.id).sort()).toEqual(files.filter((_, i) => i % 2 === 1 || i % 3 !== 0).map((f) => f.id).sort());
       for (const row of times) expect(Number(row.createdAt)).toBe(now - Number(row.fileId.slice('countsfile'.length)) * 1000);
+      if (!databaseUrl) {
+        // SQLite's trigram index holds the facets of every file (migration 0034-search-facets): a
+        // marker and the two 12-bit digits of a value's code.
+        const codes = new Map((await db.selectFrom('searchFacetValues').select(['kind', 'value', 'code']).execute()).map((r) => [`${r.kind}/${r.value}`, Number(r.code)]));
+        const facet = (marker: number, code: number) => `searchFacets : "${String.fromCodePoint(marker, 0xf0000 + Math.floor(code / 4096), 0xf0000 + (code % 4096))}"`;
+        const documents = async (query: string) => Number((await sql<{ n: number }>`select count(*) as n from filesSearch where filesSearch match ${query}`.execute(db)).rows[0]!.n);
+        expect(await documents(facet(0xe010, codes.get('t/image/png')!))).toBe(13);
+        expect(await documents(facet(0xe014, 0))).toBe(26);
+        expect(await documents(facet(0xe011, codes.get('f/countsfolder')!))).toBe(10);
+        expect(await documents(facet(0xe011, 0))).toBe(30);
+        expect(await documents(facet(0xe012, 0))).toBe(16);
+        expect(await documents(facet(0xe012, 1))).toBe(20);
+        expect(await documents(facet(0xe012, 2))).toBe(8);
+        expect(await documents(facet(0xe013, codes.get('g/countstag1')!))).toBe(26);
+        expect(await documents(`${facet(0xe013, codes.get('g/countstag2')!)} AND ${facet(0xe010, codes.get('t/text/plain')!)}`)).toBe(files.filter((f, i) => i % 2 === 1 && f.mimeType === 'text/plain').length);
+        expect(await documents(facet(0xe013, 0))).toBe(7);
+      }
     } finally {
       await handle.close();
     }
