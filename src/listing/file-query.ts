@@ -539,8 +539,7 @@ export async function countedTotal(db: Executor, userId: string, filters: FileFi
 
 /**
  * SQLite, a search with other filters: whether the search's matches should drive the query
- * ('search' access) rather than another filter's index ('matches'), with the sizes read to decide
- * (SearchPlan). Without statistics SQLite takes the other
+ * ('search' access) rather than another filter's index. Without statistics SQLite takes the other
  * filter's index whatever its size: a search of the unfiled files of a million, half of them, walked
  * those 500,000 files to check each against the matches (470 ms for a term matching nothing, 655 ms
  * for 85,000 matches). The search drives unless the other filter, counted by the database
@@ -549,35 +548,18 @@ export async function countedTotal(db: Executor, userId: string, filters: FileFi
  * their indexes could drive, reading every file it selects and checking the others on each row, so
  * their count together (migration 0028-filter-combinations) says little about that read's cost.
  */
-async function searchDrives(db: Executor, userId: string, filters: FileFilters): Promise<SearchPlan> {
-  if (filters.ids !== null) return { access: 'matches', matches: null, selected: null };
+async function searchDrives(db: Executor, userId: string, filters: FileFilters): Promise<boolean> {
+  if (filters.ids !== null) return false;
   // `untagged` has no index of its own to read the selection through, nor have the gallery's images
   // (their count, countedTotal, serves the gallery's total): the search drives, as before they were
   // counted. With `types` as well the types' index could, but that was not measured for the gallery.
-  if (filters.tag?.kind === 'untagged' || filters.imagesOnly) return { access: 'search', matches: null, selected: null };
+  if (filters.tag?.kind === 'untagged' || filters.imagesOnly) return true;
   const others = { ...filters, search: null, from: null, until: null };
-  if (countedFilter(others)?.dimension === 'combination') return { access: 'search', matches: null, selected: null };
+  if (countedFilter(others)?.dimension === 'combination') return true;
   const selected = await countedTotal(db, userId, others);
-  if (selected === null) return { access: 'search', matches: null, selected: null };
+  if (selected === null) return true;
   const matches = await countSearchDocuments(db, userId, { ...filters, ids: null, types: null, visibility: null, folder: null, tag: null, imagesOnly: false });
-  return { access: matches === null || selected > 2 * matches ? 'search' : 'matches', matches, selected };
-}
-
-/**
- * How a SQLite search through the trigram index with other filters reads its selection (`access`),
- * and the sizes searchDrives read to decide it, where it read them: the search's matches with their
- * dates (`matches`) and the files the other filter selects (`selected`), else null.
- */
-export interface SearchPlan {
-  access: 'search' | 'matches';
-  matches: number | null;
-  selected: number | null;
-}
-
-/** searchAccess, with the sizes behind it (SearchPlan). Null where searchAccess is. */
-export async function searchPlan(db: Executor, dialect: Dialect, userId: string, filters: FileFilters): Promise<SearchPlan | null> {
-  if (dialect !== 'sqlite' || !searchesThroughIndex(dialect, filters)) return null;
-  return searchDrives(db, userId, filters);
+  return matches === null || selected > 2 * matches;
 }
 
 /**
@@ -587,7 +569,8 @@ export async function searchPlan(db: Executor, dialect: Dialect, userId: string,
  * statistics, and a search too short for a trigram is a filter on the walk.
  */
 export async function searchAccess(db: Executor, dialect: Dialect, userId: string, filters: FileFilters): Promise<'search' | 'matches' | null> {
-  return (await searchPlan(db, dialect, userId, filters))?.access ?? null;
+  if (dialect !== 'sqlite' || !searchesThroughIndex(dialect, filters)) return null;
+  return (await searchDrives(db, userId, filters)) ? 'search' : 'matches';
 }
 
 /** The account's file count, maintained by triggers (migration 0006-listing): no COUNT needed. */

@@ -7,7 +7,7 @@ import { notFound } from '../errors.ts';
 import { fileRecord } from '../files/file-views.ts';
 import type { FileRecord, FileTag, Pagination } from '../api/files.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
-import { accountFileCount, assertOwnedSelection, beginsWith, beyond, countedTotal, countOf, countSearchByIndex, filteredFiles, isDateSort, orderedBy, searchAccess, searchesThroughIndex, searchOnly, searchPlan, sortOrder, type Access, type SearchPlan, type FilesQuery, type SortColumn } from './file-query.ts';
+import { accountFileCount, assertOwnedSelection, beginsWith, beyond, countedTotal, countOf, countSearchByIndex, filteredFiles, isDateSort, orderedBy, searchAccess, searchesThroughIndex, searchOnly, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { readsApart, refreshStatisticsIfStale, withSearchHints } from './planner.ts';
 
@@ -208,21 +208,6 @@ async function searchPage(db: Executor, dialect: Dialect, userId: string, filter
 }
 
 /**
- * SQLite, a search with another filter: whether its selection is likely larger than a search reads
- * whole (SEARCH_SELECTION), judged from the sizes searchDrives read (SearchPlan), the two taken as
- * independent: the search's matches times the share of the account the other filter selects. Such a
- * read stops at SEARCH_SELECTION + 1 files and is then thrown away: the selection is counted and the
- * page found again. A million files, a name word with 66,895 matches and `private` (333,334 files,
- * 20,182 of them matching): the read in vain took 73 of the 176 ms. False when a size is unknown:
- * the read is tried, as it always was. Either way the answer is the same; only its cost differs.
- */
-async function likelyReadWholeInVain(db: Executor, userId: string, { matches, selected }: SearchPlan): Promise<boolean> {
-  if (matches === null || selected === null || Math.min(matches, selected) <= SEARCH_SELECTION) return false;
-  const files = await accountFileCount(db, userId);
-  return files > 0 && (matches * selected) / files > SEARCH_SELECTION;
-}
-
-/**
  * At most this many of the account's files are walked in a sort's order to find a page of a search
  * or a tag by checking each row on its own, before the selected files are read whole instead.
  */
@@ -413,9 +398,8 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
   // A search with other filters (SQLite: with a list of IDs, or dates on an account whose document
   // numbers do not follow upload order): read through the search's matches or the other filter's
   // index, whichever selects fewer files (searchDrives).
-  const plan = await searchPlan(db, dialect, userId, filters);
-  const matchAccess: Access = plan?.access ?? 'matches';
-  if (searchesThroughIndex(dialect, filters) && !(plan && (await likelyReadWholeInVain(db, userId, plan)))) {
+  const matchAccess: Access = (await searchAccess(db, dialect, userId, filters)) ?? 'matches';
+  if (searchesThroughIndex(dialect, filters)) {
     const found = await searchPage(db, dialect, userId, filters, sortBy, limit, offset, matchAccess);
     if (found) return { data: await recordsByIds(db, dialect, owner, found.ids), pagination: pagination(found.total) };
   }

@@ -2,7 +2,7 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
 /**
  * SQLite's trigram index also holds each file's filter values as "facets" (docs/decisions.md,
- * "Search with other filters"), so a search with a type, a visibility, a folder, a tag or the
+ * "Search index"), so a search with a type, a visibility, a folder, a tag or the
  * gallery's images is counted and listed by the index alone, as a search alone is (migration
  * 0020-search-documents). Before, every match of the search was looked up among the files to check
  * the other filters: a million files, a name word with 66,895 matches and `private`, 68 ms to count
@@ -17,8 +17,8 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
  * - U+E014 0: an image (a MIME type beginning with `image/`).
  * The facets of a file are written one after another in the column `searchFacets`; the tokenizer
  * also makes trigrams across two of them, but those begin with a digit, never with a marker, so no
- * query for a facet matches them. Searches name the name and text columns only, so no term matches a
- * facet.
+ * query for a facet matches them. A search term written in the facets' characters alone is looked
+ * for in the name and text columns only, so no term matches a facet.
  *
  * The index becomes contentless, with deletes by document number (FTS5's `contentless_delete`): it
  * was an external-content index of the files' columns, whose deletes must repeat the values indexed,
