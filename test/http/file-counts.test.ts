@@ -698,6 +698,8 @@ describe('migrations 0018-file-counts, 0023-tagged-count, 0028-filter-combinatio
         expect(await documents(facet(0xe013, codes.get('g/countstag1')!))).toBe(26);
         expect(await documents(`${facet(0xe013, codes.get('g/countstag2')!)} AND ${facet(0xe010, codes.get('t/text/plain')!)}`)).toBe(files.filter((f, i) => i % 2 === 1 && f.mimeType === 'text/plain').length);
         expect(await documents(facet(0xe013, 0))).toBe(7);
+        // Deleted entries are dropped by the daily merge, not in the writing transaction.
+        expect((await sql<{ v: number }>`select v from filesSearch_config where k = 'deletemerge'`.execute(db)).rows).toEqual([{ v: 0 }]);
       }
     } finally {
       await handle.close();
