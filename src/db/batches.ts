@@ -6,7 +6,9 @@ import { setImmediate } from 'node:timers/promises';
  * statement holds the process while it runs, and changing a file's row (its search entry, counts,
  * listing version and indexes) takes 20–90 µs: an account of 100,000 files went in one statement
  * of 7 s, a folder of 5,000 files was emptied in 0.46 s, and nothing else was answered meanwhile.
- * 200 rows are 4–20 ms.
+ * 200 rows are 4–20 ms; more for files with recognised text when the change indexes them again
+ * for search (a folder, tag, visibility or password: about 0.3 ms a file more, docs/decisions.md
+ * "Search index").
  */
 export const ROWS_PER_TRANSACTION = 200;
 
