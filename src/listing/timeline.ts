@@ -1,4 +1,4 @@
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { sql, type Expression, type SelectQueryBuilder } from 'kysely';
 import { dialectOf, type Db, type Dialect } from '../db/database.ts';
 import { integerRows } from '../db/integer-rows.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
@@ -326,31 +326,42 @@ async function calendarCounts(trx: Executor, dialect: Dialect, userId: string, f
 /**
  * SQLite, a search (and dates, and any other filters but a list of IDs) on an account whose
  * document numbers follow upload order: the calendar buckets of the selected files, counted by the
- * trigram index alone (migrations 0020-search-documents, 0034-search-facets). A bucket's files are a range of document numbers, from the first file
- * uploaded at or after its start to the first at or after its end; the index counts the matches in
- * each range and never looks at a file. The oldest and newest match are the index's first and last.
+ * trigram index alone (migrations 0020-search-documents, 0034-search-facets). A bucket's files are a
+ * range of document numbers, from the first file uploaded at or after its start to the first at or
+ * after its end; the index counts the matches in each range and never looks at a file. The oldest
+ * and newest match are the index's first and last. The buckets travel as one parameter
+ * (integerRows): written into the statement, a century of weeks passed SQLite's limit on parameters.
  */
 async function documentCounts(trx: Executor, userId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
   const { lowest, highest } = dateBounds(filters);
-  const { last } = forAccount(trx, userId).documentRange();
-  const from = (time: number) => (Number.isFinite(time) ? sql<number>`coalesce((${firstDocumentFrom(trx, userId, time)}), ${last} + 1)` : sql<number>`${last} + 1`);
-  const within = { from: Number.isFinite(lowest) ? from(lowest) : forAccount(trx, userId).documentRange().first, to: from(highest) };
+  const { first: firstDocument, last } = forAccount(trx, userId).documentRange();
+  const from = (time: Expression<number> | number) => sql<number>`coalesce((${firstDocumentFrom(trx, userId, time)}), ${last} + 1)`;
+  const within = { from: Number.isFinite(lowest) ? from(lowest) : firstDocument, to: Number.isFinite(highest) ? from(highest) : sql<number>`${last} + 1` };
   const end = async (direction: 'asc' | 'desc') => {
     const { rows } = await sql<{ t: number | null }>`select ${sql.ref('files.createdAt')} as t from ${sql.table('files')}
       where ${sql.ref('files.docId')} = (${searchDocuments(trx, userId, filters, within)} order by rowid ${sql.raw(direction)} limit 1)`.execute(trx);
     return rows[0]?.t ?? null;
   };
   const [first, lastMatch] = [await end('asc'), await end('desc')];
-  if (first === null || lastMatch === null) return [];
-  const buckets = bucketsBetween(Number(first), Number(lastMatch), groupBy, timeZone);
-  const boundary = (time: number) => (time >= highest ? within.to : from(time));
-  const counts = sql<{ i: number; n: number }>`select b.i as i, ${countDocuments(trx, userId, filters, { from: sql.ref('b.lo'), to: sql.ref('b.hi') })} as n
-    from (${sql.join(
-      buckets.map((b, i) => sql`select ${sql.lit(i)} as i, ${boundary(Math.max(b.from, lowest))} as lo, ${boundary(Math.min(b.to, highest))} as hi`),
-      sql` union all `,
-    )}) b`;
-  const byBucket = new Map((await counts.execute(trx)).rows.map((r) => [Number(r.i), Number(r.n)]));
-  return buckets.map((b, i) => ({ ...b, count: byBucket.get(i) ?? 0 })).filter((b) => b.count > 0);
+  return inBuckets(
+    first === null || lastMatch === null ? null : { first: Number(first), last: Number(lastMatch) },
+    groupBy,
+    timeZone,
+    () => uploadTimes(trx, 'sqlite', userId, filters),
+    async (buckets) => {
+      const bounds = integerRows(
+        'sqlite',
+        3,
+        buckets.map((b, i) => [i, Math.max(b.from, lowest), Math.min(b.to, highest)]),
+      );
+      // Each bucket's range of numbers is found first, so that the index reads it as a range.
+      const counted = countDocuments(trx, userId, filters, { from: sql.ref<number>('d.lo'), to: sql.ref<number>('d.hi') });
+      const { rows } = await sql<{ i: number; n: number }>`with b(i, lo, hi) as (${bounds}),
+        d as materialized (select b.i as i, ${from(sql.ref<number>('b.lo'))} as lo, ${from(sql.ref<number>('b.hi'))} as hi from b)
+        select d.i as i, ${counted} as n from d`.execute(trx);
+      return new Map(rows.map((r) => [Number(r.i), Number(r.n)]));
+    },
+  );
 }
 
 const QUARTER_MS = 900_000;
