@@ -37,6 +37,8 @@ const SEARCH_SELECTION = 20_000;
  * same statement, since a second statement is a second round trip. On SQLite a statement costs no
  * round trip, and the page's tags are read afterwards in one statement (`pageTags`): a subquery per
  * row cost 1.7 µs a file, 41 of the 92 µs that a page of 24 took, the separate statement 11 µs.
+ * Either way only files marked `tagged` (kept by the database, migration 0031-tagged-files) are
+ * looked up: most files of most libraries have no tag.
  */
 function recordColumns(query: FilesQuery, dialect: Dialect) {
   return query
@@ -54,20 +56,28 @@ function recordColumns(query: FilesQuery, dialect: Dialect) {
       'files.thumbnailStatus',
       'files.thumbnailKey',
       'files.ocrStatus',
+      'files.tagged',
       eb.case().when('files.passwordHash', 'is', null).then(0).else(1).end().as('hasPassword'),
     ])
     .$if(dialect === 'postgres', (query) =>
       query.select((eb) =>
-        postgresJsonArrayFrom(
-          eb
-            .selectFrom('fileTags')
-            .innerJoin('tags', 'tags.id', 'fileTags.tagId')
-            .select(['tags.id', 'tags.name'])
-            .whereRef('fileTags.fileId', '=', 'files.id')
-            .where('fileTags.excluded', '=', 0)
-            .orderBy('tags.name')
-            .orderBy('tags.id'),
-        ).as('tags'),
+        eb
+          .case()
+          .when('files.tagged', '<>', 0)
+          .then(
+            postgresJsonArrayFrom(
+              eb
+                .selectFrom('fileTags')
+                .innerJoin('tags', 'tags.id', 'fileTags.tagId')
+                .select(['tags.id', 'tags.name'])
+                .whereRef('fileTags.fileId', '=', 'files.id')
+                .where('fileTags.excluded', '=', 0)
+                .orderBy('tags.name')
+                .orderBy('tags.id'),
+            ),
+          )
+          .end()
+          .as('tags'),
       ),
     );
 }
@@ -111,9 +121,11 @@ export interface Owner {
 
 async function toRecords(db: Executor, dialect: Dialect, { urlId, baseUrl }: Owner, rows: RecordRow[]): Promise<FileRecord[]> {
   let tagsByFile: Map<string, FileTag[]> | null = null;
-  if (dialect === 'sqlite' && rows.length > 0) {
+  if (dialect === 'sqlite') {
     tagsByFile = new Map();
-    const { rows: tagRows } = await db.executeQuery(pageTags(db, JSON.stringify(rows.map((row) => row.id))));
+    const tagged: string[] = [];
+    for (const row of rows) if (row.tagged !== 0) tagged.push(row.id);
+    const { rows: tagRows } = tagged.length === 0 ? { rows: [] } : await db.executeQuery(pageTags(db, JSON.stringify(tagged)));
     for (const { fileId, id, name } of tagRows) {
       const tags = tagsByFile.get(fileId);
       if (tags) tags.push({ id, name });

@@ -44,6 +44,34 @@ async function kept(userId: string): Promise<Counts> {
   ]);
 }
 
+/**
+ * Every file of the account's listing carries exactly the tags that count by the plain rows (not
+ * excluded, by name, then ID). The listing looks up only files the database marks as tagged
+ * (migration 0031-tagged-files), so a mark out of step would drop a file's tags.
+ */
+async function listedTagsAgree(client: Client & { userId: string }, what: string): Promise<void> {
+  const response = await client.get('/api/files?limit=100');
+  expect(response.status, what).toBe(200);
+  expect(response.body.pagination.total, what).toBeLessThanOrEqual(100);
+  const rows = await server.ctx.db
+    .selectFrom('fileTags')
+    .innerJoin('tags', 'tags.id', 'fileTags.tagId')
+    .innerJoin('files', 'files.id', 'fileTags.fileId')
+    .select(['fileTags.fileId', 'tags.id', 'tags.name'])
+    .where('files.userId', '=', client.userId)
+    .where('fileTags.excluded', '=', 0)
+    .execute();
+  const plain = new Map<string, Array<{ id: string; name: string }>>();
+  for (const row of rows.sort((a, b) => (a.name === b.name ? (a.id < b.id ? -1 : 1) : a.name < b.name ? -1 : 1))) {
+    const tags = plain.get(row.fileId) ?? [];
+    tags.push({ id: row.id, name: row.name });
+    plain.set(row.fileId, tags);
+  }
+  const files = response.body.data as Array<{ id: string; tags: unknown }>;
+  expect(files.length, what).toBeGreaterThan(0);
+  for (const file of files) expect(file.tags, `${what}: ${file.id}`).toEqual(plain.get(file.id) ?? []);
+}
+
 /** The same counts by the plain queries: the slow reference. */
 async function counted(userId: string): Promise<Counts> {
   const db = server.ctx.db;
@@ -349,7 +377,10 @@ describe('a search alone', () => {
       .execute();
     const terms = ['holiday', 'notes', 'iday-1'];
     const live = { folders: [...folders], tags: [...tags] };
-    const agree = (what: string) => searchesAgree(owner, what, terms, live.folders, live.tags);
+    const agree = async (what: string) => {
+      await searchesAgree(owner, what, terms, live.folders, live.tags);
+      await listedTagsAgree(owner, what);
+    };
     await agree('as inserted');
     // Through the API: folders, tags, visibility and passwords.
     for (const [i, change] of [
@@ -413,6 +444,7 @@ describe('counts per filter value', () => {
     await db.insertInto('files').values([...files, ...theirFiles]).execute();
     const id = (i: number) => files[i]!.id;
     const agree = async (what: string) => {
+      for (const client of [owner, other]) await listedTagsAgree(client, what);
       for (const userId of [owner.userId, other.userId]) expect(await kept(userId), what).toEqual(await counted(userId));
       // Each row carries its file's upload time (migration 0030-tag-upload-times).
       const times = await db.selectFrom('fileTags').innerJoin('files', 'files.id', 'fileTags.fileId').select(['fileTags.createdAt as tagged', 'files.createdAt as uploaded']).where('files.userId', 'in', [owner.userId, other.userId]).execute();
