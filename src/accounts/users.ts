@@ -3,7 +3,7 @@ import type { Database } from '../db/schema.ts';
 import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { lockAccountRow } from '../db/locks.ts';
-import { inBatches, ROWS_PER_TRANSACTION } from '../db/batches.ts';
+import { inBatches } from '../db/batches.ts';
 import { newId, randomLowerAlnum } from '../db/ids.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { loadAccess, parsePermissions, roleIdBySystemKey, type RoleSummary } from '../auth/roles.ts';
@@ -303,7 +303,7 @@ export async function deleteUserAsAdmin(db: Db, dialect: Dialect, actor: { id: s
   // whose deletion stops half-way (the process ended) keeps the rest of its files, consistently:
   // its quota charge goes down with each batch. What remains, and files uploaded meanwhile, go with
   // the account below.
-  await inBatches(() => removeFilesOfAccount(db, dialect, id));
+  await inBatches(dialect, (rows) => removeFilesOfAccount(db, dialect, id, rows));
   const deleted = await db.transaction().execute(async (trx) => {
     await serializeAdministration(trx, dialect);
     // The records go with the account (foreign keys cascade); their bytes are removed by durable
@@ -327,12 +327,12 @@ function storageKeysOf(files: ReadonlyArray<{ storageKey: string; thumbnailKey: 
   return files.flatMap((file) => (file.thumbnailKey === null ? [file.storageKey] : [file.storageKey, file.thumbnailKey]));
 }
 
-/** Removes up to ROWS_PER_TRANSACTION of an account's files in one transaction; returns how many. */
-async function removeFilesOfAccount(db: Db, dialect: Dialect, userId: string): Promise<number> {
+/** Removes up to `rows` of an account's files in one transaction; returns how many. */
+async function removeFilesOfAccount(db: Db, dialect: Dialect, userId: string, rows: number): Promise<number> {
   return db.transaction().execute(async (trx) => {
     await lockAccountRow(trx, dialect, userId);
     // Any of them, in the order of the account's index: sorted, every batch would sort all that are left.
-    const files = await forAccount(trx, userId).selectFrom('files').select(['id', 'size', 'storageKey', 'thumbnailKey']).limit(ROWS_PER_TRANSACTION).execute();
+    const files = await forAccount(trx, userId).selectFrom('files').select(['id', 'size', 'storageKey', 'thumbnailKey']).limit(rows).execute();
     if (files.length === 0) return 0;
     // By ID: offered the account's index, SQLite would walk all of the account's files for each batch.
     await forAccount(trx, userId, { notByOwnerIndex: dialect === 'sqlite' }).deleteFrom('files').where('id', 'in', files.map((file) => file.id)).execute();

@@ -2,7 +2,7 @@ import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import { lockAccountRow } from '../db/locks.ts';
-import { inBatches, ROWS_PER_TRANSACTION } from '../db/batches.ts';
+import { inBatches } from '../db/batches.ts';
 import { invalid, notFound } from '../errors.ts';
 import { byName, iso, nameSchema, parseField } from './common.ts';
 
@@ -141,13 +141,13 @@ export async function updateFolder(
  * half-way, the folder is still there with the files not yet unfiled, and deleting it again finishes.
  */
 export async function deleteFolder(db: Db, dialect: Dialect, userId: string, id: string): Promise<void> {
-  await inBatches(() =>
+  await inBatches(dialect, (rows) =>
     db.transaction().execute(async (trx) => {
       await lockAccountRow(trx, dialect, userId);
       // Through the folder's index, and then by ID: offered the account's index, SQLite would walk
       // all of the account's files for each batch.
       const account = forAccount(trx, userId, { notByOwnerIndex: dialect === 'sqlite' });
-      const files = await account.selectFrom('files').select('id').where('folderId', '=', id).limit(ROWS_PER_TRANSACTION).execute();
+      const files = await account.selectFrom('files').select('id').where('folderId', '=', id).limit(rows).execute();
       if (files.length > 0) await account.updateTable('files').set({ folderId: null, updatedAt: Date.now() }).where('id', 'in', files.map((file) => file.id)).execute();
       return files.length;
     }),

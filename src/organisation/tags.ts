@@ -2,7 +2,7 @@ import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import { lockAccountRow } from '../db/locks.ts';
-import { inBatches, ROWS_PER_TRANSACTION } from '../db/batches.ts';
+import { inBatches } from '../db/batches.ts';
 import { isUniqueViolation } from '../db/unique-violation.ts';
 import { parseStoredOptions } from '../shared/upload-options.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
@@ -90,13 +90,13 @@ export async function renameTag(db: Db, dialect: Dialect, userId: string, id: st
  * again finishes.
  */
 export async function deleteTag(db: Db, dialect: Dialect, userId: string, id: string): Promise<void> {
-  await inBatches(() =>
+  await inBatches(dialect, (rows) =>
     db.transaction().execute(async (trx) => {
       await lockAccountRow(trx, dialect, userId);
       // Only the account's own tag: its assignments are the account's.
       const tag = await forAccount(trx, userId).selectFrom('tags').select('id').where('id', '=', id).executeTakeFirst();
       if (!tag) return 0;
-      const assigned = await trx.selectFrom('fileTags').select('fileId').where('tagId', '=', tag.id).limit(ROWS_PER_TRANSACTION).execute();
+      const assigned = await trx.selectFrom('fileTags').select('fileId').where('tagId', '=', tag.id).limit(rows).execute();
       if (assigned.length > 0) await trx.deleteFrom('fileTags').where('tagId', '=', tag.id).where('fileId', 'in', assigned.map((row) => row.fileId)).execute();
       return assigned.length;
     }),
