@@ -56,9 +56,9 @@ function recordColumns(query: FilesQuery, dialect: Dialect) {
       'files.thumbnailStatus',
       'files.thumbnailKey',
       'files.ocrStatus',
-      'files.tagged',
       eb.case().when('files.passwordHash', 'is', null).then(0).else(1).end().as('hasPassword'),
     ])
+    .$if(dialect === 'sqlite', (query) => query.select('files.tagged'))
     .$if(dialect === 'postgres', (query) =>
       query.select((eb) =>
         eb
@@ -124,7 +124,7 @@ async function toRecords(db: Executor, dialect: Dialect, { urlId, baseUrl }: Own
   if (dialect === 'sqlite') {
     tagsByFile = new Map();
     const tagged: string[] = [];
-    for (const row of rows) if (row.tagged !== 0) tagged.push(row.id);
+    for (const row of rows) if (row.tagged) tagged.push(row.id);
     const { rows: tagRows } = tagged.length === 0 ? { rows: [] } : await db.executeQuery(pageTags(db, JSON.stringify(tagged)));
     for (const { fileId, id, name } of tagRows) {
       const tags = tagsByFile.get(fileId);
