@@ -7,18 +7,16 @@ import type { Dialect } from './database.ts';
  * SQLite statement holds the process while it runs, and changing a file's row (its search entry,
  * counts, listing version and indexes) takes 20–90 µs: an account of 100,000 files went in one
  * statement of 7 s, a folder of 5,000 files was emptied in 0.46 s, and nothing else was answered
- * meanwhile.
- * 200 rows are 4–20 ms; more for files with recognised text when the change indexes them again
- * for search (a folder, tag, visibility or password: about 0.3 ms a file more, docs/decisions.md
- * "Search index").
+ * meanwhile. 200 rows are 4–20 ms; more for files with recognised text when the change indexes them
+ * again for search (a folder, tag, visibility or password: about 0.3 ms a file more,
+ * docs/decisions.md "Search index").
  */
 const ROWS_PER_TRANSACTION = 200;
 
 /**
- * What one such transaction should hold a SQLite process for. Changing a file's row costs more when
- * it is indexed again for search with its recognised text (about 0.3 ms a file), and any statement
- * takes longer on a loaded machine: 200 rows took 10–60 ms in a test run, while a request that came
- * in meanwhile waited for two or three of them.
+ * What one such transaction should hold a SQLite process for. With recognised text, or on a loaded
+ * machine, 200 rows took 10–60 ms in a test run, while a request that came in meanwhile waited for
+ * two or three of them.
  */
 const SQLITE_HOLD_MS = 20;
 
@@ -41,16 +39,16 @@ const FEWEST_ROWS = 25;
  * ROWS_PER_TRANSACTION rows, at least FEWEST_ROWS. The time per row includes the transaction's own
  * statements (the account's lock, the selection, the commit), so where those alone take about
  * SQLITE_HOLD_MS the batches shrink to FEWEST_ROWS. PostgreSQL's transactions hold no process, and
- * its batches stay at ROWS_PER_TRANSACTION.
+ * its batches stay at ROWS_PER_TRANSACTION. `now` is the clock the batches are timed by.
  */
-export async function inBatches(dialect: Dialect, batch: (rows: number) => Promise<number>): Promise<void> {
+export async function inBatches(dialect: Dialect, batch: (rows: number) => Promise<number>, now: () => number = () => performance.now()): Promise<void> {
   let rows = dialect === 'sqlite' ? FIRST_SQLITE_ROWS : ROWS_PER_TRANSACTION;
   for (;;) {
-    const started = performance.now();
+    const started = now();
     const changed = await batch(rows);
     if (changed < rows) return;
     if (dialect === 'sqlite') {
-      const perRow = (performance.now() - started) / changed;
+      const perRow = (now() - started) / changed;
       rows = Math.max(FEWEST_ROWS, Math.min(ROWS_PER_TRANSACTION, Math.floor(SQLITE_HOLD_MS / perRow)));
     }
     await setImmediate();
