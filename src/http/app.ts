@@ -9,6 +9,7 @@ import { unauthorized } from '../errors.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
 import type { App, RouteModule } from './route-module.ts';
 import { errorBody, errorShapeOf, handleError, sendError } from './error-responses.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import { answerProblem, errorResponses, missingResponses, openApiComponents, openApiTransform, serializerCompiler } from './responses.ts';
 import { methodsForUrl } from './route-match.ts';
 import { nulProblem } from './nul-text.ts';
@@ -82,6 +83,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
+    if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+      return done(Object.assign(new Error(`The request body nests JSON deeper than ${MAX_JSON_DEPTH} levels`), { statusCode: 400 }), undefined);
+    }
     try {
       done(null, JSON.parse(text));
     } catch {

@@ -171,6 +171,28 @@ describe('values no client should send', () => {
     });
   }
 
+  it('answers JSON nested deeper than any body needs with a 400, on every operation that reads JSON', async () => {
+    const deep = `${'['.repeat(65)}${']'.repeat(65)}`;
+    let asked = 0;
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        if (!operation.requestBody?.content?.['application/json']) continue;
+        const url = path.replace(/\{[^}]+\}/g, real.get(path.split('/')[2] ?? '') ?? 'plain');
+        const answer = await owner.request(method.toUpperCase(), url, { body: deep, headers: { 'content-type': 'application/json' } });
+        expect([answer.status, answer.body?.error], `${method} ${url}`).toEqual([400, 'The request body nests JSON deeper than 64 levels']);
+        asked++;
+      }
+    }
+    expect(asked).toBeGreaterThan(30);
+    // Also on a route anyone may ask, nested as deep as a body of 20 KB can (it overflowed the stack).
+    const anonymous = await fetch(`${server.baseUrl}/api/auth/login`, { method: 'POST', body: `${'['.repeat(10_000)}${']'.repeat(10_000)}`, headers: { 'content-type': 'application/json', origin: server.baseUrl } });
+    expect([anonymous.status, await anonymous.json()]).toEqual([400, { success: false, error: 'The request body nests JSON deeper than 64 levels' }]);
+    // 64 levels are read as JSON, and judged by the route's schema.
+    const nested = `${'['.repeat(64)}${']'.repeat(64)}`;
+    const judged = await owner.request('POST', '/api/tags', { body: nested, headers: { 'content-type': 'application/json' } });
+    expect([judged.status, judged.body.error]).toEqual([400, expect.stringMatching(/^body: /)]);
+  });
+
   it('numbers out of every range are client mistakes or harmless in each body number of every operation', async () => {
     for (const odd of [1e300, -1e300, 2 ** 63, 0.5, -1]) {
       const asked = requests('number', odd, null);
