@@ -123,6 +123,10 @@ async function insertFile(
   const { now } = numbering;
 
   const name = await allocateName(trx, userId, upload);
+  // A folder deleted while the bytes arrived leaves the file unfiled, as its own files were left
+  // (src/organisation/folders.ts). Read under the account's row lock, which the charge took and a
+  // folder's deletion takes too, so it cannot go between this look and the insert.
+  const folderId = upload.folderId === null ? null : ((await account.selectFrom('folders').select('id').where('id', '=', upload.folderId).executeTakeFirst())?.id ?? null);
   const file: FileRow = {
     id: upload.id,
     userId,
@@ -138,7 +142,7 @@ async function insertFile(
     passwordHash,
     expiresAt: upload.options.expiresAt,
     expiryAction: upload.options.expiresAt === null ? null : upload.options.expiryAction,
-    folderId: upload.folderId,
+    folderId,
     shareStyle: upload.options.shareStyle,
     views: 0,
     downloads: 0,

@@ -826,6 +826,20 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       expect((await inFolder.finish({})).status).toBe(200);
     });
 
+    it('commits a file whose folder was deleted while it uploaded unfiled, as the folder\'s own files became', async () => {
+      const { user, caller } = await scripted();
+      const folder = (await user.post('/api/folders', { name: 'going' })).body.data.folder;
+      const uploadId = await started(caller, { filename: 'late.txt', size: 4 }, { 'X-Upload-Folder': folder.id });
+      const etag = etagOf(await putPart(caller, uploadId, 1, Buffer.from('late')));
+      expect((await user.delete(`/api/folders/${folder.id}`)).status).toBe(204);
+      const done = await complete(caller, uploadId, { parts: [{ PartNumber: 1, ETag: etag }] });
+      expect(done.status, done.text).toBe(200);
+      expect(await recordOf(user, done.body)).toMatchObject({ name: 'late.txt', folderId: null });
+      expect((await contentOf(user, done.body)).toString()).toBe('late');
+      const unfiled = await user.get('/api/files?folder=unfiled');
+      expect(unfiled.body.pagination.total, unfiled.text).toBe(1);
+    });
+
     it('binds a profile-bound token to its own sessions and refuses its overrides', async () => {
       const user = await member();
       const profile = (await user.post('/api/upload-profiles', { name: 'bound', options: { visibility: 'PRIVATE' } })).body.data.profile;
