@@ -4,6 +4,7 @@ import { AppError, type ErrorKind } from '../errors.ts';
 import type { ErrorShape, RoutePolicy } from '../auth/route-policy.ts';
 import { errorShapeForUrl } from './route-match.ts';
 import { isDatabaseFull, isDatabaseUnavailable } from '../db/database.ts';
+import { isForeignKeyViolation } from '../db/unique-violation.ts';
 import { isStorageFull, isStorageUnavailable } from '../storage/storage.ts';
 
 // Not `import … from 'node:http'`: importing it as an ES module reads every export, including the
@@ -22,6 +23,7 @@ const statusOf: Record<ErrorKind, number> = {
 };
 
 const SERVER_ERROR = 'The operation could not be completed.';
+const DELETED_MEANWHILE = 'Something this request refers to was deleted while it was being carried out; reload and try again';
 /** A full disk under DATA_DIR or under the database (docs/decisions.md, "A full disk"). */
 const OUT_OF_SPACE = 'The server is out of storage space; nothing was stored. Ask its administrator to free some.';
 /** Retry-After of a 503 for a database or file storage that cannot be used right now. */
@@ -88,6 +90,12 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   }
   const status = fastifyError.statusCode;
   if (status !== undefined && status >= 400 && status < 500) return sendError(request, reply, status, fastifyError.message);
+  // A folder, tag or file the request named, checked and then deleted by another request before
+  // this one wrote: the client's view is out of date, not the server broken.
+  if (isForeignKeyViolation(error)) {
+    request.log.info({ error: error.message }, 'a row the request refers to was deleted meanwhile');
+    return sendError(request, reply, 409, DELETED_MEANWHILE);
+  }
   // PostgreSQL restarting or unreachable, SQLite locked by another process, the object store
   // unreachable or answering "later" (after the S3 client's own retries): worth a retry shortly.
   const unavailable = isDatabaseUnavailable(error) ? 'database' : isStorageUnavailable(error) ? 'file storage' : null;

@@ -366,6 +366,29 @@ describe('folders', () => {
     expect(await server.ctx.db.selectFrom('files').select('id').where('id', 'in', [...inDoomed, inChild, inParent]).execute()).toHaveLength(4);
   });
 
+  it('moving a file into a folder that another request deletes meanwhile is a 409, not a server error', async () => {
+    // The password's hashing (tens of milliseconds) comes after the folder is checked and before the
+    // file is written: a deletion sent just after the change lands in between, in most attempts.
+    const file = await insertFile(owner, null);
+    const answers: number[] = [];
+    for (let attempt = 0; attempt < 10 && !answers.includes(409); attempt++) {
+      const folder = await makeFolder(owner, `vanishing ${attempt}`);
+      const moved = owner.client.patch(`/api/files/${file}`, { folderId: folder.id, password: `secret ${attempt}` });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      expect((await owner.client.delete(`/api/folders/${folder.id}`)).status).toBe(204);
+      const answer = await moved;
+      answers.push(answer.status);
+      if (answer.status === 409) {
+        expect(answer.body).toEqual({ success: false, error: 'Something this request refers to was deleted while it was being carried out; reload and try again' });
+        expect(await folderIdOf(file)).toBeNull();
+      }
+    }
+    // Each attempt either went first (200, then unfiled by the deletion), found the folder gone
+    // (404), or was overtaken between its check and its write (409).
+    expect(answers.every((status) => [200, 404, 409].includes(status)), answers.join(' ')).toBe(true);
+    expect(answers, answers.join(' ')).toContain(409);
+  });
+
   it('deleting a folder of many files holds up no other request for long', async () => {
     const member = await createMember();
     const folder = await makeFolder(member, 'big');
