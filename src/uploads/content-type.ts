@@ -96,11 +96,16 @@ function isText(head: Buffer): boolean {
  * the detected one, then the one the name suggests. A declaration the content contradicts is a 400.
  * Text is not contradicted by a binary format's signature its first bytes happen to spell: a text
  * declaration stands, and an undeclared file's name decides before the signature
- * (docs/decisions.md, "Declared and detected types").
+ * (docs/decisions.md, "Declared and detected types"). `plainTextByDefault`: `declared` is a
+ * multipart part's type, where text/plain is also what no type means.
  */
-export async function resolveMimeType(declared: string | undefined, head: Buffer, fileName: string): Promise<string> {
+export async function resolveMimeType(declared: string | undefined, head: Buffer, fileName: string, plainTextByDefault = false): Promise<string> {
   const detected = (await fileTypeFromBuffer(head))?.mime;
-  const normalized = declared ? normalizeMimeType(declared) : '';
+  let normalized = declared ? normalizeMimeType(declared) : '';
+  // A multipart part without a Content-Type is text/plain (RFC 7578, 4.4), and the parser reports it
+  // so: text/plain there, for content that is not text, is no declaration (a script's PNG sent
+  // without a part type is a PNG, not a contradiction).
+  if (plainTextByDefault && normalized === 'text/plain' && !isText(head)) normalized = '';
   if (normalized && normalized !== 'application/octet-stream') {
     if (!/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/.test(normalized)) throw invalid(`The declared file type "${declared}" is not a MIME type`);
     if (detected && !compatible(normalized, normalizeMimeType(detected)) && !(textTypes.test(normalized) && isText(head))) {

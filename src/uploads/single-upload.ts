@@ -59,7 +59,7 @@ export async function receiveSingleUpload(ctx: AppContext, principal: Principal,
     const { bytes, fileName, declared } = stored;
     // Committed, or its bytes removed by commitStored: either way no longer this function's to clean.
     stored = null;
-    return await commitStored(ctx, principal, bytes, { name: fileName, declaredType: declared, folderId: plan.folderId, options });
+    return await commitStored(ctx, principal, bytes, { name: fileName, declaredType: declared, declaredByMultipart: true, folderId: plan.folderId, options });
   } catch (error) {
     if (stored) await discardStored(ctx, stored.bytes);
     throw error;

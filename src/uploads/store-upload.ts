@@ -134,7 +134,7 @@ export async function commitStored(
 /** What commitStoredBatch makes a file: the bytes, their file's name, folder and options, and the hook. */
 export interface BatchItem {
   stored: StoredBytes;
-  file: { name: string; declaredType: string | undefined; folderId: string | null; options: ResolvedOptions };
+  file: { name: string; declaredType: string | undefined; folderId: string | null; options: ResolvedOptions; declaredByMultipart?: boolean };
   trxHook?: (trx: Transaction<Database>, file: FileRow) => Promise<void>;
 }
 
@@ -151,7 +151,7 @@ export async function commitStoredBatch(ctx: AppContext, principal: Principal, i
         id: stored.id,
         storageKey: stored.key,
         originalName: file.name,
-        mimeType: await resolveMimeType(file.declaredType, stored.head, file.name),
+        mimeType: await resolveMimeType(file.declaredType, stored.head, file.name, file.declaredByMultipart === true),
         size: stored.size,
         sha256: stored.sha256,
         folderId: file.folderId,

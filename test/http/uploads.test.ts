@@ -4,6 +4,7 @@ import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { createToken, PNG_1X1, uploadFile } from '../support/uploads.ts';
 import { storageEnv, storageKinds } from '../support/storage-env.ts';
 import { withoutEveryonePermission } from '../support/roles.ts';
+import { zipBytes } from '../support/archives.ts';
 
 describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
   let server: TestServer;
@@ -307,14 +308,46 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       // The same signatures with the bytes of the formats after them (NUL bytes, which text has not).
       const executable = Buffer.concat([Buffer.from('MZ'), Buffer.from([0x90, 0, 3, 0, 0, 0, 4, 0, 0, 0, 0xff, 0xff, 0, 0]), Buffer.alloc(48)]);
       const mp3 = Buffer.concat([Buffer.from('ID3'), Buffer.from([3, 0, 0, 0, 0, 0x10, 0x76]), Buffer.alloc(64, 0)]);
-      for (const [name, bytes] of [['program.txt', executable], ['song.txt', mp3]] as const) {
-        const answer = await uploadFile(user, name, bytes, { type: 'text/plain' });
+      for (const [name, bytes] of [['program.md', executable], ['song.csv', mp3]] as const) {
+        const answer = await uploadFile(user, name, bytes, { type: name.endsWith('.md') ? 'text/markdown' : 'text/csv' });
         expect(answer.status, name).toBe(400);
         expect(answer.body.error).toMatch(/does not match the content/);
       }
       // Undeclared, binary bytes keep their signature's type whatever the name says.
       const named = await uploadFile(user, 'program.txt', executable, { type: 'application/octet-stream' });
       expect(named.body.data.type).toBe('application/x-msdownload');
+    });
+    it('detects the type of a file part sent without a Content-Type, which multipart reads as text/plain', async () => {
+      const user = await member();
+      /** POST /api/files with one file part whose headers are exactly `partHeaders`. */
+      const raw = (partHeaders: string, bytes: Uint8Array) => {
+        const boundary = 'hoard-part-boundary';
+        const body = Buffer.concat([Buffer.from(`--${boundary}\r\n${partHeaders}\r\n\r\n`), bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]);
+        return user.request('POST', '/api/files', { body, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+      };
+      const untyped = (name: string, bytes: Uint8Array) => raw(`Content-Disposition: form-data; name="file"; filename="${name}"`, bytes);
+      const zip = await zipBytes([{ name: 'a.txt', data: 'inside' }]);
+      const cases: Array<[string, Uint8Array, string]> = [
+        // As a script sends them (Python's requests without a type, say): detected from the content,
+        ['shot.png', PNG_1X1, 'image/png'],
+        ['bundle.zip', zip, 'application/zip'],
+        // else from the name, for bytes that are not text;
+        ['dump.bin', new Uint8Array([0, 1, 2, 3, 0]), 'application/octet-stream'],
+        // text stays text/plain, as multipart defines it.
+        ['notes.txt', Buffer.from('plain words\n'), 'text/plain'],
+        ['data.json', Buffer.from('{"a":1}'), 'text/plain'],
+      ];
+      for (const [name, bytes, type] of cases) {
+        const answer = await untyped(name, bytes);
+        expect(answer.status, `${name}: ${answer.text}`).toBe(200);
+        expect(answer.body.data.type, name).toBe(type);
+      }
+      // A part declared text/plain reads the same, so its binary content names its type too; any
+      // other declaration the content contradicts is still refused.
+      const plain = await raw('Content-Disposition: form-data; name="file"; filename="shot.png"\r\nContent-Type: text/plain', PNG_1X1);
+      expect([plain.status, plain.body.data?.type]).toEqual([200, 'image/png']);
+      const claimed = await raw('Content-Disposition: form-data; name="file"; filename="shot.png"\r\nContent-Type: image/jpeg', PNG_1X1);
+      expect([claimed.status, claimed.body.error]).toEqual([400, 'The declared file type image/jpeg does not match the content, which is image/png']);
     });
   });
 
