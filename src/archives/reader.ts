@@ -217,9 +217,11 @@ async function walkTar(storage: Storage, key: string, gzipped: boolean, onEntry:
   // this option; its published types do not list it.)
   const options: Parameters<typeof tar.extract>[0] & { filenameEncoding: string } = { filenameEncoding: 'latin1' };
   const extract = tar.extract(options);
-  const source = gzipped ? stream.pipe(createGunzip()) : stream;
-  source.on('error', (error) => extract.destroy(error));
-  source.pipe(extract as unknown as NodeJS.WritableStream);
+  // Each stage's failure ends the walk: `pipe` passes on no error, and one that no stage listened
+  // for (the stored object's stream destroyed by an abort, behind gunzip) would end the process.
+  const gunzip = gzipped ? createGunzip() : null;
+  for (const stage of gunzip ? [stream, gunzip] : [stream]) stage.on('error', (error) => extract.destroy(error));
+  (gunzip ? stream.pipe(gunzip) : stream).pipe(extract as unknown as NodeJS.WritableStream);
   // What the walk itself throws is the archive's fault, and so is what reading an entry throws
   // (tarChunks makes that a NotAnArchiveError); anything else onEntry throws (a database or
   // storage failure) goes on as it is.
@@ -236,6 +238,7 @@ async function walkTar(storage: Storage, key: string, gzipped: boolean, onEntry:
     throw new NotAnArchiveError(`The tar file cannot be read: ${(error as Error).message}`);
   } finally {
     stream.destroy();
+    gunzip?.destroy();
   }
 }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { LocalStorage } from '../../src/storage/local.ts';
 import { S3Storage } from '../../src/storage/s3.ts';
 import type { Storage } from '../../src/storage/storage.ts';
 import { MANIFEST_ENTRY_LIMIT, NotAnArchiveError, openEntry, readManifest } from '../../src/archives/reader.ts';
+import { abortableReads } from '../../src/archives/abortable-reads.ts';
 import { startS3rver, type S3rverHandle } from '../support/s3rver.ts';
 import { ARCHIVE_MTIME, encryptedFlagZip, inflatingZip, manyEntriesZip, streamOf, tarBytes, zipBytes, type ArchiveEntrySpec } from '../support/archives.ts';
 
@@ -184,6 +186,39 @@ describe.each(storages)('reading archives on %s storage', { timeout: 60_000 }, (
       expect((await text((await openEntry(storage, key, size, 'big.bin'))!.stream)).length).toBe(big.length);
       expect(await openEntry(storage, key, size, 'nope')).toBeNull();
       expect(await openEntry(storage, key, size, 'docs')).toBeNull();
+    }
+  });
+
+  it('stops listing a tar or tar.gz when its reads are aborted, failing the listing and nothing else', async () => {
+    // The share page gives a manifest 2 seconds (src/http/routes/share-page.ts); aborting destroyed
+    // the stored object's stream with an error that, behind gunzip, nothing listened to: the
+    // process's unhandled 'error' event, which ended the server.
+    const noise = randomBytes(8 * 1024 * 1024);
+    for (const gzip of [false, true]) {
+      const key = gzip ? 'slow.tar.gz' : 'slow.tar';
+      const size = await put(key, await tarBytes([{ name: 'noise.bin', data: noise }, { name: 'after.txt', data: 'after' }], { gzip }));
+      const budget = new AbortController();
+      let opened!: () => void;
+      const open = new Promise<void>((resolve) => (opened = resolve));
+      const watched = new Proxy(storage, {
+        get(target, property) {
+          if (property !== 'get') return Reflect.get(target, property, target);
+          return async (...args: Parameters<Storage['get']>) => {
+            const object = await target.get(...args);
+            opened();
+            return object;
+          };
+        },
+      });
+      const listing = readManifest(abortableReads(watched, budget.signal), key, size);
+      listing.catch(() => undefined);
+      // Aborted while the bytes flow (8 MiB take tens of milliseconds to list).
+      await open;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      budget.abort();
+      await expect(listing, key).rejects.toBeInstanceOf(Error);
+      // The archive itself is whole: listed again without a budget, it is all there.
+      expect((await readManifest(storage, key, size)).entryCount, key).toBe(2);
     }
   });
 
