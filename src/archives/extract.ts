@@ -11,7 +11,7 @@ import type { ResolvedOptions } from '../shared/upload-options.ts';
 import { uploadAllowance } from '../uploads/allowance.ts';
 import { planUpload, resolveOptions } from '../uploads/upload-plan.ts';
 import { commitStored, storeBytes } from '../uploads/store-upload.ts';
-import { DamagedEntryError, NotAnArchiveError, walkEntries, type ArchiveEntry } from './reader.ts';
+import { DamagedEntryError, entryDataProblem, entryDataProblems, NotAnArchiveError, walkEntries, type ArchiveEntry } from './reader.ts';
 
 /** At most this many files come out of one extraction (the manifest's limit); the rest are skipped. */
 export const EXTRACTED_FILES_LIMIT = 10_000;
@@ -51,9 +51,7 @@ const reasons = {
   directory: 'a directory: name the files in it instead',
   missing: 'not in the archive',
   tooMany: `more than ${EXTRACTED_FILES_LIMIT} files in one extraction: extract the rest in another`,
-  inflates: 'its data inflates past its declared size',
-  sizeMismatch: 'its data does not match its declared size',
-  damaged: 'its data is damaged and cannot be decompressed',
+  ...entryDataProblems,
   unreadable: 'it is damaged in the archive and cannot be read',
   archiveDamaged: 'the archive is damaged from here on: extraction stopped',
   quota: 'over your storage quota',
@@ -69,12 +67,7 @@ function entryFailure(error: unknown): string | null {
   // extracted stay, and smaller ones may still fit (docs/decisions.md, "A full disk"). So does a
   // database that has no room for an entry's record: the files made before it are in the answer.
   if (isStorageFull(error) || isDatabaseFull(error)) return reasons.outOfSpace;
-  const message = error instanceof Error ? error.message : '';
-  // yauzl's size validation (validateEntrySizes): the deflated data does not end where declared.
-  if (/too many bytes in the stream/.test(message)) return reasons.inflates;
-  if (/not enough bytes in the stream/.test(message)) return reasons.sizeMismatch;
-  if (typeof (error as { code?: unknown })?.code === 'string' && (error as { code: string }).code.startsWith('Z_')) return reasons.damaged;
-  return null;
+  return entryDataProblem(error);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import yauzl from 'yauzl';
 import tar from 'tar-stream';
@@ -47,6 +47,49 @@ export class NotAnArchiveError extends Error {}
  * of the archive may well be: extraction skips it, the entry route answers 400.
  */
 export class DamagedEntryError extends NotAnArchiveError {}
+
+/** What an entry's data was found to be as it was read, in the words extraction's `skipped` uses. */
+export const entryDataProblems = {
+  inflates: 'its data inflates past its declared size',
+  sizeMismatch: 'its data does not match its declared size',
+  damaged: 'its data is damaged and cannot be decompressed',
+} as const;
+
+/** What is wrong with an entry whose stream failed with `error`; null when the failure is not its data's. */
+export function entryDataProblem(error: unknown): string | null {
+  const message = error instanceof Error ? error.message : '';
+  // yauzl's size validation (validateEntrySizes): the deflated data does not end where declared.
+  if (/too many bytes in the stream/.test(message)) return entryDataProblems.inflates;
+  if (/not enough bytes in the stream/.test(message)) return entryDataProblems.sizeMismatch;
+  if (typeof (error as { code?: unknown })?.code === 'string' && (error as { code: string }).code.startsWith('Z_')) return entryDataProblems.damaged;
+  return null;
+}
+
+/**
+ * `stream` once its first bytes have come (or it ended): an entry whose data fails before that is a
+ * DamagedEntryError, which an answer not yet begun can still give as a 400. Damage found further on
+ * can only cut the answer short.
+ */
+async function begun(stream: Readable): Promise<Readable> {
+  const chunks = stream[Symbol.asyncIterator]();
+  let first: IteratorResult<Buffer>;
+  try {
+    first = (await chunks.next()) as IteratorResult<Buffer>;
+  } catch (error) {
+    const problem = entryDataProblem(error);
+    if (problem === null) throw error;
+    throw new DamagedEntryError(`The entry cannot be read: ${problem}`);
+  }
+  // The rest as it comes; destroying this stream ends the iteration, which destroys `stream`.
+  return Readable.from(
+    (async function* () {
+      if (first.done) return;
+      yield first.value;
+      for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value as Buffer;
+    })(),
+    { objectMode: false },
+  );
+}
 
 /** A ZIP entry's bytes; what yauzl finds wrong with the entry itself is a DamagedEntryError. */
 function openZipEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
@@ -390,7 +433,7 @@ export async function openEntry(storage: Storage, key: string, size: number, wan
       if (directory || path !== wanted) continue;
       if (entry.isEncrypted()) return { stream: new PassThrough().end(), size: entry.uncompressedSize, encrypted: true };
       // Leaving the loop closes the ZipFile; yauzl keeps its reader open until this stream ends.
-      const stream = await openZipEntry(zip, entry);
+      const stream = await begun(await openZipEntry(zip, entry));
       return { stream, size: entry.uncompressedSize, encrypted: false };
     }
     return null;

@@ -8,7 +8,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { signUp } from '../support/client.ts';
 import { createToken, uploadFile } from '../support/uploads.ts';
 import { storageEnv, storageKinds } from '../support/storage-env.ts';
-import { zipBytes } from '../support/archives.ts';
+import { inflatingZip, zipBytes, zipLayout } from '../support/archives.ts';
 
 const BIG = 32 * 1024 * 1024;
 const idOf = (links: { downloadUrl: string }) => links.downloadUrl.split('/').at(-2)!;
@@ -64,6 +64,31 @@ describe.each(storageKinds)('archives on %s storage', (kind) => {
     expect(answer.headers.get('content-type')).toMatch(/^text\/markdown/);
     expect((await owner.get(`/api/archives/${archiveId}/entry?path=missing.txt`)).status).toBe(404);
     expect((await owner.get(`/api/archives/${archiveId}/entry`)).status).toBe(400);
+  });
+
+  it('answers 400 for an entry whose data inflates past its declared size or is not deflate data, on the owner\'s and the share route', async () => {
+    const bomb = await inflatingZip({ name: 'bomb.bin', realSize: 4 * 1024 * 1024, declaredSize: 100, entries: [{ name: 'fine.txt', data: 'fine' }] });
+    // An entry whose deflated bytes are 0xff throughout: "invalid block type" to zlib.
+    const garbled = await zipBytes([{ name: 'bad.txt', data: 'x'.repeat(5000), compress: true }]);
+    const record = zipLayout(garbled)[0]!;
+    const dataAt = record.local + 30 + garbled.readUInt16LE(record.local + 26) + garbled.readUInt16LE(record.local + 28);
+    garbled.fill(0xff, dataAt, dataAt + garbled.readUInt32LE(record.local + 18));
+    const cases: Array<[string, Buffer, string, string]> = [
+      ['bomb.zip', bomb.bytes, 'bomb.bin', 'The entry cannot be read: its data inflates past its declared size'],
+      ['garbled.zip', garbled, 'bad.txt', 'The entry cannot be read: its data is damaged and cannot be decompressed'],
+    ];
+    const urlId = (await owner.get('/api/auth/me')).body.data.user.urlId;
+    for (const [name, bytes, path, message] of cases) {
+      const uploaded = await uploadFile(owner, name, bytes, { type: 'application/zip' });
+      expect(uploaded.status, uploaded.text).toBe(200);
+      const own = await owner.get(`/api/archives/${idOf(uploaded.body.data)}/entry?path=${path}`);
+      expect([own.status, own.body?.error], name).toEqual([400, message]);
+      const shared = await owner.post(`/api/share/${urlId}/${name}/archive/entry`, { path });
+      expect([shared.status, shared.body?.error], name).toEqual([400, message]);
+    }
+    // The archive's other entries are read as ever.
+    const fine = await owner.post(`/api/share/${urlId}/bomb.zip/archive/entry`, { path: 'fine.txt' });
+    expect([fine.status, fine.text]).toEqual([200, 'fine']);
   });
 
   it('answers 400 for a file that is not an archive and 404 for another account’s or a missing file', async () => {
