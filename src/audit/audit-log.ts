@@ -2,8 +2,10 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
 import type { AuditEventsTable } from '../db/schema.ts';
 import { newId } from '../db/ids.ts';
+import { isForeignKeyViolation } from '../db/unique-violation.ts';
 
 export type AuditEntry = Omit<AuditEventsTable, 'id' | 'createdAt'>;
+type Recorded = AuditEntry & { id: string; createdAt: number };
 
 const FLUSH_INTERVAL_MS = 250;
 const MAX_BATCH = 500;
@@ -13,7 +15,7 @@ const MAX_BATCH = 500;
  * path, so an API call does not wait for an audit insert; close() writes what is left.
  */
 export class AuditLog {
-  private pending: Array<AuditEntry & { id: string; createdAt: number }> = [];
+  private pending: Recorded[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
   private readonly db: Db;
@@ -38,18 +40,25 @@ export class AuditLog {
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return this.flushing;
-    this.flushing = this.flushing.then(() =>
-      this.db
-        .insertInto('auditEvents')
-        .values(batch)
-        .execute()
-        .then(
-          () => undefined,
-          // An account deleted between the request and the flush takes its records with it.
-          (error: unknown) => this.log.warn({ err: error, count: batch.length }, 'could not write audit records'),
-        ),
-    );
+    this.flushing = this.flushing.then(() => this.write(batch));
     return this.flushing;
+  }
+
+  private async write(batch: Recorded[]): Promise<void> {
+    try {
+      await this.db.insertInto('auditEvents').values(batch).execute();
+    } catch (error) {
+      if (!isForeignKeyViolation(error)) {
+        this.log.warn({ err: error, count: batch.length }, 'could not write audit records');
+        return;
+      }
+      // An account deleted between its requests and this write takes its records with it, as its
+      // earlier ones went; the other accounts' records of the batch are written without them.
+      const accounts = [...new Set(batch.map((entry) => entry.userId))];
+      const remaining = new Set((await this.db.selectFrom('users').select('id').where('id', 'in', accounts).execute()).map((user) => user.id));
+      const kept = batch.filter((entry) => remaining.has(entry.userId));
+      if (kept.length > 0) await this.write(kept);
+    }
   }
 
   close(): Promise<void> {

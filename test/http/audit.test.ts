@@ -57,6 +57,23 @@ describe('GET /api/audit', () => {
     ]);
   });
 
+  it("keeps every other account's records when an account is deleted before its own are written", async () => {
+    const kept = await signUp(server.baseUrl, uniqueEmail('kept'));
+    const leaving = await signUp(server.baseUrl, uniqueEmail('leaving'));
+    const keptToken = await createToken(kept, ['urls:read']);
+    const leavingToken = await createToken(leaving, ['urls:read']);
+    // All three wait together for the next write of records (every 250 ms), which comes after the deletion.
+    await server.ctx.audit.flush();
+    expect((await script().get('/api/urls', { token: keptToken })).status).toBe(200);
+    expect((await script().get('/api/urls', { token: leavingToken })).status).toBe(200);
+    expect((await script().get('/api/urls', { token: keptToken })).status).toBe(200);
+    expect((await admin.delete(`/api/users/${leaving.userId}`)).status).toBe(204);
+    await server.ctx.audit.flush();
+    expect((await audit(admin, `?userId=${kept.userId}`)).body.data.records.map((r: { route: string }) => r.route)).toEqual(['GET /api/urls', 'GET /api/urls']);
+    // The deleted account's record went with it, as its earlier ones did.
+    expect((await audit(admin, `?userId=${leaving.userId}`)).body.data.records).toEqual([]);
+  });
+
   it('pages with limit and before, and answers 400 for a bad limit', async () => {
     const member = await signUp(server.baseUrl, uniqueEmail('paged'));
     const token = await createToken(member, ['files:read']);
