@@ -8,14 +8,22 @@ import { clearHits, takeAttempt } from '../auth/throttle.ts';
  * Sign-in attempts allowed per window. Attempts on one email address are counted per client IP,
  * so one attacker's failures lock out that attacker, not the account's owner signing in from
  * elsewhere nor everyone behind the same address (as happens behind a proxy without TRUST_PROXY).
- * Attempts on addresses that have no account are also counted per IP alone, which stops one client
- * spraying guessed addresses.
+ * Failed sign-ins are also counted per IP alone, whatever the address, which stops one client
+ * spraying guessed addresses or passwords across accounts; a right password is not held by it. An
+ * address without an account counts before its (pretended) verification, one with an account once
+ * its password failed: past the limit both are answered alike, so the answers do not tell which
+ * addresses have an account.
  */
 export const loginLimits = {
   windowMs: 15 * 60 * 1000,
   perAccountAndIp: 10,
-  perIpForUnknownAccounts: 30,
+  failuresPerIp: 30,
 } as const;
+
+/** The throttle key of failed sign-ins from one address, whatever the account. */
+export function loginFailureKey(ip: string): string {
+  return `login:ip:${ip}`;
+}
 
 export const TOO_MANY_SIGN_INS = 'Too many sign-in attempts; try again later';
 const TOO_MANY = TOO_MANY_SIGN_INS;
@@ -30,9 +38,11 @@ export async function login(db: Db, input: { email: string; password: string; ip
   const accountKey = loginAttemptKey(input.email, input.ip);
   // Counted before the (slow) verification, so parallel attempts cannot all pass the limit.
   await takeAttempt(db, accountKey, loginLimits.perAccountAndIp, loginLimits.windowMs, TOO_MANY);
-  if (!user) await takeAttempt(db, `login:ip:${input.ip}`, loginLimits.perIpForUnknownAccounts, loginLimits.windowMs, TOO_MANY);
+  const failures = () => takeAttempt(db, loginFailureKey(input.ip), loginLimits.failuresPerIp, loginLimits.windowMs, TOO_MANY);
+  if (!user) await failures();
 
   if (!(await verifyPassword(user?.passwordHash ?? null, input.password)) || !user) {
+    if (user) await failures();
     throw new AppError('unauthorized', 'Invalid email or password');
   }
   // A sign-in is complete only after its second factor: with two-factor on, the failures counted so

@@ -8,7 +8,7 @@ import type { SecretBox } from '../auth/secret-box.ts';
 import { refundAttempt, takeAttempt } from '../auth/throttle.ts';
 import { conflict, invalid, notFound, unauthorized } from '../errors.ts';
 import type { Passkey } from '../api/sign-in-security.ts';
-import { loginLimits } from './login.ts';
+import { loginFailureKey, loginLimits } from './login.ts';
 import { findUserById, findUserForLogin, normalizeEmail, type UserRow } from './users.ts';
 
 /**
@@ -246,8 +246,8 @@ export async function signInOptions(db: Db, rp: RelyingParty, secretBox: SecretB
  * sign-in limit before anything is verified; a successful one gives its count back.
  */
 export async function signInWithPasskey(db: Db, rp: RelyingParty, input: { response: AuthenticationResponseJSON; ip: string }): Promise<UserRow> {
-  const throttleKey = `login:ip:${input.ip}`;
-  await takeAttempt(db, throttleKey, loginLimits.perIpForUnknownAccounts, loginLimits.windowMs, TOO_MANY_SIGN_INS);
+  const throttleKey = loginFailureKey(input.ip);
+  await takeAttempt(db, throttleKey, loginLimits.failuresPerIp, loginLimits.windowMs, TOO_MANY_SIGN_INS);
   const user = await verifySignIn(db, rp, input.response);
   if (!user) throw unauthorized();
   await refundAttempt(db, throttleKey);

@@ -7,7 +7,7 @@ import { verifyPassword } from '../auth/passwords.ts';
 import { randomSecret, sha256Hex } from '../auth/secrets.ts';
 import { clearHits, takeAttempt } from '../auth/throttle.ts';
 import { AppError, conflict, invalid, notFound, unauthorized } from '../errors.ts';
-import { loginAttemptKey, loginLimits, TOO_MANY_SIGN_INS } from './login.ts';
+import { loginAttemptKey, loginFailureKey, loginLimits, TOO_MANY_SIGN_INS } from './login.ts';
 import { assertCanManage, findUserById, type UserRow } from './users.ts';
 import type { PermissionSet } from '../auth/permissions.ts';
 
@@ -197,8 +197,8 @@ export async function completeTwoFactorSignIn(deps: Deps, input: { ticket: strin
   const owner = ticket ? await findUserById(deps.db, ticket.userId) : undefined;
   // Counted like password attempts: on the account and address when the ticket is known, else on
   // the address alone (as attempts on unknown accounts are).
-  const key = owner ? loginAttemptKey(owner.email, input.ip) : `login:ip:${input.ip}`;
-  await takeAttempt(deps.db, key, owner ? loginLimits.perAccountAndIp : loginLimits.perIpForUnknownAccounts, loginLimits.windowMs, TOO_MANY_SIGN_INS);
+  const key = owner ? loginAttemptKey(owner.email, input.ip) : loginFailureKey(input.ip);
+  await takeAttempt(deps.db, key, owner ? loginLimits.perAccountAndIp : loginLimits.failuresPerIp, loginLimits.windowMs, TOO_MANY_SIGN_INS);
   if (!ticket || !owner || ticket.usedAt !== null || Number(ticket.expiresAt) <= now || ticket.failures >= twoFactorLimits.ticketFailures) throw unauthorized();
 
   const state = await totpState(deps.db, owner.id);

@@ -127,6 +127,26 @@ describe('sign-in lock-out', () => {
     expect(statuses.slice(0, 30)).toEqual(Array(30).fill(401));
     expect(statuses[30]).toBe(429);
     expect((await sprayer.post('/api/auth/login', account)).status).toBe(200);
+    // A wrong password there is answered as an address without an account is, so the answers do
+    // not tell which addresses have one.
+    const unknown = await sprayer.post('/api/auth/login', { email: uniqueEmail('nobody'), password: 'nope nope' });
+    const wrong = await sprayer.post('/api/auth/login', { email: account.email, password: 'nope nope' });
+    expect([wrong.status, wrong.body]).toEqual([unknown.status, unknown.body]);
+    expect(wrong.status).toBe(429);
+    expectRetryAfter(wrong, 900);
+  });
+
+  it('counts failed sign-ins per client IP whatever the address: 30 wrong passwords on several accounts, then 429', async () => {
+    const accounts = [await createAccount(), await createAccount(), await createAccount(), await createAccount()];
+    const guesser = clientAt();
+    const statuses: number[] = [];
+    // 8 on each account: under each account's 10, over the address's 30.
+    for (const account of accounts) for (let i = 0; i < 8; i++) statuses.push((await guesser.post('/api/auth/login', { email: account.email, password: `guess ${i}` })).status);
+    expect(statuses.slice(0, 30)).toEqual(Array(30).fill(401));
+    expect(statuses.slice(30)).toEqual([429, 429]);
+    // The right password still signs in; the owner elsewhere is not held at all.
+    expect((await guesser.post('/api/auth/login', accounts[3])).status).toBe(200);
+    expect((await clientAt().post('/api/auth/login', { email: accounts[3]!.email, password: 'wrong again' })).status).toBe(401);
   });
 });
 
