@@ -553,6 +553,17 @@ describe.each(providers)('serving files from %s storage', (provider) => {
         }
       }
       expect(await countsOf(privateFile.id)).toEqual({ views: 0, downloads: 0 });
+      // A file ID that does not exist, or another account's private file, reads the same: the answer
+      // must not tell a token which IDs exist.
+      const other = await signUp(server.baseUrl, uniqueEmail('bearer-other'));
+      const othersFile = await uploadFile(other, 'bearer-others.txt', 'theirs', { fields: { visibility: 'PRIVATE' } });
+      const othersId = othersFile.body.data.downloadUrl.split('/').at(-2);
+      for (const id of [othersId, privateFile.id.replace(/.$/, (c: string) => (c === 'a' ? 'b' : 'a')), 'nosuchfileidatall']) {
+        for (const word of ['download', 'preview', 'thumbnail', 'ocr']) {
+          const response = await anonymous().get(`/api/files/${id}/${word}`, { token });
+          expect([response.status, response.body.error], `${id} ${word}`).toEqual([401, 'Unauthorized']);
+        }
+      }
     });
 
     it("serves a public file's download to a bearer request as to anyone; its owner preview stays the owner's session's", async () => {

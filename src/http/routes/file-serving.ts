@@ -157,7 +157,12 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
    */
   async function byIdOrRawNamed(request: FastifyRequest, reply: FastifyReply, id: string, word: string, serve: (found: { file: FileRow }) => Promise<FastifyReply>) {
     const found = await findById(ctx.db, id);
-    return found ? serve(found) : sendRaw(request, reply, await findByUrlPath(ctx.db, id, word));
+    if (found) return serve(found);
+    const raw = await findByUrlPath(ctx.db, id, word);
+    // A bearer credential gets the generic 401 for every file that is not public, one that does not
+    // exist included: a 404 there would tell a token which file IDs exist.
+    if (request.headers.authorization !== undefined && (!raw || accessTo(raw.file, { userId: null, cookies: {} }) !== 'open')) throw unauthorized();
+    return sendRaw(request, reply, raw);
   }
 
   app.get(
