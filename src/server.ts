@@ -40,7 +40,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export function createLogger(level: string): Logger {
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino(
     {
       level,
@@ -50,7 +50,7 @@ export function createLogger(level: string): Logger {
     // Written in the background: lines logged while a write is under way go out together in the
     // next one, instead of a blocking write per line (two per request). pino flushes what is left
     // when the process exits.
-    pino.destination({ dest: 1, sync: false }),
+    destination ?? pino.destination({ dest: 1, sync: false }),
   );
 }
 

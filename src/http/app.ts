@@ -13,7 +13,7 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import { answerProblem, errorResponses, missingResponses, openApiComponents, openApiTransform, serializerCompiler } from './responses.ts';
 import { methodsForUrl } from './route-match.ts';
 import { nulProblem } from './nul-text.ts';
-import { bodyMessage, bodyStalled, boundClients, clientBoundOptions, MAX_PARAM_LENGTH, missingHost, overCapMessage, overConnectionCap } from './client-bounds.ts';
+import { bodyMessage, bodyStalled, boundClients, clientHungUp, clientBoundOptions, MAX_PARAM_LENGTH, missingHost, overCapMessage, overConnectionCap } from './client-bounds.ts';
 import { UploadStartLimit, UPLOAD_START_RETRY_AFTER_SECONDS } from '../uploads/upload-start-limit.ts';
 import { fileUploadRoutes } from './routes/file-upload.ts';
 import { chunkUploadRoutes } from './routes/chunk-upload.ts';
@@ -208,7 +208,13 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   // A body that stopped arriving was answered 408 on its connection, now closed; whatever the
   // interrupted route then throws is that same client mistake, not a server error.
-  app.setErrorHandler((error: Error, request, reply) => (bodyStalled(request) ? sendError(request, reply, 408, bodyMessage(ctx.config.requestIdleTimeoutMs)) : handleError(error, request, reply)));
+  app.setErrorHandler((error: Error, request, reply) => {
+    if (bodyStalled(request)) return sendError(request, reply, 408, bodyMessage(ctx.config.requestIdleTimeoutMs));
+    // A client that hung up before its body was read: a client mistake, answered (to nobody) as one,
+    // not a server error. What it had sent is cleaned up where it was being stored.
+    if (clientHungUp(request)) return sendError(request, reply, 400, 'The client closed the connection before its request was read');
+    return handleError(error, request, reply);
+  });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
     // A path the route table has, asked with a method it does not have: 405 and the methods it has

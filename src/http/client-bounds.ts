@@ -69,6 +69,11 @@ export function bodyStalled(request: FastifyRequest): boolean {
   return stalledBodies.has(request.raw);
 }
 
+/** Whether the client closed its connection before the request's body had all arrived. */
+export function clientHungUp(request: FastifyRequest): boolean {
+  return !request.raw.complete && (request.raw.socket?.destroyed ?? true);
+}
+
 /** Connections over the per-address cap; each request on one is answered 429. */
 const overCap = new WeakSet<Socket>();
 

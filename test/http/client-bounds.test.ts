@@ -24,8 +24,10 @@ describe('request deadlines', () => {
   let owner: Awaited<ReturnType<typeof signUp>>;
   let token: string;
 
+  const logged: Array<{ level: number; msg?: string; [field: string]: unknown }> = [];
+
   beforeAll(async () => {
-    server = await startTestServer({ REQUEST_IDLE_TIMEOUT_MS: String(IDLE_MS), UPLOAD_RATE_LIMIT: '0' });
+    server = await startTestServer({ REQUEST_IDLE_TIMEOUT_MS: String(IDLE_MS), UPLOAD_RATE_LIMIT: '0' }, undefined, logged);
     host = new URL(server.baseUrl).host;
     owner = await signUp(server.baseUrl);
     token = await createToken(owner, ['files:upload', 'files:read', 'urls:read', 'urls:write']);
@@ -76,6 +78,34 @@ describe('request deadlines', () => {
     await expect
       .poll(async () => [await filesOf(), await usedBytes(), await local.keys(server.dataDir, `files/${owner.userId}/`), await local.leftovers(server.dataDir)])
       .toEqual([[], 0, [], []]);
+  });
+
+  it('takes a client that hangs up mid-upload for what it is: nothing stored, nothing logged as a server error', async () => {
+    const before = logged.length;
+    for (const path of ['/api/files', 'chunk']) {
+      let target = path;
+      let head: Record<string, string | number> = { authorization: `Bearer ${token}` };
+      let preamble = filePreamble;
+      if (path === 'chunk') {
+        const started = await new Client(server.baseUrl).post('/api/files/chunks', { filename: 'gone.bin', mimeType: 'application/octet-stream', size: 200_000 }, { token });
+        expect(started.status, started.text).toBe(200);
+        target = `/api/files/chunks/${started.body.data.uploadId}/part/1`;
+        head = { ...head, 'content-type': 'application/octet-stream', 'content-length': 200_000 };
+        preamble = '';
+      } else {
+        head = { ...head, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': filePreamble.length + 200_000 + fileEpilogue.length };
+      }
+      const connection = await RawConnection.open(server.baseUrl);
+      await connection.send(requestHead('POST', target, host, head).replace(/^POST/, path === 'chunk' ? 'PUT' : 'POST') + preamble + 'x'.repeat(50_000));
+      await sleep(100);
+      connection.destroy();
+    }
+    const local = await storageUnderTest('local');
+    // The chunked session itself stays open (its part can be sent again): only its directory is left.
+    const strays = async () => (await local.leftovers(server.dataDir)).filter((entry: string) => !entry.includes('/multipart/'));
+    await expect.poll(async () => [await filesOf(), await usedBytes(), await strays()]).toEqual([[], 0, []]);
+    await sleep(200);
+    expect(logged.slice(before).filter((line) => line.level >= 50)).toEqual([]);
   });
 
   it('answers 408 and closes when a JSON body is shorter than its Content-Length (POST /api/urls)', async () => {

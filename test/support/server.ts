@@ -29,7 +29,12 @@ export interface TestServer extends RunningServer {
  * A real server listening on a loopback port, configured through the same environment variables as
  * production. Pass `databaseUrl`/`dataDir` to share them with another server (several processes).
  */
-export async function startTestServer(env: Record<string, string> = {}, shared?: { databaseUrl?: string | undefined; dataDir?: string }): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  shared?: { databaseUrl?: string | undefined; dataDir?: string },
+  /** Every line the server logs (at LOG_LEVEL, else info), parsed, instead of none. */
+  logged?: Array<{ level: number; msg?: string; [field: string]: unknown }>,
+): Promise<TestServer> {
   const port = await freePort();
   const dataDir = shared?.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-test-'));
   const databaseUrl = shared ? shared.databaseUrl : await freshDatabaseUrl();
@@ -38,7 +43,7 @@ export async function startTestServer(env: Record<string, string> = {}, shared?:
     HOST: '127.0.0.1',
     BASE_URL: `http://127.0.0.1:${port}`,
     DATA_DIR: dataDir,
-    LOG_LEVEL: process.env.HOARD_TEST_LOG ?? 'silent',
+    LOG_LEVEL: process.env.HOARD_TEST_LOG ?? (logged ? 'info' : 'silent'),
     // Every JSON answer is checked against its route's response schema (src/http/responses.ts).
     CHECK_RESPONSES: 'true',
     // Thumbnails and text recognition run only where a test asks for them (test/http/media*.test.ts):
@@ -49,6 +54,6 @@ export async function startTestServer(env: Record<string, string> = {}, shared?:
     ...env,
   };
   const config = loadConfig(fullEnv);
-  const server = await startServer(config, createLogger(config.logLevel));
+  const server = await startServer(config, createLogger(config.logLevel, logged && { write: (line: string) => void logged.push(JSON.parse(line)) }));
   return { ...server, baseUrl: config.baseUrl, dataDir, databaseUrl, env: fullEnv };
 }
