@@ -212,7 +212,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     if (bodyStalled(request)) return sendError(request, reply, 408, bodyMessage(ctx.config.requestIdleTimeoutMs));
     // A client that hung up before its body was read: a client mistake, answered (to nobody) as one,
     // not a server error. What it had sent is cleaned up where it was being stored.
-    if (clientHungUp(request)) return sendError(request, reply, 400, 'The client closed the connection before its request was read');
+    if (clientHungUp(request, error)) return sendError(request, reply, 400, 'The client closed the connection before its request was read');
     return handleError(error, request, reply);
   });
   app.setNotFoundHandler((request, reply) => {

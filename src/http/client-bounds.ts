@@ -69,9 +69,12 @@ export function bodyStalled(request: FastifyRequest): boolean {
   return stalledBodies.has(request.raw);
 }
 
-/** Whether the client closed its connection before the request's body had all arrived. */
-export function clientHungUp(request: FastifyRequest): boolean {
-  return !request.raw.complete && (request.raw.socket?.destroyed ?? true);
+/**
+ * Whether `error` is the client's closing its connection before the request's body had all
+ * arrived (Node ends the body with an `aborted` ECONNRESET), rather than the server's refusing it.
+ */
+export function clientHungUp(request: FastifyRequest, error: Error & { code?: unknown }): boolean {
+  return !request.raw.complete && error.code === 'ECONNRESET';
 }
 
 /** Connections over the per-address cap; each request on one is answered 429. */
