@@ -14,7 +14,7 @@ import { CleanupNet } from '../jobs/storage-cleanup.ts';
 import { overLimit, uploadAllowance } from '../uploads/allowance.ts';
 import { resolveOptions, type UploadPlan } from '../uploads/upload-plan.ts';
 import type { RequestOptions, ResolvedOptions } from '../shared/upload-options.ts';
-import { resolveMimeType } from '../uploads/content-type.ts';
+import { checkDeclaredType, normalizeMimeType, resolveMimeType } from '../uploads/content-type.ts';
 import { commitFile } from '../uploads/commit-file.ts';
 import type { FileRow } from '../files/file-access.ts';
 import { chunkLimits, UPLOAD_ID_PATTERN } from '../shared/chunk-limits.ts';
@@ -39,6 +39,8 @@ export interface ChunkInit {
  */
 export async function startChunkedUpload(ctx: AppContext, principal: Principal, plan: UploadPlan, init: ChunkInit): Promise<{ uploadId: string; fileKey: string }> {
   const userId = principal.user.id;
+  // Checked now, as POST /api/files checks a part's type, rather than after every part was sent.
+  if (init.mimeType !== undefined && normalizeMimeType(init.mimeType) !== '') checkDeclaredType(init.mimeType);
   const allowance = await uploadAllowance(ctx.db, principal);
   if (init.size > allowance.maxBytes) throw overLimit(allowance);
   const options = await resolveOptions(ctx.db, principal, plan, init.options);

@@ -72,6 +72,11 @@ function compatible(declared: string, detected: string): boolean {
   return false;
 }
 
+/** Refuses a declared type that is no MIME type (`type/subtype`, parameters allowed): a 400. */
+export function checkDeclaredType(declared: string): void {
+  if (!/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/.test(normalizeMimeType(declared))) throw invalid(`The declared file type "${declared}" is not a MIME type`);
+}
+
 /** Types whose content is text: a text declaration is not contradicted by text (isText). */
 const textTypes = /^(text\/|application\/(json|ld\+json|javascript|ecmascript|x-sh|x-shellscript|yaml|x-yaml|toml|sql|x-ndjson)$)|\+(json|xml)$/;
 
@@ -107,7 +112,7 @@ export async function resolveMimeType(declared: string | undefined, head: Buffer
   // without a part type is a PNG, not a contradiction).
   if (plainTextByDefault && normalized === 'text/plain' && !isText(head)) normalized = '';
   if (normalized && normalized !== 'application/octet-stream') {
-    if (!/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/.test(normalized)) throw invalid(`The declared file type "${declared}" is not a MIME type`);
+    checkDeclaredType(declared!);
     if (detected && !compatible(normalized, normalizeMimeType(detected)) && !(textTypes.test(normalized) && isText(head))) {
       throw invalid(`The declared file type ${normalized} does not match the content, which is ${detected}`);
     }

@@ -250,6 +250,12 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       }
       expect((await start(caller, { filename: 'a.txt' })).status).toBe(400);
       expect((await start(caller, { filename: 'a.txt', size: 10, visibility: 'SECRET' })).status).toBe(400);
+      // A mimeType that is no MIME type is refused at the start, not after every part was sent.
+      for (const mimeType of ['bad mime', 'image', 'text/plain/extra']) {
+        const bad = await start(caller, { filename: 'a.txt', size: 10, mimeType });
+        expect([bad.status, bad.body.error], mimeType).toEqual([400, `The declared file type "${mimeType}" is not a MIME type`]);
+      }
+      expect((await start(caller, { filename: 'a.txt', size: 10, mimeType: 'Text/Plain; charset=utf-8' })).status).toBe(200);
     });
 
     it('refuses a size over the instance limit or the remaining quota with 413', async () => {
@@ -705,15 +711,22 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
         { parts: [{ PartNumber: 1, ETag: 'ffffffffffffffffffffffffffffffff' }] },
         { parts: [{ PartNumber: 1, ETag: etag }, { PartNumber: 2, ETag: etag }] },
         { parts: [{ PartNumber: 1, ETag: etag }, { PartNumber: 1, ETag: 'ffffffffffffffffffffffffffffffff' }] },
+        // Fields completion cannot change (naming, expiry) are refused, not silently ignored.
+        { parts: [{ PartNumber: 1, ETag: etag }], filename: 'renamed.txt' },
+        { parts: [{ PartNumber: 1, ETag: etag }], expiresAt: '2030-01-01T00:00:00Z' },
+        { parts: [{ PartNumber: 1, ETag: etag }], uploadId: 'someotheruploadid' },
       ]) {
         const answer = await complete(caller, uploadId, body);
         expect(answer.status, JSON.stringify(body)).toBe(400);
         expect(answer.body.error).toBeTruthy();
       }
+      const wrapped = await completeWrapped(caller, uploadId, { parts: [{ PartNumber: 1, ETag: etag }], filename: 'renamed.txt' });
+      expect([wrapped.status, wrapped.body.error]).toEqual([400, 'body: unknown field "filename"']);
       expect((await sessionRow(uploadId))!.state).toBe('open');
       expect(await fileCount(user.userId)).toBe(0);
       expect(await storedObject(uploadId)).toBeNull();
-      const done = await complete(caller, uploadId, { parts: [{ PartNumber: 1, ETag: `"${etag}"` }] });
+      // The body PUT /api/files/chunks takes, uploadId included, completes on this route too.
+      const done = await complete(caller, uploadId, { uploadId, parts: [{ PartNumber: 1, ETag: `"${etag}"` }] });
       expect(done.status, done.text).toBe(200);
     });
 

@@ -23,6 +23,8 @@ const initBody = z.strictObject({
 });
 
 const partEntry = z.object({ PartNumber: z.number().int(), ETag: z.string().min(1).max(200) });
+// Strict, as the start's body is: a field completion cannot act on (a new name, an expiry) is a 400,
+// not silently ignored ("Profile, folder and naming cannot change", spec).
 const completionFields = {
   parts: z.array(partEntry).max(10_000),
   visibility: z.enum(['PUBLIC', 'PRIVATE']).optional(),
@@ -92,17 +94,28 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
 
   app.post(
     '/api/files/chunks/:uploadId/complete',
-    { schema: { tags, summary: 'Complete a chunked upload (upload links, unwrapped)', params: z.object({ uploadId: z.string() }), body: z.object(completionFields), response: { 200: uploadLinksSchema } } },
+    {
+      schema: {
+        tags,
+        summary: 'Complete a chunked upload (upload links, unwrapped)',
+        params: z.object({ uploadId: z.string() }),
+        // The wrapped route's body is taken here too, its uploadId the path's.
+        body: z.strictObject({ ...completionFields, uploadId: z.string().optional() }),
+        response: { 200: uploadLinksSchema },
+      },
+    },
     async (request) => {
       const principal = principalOf(request);
-      const file = await completeChunkedUpload(ctx, principal, checkUploadId(request.params.uploadId), request.body as CompletionRequest, tokenCheck(ctx, principal));
+      const { uploadId, ...completion } = request.body;
+      if (uploadId !== undefined && uploadId !== request.params.uploadId) throw invalid('body.uploadId: names another upload than the path');
+      const file = await completeChunkedUpload(ctx, principal, checkUploadId(request.params.uploadId), completion as CompletionRequest, tokenCheck(ctx, principal));
       return uploadLinks(ctx.config.baseUrl, principal.user.urlId, file);
     },
   );
 
   app.put(
     '/api/files/chunks',
-    { schema: { tags, summary: 'Complete a chunked upload ({data: upload links})', body: z.object({ uploadId: z.string(), ...completionFields }), response: { 200: wrappedUploadLinksResponse } } },
+    { schema: { tags, summary: 'Complete a chunked upload ({data: upload links})', body: z.strictObject({ uploadId: z.string(), ...completionFields }), response: { 200: wrappedUploadLinksResponse } } },
     async (request) => {
       const principal = principalOf(request);
       const { uploadId, ...completion } = request.body;
