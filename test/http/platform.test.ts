@@ -42,6 +42,13 @@ describe('platform routes', () => {
     expect(response.status).toBe(404);
     expect(response.headers.get('content-type')).toMatch(/application\/json/);
     expect(response.body.error).toMatch(/No route GET \/api\/no\/such\/route/);
+    // Two segments are also the shape of a share page's path (/<urlId>/<name>); no account's URL ID
+    // is "api", so these are unknown routes too, not a "File not found" page. So is a third one's raw
+    // shape under /api/files.
+    for (const path of ['/api/nonexistent', '/api/files.json']) {
+      const twoSegments = await new Client(server.baseUrl).get(path);
+      expect([twoSegments.status, twoSegments.headers.get('content-type'), twoSegments.body?.error], path).toEqual([404, expect.stringMatching(/^application\/json/), `No route GET ${path}`]);
+    }
   });
 
   it('never leaks a stack trace', async () => {

@@ -80,6 +80,9 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
       },
     },
     async (request, reply) => {
+      // No account's URL ID is "api" (they are 8 characters): /api/<word> is a route that does not
+      // exist, answered as every unknown /api route is, in JSON.
+      if (request.params.urlId === 'api') return reply.callNotFound();
       const found = await findByUrlPath(ctx.db, request.params.urlId, request.params.name);
       const access = found ? accessTo(found.file, viewerOf(request)) : 'hidden';
       reply
