@@ -407,10 +407,14 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       }
     });
 
-    it('counts a view for each GET, not for HEAD, and not as a download', async () => {
+    it('counts a view for each GET from the first byte, not for later ranges, a 416 or HEAD, and not as a download', async () => {
       const file = await upload('counted.txt', 'count me');
       for (let i = 0; i < 3; i++) expect((await anonymous().get(file.raw)).status).toBe(200);
       expect((await anonymous().get(file.raw, { headers: { range: 'bytes=0-1' } })).status).toBe(206);
+      // A player's further ranges of the same viewing, and ranges outside the file, count nothing.
+      expect((await anonymous().get(file.raw, { headers: { range: 'bytes=2-' } })).status).toBe(206);
+      expect((await anonymous().get(file.raw, { headers: { range: 'bytes=-3' } })).status).toBe(206);
+      expect((await anonymous().get(file.raw, { headers: { range: 'bytes=50-' } })).status).toBe(416);
       const head = await fetch(server.baseUrl + file.raw, { method: 'HEAD' });
       expect(head.status).toBe(200);
       expect(await countsOf(file.id)).toEqual({ views: 4, downloads: 0 });
@@ -474,9 +478,11 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect(partial.headers.get('content-range')).toBe('bytes 13-19/20');
       expect(partial.text).toBe('content');
       expect((await anonymous().get(file.download, { headers: { range: 'bytes=20-' } })).status).toBe(416);
+      // A download resumed from its start counts again; the pieces after it do not.
+      expect((await anonymous().get(file.download, { headers: { range: 'bytes=0-12' } })).status).toBe(206);
 
-      expect(await countsOf(file.id)).toEqual({ views: 0, downloads: 3 });
-      expect((await owner.patch(`/api/files/${file.id}`, {})).body.data.file).toMatchObject({ views: 0, downloads: 3 });
+      expect(await countsOf(file.id)).toEqual({ views: 0, downloads: 2 });
+      expect((await owner.patch(`/api/files/${file.id}`, {})).body.data.file).toMatchObject({ views: 0, downloads: 2 });
     });
 
     it('names a non-ASCII file safely in both filename parameters', async () => {

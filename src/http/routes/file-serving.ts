@@ -13,8 +13,16 @@ import { thumbnailVersion } from '../../media/media-kinds.ts';
 import { contentDisposition } from '../content-disposition.ts';
 
 
-/** Streams a file's bytes with Range, ETag and headers that stop a browser from running them. */
-async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, file: FileRow, disposition: 'inline' | 'attachment'): Promise<FastifyReply> {
+/**
+ * Streams a file's bytes with Range, ETag and headers that stop a browser from running them.
+ * `count` (a view or a download) is called for a GET that gets the file from its first byte: the
+ * whole file, a range from byte 0, or a 304 for a copy the client holds. A player's further ranges
+ * and a 416 are not counted, so one playing of a video is one view.
+ */
+async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, file: FileRow, disposition: 'inline' | 'attachment', count?: (fileId: string) => Promise<void>): Promise<FastifyReply> {
+  const counted = async () => {
+    if (count && request.method === 'GET') await count(file.id);
+  };
   // A file's bytes never change after upload, so its ID is as strong a validator as its digest.
   const etag = `"${file.sha256 ?? file.id}"`;
   const active = isActiveContent(file.mimeType);
@@ -28,13 +36,17 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
     .header('Content-Disposition', contentDisposition(active ? 'attachment' : disposition, file.name))
     .type(file.mimeType);
 
-  if (notModified(request, etag)) return reply.code(304).send();
+  if (notModified(request, etag)) {
+    await counted();
+    return reply.code(304).send();
+  }
 
   // A range applies only while If-Range (when sent) still names these bytes; else the whole file.
   const range = rangeStillValid(request, etag) ? parseRange(request.headers.range, file.size) : null;
   if (range === 'unsatisfiable') {
     return reply.code(416).header('Content-Range', `bytes */${file.size}`).type('application/json; charset=utf-8').send({ error: 'The requested range is outside the file' });
   }
+  if (range === null || range.start === 0) await counted();
   const object = await openStored(ctx, file.id, file.storageKey, 'File not found', range ?? undefined);
   if (range) {
     reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${file.size}`).header('Content-Length', String(range.end - range.start + 1));
@@ -133,8 +145,7 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
 
   async function sendRaw(request: FastifyRequest, reply: FastifyReply, found: { file: FileRow } | null) {
     const file = openableFile(found, request);
-    if (request.method === 'GET') await countView(ctx.db, file.id);
-    return sendBytes(ctx, request, reply, file, 'inline');
+    return sendBytes(ctx, request, reply, file, 'inline', (id) => countView(ctx.db, id));
   }
 
   app.get(
@@ -179,8 +190,7 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
       byIdOrRawNamed(request, reply, request.params.id, 'download', async (found) => {
         refuseBearerUnlessPublic(request, found.file);
         const file = openableFile(found, request);
-        if (request.method === 'GET') await countDownload(ctx.db, file.id);
-        return sendBytes(ctx, request, reply, file, 'attachment');
+        return sendBytes(ctx, request, reply, file, 'attachment', (id) => countDownload(ctx.db, id));
       }),
   );
 
