@@ -53,6 +53,8 @@ const reasons = {
   tooMany: `more than ${EXTRACTED_FILES_LIMIT} files in one extraction: extract the rest in another`,
   ...entryDataProblems,
   unreadable: 'it is damaged in the archive and cannot be read',
+  // yauzl reads stored and deflated entries; LZMA, bzip2, Zstandard… are not damage.
+  method: (method: string) => `it is compressed with a method Hoard cannot read (${method})`,
   archiveDamaged: 'the archive is damaged from here on: extraction stopped',
   quota: 'over your storage quota',
   outOfSpace: 'the server is out of storage space',
@@ -98,7 +100,8 @@ export async function extractArchive(ctx: AppContext, principal: Principal, prep
       stream = await open();
     } catch (error) {
       if (!(error instanceof DamagedEntryError)) throw error;
-      return skipped.push({ path: entry.path, reason: reasons.unreadable });
+      const method = /unsupported compression method: (\d+)/.exec(error.message)?.[1];
+      return skipped.push({ path: entry.path, reason: method === undefined ? reasons.unreadable : reasons.method(method) });
     }
     const stop = () => stream.destroy(new Error('The client went away'));
     signal.addEventListener('abort', stop, { once: true });

@@ -94,6 +94,22 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
     expect(again.body.data.files.map((f: { name: string }) => f.name)).toEqual(['readme-2.md']);
   });
 
+  it('skips an entry compressed with a method it cannot read, saying so, and answers 400 for it on the entry route', async () => {
+    const user = await signUp(server.baseUrl);
+    const bytes = await zipBytes([{ name: 'plain.txt', data: 'readable' }, { name: 'packed.bin', data: 'lzma, say', compress: false }]);
+    // Method 14 (LZMA) in the local header (+8) and the central-directory record (+10).
+    const record = zipLayout(bytes).find((r) => r.name.toString() === 'packed.bin')!;
+    bytes.writeUInt16LE(14, record.local + 8);
+    bytes.writeUInt16LE(14, record.central + 10);
+    const archiveId = await upload(user, 'methods.zip', bytes);
+    const answer = await user.post(`/api/archives/${archiveId}/extract`, {});
+    expect(answer.status, answer.text).toBe(201);
+    expect(answer.body.data.files.map((f: { name: string }) => f.name)).toEqual(['plain.txt']);
+    expect(answer.body.data.skipped).toEqual([{ path: 'packed.bin', reason: 'it is compressed with a method Hoard cannot read (14)' }]);
+    const entry = await user.get(`/api/archives/${archiveId}/entry?path=packed.bin`);
+    expect([entry.status, entry.body.error]).toEqual([400, 'The entry cannot be read: unsupported compression method: 14']);
+  });
+
   it('extracts a selection into a folder; a directory or an unknown path in the selection is skipped with its reason', async () => {
     const user = await signUp(server.baseUrl);
     const folder = (await user.post('/api/folders', { name: 'Unpacked' })).body.data.folder as { id: string };
