@@ -123,6 +123,8 @@ export async function archiveKind(storage: Storage, key: string, size: number): 
   if (start.length >= 4 && start[0] === 0x50 && start[1] === 0x4b && (start[2] === 0x03 || start[2] === 0x05) && (start[3] === 0x04 || start[3] === 0x06)) return 'zip';
   if (start.length >= 2 && start[0] === 0x1f && start[1] === 0x8b) return 'tar.gz';
   if (start.length >= 262 && start.subarray(257, 262).toString('latin1') === 'ustar') return 'tar';
+  // An empty tar is its end marker alone: zero blocks of 512 bytes, at least two.
+  if (size >= 1024 && size % 512 === 0 && start.length === 512 && start.every((byte) => byte === 0)) return 'tar';
   throw new NotAnArchiveError('The file is not a ZIP or tar archive');
 }
 

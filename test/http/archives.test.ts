@@ -99,6 +99,13 @@ describe.each(storageKinds)('archives on %s storage', (kind) => {
     expect((await stranger.get(`/api/archives/${archiveId}`)).status).toBe(404);
     expect((await stranger.get(`/api/archives/${archiveId}/entry?path=docs/readme.md`)).status).toBe(404);
     expect((await owner.get('/api/archives/no-such-file')).status).toBe(404);
+    // An empty tar (its two zero blocks, as `tar -cf empty.tar -T /dev/null` writes) is an archive of
+    // nothing, as an empty ZIP is; zero bytes that are not a whole number of blocks are not a tar.
+    const empty = await uploadFile(owner, 'empty.tar', new Uint8Array(1024), { type: 'application/x-tar' });
+    const listed = await owner.get(`/api/archives/${idOf(empty.body.data)}`);
+    expect([listed.status, listed.body.data]).toEqual([200, { format: 'tar', entryCount: 0, totalSize: 0, truncated: false, entries: [] }]);
+    const zeros = await uploadFile(owner, 'zeros.tar', new Uint8Array(1000), { type: 'application/x-tar' });
+    expect((await owner.get(`/api/archives/${idOf(zeros.body.data)}`)).status).toBe(400);
   });
 
   it('refuses any Authorization header with the generic 401, even beside a valid session', async () => {
