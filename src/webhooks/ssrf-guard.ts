@@ -13,7 +13,8 @@ import { isIP, isIPv4 } from 'node:net';
  * 6to4 2002::/16) is judged as the IPv4 address it stands for.
  *
  * Refused ALWAYS, even with WEBHOOK_ALLOW_PRIVATE=true: cloud metadata endpoints (169.254.169.254,
- * fd00:ec2::254, 100.100.100.200, 192.0.0.192 and names such as metadata.google.internal). Allowing
+ * fd00:ec2::254, 100.100.100.200, 192.0.0.192, AWS's container credentials at 169.254.170.2,
+ * 169.254.170.23 and fd00:ec2::23, and names such as metadata.google.internal). Allowing
  * private receivers is for a home or office network; no receiver legitimately lives there, and it is
  * where cloud credentials are served.
  */
@@ -46,6 +47,8 @@ const ipv4Ranges: Range[] = [
   v4('169.254.169.254/32', 'cloud metadata'), // AWS, GCP, Azure, OpenStack, DigitalOcean, …
   v4('100.100.100.200/32', 'cloud metadata'), // Alibaba Cloud
   v4('192.0.0.192/32', 'cloud metadata'), // Oracle Cloud
+  v4('169.254.170.2/32', 'cloud metadata'), // AWS ECS task metadata and credentials
+  v4('169.254.170.23/32', 'cloud metadata'), // AWS EKS Pod Identity credentials
   v4('0.0.0.0/8', 'unspecified'),
   v4('10.0.0.0/8', 'private'),
   v4('100.64.0.0/10', 'carrier-grade NAT'),
@@ -112,6 +115,7 @@ const v6 = (cidr: string, kind: Range['kind']): Range => {
 
 const ipv6Ranges: Range[] = [
   v6('fd00:ec2::254/128', 'cloud metadata'), // AWS (IPv6 instance metadata)
+  v6('fd00:ec2::23/128', 'cloud metadata'), // AWS EKS Pod Identity credentials (IPv6)
   v6('::/128', 'unspecified'),
   v6('::1/128', 'loopback'),
   v6('64:ff9b:1::/48', 'private'), // local-use NAT64

@@ -41,6 +41,10 @@ const cases: Array<[string, AddressKind]> = [
   ['fd00:ec2::254', 'cloud metadata'],
   ['100.100.100.200', 'cloud metadata'],
   ['192.0.0.192', 'cloud metadata'],
+  ['169.254.170.2', 'cloud metadata'],
+  ['169.254.170.23', 'cloud metadata'],
+  ['fd00:ec2::23', 'cloud metadata'],
+  ['169.254.170.3', 'link-local'],
   // Multicast.
   ['224.0.0.1', 'multicast'],
   ['239.255.255.250', 'multicast'],
