@@ -54,12 +54,15 @@ export async function startChunkedUpload(ctx: AppContext, principal: Principal, 
       const now = Date.now();
       const open = await liveSessions(trx, now)
         .where('userId', '=', userId)
-        .select((eb) => eb.fn.countAll<number | string>().as('count'))
+        .select((eb) => [eb.fn.countAll<number | string>().as('count'), eb.fn.min('lastActivityAt').as('oldest')])
         .executeTakeFirstOrThrow();
       if (Number(open.count) >= chunkLimits.maxOpenSessions) {
+        // Retry-After: when the least recently active one expires and frees its place (unless its
+        // client sends it more parts first), rather than a minute that would only be refused again.
+        const freed = Number(open.oldest) + chunkLimits.inactivityMs - now;
         throw rateLimited(
           `You have ${chunkLimits.maxOpenSessions} unfinished chunked uploads, the most allowed at once; complete them, or wait for them to expire after an hour without activity`,
-          chunkLimits.busyRetryAfterSeconds,
+          Math.max(1, Math.ceil(freed / 1000)),
         );
       }
       const again = await uploadAllowance(trx, principal);
