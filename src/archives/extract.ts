@@ -11,7 +11,7 @@ import type { ResolvedOptions } from '../shared/upload-options.ts';
 import { uploadAllowance } from '../uploads/allowance.ts';
 import { planUpload, resolveOptions } from '../uploads/upload-plan.ts';
 import { commitStored, storeBytes } from '../uploads/store-upload.ts';
-import { DamagedEntryError, entryDataProblem, entryDataProblems, NotAnArchiveError, walkEntries, type ArchiveEntry } from './reader.ts';
+import { DamagedEntryError, entryDataProblem, entryDataProblems, NotAnArchiveError, walkEntries, type ArchiveEntry, type TarSpecial } from './reader.ts';
 
 /** At most this many files come out of one extraction (the manifest's limit); the rest are skipped. */
 export const EXTRACTED_FILES_LIMIT = 10_000;
@@ -53,6 +53,10 @@ const reasons = {
   tooMany: `more than ${EXTRACTED_FILES_LIMIT} files in one extraction: extract the rest in another`,
   ...entryDataProblems,
   unreadable: 'it is damaged in the archive and cannot be read',
+  special: (kind: TarSpecial) =>
+    kind === 'symlink' || kind === 'link'
+      ? `a ${kind === 'symlink' ? 'symbolic' : 'hard'} link, not a file: Hoard extracts the files links point to, not links`
+      : `a special file (${kind}), not a file`,
   // yauzl reads stored and deflated entries; LZMA, bzip2, Zstandard… are not damage.
   method: (method: string) => `it is compressed with a method Hoard cannot read (${method})`,
   archiveDamaged: 'the archive is damaged from here on: extraction stopped',
@@ -132,6 +136,10 @@ export async function extractArchive(ctx: AppContext, principal: Principal, prep
       async (entry, open) => {
         seen.add(entry.path);
         if (wanted && !wanted.has(entry.path)) return;
+        if (entry.special !== undefined) {
+          skipped.push({ path: entry.path, reason: reasons.special(entry.special) });
+          return;
+        }
         if (entry.directory) {
           if (wanted) skipped.push({ path: entry.path, reason: reasons.directory });
           return;

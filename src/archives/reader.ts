@@ -26,6 +26,37 @@ export interface ArchiveEntry {
   directory: boolean;
   modifiedAt: string | null;
   encrypted: boolean;
+  /**
+   * A tar entry that is neither a file nor a directory (a link, a device, a FIFO): listed and
+   * counted as an entry of no bytes, never extracted. Not part of the API's manifest shape.
+   */
+  special?: TarSpecial;
+}
+
+/** The tar entry types that hold no file's bytes of their own. */
+export type TarSpecial = 'symlink' | 'link' | 'character-device' | 'block-device' | 'fifo';
+
+/** A tar header's entry: the ArchiveEntry fields it gives; null for a header that is no entry. */
+function tarEntryOf(header: tar.Header): ArchiveEntry | null {
+  const common = { path: tarPath(header.name), compressedSize: 0, modifiedAt: header.mtime ? header.mtime.toISOString() : null, encrypted: false };
+  switch (header.type) {
+    case 'file':
+    case 'contiguous-file': {
+      const size = header.size ?? 0;
+      return { ...common, size, compressedSize: size, directory: false };
+    }
+    case 'directory':
+      return { ...common, size: 0, directory: true };
+    case 'symlink':
+    case 'link':
+    case 'character-device':
+    case 'block-device':
+    case 'fifo':
+      return { ...common, size: 0, directory: false, special: header.type };
+    default:
+      // Metadata of the entries around it (pax and GNU long-name headers), which the parser reads.
+      return null;
+  }
 }
 
 export interface ArchiveManifest {
@@ -387,14 +418,14 @@ export async function walkEntries(
       await drain(entry);
       return 'stop';
     }
-    if (header.type !== 'file' && header.type !== 'directory') {
+    const described = tarEntryOf(header);
+    if (described === null) {
       await drain(entry);
       return 'continue';
     }
-    const size = header.type === 'file' ? (header.size ?? 0) : 0;
     let opened: Promise<void> | null = null;
     await visit(
-      { path: tarPath(header.name), directory: header.type === 'directory', size, compressedSize: size, modifiedAt: header.mtime ? header.mtime.toISOString() : null, encrypted: false },
+      described,
       async () => {
         const { stream, pumped } = tarEntryStream(entry);
         opened = pumped;
@@ -417,9 +448,8 @@ export async function readManifest(storage: Storage, key: string, size: number, 
   const { manifest, add } = manifestCollector('tar', limit);
   await walkTar(storage, key, kind === 'tar.gz', async (header, entry) => {
     await drain(entry);
-    if (header.type !== 'file' && header.type !== 'directory') return 'continue';
-    const size = header.type === 'file' ? (header.size ?? 0) : 0;
-    add({ path: tarPath(header.name), directory: header.type === 'directory', size, compressedSize: size, modifiedAt: header.mtime ? header.mtime.toISOString() : null, encrypted: false });
+    const described = tarEntryOf(header);
+    if (described !== null) add(described);
     return 'continue';
   });
   return manifest;
@@ -444,7 +474,7 @@ export async function openEntry(storage: Storage, key: string, size: number, wan
   let announce: (size: number) => void = () => {};
   const announced = new Promise<number>((resolve) => (announce = resolve));
   const walked = walkTar(storage, key, kind === 'tar.gz', async (header, entry) => {
-    if (header.type !== 'file' || tarPath(header.name) !== wanted) {
+    if ((header.type !== 'file' && header.type !== 'contiguous-file') || tarPath(header.name) !== wanted) {
       await drain(entry);
       return 'continue';
     }

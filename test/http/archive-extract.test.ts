@@ -11,6 +11,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { signUp } from '../support/client.ts';
 import { createToken, PNG_1X1, uploadFile } from '../support/uploads.ts';
 import { expectStoredAsRecorded, providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
+import tar from 'tar-stream';
 import { inflatingZip, renamedInTar, tarBytes, zipBytes, zipLayout } from '../support/archives.ts';
 import { everyoneRole, withoutEveryonePermission } from '../support/roles.ts';
 
@@ -129,6 +130,38 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
     expect(unfiled.status).toBe(201);
     const file = (await user.get(`/api/files?search=three`)).body.data[0] as { folderId: string | null };
     expect(file.folderId).toBeNull();
+  });
+
+  it('lists a tar\'s links and special files as entries, and skips them on extraction, saying what they are', async () => {
+    const user = await signUp(server.baseUrl);
+    const pack = tar.pack();
+    pack.entry({ name: 'real.txt', mtime: new Date(0) }, 'real bytes');
+    pack.entry({ name: 'to-passwd', type: 'symlink', linkname: '/etc/passwd', mtime: new Date(0) });
+    pack.entry({ name: 'again.txt', type: 'link', linkname: 'real.txt', mtime: new Date(0) });
+    pack.entry({ name: 'pipe', type: 'fifo', mtime: new Date(0) });
+    pack.finalize();
+    const chunks: Buffer[] = [];
+    for await (const chunk of pack as unknown as AsyncIterable<Buffer>) chunks.push(chunk);
+    const archiveId = await upload(user, 'links.tar', Buffer.concat(chunks));
+    const manifest = await user.get(`/api/archives/${archiveId}`);
+    expect(manifest.status, manifest.text).toBe(200);
+    expect(manifest.body.data).toMatchObject({ entryCount: 4, totalSize: 10 });
+    expect(manifest.body.data.entries.map((e: { path: string; size: number; directory: boolean }) => [e.path, e.size, e.directory])).toEqual([
+      ['real.txt', 10, false],
+      ['to-passwd', 0, false],
+      ['again.txt', 0, false],
+      ['pipe', 0, false],
+    ]);
+    const answer = await user.post(`/api/archives/${archiveId}/extract`, {});
+    expect(answer.status, answer.text).toBe(201);
+    expect(answer.body.data.files.map((f: { name: string }) => f.name)).toEqual(['real.txt']);
+    expect(answer.body.data.skipped).toEqual([
+      { path: 'to-passwd', reason: 'a symbolic link, not a file: Hoard extracts the files links point to, not links' },
+      { path: 'again.txt', reason: 'a hard link, not a file: Hoard extracts the files links point to, not links' },
+      { path: 'pipe', reason: 'a special file (fifo), not a file' },
+    ]);
+    const entry = await user.get(`/api/archives/${archiveId}/entry?path=to-passwd`);
+    expect(entry.status).toBe(404);
   });
 
   it('reads tar, tar.gz and ZIP64 archives', async () => {
