@@ -15,6 +15,12 @@ export interface ResolvedOptions {
   visibility: Visibility;
   /** Epoch ms, or null for no expiry. */
   expiresAt: number | null;
+  /**
+   * When an expiration preset (not an instant) set the expiry: how long after the file is made it
+   * expires, counted at the commit (a chunked upload resolves its options at its start). Absent in
+   * the snapshots of chunked uploads started before it existed.
+   */
+  expiresAfter?: number | null;
   expiryAction: ExpiryAction;
   randomizeFileUrls: boolean;
   shareStyle: ShareStyle;
@@ -44,6 +50,7 @@ export function applyRequest(base: Required<ProfileOptions>, request: RequestOpt
   return {
     visibility: merged.visibility,
     expiresAt,
+    expiresAfter: request.expiresAt === undefined ? fromExpiration : null,
     expiryAction: merged.expiryAction,
     randomizeFileUrls: merged.randomizeFileUrls,
     shareStyle: merged.shareStyle,

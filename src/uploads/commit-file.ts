@@ -126,6 +126,7 @@ async function insertFile(
   // A folder deleted while the bytes arrived leaves the file unfiled, as its own files were left
   // (src/organisation/folders.ts). Read under the account's row lock, which the charge took and a
   // folder's deletion takes too, so it cannot go between this look and the insert.
+  const expiresAt = upload.options.expiresAfter != null ? now + upload.options.expiresAfter : upload.options.expiresAt;
   const folderId = upload.folderId === null ? null : ((await account.selectFrom('folders').select('id').where('id', '=', upload.folderId).executeTakeFirst())?.id ?? null);
   const file: FileRow = {
     id: upload.id,
@@ -140,8 +141,8 @@ async function insertFile(
     sha256: upload.sha256,
     visibility: upload.options.visibility,
     passwordHash,
-    expiresAt: upload.options.expiresAt,
-    expiryAction: upload.options.expiresAt === null ? null : upload.options.expiryAction,
+    expiresAt,
+    expiryAction: expiresAt === null ? null : upload.options.expiryAction,
     folderId,
     shareStyle: upload.options.shareStyle,
     views: 0,

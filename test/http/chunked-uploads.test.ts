@@ -839,6 +839,24 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       expect((await inFolder.finish({})).status).toBe(200);
     });
 
+    it('counts an expiration preset from the completion, when the file is made, not from the start', async () => {
+      const { user, caller } = await scripted();
+      const uploadId = await started(caller, { filename: 'hour.txt', size: 4, expiration: 'HOUR' });
+      const etag = etagOf(await putPart(caller, uploadId, 1, Buffer.from('hour')));
+      // A slow upload: the parts took a while.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const done = await complete(caller, uploadId, { parts: [{ PartNumber: 1, ETag: etag }] });
+      expect(done.status, done.text).toBe(200);
+      const record = await recordOf(user, done.body);
+      expect(Date.parse(record.expiresAt) - Date.parse(record.uploadedAt)).toBe(HOUR);
+      // An expiresAt given as an instant stays that instant.
+      const at = new Date(Date.now() + 2 * HOUR).toISOString().replace(/\.\d+Z$/, '.000Z');
+      const fixedId = await started(caller, { filename: 'fixed.txt', size: 1, expiresAt: at });
+      const fixedEtag = etagOf(await putPart(caller, fixedId, 1, Buffer.from('f')));
+      const fixed = await complete(caller, fixedId, { parts: [{ PartNumber: 1, ETag: fixedEtag }] });
+      expect((await recordOf(user, fixed.body)).expiresAt).toBe(at);
+    });
+
     it('commits a file whose folder was deleted while it uploaded unfiled, as the folder\'s own files became', async () => {
       const { user, caller } = await scripted();
       const folder = (await user.post('/api/folders', { name: 'going' })).body.data.folder;
