@@ -299,6 +299,16 @@ export async function deleteUserAsAdmin(db: Db, dialect: Dialect, actor: { id: s
   if (actor.id === id) throw invalid('You cannot delete your own account from the administration');
   if (!(await findUserById(db, id))) throw notFound('User not found');
   await assertCanManage(db, actor.permissions, id);
+  // Before any file goes, the account gives up its roles, under the same check its deletion makes:
+  // a deletion that would leave no administrator is refused (409) here, with the account whole.
+  // Two administrators deleting each other at once: the second is refused here, not after its
+  // batches had deleted the other's files. Should the process end before the account is gone, it
+  // stays, without its roles, for the deletion to be asked again.
+  await db.transaction().execute(async (trx) => {
+    await serializeAdministration(trx, dialect);
+    await trx.deleteFrom('userRoles').where('userId', '=', id).execute();
+    await assertAdministratorRemains(trx);
+  });
   // The files first, a batch at a time, each batch with the jobs that remove its bytes. An account
   // whose deletion stops half-way (the process ended) keeps the rest of its files, consistently:
   // its quota charge goes down with each batch. What remains, and files uploaded meanwhile, go with

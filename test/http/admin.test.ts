@@ -145,6 +145,42 @@ describe('users', () => {
     expectAnsweredMeanwhile(during);
   });
 
+  it('two administrators deleting each other at once: one is refused, and its deletion took nothing of the other', async () => {
+    const instance = await startTestServer();
+    try {
+      const first = await signUp(instance.baseUrl);
+      const adminRole = (await first.get('/api/roles')).body.data.roles.find((r: { systemKey: string | null }) => r.systemKey === 'administrator');
+      const pair = [];
+      for (const name of ['x1', 'x2']) {
+        const email = uniqueEmail(name);
+        const created = await first.post('/api/users', { email, password: 'administrator password', roleIds: [adminRole.id] });
+        expect(created.status, created.text).toBe(201);
+        const client = new Client(instance.baseUrl);
+        expect((await client.post('/api/auth/login', { email, password: 'administrator password' })).status).toBe(200);
+        const id = created.body.data.user.id as string;
+        const rows = Array.from({ length: 300 }, (_, i) => fileRow(id, `pair${id.slice(0, 10)}${i}`, { name: `file ${i}.txt`, size: 5 }));
+        for (let i = 0; i < rows.length; i += 100) await instance.ctx.db.insertInto('files').values(rows.slice(i, i + 100)).execute();
+        await instance.ctx.db.updateTable('users').set({ usedBytes: 1500 }).where('id', '=', id).execute();
+        pair.push({ id, client });
+      }
+      // The two are the only administrators left.
+      expect((await first.patch(`/api/users/${first.userId}`, { roleIds: [] })).status).toBe(200);
+      const [one, two] = pair as [(typeof pair)[0], (typeof pair)[0]];
+      const answers = await Promise.all([one.client.delete(`/api/users/${two.id}`), two.client.delete(`/api/users/${one.id}`)]);
+      // The second is refused: 409 when it is checked after the first gave up its roles, or 403 when
+      // its own administrator role was already gone when it was authorized.
+      expect(answers.map((a) => a.status).sort(), answers.map((a) => a.text).join(' ')).toEqual([204, expect.toBeOneOf([403, 409])]);
+      const survivor = answers[0]!.status === 204 ? one : two;
+      const kept = await instance.ctx.db.selectFrom('users').select(['usedBytes', 'fileCount']).where('id', '=', survivor.id).executeTakeFirstOrThrow();
+      expect([Number(kept.fileCount), Number(kept.usedBytes)]).toEqual([300, 1500]);
+      expect((await survivor.client.get('/api/files')).body.pagination.total).toBe(300);
+      // It is still an administrator.
+      expect((await survivor.client.get('/api/users')).status).toBe(200);
+    } finally {
+      await instance.close();
+    }
+  });
+
   it('deleting an account ends its sessions', async () => {
     const member = await createMember();
     expect((await member.client.get('/api/auth/me')).status).toBe(200);
