@@ -9,4 +9,3 @@ export const isoDateTime = z.iso.datetime({ offset: true, message: 'must be an I
 /** Account fields: sign-up, the administrators' account routes and the account's own settings. */
 export const emailSchema = z.email({ message: 'must be an email address' }).max(254);
 export const passwordSchema = z.string().min(MIN_PASSWORD_LENGTH, { message: `must be at least ${MIN_PASSWORD_LENGTH} characters` }).max(1024);
-export const displayNameSchema = z.string().trim().min(1).max(100);

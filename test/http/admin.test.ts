@@ -102,6 +102,20 @@ describe('users', () => {
     expect((await admin.delete(`/api/users/${admin.userId}`)).status).toBe(400);
   });
 
+  it('refuses control characters in account and role names, as an account\'s own settings do', async () => {
+    const member = await createMember();
+    const controlled = 'a\u001b[31mred\u0007';
+    const answers = [
+      await admin.post('/api/users', { email: uniqueEmail(), password: 'a good password', name: controlled }),
+      await admin.patch(`/api/users/${member.id}`, { name: controlled }),
+      await admin.patch(`/api/users/${member.id}`, { name: 'tab\tname' }),
+      await new Client(server.baseUrl).post('/api/auth/register', { email: uniqueEmail(), password: 'a good password', name: controlled }),
+    ];
+    for (const answer of answers) expect([answer.status, answer.body.error]).toEqual([400, 'body.name: must not contain control characters']);
+    const role = await admin.post('/api/roles', { name: 'Role\u0001', permissions: [] });
+    expect([role.status, role.body.error]).toEqual([400, 'body.name: must not contain control characters']);
+  });
+
   it('deleting an account removes its files, bytes included', async () => {
     const member = await createMember();
     const upload = await uploadFile(member.client, 'mine.txt', 'bytes of a deleted account');

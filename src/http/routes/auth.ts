@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
-import { displayNameSchema, emailSchema, passwordSchema } from '../schemas.ts';
+import { accountNameSchema } from '../../accounts/account-settings.ts';
+import { emailSchema, passwordSchema } from '../schemas.ts';
 import { loadSignInSecurity, register, selfView } from '../../accounts/users.ts';
 import { login } from '../../accounts/login.ts';
 import { deleteSession, SESSION_COOKIE } from '../../auth/sessions.ts';
@@ -13,7 +14,7 @@ import { completeTwoFactorSignIn, issueSignInTicket, twoFactorEnabled } from '..
 const registerBody = z.strictObject({
   email: emailSchema,
   password: passwordSchema,
-  name: displayNameSchema.optional(),
+  name: accountNameSchema.optional(),
   inviteCode: z.string().min(1).max(200).optional(),
 });
 const loginBody = z.strictObject({ email: z.string().min(1).max(254), password: z.string().min(1).max(1024) });

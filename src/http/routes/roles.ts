@@ -4,10 +4,12 @@ import { idParams } from '../schemas.ts';
 import { allPermissions, type Permission } from '../../auth/permissions.ts';
 import { createRole, deleteRole, listRoles, updateRole } from '../../accounts/roles-admin.ts';
 import { noBody, ok } from '../responses.ts';
+import { nameSchema } from '../../organisation/common.ts';
 import { roleListResponse, roleResponse } from '../../api/admin.ts';
 
 const permissionList = z.array(z.enum(allPermissions as [Permission, ...Permission[]], { message: `must be one of ${allPermissions.join(', ')}` })).max(allPermissions.length * 2);
-const roleName = z.string().trim().min(1).max(64);
+// Trimmed, 1 to 64 characters, no control characters, like every display name.
+const roleName = nameSchema(64);
 
 export const roleRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['administration'];

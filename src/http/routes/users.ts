@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
-import { displayNameSchema, emailSchema, idParams, passwordSchema } from '../schemas.ts';
+import { accountNameSchema } from '../../accounts/account-settings.ts';
+import { emailSchema, idParams, passwordSchema } from '../schemas.ts';
 import { createUserAsAdmin, deleteUserAsAdmin, listUsers, updateUserAsAdmin } from '../../accounts/users.ts';
 import { noBody, ok } from '../responses.ts';
 import { resetTwoFactorAsAdmin } from '../../accounts/two-factor.ts';
@@ -10,12 +11,12 @@ const roleIds = z.array(z.string().min(1).max(128)).max(100);
 const createBody = z.strictObject({
   email: emailSchema,
   password: passwordSchema,
-  name: displayNameSchema.optional(),
+  name: accountNameSchema.optional(),
   roleIds: roleIds.optional(),
   emailVerified: z.boolean().optional(),
 });
 const updateBody = z.strictObject({
-  name: displayNameSchema.optional(),
+  name: accountNameSchema.optional(),
   roleIds: roleIds.optional(),
   emailVerified: z.boolean().optional(),
   quotaBytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional(),
