@@ -21,8 +21,9 @@ export const ORPHAN_PUSH_BACK_MS = 60 * 1000;
  * schedule this before streaming and cancel it when they commit, so bytes orphaned by a crash
  * between storing and committing are removed; deletions schedule it as a safety net.
  */
-export async function scheduleStorageDelete(executor: Executor, storageKey: string, runAt: number): Promise<void> {
-  await enqueueJob(executor, { type: STORAGE_CLEANUP_JOB, payload: { storageKey }, runAt, dedupeKey: keyFor(storageKey) });
+export async function scheduleStorageDelete(executor: Executor, storageKey: string, runAt: number, multipartUploadId?: string): Promise<void> {
+  const payload = multipartUploadId === undefined ? { storageKey } : { storageKey, multipartUploadId };
+  await enqueueJob(executor, { type: STORAGE_CLEANUP_JOB, payload, runAt, dedupeKey: keyFor(storageKey) });
 }
 
 /** scheduleStorageDelete for several keys, in one statement. */
@@ -49,6 +50,8 @@ export async function cancelStorageDeletes(executor: Executor, storageKeys: read
 export class CleanupNet {
   readonly #ctx: AppContext;
   readonly #storageKey: string;
+  /** The multipart upload the write began at the provider, once it has one (S3). */
+  #uploadId: string | undefined;
   #pushedAt = 0;
   #pending: Promise<void> = Promise.resolve();
 
@@ -78,11 +81,24 @@ export class CleanupNet {
   readonly alive = (): void => {
     const now = Date.now();
     if (now - this.#pushedAt < ORPHAN_PUSH_BACK_MS) return;
+    this.#push(now);
+  };
+
+  /**
+   * Called when the provider has begun a multipart upload for the write: the net then aborts it too,
+   * which a dead process's write would otherwise leave in the bucket for ever. Recorded at once.
+   */
+  readonly multipart = (uploadId: string): void => {
+    this.#uploadId = uploadId;
+    this.#push(Date.now());
+  };
+
+  #push(now: number): void {
     this.#pushedAt = now;
     this.#pending = this.#pending
-      .then(() => scheduleStorageDelete(this.#ctx.db, this.#storageKey, now + ORPHAN_GRACE_MS))
+      .then(() => scheduleStorageDelete(this.#ctx.db, this.#storageKey, now + ORPHAN_GRACE_MS, this.#uploadId))
       .catch((error: unknown) => this.#ctx.log.warn({ err: error, storageKey: this.#storageKey }, 'could not push back a storage clean-up'));
-  };
+  }
 
   /** Waits for a push-back in flight, so none lands after the caller cancels the net. */
   async settled(): Promise<void> {
@@ -92,12 +108,16 @@ export class CleanupNet {
 
 export function storageCleanupHandler(ctx: AppContext): JobHandler {
   return async (job) => {
-    const { storageKey } = job.payload as { storageKey: string };
+    const { storageKey, multipartUploadId } = job.payload as { storageKey: string; multipartUploadId?: string };
     // A key is a file's bytes or its thumbnail (src/media/media-kinds.ts); each lookup uses its index.
     const referenced =
       (await ctx.db.selectFrom('files').select('id').where('storageKey', '=', storageKey).executeTakeFirst()) ??
       (await ctx.db.selectFrom('files').select('id').where('thumbnailKey', '=', storageKey).executeTakeFirst());
-    if (!referenced) await ctx.storage.delete(storageKey);
+    if (referenced) return;
+    // A write that died part-way through a multipart upload left its parts in the bucket; aborting
+    // one that completed or was aborted already does nothing.
+    if (multipartUploadId !== undefined) await ctx.storage.abortMultipart(storageKey, multipartUploadId);
+    await ctx.storage.delete(storageKey);
   };
 }
 

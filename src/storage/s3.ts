@@ -66,8 +66,9 @@ export class S3Storage implements Storage {
     // counter, also one the source had failed with before put was called (pipe would never end).
     if (body.errored) counter.destroy(body.errored);
     else body.on('error', (err) => counter.destroy(err)).pipe(counter);
+    const { onMultipart } = options;
     const upload = new Upload({
-      client: this.#client,
+      client: onMultipart ? reportingMultipart(this.#client, onMultipart) : this.#client,
       params: { Bucket: this.#bucket, Key: key, Body: counter, ContentType: options.contentType },
     });
     try {
@@ -300,4 +301,25 @@ function errorName(err: unknown): string | undefined {
 function isNotFound(err: unknown): boolean {
   const name = errorName(err);
   return name === 'NoSuchKey' || name === 'NotFound';
+}
+
+/**
+ * The client for one Upload, telling `onMultipart` the ID of the multipart upload it begins as soon
+ * as the store answers, before any part is sent (Upload itself says so only after the first part).
+ */
+function reportingMultipart(client: S3Client, onMultipart: (uploadId: string) => void): S3Client {
+  return new Proxy(client, {
+    get(target, property) {
+      if (property !== 'send') return Reflect.get(target, property, target);
+      return async (...args: Parameters<S3Client['send']>) => {
+        const output: unknown = await target.send(...args);
+        const uploadId = (output as { UploadId?: unknown } | undefined)?.UploadId;
+        // The answer that brings an upload ID to a command that named none: CreateMultipartUpload.
+        // (Not `instanceof`: Upload may load the client package's other build, whose classes differ.)
+        const input = (args[0] as { input?: object }).input;
+        if (typeof uploadId === 'string' && input !== undefined && !('UploadId' in input)) onMultipart(uploadId);
+        return output;
+      };
+    },
+  });
 }

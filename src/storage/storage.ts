@@ -30,6 +30,12 @@ export interface PutOptions {
    * for all the names it holds, instead of one per object). Until then a crash may lose the object.
    */
   deferNameSync?: boolean;
+  /**
+   * Called once the provider has begun a multipart upload for this write (S3, for a body larger
+   * than one part), with its ID: what the write leaves in the bucket, invisible as an object, should
+   * its process die before the upload completes or is aborted (the crash safety net aborts it).
+   */
+  onMultipart?: (uploadId: string) => void;
 }
 
 export interface PartInfo {

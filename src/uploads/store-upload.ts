@@ -44,7 +44,7 @@ export async function storeBytes(ctx: AppContext, userId: string, source: Readab
     source.off('error', hold);
   }
   if (early !== null && !source.errored) source.destroy(early);
-  const probed = await putProbed(ctx.storage, key, source, { ...options, onProgress: net.alive });
+  const probed = await putProbed(ctx.storage, key, source, { ...options, onProgress: net.alive, onMultipart: net.multipart });
   net.alive();
   await net.settled();
   return { id, key, ...probed };
@@ -59,7 +59,7 @@ export async function putProbed(
   storage: Storage,
   key: string,
   source: Readable,
-  options: { maxBytes: number; contentType?: string | undefined; deferNameSync?: boolean | undefined; onProgress?: () => void },
+  options: { maxBytes: number; contentType?: string | undefined; deferNameSync?: boolean | undefined; onProgress?: () => void; onMultipart?: (uploadId: string) => void },
 ): Promise<{ size: number; sha256: string; head: Buffer }> {
   const probe = new ContentProbe();
   const { onProgress } = options;
@@ -71,6 +71,7 @@ export async function putProbed(
     maxBytes: options.maxBytes,
     ...(options.contentType ? { contentType: options.contentType } : {}),
     ...(options.deferNameSync ? { deferNameSync: true } : {}),
+    ...(options.onMultipart ? { onMultipart: options.onMultipart } : {}),
     onData,
   });
   return { size, sha256: probe.digest(), head: probe.headBytes() };
