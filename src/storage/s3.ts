@@ -77,7 +77,7 @@ export class S3Storage implements Storage {
       await upload.done();
     } catch (err) {
       body.destroy();
-      throw counter.errored ?? err;
+      throw bodyFailure(counter) ?? err;
     }
     return { size: counter.bytes };
   }
@@ -185,7 +185,7 @@ export class S3Storage implements Storage {
     } catch (err) {
       body.destroy();
       if (errorName(err) === 'NoSuchUpload') throw new StorageUploadGoneError(uploadId, { cause: err });
-      throw counter.errored ?? err;
+      throw bodyFailure(counter) ?? err;
     }
   }
 
@@ -322,4 +322,14 @@ function reportingMultipart(client: S3Client, onMultipart: (uploadId: string) =>
       };
     },
   });
+}
+
+/**
+ * The body's own failure, when it is why a write failed: the client's (an aborted request), or the
+ * counter's limit. Not the AbortError of a read the S3 client stopped because its request to the
+ * store failed: that failure is the store's, and its error says so (a 503, not a 500).
+ */
+function bodyFailure(counter: ByteCounter): Error | null {
+  const failure = counter.errored;
+  return failure && failure.name !== 'AbortError' ? failure : null;
 }

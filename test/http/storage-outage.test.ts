@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { expect, it } from 'vitest';
 import { startTestServer } from '../support/server.ts';
 import { signUp } from '../support/client.ts';
@@ -30,6 +31,46 @@ it('answers 503 with Retry-After while the object store cannot be reached, and k
     const listed = await owner.get('/api/files?search=new.txt');
     expect(listed.status).toBe(200);
     expect((listed.body as { pagination: { total: number } }).pagination.total).toBe(0);
+  } finally {
+    await server.close();
+  }
+});
+
+it('answers 503 to an upload the object store went away from in the middle, keeping no record of it', async () => {
+  const s3 = await startS3rver();
+  const server = await startTestServer({ ...s3Env(s3), UPLOAD_RATE_LIMIT: '0' });
+  try {
+    const owner = await signUp(server.baseUrl);
+    // 24 MiB in 1 MiB pieces, paced, so the store can be cut off while parts are going up.
+    const boundary = 'outageboundary';
+    const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+    const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent === 0) controller.enqueue(head);
+        if (sent === 24) {
+          controller.enqueue(tail);
+          controller.close();
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        controller.enqueue(randomBytes(1024 * 1024));
+        sent++;
+        if (sent === 12) await s3.cutOff();
+      },
+    });
+    const answer = await fetch(`${server.baseUrl}/api/files`, {
+      method: 'POST',
+      body,
+      duplex: 'half',
+      headers: { cookie: owner.cookieHeader(), origin: server.baseUrl, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    } as RequestInit).catch((error: unknown) => error as Error);
+    expect(answer).toBeInstanceOf(Response);
+    const response = answer as Response;
+    expect(response.status, await response.clone().text()).toBe(503);
+    expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await server.ctx.db.selectFrom('files').select('id').where('userId', '=', owner.userId).execute()).length).toBe(0);
   } finally {
     await server.close();
   }

@@ -19,6 +19,7 @@ interface S3rverInstance {
   store: { getResourcePath(bucket: string, key: string | undefined, resource: string): string };
   run(): Promise<{ port: number }>;
   close(): Promise<void>;
+  httpServer: { closeAllConnections(): void };
 }
 const S3rver = S3rverModule as new (options: Record<string, unknown>) => S3rverInstance;
 
@@ -31,6 +32,8 @@ export interface S3rverHandle {
   /** Multipart uploads neither completed nor aborted; on real S3 these would keep costing money. */
   pendingUploadIds(): Promise<string[]>;
   stop(): Promise<void>;
+  /** Stops at once, cutting the requests under way off, as a store that crashed or went off the network. */
+  cutOff(): Promise<void>;
 }
 
 export async function startS3rver(): Promise<S3rverHandle> {
@@ -55,6 +58,11 @@ export async function startS3rver(): Promise<S3rverHandle> {
     secretAccessKey: 'S3RVER',
     async pendingUploadIds() {
       return readdir(server.store.getResourcePath(bucket, undefined, 'uploads')).catch(() => []);
+    },
+    async cutOff() {
+      const closing = server.close();
+      server.httpServer.closeAllConnections();
+      await closing;
     },
     async stop() {
       await server.close();
