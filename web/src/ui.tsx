@@ -1,4 +1,5 @@
 import { createContext, Fragment, useCallback, useContext, useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { fieldError } from './field-error.ts';
 import { copyText } from './clipboard.ts';
 import { errorMessage } from './api.ts';
 import { useQueryState } from './router.tsx';
@@ -350,14 +351,6 @@ export function SecretReveal({ title, secret, onDone, children }: { title: strin
   );
 }
 
-/**
- * An API message about one field (`body.currentPassword: must be at least 8 characters`): the
- * field's name and what is wrong, or null.
- */
-export function fieldError(message: string): { field: string; problem: string } | null {
-  const match = /^(?:body|querystring|params)\.([A-Za-z][\w.]*): (.+)$/s.exec(message);
-  return match ? { field: match[1]!, problem: match[2]! } : null;
-}
 
 /** `currentPassword` → "Current password", for a field the form does not show by that name. */
 function spokenField(field: string): string {
