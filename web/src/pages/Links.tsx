@@ -83,7 +83,11 @@ export function LinksPage() {
                           aria-label={`Delete /u/${link.shortCode}`}
                           onClick={async () => {
                             if (!(await confirm('Delete short link', `Delete /u/${link.shortCode}? Visitors will get “not found”.`))) return;
-                            if (await run(() => del(`/api/urls/${encodeURIComponent(link.id)}`), 'Short link deleted')) void links.reload();
+                            if (await run(() => del(`/api/urls/${encodeURIComponent(link.id)}`), 'Short link deleted')) {
+                              // The panel of the link just made must not go on offering a deleted one.
+                              if (created?.id === link.id) setCreated(null);
+                              void links.reload();
+                            }
                           }}
                         >
                           Delete
