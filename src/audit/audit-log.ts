@@ -44,6 +44,7 @@ export class AuditLog {
     return this.flushing;
   }
 
+  /** Never rejects: a failure is logged, and the writes queued after it still run. */
   private async write(batch: Recorded[]): Promise<void> {
     try {
       await this.db.insertInto('auditEvents').values(batch).execute();
@@ -55,8 +56,14 @@ export class AuditLog {
       // An account deleted between its requests and this write takes its records with it, as its
       // earlier ones went; the other accounts' records of the batch are written without them.
       const accounts = [...new Set(batch.map((entry) => entry.userId))];
-      const remaining = new Set((await this.db.selectFrom('users').select('id').where('id', 'in', accounts).execute()).map((user) => user.id));
-      const kept = batch.filter((entry) => remaining.has(entry.userId));
+      const remaining = await this.db
+        .selectFrom('users')
+        .select('id')
+        .where('id', 'in', accounts)
+        .execute()
+        .then((users) => new Set(users.map((user) => user.id)))
+        .catch((lookup: unknown) => this.log.warn({ err: lookup, count: batch.length }, 'could not write audit records'));
+      const kept = remaining ? batch.filter((entry) => remaining.has(entry.userId)) : [];
       if (kept.length > 0) await this.write(kept);
     }
   }
