@@ -399,6 +399,8 @@ describe('the web app in Chromium', () => {
     await reveal.waitFor();
     const secret = (await reveal.getByTestId('secret-value').textContent())!;
     expect(secret).toMatch(/^svc_/);
+    // The command it suggests is one this token may run: it can read, so a listing.
+    expect(await reveal.getByText(/^Try it:/).textContent()).toBe(`Try it: curl -H "Authorization: Bearer ${secret.slice(0, 8)}…" ${server.baseUrl}/api/files`);
     await page.getByTestId('token-row').filter({ hasText: 'backup script' }).getByText('Active').waitFor();
     await shot('13-integrations-token-secret');
 
@@ -421,6 +423,15 @@ describe('the web app in Chromium', () => {
     await page.getByRole('dialog', { name: 'Revoke token' }).getByRole('button', { name: 'Revoke' }).click();
     await page.getByTestId('token-row').filter({ hasText: 'backup script' }).getByText('Revoked', { exact: true }).waitFor();
     expect((await fetch(`${server.baseUrl}/api/files`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
+
+    // A token for uploads only is shown an upload, not a listing it would get 401 for.
+    await page.getByRole('textbox', { name: /^Name\b/ }).fill('uploader');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const uploaderReveal = page.getByTestId('secret-reveal');
+    const uploaderSecret = (await uploaderReveal.getByTestId('secret-value').textContent())!;
+    expect(await uploaderReveal.getByText(/^Try it:/).textContent()).toBe(`Try it: curl -H "Authorization: Bearer ${uploaderSecret.slice(0, 8)}…" -F file=@photo.png ${server.baseUrl}/api/files`);
+    await uploaderReveal.getByRole('button', { name: 'I have stored it' }).click();
+    await uploaderReveal.waitFor({ state: 'detached' });
 
     // Webhooks and the uploader apps tab.
     await page.getByRole('link', { name: 'Webhooks' }).click();

@@ -34,6 +34,16 @@ function statusBadge(status: TokenRecord['status']) {
   return <Badge kind={status === 'active' ? 'ok' : status === 'expired' ? 'warn' : 'bad'}>{status[0]!.toUpperCase() + status.slice(1)}</Badge>;
 }
 
+/** A first command for a new token, one its scopes allow (a token for uploads only cannot list files). */
+function tryIt(secret: string, scopes: readonly Scope[]): string {
+  const call = `curl -H "Authorization: Bearer ${secret.slice(0, 8)}…"`;
+  const origin = window.location.origin;
+  if (scopes.includes('files:read')) return `${call} ${origin}/api/files`;
+  if (scopes.includes('files:upload')) return `${call} -F file=@photo.png ${origin}/api/files`;
+  if (scopes.includes('urls:read')) return `${call} ${origin}/api/urls`;
+  return `${call} -H "Content-Type: application/json" -d '{"url":"https://example.com"}' ${origin}/api/urls`;
+}
+
 function TokensSection() {
   const { can } = useSession();
   const run = useAction();
@@ -44,7 +54,7 @@ function TokensSection() {
   const [scopes, setScopes] = useState<Scope[]>(['files:upload']);
   const [expires, setExpires] = useState('');
   const [profileId, setProfileId] = useState('');
-  const [secret, setSecret] = useState<{ title: string; value: string } | null>(null);
+  const [secret, setSecret] = useState<{ title: string; value: string; scopes: readonly Scope[] } | null>(null);
 
   const { submit: create, error, busy } = useSubmit(async () => {
     const body: Record<string, unknown> = { name: name.trim(), scopes };
@@ -52,7 +62,7 @@ function TokensSection() {
     if (expiresAt) body.expiresAt = expiresAt;
     if (profileId && scopes.includes('files:upload')) body.profileId = profileId;
     const created = await post<{ token: TokenRecord; secret: string }>('/api/tokens', body);
-    setSecret({ title: `Secret of “${created.token.name}”`, value: created.secret });
+    setSecret({ title: `Secret of “${created.token.name}”`, value: created.secret, scopes: created.token.scopes });
     setName('');
     setExpires('');
     setProfileId('');
@@ -70,7 +80,7 @@ function TokensSection() {
       {secret && (
         <SecretReveal title={secret.title} secret={secret.value} onDone={() => setSecret(null)}>
           <p className="small">
-            Try it: <code>curl -H "Authorization: Bearer {secret.value.slice(0, 8)}…" {window.location.origin}/api/files</code>
+            Try it: <code>{tryIt(secret.value, secret.scopes)}</code>
           </p>
         </SecretReveal>
       )}
@@ -159,7 +169,7 @@ function TokensSection() {
                           if (!(await confirm('Rotate token', `Replace “${token.name}” with a new secret? The current secret stops working at once.`, 'Rotate'))) return;
                           await run(async () => {
                             const rotated = await post<{ token: TokenRecord; secret: string }>(`/api/tokens/${encodeURIComponent(token.id)}/rotate`);
-                            setSecret({ title: `New secret of “${rotated.token.name}”`, value: rotated.secret });
+                            setSecret({ title: `New secret of “${rotated.token.name}”`, value: rotated.secret, scopes: rotated.token.scopes });
                             await tokens.reload();
                           });
                         }}
