@@ -13,6 +13,7 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import { answerProblem, errorResponses, missingResponses, openApiComponents, openApiTransform, serializerCompiler } from './responses.ts';
 import { methodsForUrl } from './route-match.ts';
 import { nulProblem } from './nul-text.ts';
+import { unexpectedBodyProblem } from './unexpected-body.ts';
 import { bodyMessage, bodyStalled, boundClients, clientHungUp, clientBoundOptions, MAX_PARAM_LENGTH, missingHost, overCapMessage, overConnectionCap } from './client-bounds.ts';
 import { UploadStartLimit, UPLOAD_START_RETRY_AFTER_SECONDS } from '../uploads/upload-start-limit.ts';
 import { fileUploadRoutes } from './routes/file-upload.ts';
@@ -169,9 +170,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     checkAccess(policy, principal, { method: request.method, origin: request.headers.origin }, expectedOrigin);
   });
 
-  // Text with a NUL character is a client mistake on every route (src/http/nul-text.ts).
+  // Text with a NUL character is a client mistake on every route (src/http/nul-text.ts), and so is a
+  // body sent to a route that takes none (src/http/unexpected-body.ts).
   app.addHook('preValidation', (request, reply, done) => {
-    const problem = nulProblem(request);
+    const problem = nulProblem(request) ?? unexpectedBodyProblem(request);
     if (problem === null) return done();
     void sendError(request, reply, 400, problem);
   });

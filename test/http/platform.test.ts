@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { Client } from '../support/client.ts';
+import { Client, signUp } from '../support/client.ts';
 import { routePolicies } from '../../src/auth/route-policy.ts';
 
 let server: TestServer;
@@ -49,6 +49,20 @@ describe('platform routes', () => {
       const twoSegments = await new Client(server.baseUrl).get(path);
       expect([twoSegments.status, twoSegments.headers.get('content-type'), twoSegments.body?.error], path).toEqual([404, expect.stringMatching(/^application\/json/), `No route GET ${path}`]);
     }
+  });
+
+  it('refuses a JSON body with fields on a route that takes none, before acting', async () => {
+    const owner = await signUp(server.baseUrl);
+    const credential = (await owner.get('/api/profile/upload-token')).body.data.uploadToken as string;
+    const regenerate = await owner.post('/api/profile/upload-token', { x: 1 });
+    expect([regenerate.status, regenerate.body.error]).toEqual([400, 'body: unknown field "x"']);
+    expect((await owner.get('/api/profile/upload-token')).body.data.uploadToken).toBe(credential);
+    const logout = await owner.request('POST', '/api/auth/logout', { json: [1] });
+    expect([logout.status, logout.body.error]).toEqual([400, 'body: this route takes no body']);
+    expect((await owner.get('/api/auth/me')).status).toBe(200);
+    // An empty object, or no body at all, is no body.
+    expect((await owner.post('/api/profile/upload-token', {})).status).toBe(200);
+    expect((await owner.post('/api/auth/logout')).status).toBe(204);
   });
 
   it('never leaks a stack trace', async () => {
