@@ -123,10 +123,11 @@ async function insertFile(
   const { now } = numbering;
 
   const name = await allocateName(trx, userId, upload);
+  // An expiration preset counts from now, the commit; an instant stays that instant.
+  const expiresAt = upload.options.expiresAfter != null ? now + upload.options.expiresAfter : upload.options.expiresAt;
   // A folder deleted while the bytes arrived leaves the file unfiled, as its own files were left
   // (src/organisation/folders.ts). Read under the account's row lock, which the charge took and a
   // folder's deletion takes too, so it cannot go between this look and the insert.
-  const expiresAt = upload.options.expiresAfter != null ? now + upload.options.expiresAfter : upload.options.expiresAt;
   const folderId = upload.folderId === null ? null : ((await account.selectFrom('folders').select('id').where('id', '=', upload.folderId).executeTakeFirst())?.id ?? null);
   const file: FileRow = {
     id: upload.id,
