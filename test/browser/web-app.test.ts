@@ -215,8 +215,10 @@ describe('the web app in Chromium', () => {
     await forest.getByText('Password').waitFor();
 
     // Filters: visibility private leaves one file; the list view shows it as a table row.
+    // A user clicks the option's word, not only its box.
     await page.getByText('Any visibility').click();
-    await page.getByRole('checkbox', { name: 'Private' }).check();
+    await page.getByRole('group', { name: 'Filters' }).locator('label.checkbox', { hasText: 'Private' }).click();
+    expect(await page.getByRole('checkbox', { name: 'Private' }).isChecked()).toBe(true);
     await expect.poll(() => cards.count()).toBe(1);
     await page.getByRole('button', { name: 'List' }).click();
     await expect.poll(() => page.getByTestId('file-row').count()).toBe(1);

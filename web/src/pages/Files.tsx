@@ -589,7 +589,9 @@ function MultiSelect({ label, options, selected, onChange, empty }: { label: str
             ▾
           </span>
         </summary>
-        <fieldset ref={panel} className={alignEnd ? 'dropdown-panel align-end' : 'dropdown-panel'}>
+        {/* Focusable, so that a press on an option's word focuses the panel, not the page's main
+            region: that focus would count as leaving the dropdown and close it under the press. */}
+        <fieldset ref={panel} tabIndex={-1} className={alignEnd ? 'dropdown-panel align-end' : 'dropdown-panel'}>
           <legend className="visually-hidden">{label}</legend>
           {values.length === 0 && <p className="muted">{empty ?? 'Nothing to choose'}</p>}
           {values.map(([value, text]) => (
