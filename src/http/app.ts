@@ -67,7 +67,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   const app = Fastify({
     loggerInstance: ctx.log,
     logController: new AccessLog(),
-    trustProxy: ctx.config.trustProxy,
+    // One hop: the address comes from the last X-Forwarded-For entry, the one the proxy in front
+    // added. The entries before it are whatever the client sent, and would let it pick its own
+    // address past every per-address limit (docs/decisions.md, "Behind a proxy").
+    trustProxy: ctx.config.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
     bodyLimit: 1024 * 1024,
     // Routes are matched case-sensitively and without a trailing-slash alias, like the contract writes them.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: MAX_PARAM_LENGTH },

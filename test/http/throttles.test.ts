@@ -239,3 +239,25 @@ describe('per-account limits', () => {
     expect((await other.post('/api/urls', { url: 'https://example.com/other' })).status).toBe(200);
   });
 });
+
+describe('behind a proxy (TRUST_PROXY)', () => {
+  // A proxy appends the address it saw to whatever X-Forwarded-For the client sent, so only the
+  // last entry is the proxy's word; the entries before it are the client's own and prove nothing.
+  it('takes the client address from the entry the proxy added, so a client cannot pick its own', async () => {
+    const proxied = `203.0.113.${++ipCounter}`;
+    const answers = [];
+    for (let i = 0; i < 32; i++) {
+      answers.push(await new Client(server.baseUrl).post('/api/files/chunks', { filename: 'a.txt', mimeType: 'text/plain', size: 1 }, { headers: { 'x-forwarded-for': `10.77.${ipCounter}.${i}, ${proxied}` } }));
+    }
+    // Thirty upload starts a minute per client address (the specification's limit), counted before
+    // the credential is read.
+    expect(tally(answers.map((a) => a.status))).toEqual({ 401: 30, 429: 2 });
+
+    const account = await createAccount();
+    const browser = new Client(server.baseUrl);
+    const forwarded = (options: { headers?: Record<string, string> } = {}) => ({ ...options, headers: { ...options.headers, 'x-forwarded-for': `192.0.2.1, ${proxied}` } });
+    expect((await browser.post('/api/auth/login', account, forwarded())).status).toBe(200);
+    const sessions = await browser.get('/api/auth/sessions', forwarded());
+    expect(sessions.body.data.sessions.map((s: { ip: string }) => s.ip)).toEqual([proxied]);
+  });
+});
