@@ -91,7 +91,9 @@ const variables = {
   S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   S3_FORCE_PATH_STYLE: booleanText.optional(),
-  MAX_UPLOAD_SIZE: byteCount.optional(),
+  // At least one byte: it is the instance setting's first value, which must be positive, and a
+  // 0 kept there would stop every later start (docs/decisions.md, Administration).
+  MAX_UPLOAD_SIZE: byteCount.pipe(z.number().min(1, 'must be at least 1 byte')).optional(),
   DEFAULT_QUOTA: byteCount.optional(),
   TRUST_PROXY: booleanText.optional(),
   REQUEST_IDLE_TIMEOUT_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).pipe(z.number().min(100, 'must be at least 100 milliseconds')).optional(),

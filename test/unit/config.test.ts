@@ -57,6 +57,8 @@ describe('loadConfig', () => {
     ['BASE_URL', 'http://example.com/'],
     ['BASE_URL', 'example.com'],
     ['MAX_UPLOAD_SIZE', '-1'],
+    // No file could be uploaded, and the value would be kept as the instance setting's first value.
+    ['MAX_UPLOAD_SIZE', '0'],
     ['DEFAULT_QUOTA', '1.5'],
     ['TRUST_PROXY', 'maybe'],
     ['LOG_LEVEL', 'loud'],
