@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { lockAccountRow } from '../db/locks.ts';
@@ -11,7 +12,13 @@ import { checkProfileOptions, findOwnedProfile } from '../organisation/profiles.
 import { nameSchema, parseField } from '../organisation/common.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
 
+/**
+ * Account fields, as sign-up, the administrators' account routes, the account's own settings and
+ * the command-line tool take them.
+ */
 export const accountNameSchema = nameSchema(100);
+export const emailSchema = z.email({ message: 'must be an email address' }).max(254);
+export const passwordSchema = z.string().min(MIN_PASSWORD_LENGTH, { message: `must be at least ${MIN_PASSWORD_LENGTH} characters` }).max(1024);
 
 /** The signed-in account's own settings, as `GET /api/account` returns them. */
 export type { Account as AccountView } from '../api/organisation.ts';

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { z } from 'zod';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
@@ -6,7 +7,8 @@ import { migrate } from '../db/migrator.ts';
 import { ensureBuiltinRoles, roleIdBySystemKey } from '../auth/roles.ts';
 import { ensureSettings, initialSettings } from '../settings/instance-settings.ts';
 import { createUserAsAdmin, findUserForLogin } from '../accounts/users.ts';
-import { createToken } from '../tokens/named-tokens.ts';
+import { accountNameSchema, emailSchema, passwordSchema } from '../accounts/account-settings.ts';
+import { createToken, tokenNameSchema } from '../tokens/named-tokens.ts';
 import { scopes, type Scope } from '../auth/route-policy.ts';
 import { allPermissions } from '../auth/permissions.ts';
 import { resetTwoFactor } from '../accounts/two-factor.ts';
@@ -38,6 +40,14 @@ Commands:
                                                        130 when interrupted`;
 
 class UsageError extends Error {}
+
+/** Checks flag values with the schemas the API checks the same fields with; a mistake names its flag. */
+function checkFlags(shape: Record<string, z.ZodType>, values: Record<string, unknown>): void {
+  for (const [flag, schema] of Object.entries(shape)) {
+    const result = schema.safeParse(values[flag]);
+    if (!result.success) throw new UsageError(`--${flag}: ${result.error.issues[0]?.message ?? 'is not valid'}`);
+  }
+}
 
 /** A command that ended short of its work, with its exit code and one line saying why. */
 class CommandFailure extends Error {
@@ -75,6 +85,8 @@ async function run(argv: string[], config: Config): Promise<string> {
   if (command === 'user' && sub === 'create') {
     const { values } = parseArgs({ args: rest, options: { email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' }, admin: { type: 'boolean', default: false } }, strict: true });
     if (!values.email || !values.password) throw new UsageError('user create needs --email and --password');
+    // The rules POST /api/users holds an account to (contract §2).
+    checkFlags({ email: emailSchema, password: passwordSchema, name: accountNameSchema.optional() }, values);
     return withDatabase(config, async ({ db, dialect }) => {
       const roleIds = values.admin ? [await roleIdBySystemKey(db, 'administrator')] : [];
       // The operator at the console holds every permission.
@@ -95,6 +107,7 @@ async function run(argv: string[], config: Config): Promise<string> {
   if (command === 'token' && sub === 'create') {
     const { values } = parseArgs({ args: rest, options: { email: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, expires: { type: 'string' }, profile: { type: 'string' } }, strict: true });
     if (!values.email || !values.name || !values.scopes) throw new UsageError('token create needs --email, --name and --scopes');
+    checkFlags({ name: tokenNameSchema }, values);
     const requested = values.scopes.split(',').map((s) => s.trim()).filter(Boolean);
     const unknown = requested.find((s) => !(scopes as readonly string[]).includes(s));
     if (unknown) throw new UsageError(`Unknown scope ${unknown}; scopes are ${scopes.join(', ')}`);
@@ -183,11 +196,18 @@ function importSummary(outcome: ImportOutcome, seconds: number): string {
 }
 
 if (existsSync('.env')) process.loadEnvFile('.env');
+const argv = process.argv.slice(2);
+if (argv.length > 0 && ['--help', '-h', 'help'].includes(argv[0]!)) {
+  console.log(usage);
+  process.exit(0);
+}
 try {
   const config = loadConfig(process.env);
-  console.log(await run(process.argv.slice(2), config));
+  console.log(await run(argv, config));
 } catch (error) {
-  if (error instanceof UsageError) {
+  // A flag parseArgs does not know, or one without its value, is a mistake in the command line.
+  const badFlag = error instanceof TypeError && String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
+  if (error instanceof UsageError || badFlag) {
     console.error(`${error.message}\n\n${usage}`);
     process.exit(2);
   }

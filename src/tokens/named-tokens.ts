@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { lockAccountRow } from '../db/locks.ts';
 import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type AccountScope } from '../db/account-scope.ts';
@@ -14,6 +15,9 @@ export const tokenLimits = {
   listed: 100,
   nameLength: 80,
 } as const;
+
+/** A token's name, as the token routes and the command-line tool take it. */
+export const tokenNameSchema = z.string().min(1).max(tokenLimits.nameLength, { message: `must be 1 to ${tokenLimits.nameLength} characters` });
 
 export interface TokenRow {
   id: string;

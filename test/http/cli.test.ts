@@ -60,5 +60,36 @@ describe('command-line tool', () => {
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/needs --email and --password/);
     expect(cli('frobnicate').status).toBe(2);
+    // A flag the command does not know is a mistake in the command line like any other.
+    const unknownFlag = cli('user', 'create', '--email', 'x@example.test', '--password', 'long enough', '--colour', 'red');
+    expect(unknownFlag.status).toBe(2);
+    expect(unknownFlag.stderr).toMatch(/--colour/);
+    expect(unknownFlag.stderr).toMatch(/^Usage: /m);
+    const help = cli('--help');
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: npm run cli/);
+  });
+
+  it('holds accounts and tokens to the rules the API holds them to', async () => {
+    // Contract §2: passwords of at least 8 characters; the email and name as POST /api/users takes them.
+    const cases: Array<[string[], RegExp]> = [
+      [['--email', 'short@example.test', '--password', 'short'], /--password: must be at least 8 characters/],
+      [['--email', 'not an email', '--password', 'long enough'], /--email: must be an email address/],
+      [['--email', 'named@example.test', '--password', 'long enough', '--name', 'n'.repeat(101)], /--name: /],
+    ];
+    for (const [args, message] of cases) {
+      const result = cli('user', 'create', ...args);
+      expect(result.status, result.stdout).toBe(2);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    }
+    for (const email of ['short@example.test', 'named@example.test']) {
+      expect((await new Client(server.baseUrl).post('/api/auth/login', { email, password: 'short' })).status).toBe(401);
+      expect((await new Client(server.baseUrl).post('/api/auth/login', { email, password: 'long enough' })).status).toBe(401);
+    }
+    // A token's name is 1 to 80 characters (specification, Named API token).
+    const long = cli('token', 'create', '--email', 'ops@example.test', '--name', 't'.repeat(81), '--scopes', 'urls:read');
+    expect(long.status, long.stdout).toBe(2);
+    expect(long.stderr).toMatch(/--name: /);
   });
 });

@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
-import { passwordSchema } from '../schemas.ts';
 import { ok } from '../responses.ts';
 import { accountResponse } from '../../api/organisation.ts';
 import { hasPermission } from '../../auth/permissions.ts';
 import type { Principal } from '../../auth/principal.ts';
 import { profileOptionsSchema } from '../../shared/upload-options.ts';
-import { accountNameSchema, getAccountSettings, updateAccountSettings } from '../../accounts/account-settings.ts';
+import { accountNameSchema, getAccountSettings, passwordSchema, updateAccountSettings } from '../../accounts/account-settings.ts';
 
 const updateBody = z.strictObject({
   name: accountNameSchema.optional(),

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
-import { accountNameSchema } from '../../accounts/account-settings.ts';
-import { emailSchema, passwordSchema } from '../schemas.ts';
+import { accountNameSchema, emailSchema, passwordSchema } from '../../accounts/account-settings.ts';
 import { loadSignInSecurity, register, selfView } from '../../accounts/users.ts';
 import { login } from '../../accounts/login.ts';
 import { deleteSession, SESSION_COOKIE } from '../../auth/sessions.ts';

@@ -4,10 +4,10 @@ import { idParams, isoDateTime } from '../schemas.ts';
 import { scopes } from '../../auth/route-policy.ts';
 import { noBody, ok } from '../responses.ts';
 import { createdTokenResponse, tokenListResponse } from '../../api/tokens.ts';
-import { createToken, listTokens, revokeToken, rotateToken, tokenLimits } from '../../tokens/named-tokens.ts';
+import { createToken, listTokens, revokeToken, rotateToken, tokenNameSchema } from '../../tokens/named-tokens.ts';
 
 const createBody = z.strictObject({
-  name: z.string().min(1).max(tokenLimits.nameLength, { message: `must be 1 to ${tokenLimits.nameLength} characters` }),
+  name: tokenNameSchema,
   scopes: z.array(z.enum(scopes, { message: `must be one of ${scopes.join(', ')}` })).min(1, { message: 'at least one scope is required' }).max(scopes.length * 2),
   expiresAt: isoDateTime.nullable().optional(),
   profileId: z.string().min(1).max(128).nullable().optional(),

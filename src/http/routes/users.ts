@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
-import { accountNameSchema } from '../../accounts/account-settings.ts';
-import { emailSchema, idParams, passwordSchema } from '../schemas.ts';
+import { accountNameSchema, emailSchema, passwordSchema } from '../../accounts/account-settings.ts';
+import { idParams } from '../schemas.ts';
 import { createUserAsAdmin, deleteUserAsAdmin, listUsers, updateUserAsAdmin } from '../../accounts/users.ts';
 import { noBody, ok } from '../responses.ts';
 import { resetTwoFactorAsAdmin } from '../../accounts/two-factor.ts';
