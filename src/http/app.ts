@@ -14,7 +14,7 @@ import { answerProblem, errorResponses, missingResponses, openApiComponents, ope
 import { methodsForUrl } from './route-match.ts';
 import { nulProblem } from './nul-text.ts';
 import { unexpectedBodyProblem } from './unexpected-body.ts';
-import { bodyMessage, bodyStalled, boundClients, clientHungUp, clientBoundOptions, MAX_PARAM_LENGTH, missingHost, overCapMessage, overConnectionCap } from './client-bounds.ts';
+import { answeredAlready, boundClients, clientHungUp, clientBoundOptions, MAX_PARAM_LENGTH, missingHost, overCapMessage, overConnectionCap } from './client-bounds.ts';
 import { UploadStartLimit, UPLOAD_START_RETRY_AFTER_SECONDS } from '../uploads/upload-start-limit.ts';
 import { fileUploadRoutes } from './routes/file-upload.ts';
 import { chunkUploadRoutes } from './routes/chunk-upload.ts';
@@ -211,10 +211,12 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     });
   });
 
-  // A body that stopped arriving was answered 408 on its connection, now closed; whatever the
-  // interrupted route then throws is that same client mistake, not a server error.
+  // A body that stopped arriving (408) or was badly framed (400) was answered on its connection,
+  // now closed; whatever the interrupted route then throws is that same client mistake, not a
+  // server error.
   app.setErrorHandler((error: Error, request, reply) => {
-    if (bodyStalled(request)) return sendError(request, reply, 408, bodyMessage(ctx.config.requestIdleTimeoutMs));
+    const answered = answeredAlready(request);
+    if (answered) return sendError(request, reply, answered.status, answered.message);
     // A client that hung up before its body was read: a client mistake, answered (to nobody) as one,
     // not a server error. What it had sent is cleaned up where it was being stored.
     if (clientHungUp(request, error)) return sendError(request, reply, 400, 'The client closed the connection before its request was read');

@@ -62,11 +62,14 @@ export function clientBoundOptions(config: Config) {
 /** The request each connection is answering, if any. */
 const inFlight = new WeakMap<Socket, { req: IncomingMessage; res: ServerResponse }>();
 
-/** Requests whose body stopped arriving: already answered 408 on the connection, which is closed. */
-const stalledBodies = new WeakSet<IncomingMessage>();
+/**
+ * Requests already answered on their connection, which is closed: a body that stopped arriving
+ * (408) or was badly framed (400). Whatever the interrupted route then throws is that answer.
+ */
+const answeredOnConnection = new WeakMap<IncomingMessage, { status: number; message: string }>();
 
-export function bodyStalled(request: FastifyRequest): boolean {
-  return stalledBodies.has(request.raw);
+export function answeredAlready(request: FastifyRequest): { status: number; message: string } | undefined {
+  return answeredOnConnection.get(request.raw);
 }
 
 /**
@@ -114,7 +117,7 @@ export function boundClients(server: Server, config: Config, log: FastifyBaseLog
     if (res.headersSent) return socket.destroy();
     // The body is being read and the client stopped sending it.
     if (!req.complete && req.readableFlowing === true) {
-      stalledBodies.add(req);
+      answeredOnConnection.set(req, { status: 408, message: bodyMessage(idle) });
       log.info({ method: req.method, url: req.url, remoteAddress: socket.remoteAddress }, 'request body stopped arriving: answered 408 and closed');
       writeAndClose(socket, rawErrorResponse(408, errorShapeOf(req as { method: string; url: string }), bodyMessage(idle)));
       return;
@@ -154,7 +157,7 @@ export function overCapMessage(config: Config): string {
   return `Too many open connections from this address (at most ${config.maxConnectionsPerIp}); close some and retry`;
 }
 
-export function bodyMessage(idleMs: number): string {
+function bodyMessage(idleMs: number): string {
   return `The request body stopped arriving: no data for ${seconds(idleMs)}`;
 }
 
@@ -197,9 +200,22 @@ function answerClientError(error: Error & { code?: string; rawPacket?: Buffer },
     }
   }
   const shape = line ? errorShapeOf(line) : 'ApiError';
-  // Not in the middle of another answer (an earlier pipelined request's).
-  if (inFlight.has(socket)) socket.destroy();
-  else writeAndClose(socket, rawErrorResponse(status, shape, message));
+  const answer = () => writeAndClose(socket, rawErrorResponse(status, shape, message));
+  const current = inFlight.get(socket);
+  if (!current) answer();
+  else if (current.req.complete) {
+    // Bytes after a whole request that are no request: that request's answer goes out first, then
+    // this one, and the connection closes.
+    if (current.res.writableFinished) answer();
+    else current.res.once('finish', answer).once('close', () => socket.destroy());
+  } else if (!current.res.headersSent) {
+    // The request's own body is badly framed (a chunk size that is no number…). Node reports it
+    // after handing the request over; nothing of its answer is written yet, so this is its answer.
+    answeredOnConnection.set(current.req, { status, message });
+    answer();
+  }
+  // Half-way through the answer of the request whose body broke: nothing more can be said on it.
+  else socket.destroy();
 }
 
 /** Errors Fastify's router answers by itself, which would echo the URL. */

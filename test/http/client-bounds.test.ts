@@ -224,6 +224,34 @@ describe('errors Node and Fastify raise themselves', () => {
     expect(response.json).toEqual({ success: false, error: expect.any(String) });
   });
 
+  // Node reports bad body framing after it has handed the request to the server, so the request
+  // is in flight, yet nothing of its answer has been written.
+  it.each([
+    ['a chunk size that is not hexadecimal', 'Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n'],
+    ['a chunk longer than its size', 'Transfer-Encoding: chunked\r\n\r\n3\r\n{"email":"a@example.test"}\r\n0\r\n\r\n'],
+    ['an unknown transfer coding', 'Transfer-Encoding: xchunked\r\n\r\n{}'],
+  ])('answers a body with %s with a JSON 400 in the route’s error shape', async (_, rest) => {
+    // Public routes that read their body: sign-in (ApiError shape) and a file's unlock (Error shape).
+    const response = await exchange(`POST /api/auth/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n${rest}`);
+    expect(response.status).toBe(400);
+    expect(response.json).toEqual({ success: false, error: expect.any(String) });
+    const unlock = await exchange(`POST /api/files/no-such-file/unlock HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n${rest}`);
+    expect(unlock.status).toBe(400);
+    expect(unlock.json).toEqual({ error: expect.any(String) });
+  });
+
+  it('answers a complete request followed by bytes that are no request, then closes', async () => {
+    // The request is whole (its Content-Length is met); what follows it is not HTTP. The request
+    // still gets its own answer (here the upload start's 401, after the database has counted it).
+    const body = JSON.stringify({ filename: 'a.txt', mimeType: 'text/plain', size: 1 });
+    const connection = await RawConnection.open(server.baseUrl);
+    await connection.send(`POST /api/files/chunks HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}XYZ`).catch(() => undefined);
+    const response = await connection.nextResponse();
+    expect(response.status).toBe(401);
+    expect(response.json).toEqual({ error: 'Unauthorized' });
+    await connection.closed;
+  });
+
   it('answers a request without a Host header with a JSON 400 in the route’s error shape', async () => {
     const response = await exchange('GET /api/urls HTTP/1.1\r\n\r\n');
     expect(response.status).toBe(400);
