@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough, pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import yauzl from 'yauzl';
 import tar from 'tar-stream';
@@ -111,12 +111,17 @@ async function begun(stream: Readable): Promise<Readable> {
     if (problem === null) throw error;
     throw new DamagedEntryError(`The entry cannot be read: ${problem}`);
   }
-  // The rest as it comes; destroying this stream ends the iteration, which destroys `stream`.
+  // The rest as it comes. Destroying this stream ends the generator, whose `finally` ends the
+  // iteration of `stream`, which destroys it (and the stored read beneath it).
   return Readable.from(
     (async function* () {
-      if (first.done) return;
-      yield first.value;
-      for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value as Buffer;
+      try {
+        if (first.done) return;
+        yield first.value;
+        for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value as Buffer;
+      } finally {
+        await chunks.return?.();
+      }
     })(),
     { objectMode: false },
   );
@@ -226,8 +231,10 @@ class StorageReader extends yauzl.RandomAccessReader {
     }
     this.storage.get(this.key, { start, end: end - 1 }).then(
       ({ stream }) => {
-        stream.on('error', (error) => out.destroy(error));
-        stream.pipe(out);
+        // pipeline, not pipe: when the reader of `out` goes away (a client cut off), the stored
+        // read is destroyed too, rather than left open with its file handle or connection.
+        if (out.destroyed) stream.destroy();
+        else pipeline(stream, out, () => undefined);
       },
       (error: unknown) => out.destroy(error as Error),
     );
@@ -481,9 +488,10 @@ export async function openEntry(storage: Storage, key: string, size: number, wan
     announce(header.size ?? 0);
     // Written as the reader takes it, so a slow client holds back the archive's stream.
     for await (const chunk of tarChunks(entry)) {
-      if (!out.write(chunk)) await Promise.race([once(out, 'drain'), once(out, 'close')]);
-      // The client went away: stop reading the archive.
+      // The client went away: stop reading the archive. (Checked before writing: a destroyed
+      // stream refuses the write and has closed already, so waiting for its 'close' would never end.)
       if (out.destroyed) return 'stop';
+      if (!out.write(chunk)) await Promise.race([once(out, 'drain'), once(out, 'close')]);
     }
     out.end();
     return 'stop';

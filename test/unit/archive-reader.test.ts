@@ -229,6 +229,34 @@ describe.each(storages)('reading archives on %s storage', { timeout: 60_000 }, (
     }
   });
 
+  it('lets go of every stored read when an entry stream is destroyed half-way (a client gone)', async () => {
+    // A stored read left open keeps its file handle (local) or connection (S3) until garbage
+    // collection: a download cut off half-way must close what it was reading from.
+    const noise = randomBytes(8 * 1024 * 1024);
+    const archives: Array<[string, Uint8Array]> = [
+      ['cut.zip', await zipBytes([{ name: 'noise.bin', data: noise, compress: false }])],
+      ['cut.tar', await tarBytes([{ name: 'noise.bin', data: noise }])],
+      ['cut.tar.gz', await tarBytes([{ name: 'noise.bin', data: noise }], { gzip: true })],
+    ];
+    for (const [key, bytes] of archives) {
+      const size = await put(key, bytes);
+      const reads: Readable[] = [];
+      const watched = new Proxy(storage, {
+        get(target, property) {
+          if (property !== 'get') return Reflect.get(target, property, target);
+          return async (...args: Parameters<Storage['get']>) => {
+            const object = await target.get(...args);
+            reads.push(object.stream);
+            return object;
+          };
+        },
+      });
+      const entry = (await openEntry(watched, key, size, 'noise.bin'))!;
+      for await (const _chunk of entry.stream) break; // one chunk, then the consumer is gone
+      await expect.poll(() => reads.filter((stream) => !stream.destroyed).length, { message: key, timeout: 5_000 }).toBe(0);
+    }
+  });
+
   it('lists at most the limit, counting every entry', async () => {
     const entries = Array.from({ length: 25 }, (_, i) => ({ name: `f${i}.txt`, data: String(i) }));
     const size = await put('many.zip', await zipBytes(entries));
