@@ -66,7 +66,7 @@ async function sessionPrincipal(db: Db, cookie: string): Promise<Principal | nul
   if (!session) return null;
   const row = await db.selectFrom('users').select(userColumns).where('id', '=', session.userId).executeTakeFirst();
   if (!row) return null;
-  return { ...(await withAccess(db, 'session', row)), sessionId: session.id };
+  return { ...(await withAccess(db, 'session', row)), sessionId: session.id, ...(session.renewedUntil === null ? {} : { sessionRenewedUntil: session.renewedUntil }) };
 }
 
 /**

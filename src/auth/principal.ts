@@ -29,6 +29,8 @@ export interface Principal {
   permissions: PermissionSet;
   roles: RoleSummary[];
   sessionId?: string;
+  /** When this request moved the session's sliding expiry: the new expiry, for the cookie. */
+  sessionRenewedUntil?: number;
   /** Only for named tokens. */
   token?: TokenGrant;
 }

@@ -38,15 +38,22 @@ export async function createSession(db: Db, userId: string, meta: { ip: string |
   return { secret, expiresAt };
 }
 
-export async function findSession(db: Db, secret: string): Promise<SessionRow | null> {
+/**
+ * The live session a cookie names. `renewedUntil` is set when this request moved its sliding expiry
+ * (at most once a minute): the cookie is then sent again with that expiry, so the browser keeps it
+ * as long as the server does.
+ */
+export async function findSession(db: Db, secret: string): Promise<(SessionRow & { renewedUntil: number | null }) | null> {
   const id = sha256Hex(secret);
   const row = await db.selectFrom('sessions').select(['id', 'userId', 'expiresAt', 'lastSeenAt']).where('id', '=', id).executeTakeFirst();
   const now = Date.now();
   if (!row || row.expiresAt <= now) return null;
   if (now - row.lastSeenAt > TOUCH_INTERVAL_MS) {
-    await db.updateTable('sessions').set({ lastSeenAt: now, expiresAt: now + SESSION_LIFETIME_MS }).where('id', '=', id).execute();
+    const expiresAt = now + SESSION_LIFETIME_MS;
+    await db.updateTable('sessions').set({ lastSeenAt: now, expiresAt }).where('id', '=', id).execute();
+    return { ...row, lastSeenAt: now, expiresAt, renewedUntil: expiresAt };
   }
-  return row;
+  return { ...row, renewedUntil: null };
 }
 
 export async function deleteSession(db: Db, sessionId: string): Promise<void> {

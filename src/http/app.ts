@@ -7,6 +7,7 @@ import { authenticate, checkAccess } from '../auth/authorize.ts';
 import { permissionsOf, policyFor } from '../auth/route-policy.ts';
 import { unauthorized } from '../errors.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
+import { setSessionCookie } from './sign-in.ts';
 import type { App, RouteModule } from './route-module.ts';
 import { errorBody, errorShapeOf, handleError, sendError } from './error-responses.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
@@ -167,7 +168,11 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     }
     // Archive routes refuse any Authorization header, whatever else the request carries (contract §9).
     if (policy.archive && request.headers.authorization !== undefined) throw unauthorized();
-    const principal = await authenticate(ctx.db, policy, { authorization: request.headers.authorization, sessionCookie: request.cookies[SESSION_COOKIE] });
+    const sessionCookie = request.cookies[SESSION_COOKIE];
+    const principal = await authenticate(ctx.db, policy, { authorization: request.headers.authorization, sessionCookie });
+    // The session's expiry slid: the browser's cookie slides with it (a sign-out later in this
+    // request clears it all the same).
+    if (principal?.sessionRenewedUntil !== undefined && sessionCookie) setSessionCookie(ctx, reply, sessionCookie, principal.sessionRenewedUntil);
     // Set before the permission check so that a refused token request is audited too.
     request.principal = principal;
     checkAccess(policy, principal, { method: request.method, origin: request.headers.origin }, expectedOrigin);

@@ -10,13 +10,21 @@ import { createSession, SESSION_COOKIE } from '../auth/sessions.ts';
  */
 export async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: UserRow, method: SignInMethod) {
   const { secret, expiresAt } = await createSession(ctx.db, user.id, { ip: request.ip, userAgent: request.headers['user-agent'] ?? null, method });
-  reply.setCookie(SESSION_COOKIE, secret, {
-    httpOnly: true,
-    sameSite: 'lax',
-    secure: ctx.config.baseUrl.startsWith('https:'),
-    path: '/',
-    expires: new Date(expiresAt),
-  });
+  setSessionCookie(ctx, reply, secret, expiresAt);
   return { user: await describeSelf(ctx.db, user) };
+}
+
+/** The session cookie (contract §2): set at sign-in, and again whenever the session's expiry slides. */
+export function setSessionCookie(ctx: AppContext, reply: FastifyReply, secret: string, expiresAt: number): void {
+  reply.setCookie(SESSION_COOKIE, secret, { ...sessionCookieAttributes(ctx), expires: new Date(expiresAt) });
+}
+
+/** Clears the session cookie, with the attributes it was set with. */
+export function clearSessionCookie(ctx: AppContext, reply: FastifyReply): void {
+  reply.clearCookie(SESSION_COOKIE, sessionCookieAttributes(ctx));
+}
+
+function sessionCookieAttributes(ctx: AppContext) {
+  return { httpOnly: true, sameSite: 'lax', secure: ctx.config.baseUrl.startsWith('https:'), path: '/' } as const;
 }
 

@@ -170,6 +170,35 @@ describe('sign-in methods and housekeeping', () => {
     expect(current).toMatchObject({ method: 'passkey', userAgent: 'A browser with a passkey', ip: viaPasskey.ip });
   });
 
+  it('a used session lives on in the browser too: its cookie is sent again with the expiry the server moved', async () => {
+    // Sessions slide (docs/decisions.md, Accounts and sign-in): the cookie must slide with them, or
+    // the browser drops it 30 days after sign-in however often it was used.
+    const { first } = await account();
+    const [session] = await sessionsOf(first);
+    const cookie = first.cookies.get(SESSION_COOKIE);
+    // Last seen two minutes ago, and expiring sooner than a fresh session would.
+    await server.ctx.db.updateTable('sessions').set({ lastSeenAt: Date.now() - 120_000, expiresAt: Date.now() + 3_600_000 }).where('publicId', '=', session!.id).execute();
+    const me = await first.get('/api/auth/me');
+    expect(me.status).toBe(200);
+    const renewed = me.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`));
+    expect(renewed, 'a renewed session cookie').toBeDefined();
+    expect(renewed).toContain(`${SESSION_COOKIE}=${cookie};`);
+    expect(renewed).toMatch(/HttpOnly/i);
+    expect(renewed).toMatch(/SameSite=Lax/i);
+    const cookieExpires = Date.parse(/Expires=([^;]+)/i.exec(renewed!)![1]!);
+    const [listed] = await sessionsOf(first);
+    // The cookie's date has whole seconds.
+    expect(Math.abs(Date.parse(listed!.expiresAt) - cookieExpires)).toBeLessThan(1000);
+    expect(cookieExpires).toBeGreaterThan(Date.now() + 29 * 24 * 3600 * 1000);
+    // Within the minute, nothing moves and nothing is sent again.
+    expect((await first.get('/api/auth/me')).headers.getSetCookie()).toEqual([]);
+    // Signing out clears it with the attributes it was set with.
+    const cleared = (await first.post('/api/auth/logout')).headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`));
+    expect(cleared).toMatch(/Expires=Thu, 01 Jan 1970/i);
+    expect(cleared).toMatch(/HttpOnly/i);
+    expect(cleared).toMatch(/SameSite=Lax/i);
+  });
+
   it('logout ends only its own session', async () => {
     const { first, signIn } = await account();
     const other = await signIn('Another browser');

@@ -3,8 +3,8 @@ import { principalOf, type RouteModule } from '../route-module.ts';
 import { accountNameSchema, emailSchema, passwordSchema } from '../../accounts/account-settings.ts';
 import { loadSignInSecurity, register, selfView } from '../../accounts/users.ts';
 import { login } from '../../accounts/login.ts';
-import { deleteSession, SESSION_COOKIE } from '../../auth/sessions.ts';
-import { startSession } from '../sign-in.ts';
+import { deleteSession } from '../../auth/sessions.ts';
+import { clearSessionCookie, startSession } from '../sign-in.ts';
 import { noBody, ok } from '../responses.ts';
 import { meResponse } from '../../api/accounts.ts';
 import { loginResponse } from '../../api/sign-in-security.ts';
@@ -50,7 +50,7 @@ export const authRoutes: RouteModule = async (app, { ctx }) => {
   app.post('/api/auth/logout', { schema: { tags, summary: 'End this browser session', response: { 204: noBody('Signed out; the session cookie is cleared') } } }, async (request, reply) => {
     const principal = principalOf(request);
     if (principal.sessionId) await deleteSession(ctx.db, principal.sessionId);
-    reply.clearCookie(SESSION_COOKIE, { path: '/' });
+    clearSessionCookie(ctx, reply);
     return reply.code(204).send();
   });
 

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { noBody, ok } from '../responses.ts';
 import { sessionListResponse } from '../../api/sign-in-security.ts';
-import { endOtherSessions, endSession, listSessions, SESSION_COOKIE } from '../../auth/sessions.ts';
+import { endOtherSessions, endSession, listSessions } from '../../auth/sessions.ts';
+import { clearSessionCookie } from '../sign-in.ts';
 import { notFound } from '../../errors.ts';
 
 /**
@@ -24,7 +25,7 @@ export const sessionRoutes: RouteModule = async (app, { ctx }) => {
       const principal = principalOf(request);
       const ended = await endSession(ctx.db, principal.user.id, request.params.id, principal.sessionId);
       if (!ended) throw notFound('Session not found');
-      if (ended.wasCurrent) reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      if (ended.wasCurrent) clearSessionCookie(ctx, reply);
       return reply.code(204).send();
     },
   );
