@@ -38,14 +38,17 @@ function toView(row: ShortLinkRow): ShortLink {
   };
 }
 
-// Printable ASCII without spaces: such a URL is a valid Location header value exactly as written.
-const plainAscii = /^[\x21-\x7e]+$/;
+// Printable ASCII without spaces, with its scheme followed by `//`: such a URL is a valid Location
+// header value exactly as written, and a browser reads it as it was read here. (`http:example.com`
+// is read here as http://example.com/, but a browser resolves it against the short address.)
+const plainAscii = /^https?:\/\/[\x21-\x7e]+$/i;
 
 /**
  * Checks a target URL and returns the form to store. Only absolute http: and https: URLs of at most
- * 2,048 characters are accepted. A URL of plain printable ASCII is kept exactly as given; one with
- * spaces or non-ASCII characters is stored in its normalised WHATWG form (percent-encoded path,
- * punycode host), so that it can always be sent in a `Location` header.
+ * 2,048 characters are accepted. A URL of plain printable ASCII written `http(s)://…` is kept
+ * exactly as given; any other (spaces, non-ASCII characters, a scheme without its `//`, backslashes
+ * for slashes) is stored in its normalised WHATWG form (percent-encoded path, punycode host, `//`),
+ * so that it can always be sent in a `Location` header and leads where it was read to lead.
  */
 export function normalizeTargetUrl(input: string): string {
   const value = input.trim();

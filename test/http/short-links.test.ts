@@ -345,6 +345,21 @@ describe('GET /u/{shortCode}', () => {
     expect((await redirect(link.shortCode)).headers.get('location')).toBe('https://xn--bcher-kva.example/%C3%A4%20b');
   });
 
+  it('sends a URL written without its // in the form it was read as, so the browser leaves the instance', async () => {
+    // `http:example.com/page` is read as http://example.com/page, but a browser given it as written
+    // in Location resolves it against the short address and stays on this host.
+    for (const [written, read] of [
+      ['http:example.com/page', 'http://example.com/page'],
+      ['http:/example.com', 'http://example.com/'],
+      ['https:\\\\example.com\\a', 'https://example.com/a'],
+      ['HTTPS://Example.com/Path', 'HTTPS://Example.com/Path'],
+    ]) {
+      const link = await shorten(owner, written!);
+      expect(link.targetUrl, written).toBe(read);
+      expect((await redirect(link.shortCode)).headers.get('location'), written).toBe(read);
+    }
+  });
+
   it('does not count a HEAD request', async () => {
     const link = await shorten(owner, 'https://example.com/head');
     const response = await redirect(link.shortCode, 'HEAD');
