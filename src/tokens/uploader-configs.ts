@@ -46,7 +46,11 @@ for file in "$@"; do
     status=1
     continue
   fi
-  response=$(curl -sS -w '\\n%{http_code}' -H "Authorization: Bearer $HOARD_TOKEN" -F "file=@$file" "$HOARD_URL/api/files") || { status=1; continue; }
+  # curl's -F reads ; and , in a file name as its own syntax and trims its spaces: the name goes
+  # in double quotes, with its backslashes and double quotes escaped.
+  quoted=\${file//\\\\/\\\\\\\\}
+  quoted=\${quoted//\\"/\\\\\\"}
+  response=$(curl -sS -w '\\n%{http_code}' -H "Authorization: Bearer $HOARD_TOKEN" -F "file=@\\"$quoted\\"" "$HOARD_URL/api/files") || { echo "$file: upload failed" >&2; status=1; continue; }
   code=\${response##*$'\\n'}
   body=\${response%$'\\n'*}
   if [ "$code" != "200" ]; then
@@ -71,12 +75,21 @@ shot=$(mktemp --suffix=.png)
 trap 'rm -f "$shot"' EXIT
 flameshot gui --raw > "$shot"
 [ -s "$shot" ] || exit 0
-body=$(curl -sSf -H "Authorization: Bearer $HOARD_TOKEN" -F "file=@$shot;type=image/png;filename=screenshot.png" "$HOARD_URL/api/files")
+notify() { command -v notify-send >/dev/null 2>&1 && notify-send "Hoard" "$1" || true; }
+response=$(curl -sS -w '\\n%{http_code}' -H "Authorization: Bearer $HOARD_TOKEN" -F "file=@$shot;type=image/png;filename=screenshot.png" "$HOARD_URL/api/files") || { notify "Upload failed: Hoard could not be reached"; exit 1; }
+code=\${response##*$'\\n'}
+body=\${response%$'\\n'*}
+if [ "$code" != "200" ]; then
+  # The server says what went wrong (a size limit, the quota, a credential regenerated since).
+  notify "Upload failed ($code): $body"
+  echo "upload failed ($code): $body" >&2
+  exit 1
+fi
 url=$(printf '%s\\n' "$body" | ${extractUrl})
 if command -v wl-copy >/dev/null 2>&1; then printf '%s' "$url" | wl-copy
 elif command -v xclip >/dev/null 2>&1; then printf '%s' "$url" | xclip -selection clipboard
 fi
-command -v notify-send >/dev/null 2>&1 && notify-send "Hoard" "$url" || true
+notify "$url"
 printf '%s\\n' "$url"
 `;
 }

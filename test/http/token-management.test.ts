@@ -252,9 +252,45 @@ describe('legacy upload credential', () => {
     expect(url).toBe(`${server.baseUrl}/${urlId}/from_bash.txt`);
     const raw = await new Client(server.baseUrl).get(`/api/files/${urlId}/from_bash.txt`);
     expect(raw.text).toBe('uploaded by the bash script');
+    // Names curl's -F would read as its own syntax (`;type=`, `,` lists), or trim, go up too.
+    const awkward = ['Invoice, March.txt', 'notes;type=text.txt', ' lead.txt', 'say "hi".txt', 'back\\slash.txt'];
+    for (const name of awkward) fs.writeFileSync(path.join(dir, name), `bytes of ${name}`);
+    const many = await bash(file, ...awkward.map((name) => path.join(dir, name)));
+    expect(many.status, many.stderr).toBe(0);
+    const links = many.stdout.trim().split('\n');
+    expect(links).toHaveLength(awkward.length);
+    for (const [i, link] of links.entries()) {
+      const bytes = await new Client(server.baseUrl).get(new URL(link).pathname.replace(/^\//, '/api/files/'));
+      expect(bytes.text, link).toBe(`bytes of ${awkward[i]}`);
+    }
     const missing = await bash(file, path.join(dir, 'nope.txt'));
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/not a file/);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('uploads with the generated Flameshot script, and says why when the server refuses', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-flameshot-'));
+    const file = path.join(dir, 'hoard-flameshot.sh');
+    fs.writeFileSync(file, (await owner.get('/api/profile/flameshot')).text, { mode: 0o755 });
+    // A stand-in for Flameshot that "takes" a screenshot: a PNG on its standard output.
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    fs.writeFileSync(path.join(dir, 'shot.png'), png);
+    fs.writeFileSync(path.join(dir, 'flameshot'), `#!/bin/sh\ncat '${path.join(dir, 'shot.png')}'\n`, { mode: 0o755 });
+    const run = () =>
+      new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+        execFile('bash', [file], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, PATH: `${dir}:/usr/bin:/bin` } }, (error, stdout, stderr) => resolve({ status: error ? Number(error.code ?? 1) : 0, stdout, stderr }));
+      });
+    const done = await run();
+    expect(done.status, done.stderr).toBe(0);
+    const raw = await new Client(server.baseUrl).get(new URL(done.stdout.trim()).pathname.replace(/^\//, '/api/files/'));
+    expect(raw.status).toBe(200);
+    expect(raw.headers.get('content-type')).toBe('image/png');
+    // Regenerated since: the script's credential is refused, and the script says so.
+    expect((await owner.post('/api/profile/upload-token')).status).toBe(200);
+    const refused = await run();
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/upload failed \(401\): .*Unauthorized/);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
