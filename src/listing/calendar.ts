@@ -58,7 +58,10 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
 const canonicalNames = new Map<string, string>();
 
 /**
- * The canonical name of a time zone Intl knows (IANA names, case-insensitively, and UTC), or null.
+ * The name to echo for a time zone Intl knows (IANA names, case-insensitively, and UTC), or null.
+ * ICU answers with its own canonical IDs, which keep IANA's retired spellings (Asia/Calcutta for
+ * Asia/Kolkata, Europe/Kiev for Europe/Kyiv): its answer is used only to put the client's own name
+ * in its proper case, and a name ICU counts as another's alias is echoed as the client wrote it.
  */
 export function canonicalTimeZone(timeZone: string): string | null {
   if (timeZone.length === 0 || timeZone.length > 64) return null;
@@ -66,7 +69,8 @@ export function canonicalTimeZone(timeZone: string): string | null {
   const known = canonicalNames.get(timeZone);
   if (known) return known;
   try {
-    const canonical = new Intl.DateTimeFormat('en-US', { timeZone }).resolvedOptions().timeZone;
+    const resolved = new Intl.DateTimeFormat('en-US', { timeZone }).resolvedOptions().timeZone;
+    const canonical = resolved.toLowerCase() === timeZone.toLowerCase() ? resolved : timeZone;
     if (canonicalNames.size >= 1000) canonicalNames.clear();
     canonicalNames.set(timeZone, canonical);
     return canonical;

@@ -841,6 +841,10 @@ describe('GET /api/files/timeline', () => {
     expect(berlin).toMatchObject({ timezone: 'Europe/Berlin', order: 'oldest', total: 4 });
     expect(berlin.buckets.map((b: { key: string }) => b.key)).toEqual(['2024-01', '2024-04', '2024-12']);
     expect(berlin.buckets[1]).toEqual({ key: '2024-04', from: '2024-03-31T22:00:00.000Z', to: '2024-04-30T22:00:00.000Z', count: 1 });
+    // IANA names are echoed as IANA writes them, not as ICU's older spellings (Asia/Calcutta).
+    for (const [sent, echoed] of [['Asia/Kolkata', 'Asia/Kolkata'], ['Europe/Kyiv', 'Europe/Kyiv'], ['America/Argentina/Buenos_Aires', 'America/Argentina/Buenos_Aires'], ['europe/berlin', 'Europe/Berlin']]) {
+      expect((await timeline(m, { groupBy: 'month', timezone: sent! })).body.data.timezone, sent).toBe(echoed);
+    }
 
     const none = (await timeline(m)).body.data;
     expect(none.groupBy).toBe('none');

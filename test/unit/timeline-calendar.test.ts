@@ -139,6 +139,10 @@ describe('time zone names', () => {
     expect(canonicalTimeZone('Europe/Berlin')).toBe('Europe/Berlin');
     expect(canonicalTimeZone('UTC')).toBe('UTC');
     expect(canonicalTimeZone('europe/berlin')).toBe('Europe/Berlin');
+    // ICU's own IDs include IANA's retired spellings: a current name is kept as written.
+    expect(canonicalTimeZone('Asia/Kolkata')).toBe('Asia/Kolkata');
+    expect(canonicalTimeZone('Asia/Calcutta')).toBe('Asia/Calcutta');
+    expect(canonicalTimeZone('Pacific/Pohnpei')).toBe('Pacific/Pohnpei');
     expect(canonicalTimeZone('Mars/Olympus_Mons')).toBeNull();
     expect(canonicalTimeZone('')).toBeNull();
   });
