@@ -30,3 +30,9 @@ export type Scope = (typeof scopes)[number];
  * and entries a manifest lists.
  */
 export const archiveLimits = { files: 500, manifestEntries: 10_000 } as const;
+
+/**
+ * A file's MIME type is at most 255 characters (RFC 6838: 127 for the type and the subtype each):
+ * what an upload may declare and what the listing's `types` filter takes.
+ */
+export const MIME_TYPE_MAX_LENGTH = 255;

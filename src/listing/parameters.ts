@@ -1,6 +1,7 @@
 import { invalid } from '../errors.ts';
 import { canonicalTimeZone, groupings, type GroupBy } from './calendar.ts';
 import { foldForSearch } from '../shared/search-text.ts';
+import { MIME_TYPE_MAX_LENGTH } from '../api/vocabulary.ts';
 
 /**
  * The query parameters of GET /api/files and GET /api/files/timeline (spec, GET /api/files), checked
@@ -24,7 +25,7 @@ export const listingLimits = {
   maxLimit: 100,
   searchLength: 500,
   types: 100,
-  typeLength: 255,
+  typeLength: MIME_TYPE_MAX_LENGTH,
 } as const;
 
 /** A selection of the account's files; null fields do not filter. */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { fileTypeFromBuffer } from 'file-type';
 import mime from 'mime';
 import { invalid } from '../errors.ts';
+import { MIME_TYPE_MAX_LENGTH } from '../api/vocabulary.ts';
 
 /** Enough bytes for every signature file-type knows. */
 const HEAD_BYTES = 4100;
@@ -74,6 +75,7 @@ function compatible(declared: string, detected: string): boolean {
 
 /** Refuses a declared type that is no MIME type (`type/subtype`, parameters allowed): a 400. */
 export function checkDeclaredType(declared: string): void {
+  if (declared.length > MIME_TYPE_MAX_LENGTH) throw invalid(`The declared file type is not a MIME type: it is at most ${MIME_TYPE_MAX_LENGTH} characters`);
   if (!/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/.test(normalizeMimeType(declared))) throw invalid(`The declared file type "${declared}" is not a MIME type`);
 }
 

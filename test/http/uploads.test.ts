@@ -349,6 +349,21 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       const claimed = await raw('Content-Disposition: form-data; name="file"; filename="shot.png"\r\nContent-Type: image/jpeg', PNG_1X1);
       expect([claimed.status, claimed.body.error]).toEqual([400, 'The declared file type image/jpeg does not match the content, which is image/png']);
     });
+
+    it('refuses a declared type longer than a MIME type can be, as a chunked upload does', async () => {
+      // 255 characters (RFC 6838: 127 for the type and the subtype each): a longer one could be
+      // stored but never filtered on (the listing's `types` takes at most 255).
+      const user = await member();
+      const long = `text/${'x'.repeat(300)}`;
+      const refused = await uploadFile(user, 'long.txt', 'some text\n', { type: long });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatch(/at most 255 characters/);
+      const longest = `text/${'x'.repeat(250)}`;
+      const kept = await uploadFile(user, 'longest.txt', 'some text\n', { type: longest });
+      expect([kept.status, kept.body.data?.type]).toEqual([200, longest]);
+      const listed = await user.get(`/api/files?types=${encodeURIComponent(longest)}`);
+      expect([listed.status, listed.body.pagination?.total]).toEqual([200, 1]);
+    });
   });
 
   describe('naming', () => {

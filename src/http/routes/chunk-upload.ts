@@ -4,6 +4,7 @@ import { principalOf, type App, type RouteModule } from '../route-module.ts';
 import type { AppContext } from '../../context.ts';
 import type { Principal } from '../../auth/principal.ts';
 import { invalid } from '../../errors.ts';
+import { MIME_TYPE_MAX_LENGTH } from '../../api/vocabulary.ts';
 import { planUpload } from '../../uploads/upload-plan.ts';
 import { requestOptionsShape, toRequestOptions } from '../../uploads/option-fields.ts';
 import { uploadLinks } from '../../files/file-views.ts';
@@ -15,7 +16,7 @@ import { chunkSessionResponse, partResponse, partUrlQueryResponse, partUrlRespon
 
 const initBody = z.strictObject({
   filename: z.string().min(1).max(1024),
-  mimeType: z.string().min(1).max(255).optional(),
+  mimeType: z.string().min(1).max(MIME_TYPE_MAX_LENGTH).optional(),
   size: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
   ...requestOptionsShape,
   // Retired; accepted and ignored (spec).
