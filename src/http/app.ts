@@ -222,12 +222,16 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   app.setErrorHandler((error: Error, request, reply) => {
     const answered = answeredAlready(request);
     if (answered) return sendError(request, reply, answered.status, answered.message);
+    // A path with no route (or a method it does not have) is that, whatever its body: a body the
+    // parser refused is no reason to answer 400 for it.
+    if (request.is404) return answerNoRoute(request, reply);
     // A client that hung up before its body was read: a client mistake, answered (to nobody) as one,
     // not a server error. What it had sent is cleaned up where it was being stored.
     if (clientHungUp(request, error)) return sendError(request, reply, 400, 'The client closed the connection before its request was read');
     return handleError(error, request, reply);
   });
-  app.setNotFoundHandler((request, reply) => {
+  app.setNotFoundHandler((request, reply) => answerNoRoute(request, reply));
+  function answerNoRoute(request: FastifyRequest, reply: FastifyReply) {
     const path = request.url.split('?')[0]!;
     // A path the route table has, asked with a method it does not have: 405 and the methods it has
     // (HEAD goes with GET and is not listed); OPTIONS is answered with them.
@@ -240,7 +244,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     }
     if (path.startsWith('/api/')) return sendError(request, reply, 404, `No route ${request.method} ${path}`);
     return reply.code(404).type('text/html; charset=utf-8').send(renderNotFoundPage());
-  });
+  }
 
   // Each module in its own encapsulated scope (route-module.ts), after the root's parsers, hooks and
   // handlers, which every scope inherits.

@@ -5,7 +5,9 @@
  * A route that reads a body of its own kind (`consumes`: an upload's multipart, a chunk's bytes)
  * answers a JSON body in its own words.
  */
-export function unexpectedBodyProblem(request: { body: unknown; headers: Record<string, unknown>; routeOptions: { schema?: { body?: unknown; consumes?: unknown } } }): string | null {
+export function unexpectedBodyProblem(request: { body: unknown; headers: Record<string, unknown>; is404: boolean; routeOptions: { schema?: { body?: unknown; consumes?: unknown } } }): string | null {
+  // No route: the answer is its 404 or 405, whatever the body.
+  if (request.is404) return null;
   const schema = request.routeOptions.schema;
   if (schema?.body !== undefined || schema?.consumes !== undefined || request.body === undefined) return null;
   if (!/^application\/json\b/i.test(String(request.headers['content-type'] ?? ''))) return null;

@@ -65,4 +65,16 @@ describe('methods a path does not have', () => {
     expect(response.allow).toBeNull();
     expect(response.body).toEqual({ success: false, error: expect.any(String) });
   });
+
+  it.each([
+    ['a JSON body with fields', '{"a":1}'],
+    ['a JSON body that is not JSON', '{"a":'],
+  ])('answers a path with no route, or a method it does not have, by its 404 or 405 whatever it is sent: %s', async (_, body) => {
+    const send = async (method: string, path: string) => {
+      const response = await fetch(server.baseUrl + path, { method, body, headers: { 'content-type': 'application/json' } });
+      return { status: response.status, allow: response.headers.get('allow') };
+    };
+    expect(await send('POST', '/api/nothing')).toEqual({ status: 404, allow: null });
+    expect(await send('POST', '/api/files/some-id/download')).toEqual({ status: 405, allow: 'GET' });
+  });
 });
