@@ -154,7 +154,10 @@ export function openApiTransform(policyOf: (method: string, url: string) => Rout
       if (entry instanceof $ZodType || entry.content) zodEntries[status] = entry;
       else plain[status] = entry;
     }
-    const result = jsonSchemaTransform({ ...document, schema: { ...schema, response: zodEntries } });
+    // A body or headers the route reads itself are documented as if Fastify read them.
+    const { documentedBody, documentedHeaders, ...own } = schema;
+    const described = { ...own, ...(documentedBody === undefined ? {} : { body: documentedBody }), ...(documentedHeaders === undefined ? {} : { headers: documentedHeaders }) };
+    const result = jsonSchemaTransform({ ...document, schema: { ...described, response: zodEntries } });
     const out = result.schema as Record<string, unknown> & { response?: Record<string, unknown> };
     out.response = { ...(out.response ?? {}), ...plain };
     const { security, description } = securityOf(policy.access);

@@ -8,6 +8,15 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
   }
+  interface FastifySchema {
+    /**
+     * For the OpenAPI document only: the body of a route that reads its own (an upload's multipart
+     * form, a chunk's raw bytes), which Fastify must not parse or check as `body`.
+     */
+    documentedBody?: unknown;
+    /** For the OpenAPI document only: headers the route reads itself (the upload selectors). */
+    documentedHeaders?: unknown;
+  }
   interface FastifyContextConfig {
     /** The route's row of the route policy table, attached when the route is registered (app.ts, onRoute). */
     policy?: RoutePolicy;

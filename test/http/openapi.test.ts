@@ -9,6 +9,8 @@ import { routePolicies, type RoutePolicy } from '../../src/auth/route-policy.ts'
 
 interface Operation {
   security?: Array<Record<string, string[]>>;
+  parameters?: Array<{ in: string; name: string }>;
+  requestBody?: { required?: boolean; content: Record<string, { schema?: { format?: string; properties?: Record<string, { format?: string }>; required?: string[] } }> };
   responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
   'x-scope'?: string;
   'x-permission'?: string;
@@ -87,6 +89,22 @@ describe('the OpenAPI document', () => {
       } else {
         expect(operation.security, where).toEqual([]);
       }
+    }
+  });
+
+  it('describes the bodies of the upload routes, which are not JSON, and their header selectors', () => {
+    // A client made from the document must be able to upload: the multipart form with its `file`
+    // part and option fields, a chunk's raw bytes, and the profile and folder headers.
+    const upload = document.paths['/api/files']!.post!;
+    const form = upload.requestBody?.content['multipart/form-data']?.schema;
+    expect(form?.required).toContain('file');
+    expect(form?.properties?.['file']?.format).toBe('binary');
+    for (const field of ['visibility', 'password', 'expiration', 'expiresAt', 'expiryAction', 'randomizeFileUrls', 'shareStyle', 'tagIds']) expect(Object.keys(form?.properties ?? {})).toContain(field);
+    const part = document.paths['/api/files/chunks/{uploadId}/part/{partNumber}']!.put!;
+    expect(part.requestBody?.content['application/octet-stream']?.schema?.format).toBe('binary');
+    for (const operation of [upload, document.paths['/api/files/chunks']!.post!]) {
+      const headers = (operation.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name.toLowerCase());
+      expect(headers).toEqual(expect.arrayContaining(['x-upload-profile', 'x-upload-folder']));
     }
   });
 

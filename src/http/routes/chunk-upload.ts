@@ -10,7 +10,7 @@ import { requestOptionsShape, toRequestOptions } from '../../uploads/option-fiel
 import { uploadLinks } from '../../files/file-views.ts';
 import { isTokenActive } from '../../tokens/named-tokens.ts';
 import { checkUploadId, completeChunkedUpload, parsePartNumber, partUrl, putPart, startChunkedUpload, type CompletionRequest } from '../../chunks/chunked-upload.ts';
-import { selectorQuery, selectorsOf } from '../upload-selectors.ts';
+import { selectorHeaders, selectorQuery, selectorsOf } from '../upload-selectors.ts';
 import { discardRestOfBody } from '../request-body.ts';
 import { chunkSessionResponse, partResponse, partUrlQueryResponse, partUrlResponse, uploadLinksSchema, wrappedUploadLinksResponse } from '../../api/uploads.ts';
 
@@ -46,7 +46,7 @@ function tokenCheck(ctx: AppContext, principal: Principal) {
 export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['chunked uploads'];
 
-  app.post('/api/files/chunks', { schema: { tags, summary: 'Start a chunked upload', querystring: selectorQuery, body: initBody, response: { 200: chunkSessionResponse } } }, async (request) => {
+  app.post('/api/files/chunks', { schema: { tags, summary: 'Start a chunked upload', querystring: selectorQuery, documentedHeaders: selectorHeaders, body: initBody, response: { 200: chunkSessionResponse } } }, async (request) => {
     const principal = principalOf(request);
     const plan = await planUpload(ctx.db, principal, selectorsOf(request));
     const { filename, mimeType, size, copyFormat: _ignored, ...options } = request.body;
@@ -75,7 +75,16 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
     rawBody.addContentTypeParser('application/octet-stream', (_request, payload, done) => done(null, payload));
     rawBody.put(
       '/api/files/chunks/:uploadId/part/:partNumber',
-      { schema: { tags, summary: 'Upload one part (raw application/octet-stream, at most 64 MiB)', params: partParams, consumes: ['application/octet-stream'], response: { 200: partResponse } } },
+      {
+        schema: {
+          tags,
+          summary: 'Upload one part (raw application/octet-stream, at most 64 MiB)',
+          params: partParams,
+          consumes: ['application/octet-stream'],
+          documentedBody: z.string().meta({ format: 'binary' }).describe("The part's bytes"),
+          response: { 200: partResponse },
+        },
+      },
       async (request) => {
         const uploadId = checkUploadId(request.params.uploadId);
         const partNumber = parsePartNumber(request.params.partNumber);

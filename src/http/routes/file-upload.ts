@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { requestOptionsShape } from '../../uploads/option-fields.ts';
 import multipart from '@fastify/multipart';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { invalid } from '../../errors.ts';
@@ -5,9 +7,22 @@ import { planUpload } from '../../uploads/upload-plan.ts';
 import { receiveSingleUpload } from '../../uploads/single-upload.ts';
 import { uploadLinks } from '../../files/file-views.ts';
 import { discardRestOfBody, multipartBoundaryProblem, multipartMistake } from '../request-body.ts';
-import { selectorQuery, selectorsOf } from '../upload-selectors.ts';
+import { selectorHeaders, selectorQuery, selectorsOf } from '../upload-selectors.ts';
 import { ok } from '../responses.ts';
 import { uploadResponse } from '../../api/uploads.ts';
+
+/** The form POST /api/files reads (contract §4), for the OpenAPI document: every value is text. */
+const uploadForm = z.object({
+  file: z.string().meta({ format: 'binary' }).describe('The file: exactly one part named "file"; its Content-Type is the declared type'),
+  visibility: requestOptionsShape.visibility,
+  password: requestOptionsShape.password,
+  expiration: requestOptionsShape.expiration,
+  expiresAt: z.string().optional().describe('ISO 8601 with an offset; empty or "null" for no expiry'),
+  expiryAction: requestOptionsShape.expiryAction,
+  randomizeFileUrls: z.enum(['true', 'false']).optional(),
+  shareStyle: requestOptionsShape.shareStyle,
+  tagIds: z.string().optional().describe('A JSON array of owned tag IDs, as text'),
+});
 
 export const fileUploadRoutes: RouteModule = async (app, { ctx }) => {
   // The form parser is this route's alone (other routes answer a form with 415). The file size is
@@ -24,6 +39,8 @@ export const fileUploadRoutes: RouteModule = async (app, { ctx }) => {
         description:
           'Optional text fields: visibility, password, expiration, expiresAt, expiryAction, randomizeFileUrls, shareStyle, tagIds (JSON array). Selectors: X-Upload-Profile / profileId, X-Upload-Folder / folderId (an ID or "none").',
         querystring: selectorQuery,
+        documentedHeaders: selectorHeaders,
+        documentedBody: uploadForm,
         consumes: ['multipart/form-data'],
         response: { 200: uploadResponse },
       },
