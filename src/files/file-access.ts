@@ -116,6 +116,16 @@ export function isActiveContent(mimeType: string): boolean {
   return activeTypes.has(type) || type.endsWith('+xml');
 }
 
+/**
+ * The Content-Type a file's bytes are sent with: its stored type, and for text `charset=utf-8`.
+ * The stored type is the bare MIME type (a declared charset is not kept), and a browser reads text
+ * without a charset as windows-1252, garbling every UTF-8 file that is not plain ASCII; UTF-8 is
+ * what text files are written in today (docs/decisions.md, "Declared and detected types").
+ */
+export function servedContentType(mimeType: string): string {
+  return /^text\/[^;]+$/i.test(mimeType) ? `${mimeType}; charset=utf-8` : mimeType;
+}
+
 /** One `bytes=` range of the Range header; multiple ranges are answered with the whole file. */
 export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
   if (!header) return null;

@@ -195,6 +195,15 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect(raw.status).toBe(200);
       expect(raw.headers.get('content-type')).toMatch(/^text\/plain(;|$)/);
       expect(raw.text).toBe(alphabet);
+
+      // Text is sent as UTF-8: without a charset a browser reads `Grüße` as windows-1252.
+      const words = 'Grüße — 日本語 “quotes” café\n';
+      const unicode = await upload('unicode.txt', words, { type: 'text/plain; charset=utf-8' });
+      for (const path of [unicode.raw, `/api/files/${unicode.id}/download`]) {
+        const served = await fetch(server.baseUrl + path);
+        expect(served.headers.get('content-type'), path).toBe('text/plain; charset=utf-8');
+        expect(new TextDecoder().decode(await served.arrayBuffer())).toBe(words);
+      }
     });
 
     it('serves a file named "download" from its raw URL, counting a view, not a download', async () => {

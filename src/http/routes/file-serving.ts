@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../route-module.ts';
 import type { AppContext } from '../../context.ts';
-import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveContent, parseRange, unlockCookieName, unlockToken, type FileRow } from '../../files/file-access.ts';
+import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveContent, parseRange, servedContentType, unlockCookieName, unlockToken, type FileRow } from '../../files/file-access.ts';
 import { viewerOf } from '../viewer.ts';
 import { checkFilePassword } from '../../files/unlock.ts';
 import { forbidden, notFound, unauthorized } from '../../errors.ts';
@@ -34,7 +34,7 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
     .header('Content-Security-Policy', "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'; sandbox")
     .header('Cache-Control', file.visibility === 'PUBLIC' && file.passwordHash === null ? 'public, max-age=300' : 'private, no-store')
     .header('Content-Disposition', contentDisposition(active ? 'attachment' : disposition, file.name))
-    .type(file.mimeType);
+    .type(servedContentType(file.mimeType));
 
   if (notModified(request, etag)) {
     await counted();
