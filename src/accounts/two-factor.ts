@@ -86,6 +86,8 @@ function newRecoveryCode(): string {
 }
 
 const normalizeRecoveryCode = (code: string) => code.trim().toLowerCase().replace(/[\s-]/g, '');
+/** A code as typed: authenticator apps show it in groups ("123 456"), so spaces are no part of it. */
+const typedCode = (code: string) => code.replace(/\s/g, '');
 const recoveryHash = (code: string) => sha256Hex(normalizeRecoveryCode(code));
 
 /** Replaces the account's recovery codes with new ones; returns them (shown once). */
@@ -103,7 +105,7 @@ export async function enableTotp(deps: Deps, userId: string, code: string): Prom
   if (state.totpSecretSealed !== null) throw conflict('Two-factor is already on');
   if (state.totpPendingSealed === null) throw conflict('Set up two-factor first (POST /api/auth/totp/setup)');
   const secret = deps.secretBox.open(state.totpPendingSealed, sealContext(userId));
-  const step = acceptedStep(secret, code.trim(), null, Date.now());
+  const step = acceptedStep(secret, typedCode(code), null, Date.now());
   if (step === null) throw invalid('code: not a current code of the new secret; check the time on your device');
   return deps.db.transaction().execute(async (trx) => {
     const result = await trx
@@ -203,7 +205,7 @@ export async function completeTwoFactorSignIn(deps: Deps, input: { ticket: strin
 
   const state = await totpState(deps.db, owner.id);
   if (state.totpSecretSealed === null) throw unauthorized();
-  const code = input.code.trim();
+  const code = typedCode(input.code);
   let accepted = false;
   const step = acceptedStep(deps.secretBox.open(state.totpSecretSealed, sealContext(owner.id)), code, state.totpLastStep, now);
   if (step !== null) accepted = await claimStep(deps.db, owner.id, step);
