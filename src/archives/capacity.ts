@@ -2,23 +2,35 @@
  * Archive-processing capacity (contract §9): each process works on at most `limit` archive requests
  * at a time. A slot is taken only after the request is validated and authorized, and given back
  * when its response ends or its client goes away.
+ *
+ * Readers of share pages (who need no account, and may simply stop reading an entry) take at most
+ * half of the slots, so that they can never leave the owners' own libraries without one.
  */
 export class ArchiveCapacity {
   private busy = 0;
+  private sharedBusy = 0;
   private readonly limit: number;
+  private readonly sharedLimit: number;
   constructor(limit: number) {
     this.limit = limit;
+    this.sharedLimit = Math.max(1, Math.floor(limit / 2));
   }
 
-  /** A release function (idempotent), or null when every slot is taken. */
-  reserve(): (() => void) | null {
+  /**
+   * A release function (idempotent), or null when no slot is free for this request: `shared` for a
+   * share page's reading (its page, manifest or entry).
+   */
+  reserve(use: 'library' | 'shared'): (() => void) | null {
     if (this.busy >= this.limit) return null;
+    if (use === 'shared' && this.sharedBusy >= this.sharedLimit) return null;
     this.busy += 1;
+    if (use === 'shared') this.sharedBusy += 1;
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.busy -= 1;
+      if (use === 'shared') this.sharedBusy -= 1;
     };
   }
 

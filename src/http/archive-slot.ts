@@ -9,8 +9,8 @@ import { sendError } from './error-responses.ts';
  * authorized, so a client mistake gets its 4xx whatever the capacity. False: every slot is busy and
  * the 503 with Retry-After has been sent.
  */
-export function reserveArchiveSlot(capacity: ArchiveCapacity, request: FastifyRequest, reply: FastifyReply): boolean {
-  const release = capacity.reserve();
+export function reserveArchiveSlot(capacity: ArchiveCapacity, request: FastifyRequest, reply: FastifyReply, use: 'library' | 'shared'): boolean {
+  const release = capacity.reserve(use);
   if (!release) {
     reply.header('Retry-After', String(ARCHIVE_RETRY_AFTER_SECONDS));
     sendError(request, reply, 503, 'Too many archives are being read right now; try again shortly');

@@ -142,3 +142,48 @@ describe.each(storageKinds)('archives on %s storage', (kind) => {
   });
 });
 
+
+describe.each(storageKinds)('archive capacity shared with the public on %s storage', (kind) => {
+  // Anyone may read a public archive's entries from its share page; such readers (who need no
+  // account) take at most half of the slots, so the owners' own libraries always have the rest.
+  let server: TestServer;
+  let stopStorage: () => Promise<void>;
+  let owner: Awaited<ReturnType<typeof signUp>>;
+  let archiveId: string;
+  let shareUrl: string;
+
+  beforeAll(async () => {
+    const storage = await storageEnv(kind);
+    stopStorage = storage.stop;
+    server = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', ARCHIVE_CONCURRENCY: '4' });
+    owner = await signUp(server.baseUrl);
+    const zip = await zipBytes([{ name: 'small.txt', data: 'small' }, { name: 'big.bin', data: Buffer.alloc(BIG) }]);
+    const uploaded = await uploadFile(owner, 'public.zip', zip, { type: 'application/zip', fields: { visibility: 'PUBLIC' } });
+    expect(uploaded.status).toBe(200);
+    archiveId = idOf(uploaded.body.data);
+    shareUrl = `${server.baseUrl}/api/share${new URL(uploaded.body.data.url).pathname}/archive`;
+  });
+  afterAll(async () => {
+    await server?.close();
+    await stopStorage?.();
+  });
+
+  it('lets readers of share pages hold at most half of the slots; the owner still reads', async () => {
+    const held: AbortController[] = [];
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const controller = new AbortController();
+      // Clients that never read their 32 MiB entry.
+      const answer = await fetch(`${shareUrl}/entry`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ path: 'big.bin' }), signal: controller.signal });
+      statuses.push(answer.status);
+      if (answer.status === 200) held.push(controller);
+      else await answer.text();
+    }
+    expect(statuses).toEqual([200, 200, 503, 503]);
+    // The owner's library has the other half.
+    expect((await owner.get(`/api/archives/${archiveId}`)).status).toBe(200);
+    expect((await owner.get(`/api/archives/${archiveId}/entry?path=small.txt`)).status).toBe(200);
+    for (const controller of held) controller.abort();
+    await expect.poll(async () => (await fetch(shareUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status, { timeout: 10_000 }).toBe(200);
+  });
+});

@@ -45,7 +45,7 @@ const entryQuery = z.object({ path: z.string({ error: 'is required: the entry pa
  */
 export const archiveRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['archives'];
-  const reserve = (request: FastifyRequest, reply: FastifyReply) => reserveArchiveSlot(ctx.archiveCapacity, request, reply);
+  const reserve = (request: FastifyRequest, reply: FastifyReply) => reserveArchiveSlot(ctx.archiveCapacity, request, reply, 'library');
 
   /** The caller's own file, or 404 (another account's file too). */
   async function ownedFile(request: FastifyRequest, fileId: string) {

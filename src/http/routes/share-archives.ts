@@ -80,7 +80,7 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
     },
     async (request, reply) => {
       const file = await sharedFile(request, request.params.urlId, request.params.name, request.body?.password);
-      if (!reserveArchiveSlot(ctx.archiveCapacity, request, reply)) return reply;
+      if (!reserveArchiveSlot(ctx.archiveCapacity, request, reply, 'shared')) return reply;
       cacheHeaders(reply, file);
       return ok(await readingArchive(request.log, file, () => readManifest(ctx.storage, file.storageKey, file.size)));
     },
@@ -100,7 +100,7 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
     async (request, reply) => {
       const { path } = request.body;
       const file = await sharedFile(request, request.params.urlId, request.params.name, request.body.password);
-      if (!reserveArchiveSlot(ctx.archiveCapacity, request, reply)) return reply;
+      if (!reserveArchiveSlot(ctx.archiveCapacity, request, reply, 'shared')) return reply;
       const entry = await readingArchive(request.log, file, () => openEntry(ctx.storage, file.storageKey, file.size, path));
       cacheHeaders(reply, file);
       return sendEntry(reply, path, entry);

@@ -45,7 +45,7 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
    */
   async function archiveManifest(file: FileRow): Promise<ArchiveManifest | null | 'later'> {
     if (!mayBeArchive(file)) return null;
-    const release = ctx.archiveCapacity.reserve();
+    const release = ctx.archiveCapacity.reserve('shared');
     if (!release) return 'later';
     const budget = new AbortController();
     const timer = setTimeout(() => budget.abort(), SHARE_PAGE_MANIFEST_MS);
