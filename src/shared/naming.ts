@@ -16,9 +16,21 @@ export function sanitizeFileName(raw: string): string {
   if (name === '' || name === '.' || name === '..') name = 'file';
   if (name.length > MAX_NAME_LENGTH) {
     const ext = path.posix.extname(name).slice(0, 20);
-    name = name.slice(0, MAX_NAME_LENGTH - ext.length) + ext;
+    let end = MAX_NAME_LENGTH - ext.length;
+    // Not between the two halves of a character beyond the BMP (an emoji): that half alone is no text.
+    if (/[\uDC00-\uDFFF]/.test(name[end] ?? '')) end -= 1;
+    name = name.slice(0, end) + ext;
   }
   return name;
+}
+
+/**
+ * A multipart part's file name as the sender meant it. The HTML form encoding (browsers, and curl
+ * after them) writes `"` as `%22` and CR and LF as `%0D` and `%0A`; nothing else is encoded, so
+ * nothing else is decoded.
+ */
+export function formFileName(raw: string): string {
+  return raw.replace(/%22|%0D|%0A/gi, (code) => String.fromCharCode(parseInt(code.slice(1), 16)));
 }
 
 /** `photo.png`, then `photo-1.png`, `photo-2.png`, … */

@@ -59,7 +59,8 @@ export interface NewToken {
 /** Bound upload profile: only for tokens with files:upload, of the same account (spec, Named API token). */
 async function validate(account: AccountScope, input: NewToken, now: number): Promise<void> {
   const name = input.name.trim();
-  if (name.length < 1 || input.name.length > tokenLimits.nameLength) throw invalid(`name: must be 1 to ${tokenLimits.nameLength} characters`);
+  // Characters, as the specification counts them (and zod does), not UTF-16 units.
+  if (name.length < 1 || [...input.name].length > tokenLimits.nameLength) throw invalid(`name: must be 1 to ${tokenLimits.nameLength} characters`);
   if (input.scopes.length === 0) throw invalid('scopes: at least one scope is required');
   if (new Set(input.scopes).size !== input.scopes.length) throw invalid('scopes: a scope is listed twice');
   if (input.expiresAt && input.expiresAt.getTime() <= now) throw invalid('expiresAt: must be in the future');

@@ -8,6 +8,7 @@ import { commitStored, discardStored, storeBytes, type StoredBytes } from './sto
 import type { FileRow } from '../files/file-access.ts';
 import { resolveOptions, type UploadPlan } from './upload-plan.ts';
 import { parseOptionFields, type OptionFields } from './option-fields.ts';
+import { formFileName } from '../shared/naming.ts';
 
 export const FILE_FIELD = 'file';
 
@@ -48,7 +49,7 @@ export async function receiveSingleUpload(ctx: AppContext, principal: Principal,
       await resolveOptions(ctx.db, principal, plan, parseOptionFields(fields));
       try {
         const bytes = await storeBytes(ctx, principal.user.id, file.file, { maxBytes: allowance.maxBytes, contentType: file.mimetype });
-        stored = { bytes, fileName: file.filename || 'file', declared: file.mimetype || undefined };
+        stored = { bytes, fileName: formFileName(file.filename || 'file'), declared: file.mimetype || undefined };
       } catch (error) {
         if (error instanceof StorageLimitError) throw overLimit(allowance);
         throw error;

@@ -53,7 +53,8 @@ export function validateReceiverUrl(value: string, allowPrivate: boolean): strin
 
 function validateName(value: string): string {
   const name = value.trim();
-  if (name.length < 1 || name.length > webhookLimits.nameLength) throw invalid(`name: must be 1 to ${webhookLimits.nameLength} characters`);
+  // Characters (as zod counts them), not UTF-16 units.
+  if (name.length < 1 || [...name].length > webhookLimits.nameLength) throw invalid(`name: must be 1 to ${webhookLimits.nameLength} characters`);
   return name;
 }
 

@@ -59,6 +59,10 @@ describe('creating named tokens', () => {
     const response = await create(owner, { name: 'n'.repeat(80), scopes: ['urls:read'], expiresAt, profileId: null });
     expect(response.status).toBe(201);
     expect(response.body.data.token.expiresAt).toBe(expiresAt);
+    // Characters, not UTF-16 units: 80 emoji are 80 characters.
+    const emoji = await create(owner, { name: '🔑'.repeat(80), scopes: ['urls:read'] });
+    expect([emoji.status, emoji.body.data?.token?.name]).toEqual([201, '🔑'.repeat(80)]);
+    expect((await create(owner, { name: '🔑'.repeat(81), scopes: ['urls:read'] })).status).toBe(400);
   });
 
   it('binds a profile only with files:upload and only a profile of the same account', async () => {

@@ -370,12 +370,14 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
     it('sanitises names, suffixes collisions and keeps /<urlId>/<name> unique', async () => {
       const user = await member();
       const names: string[] = [];
-      for (const raw of ['report.pdf', 'report.pdf', 'report.pdf', '../../etc/passwd', 'my holiday <photo>.jpg', '.hidden', 'ärger über.txt']) {
+      // A form sends `say "hi".txt` as `say %22hi%22.txt` (the HTML form encoding): the quotes go,
+      // not as the digits 22.
+      for (const raw of ['report.pdf', 'report.pdf', 'report.pdf', '../../etc/passwd', 'my holiday <photo>.jpg', '.hidden', 'ärger über.txt', 'say "hi".txt']) {
         const response = await uploadFile(user, raw, 'x', { type: 'application/octet-stream' });
         expect(response.status).toBe(200);
         names.push(response.body.data.name);
       }
-      expect(names).toEqual(['report.pdf', 'report-1.pdf', 'report-2.pdf', 'passwd', 'my_holiday_photo.jpg', 'hidden', 'ärger_über.txt']);
+      expect(names).toEqual(['report.pdf', 'report-1.pdf', 'report-2.pdf', 'passwd', 'my_holiday_photo.jpg', 'hidden', 'ärger_über.txt', 'say_hi.txt']);
       const urlId = await urlIdOf(user);
       const unicode = await new Client(server.baseUrl).get(`/api/files/${urlId}/${encodeURIComponent('ärger_über.txt')}`);
       expect(unicode.status).toBe(200);

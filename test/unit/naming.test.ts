@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nameFromBytes } from '../../src/shared/naming.ts';
+import { formFileName, nameFromBytes, sanitizeFileName } from '../../src/shared/naming.ts';
 
 describe('names stored as bytes', () => {
   it('reads a name as UTF-8 when it is UTF-8, as Latin-1 otherwise', () => {
@@ -8,5 +8,26 @@ describe('names stored as bytes', () => {
     // A lone continuation byte, or a truncated sequence, is not UTF-8 either.
     expect(nameFromBytes(Buffer.from([0x61, 0x80]))).toBe('a\u0080');
     expect(nameFromBytes(Buffer.from([0x61, 0xe2, 0x9c]))).toBe('a\u00e2\u009c');
+  });
+});
+
+describe('sanitised file names', () => {
+  it('are cut to length between characters, never inside one', () => {
+    // 195 letters, then emoji of two UTF-16 units each: the cut before `.txt` (at 196 units) falls
+    // inside the first emoji, which goes whole.
+    const cut = sanitizeFileName(`${'a'.repeat(195)}😀😀😀.txt`);
+    expect(cut).toBe(`${'a'.repeat(195)}.txt`);
+    expect(cut.isWellFormed()).toBe(true);
+    expect(cut.endsWith('.txt')).toBe(true);
+    expect(cut.length).toBeLessThanOrEqual(200);
+  });
+
+  it('reads the quotes and line breaks a browser sends percent-encoded in a form file name', () => {
+    // The HTML form encoding writes " as %22 and CR, LF as %0D, %0A; they were kept as digits.
+    expect(formFileName('say %22hi%22.txt')).toBe('say "hi".txt');
+    expect(sanitizeFileName(formFileName('say %22hi%22.txt'))).toBe('say_hi.txt');
+    expect(formFileName('a%0D%0Ab.txt')).toBe('a\r\nb.txt');
+    // Nothing else is decoded: a name with a percent sign of its own keeps it.
+    expect(formFileName('100%25 done.txt')).toBe('100%25 done.txt');
   });
 });
