@@ -50,7 +50,9 @@ export async function findByUrlPath(db: Db, urlId: string, name: string): Promis
     .innerJoin('users', 'users.id', 'files.userId')
     .selectAll('files')
     .where('users.urlId', '=', urlId)
-    .where('files.name', '=', name)
+    // Names are stored composed (sanitizeFileName): a link typed decomposed (é as e and an accent,
+    // as macOS writes it) names the same file.
+    .where('files.name', '=', name.normalize('NFC'))
     .executeTakeFirst();
   return row ? { file: row, urlId } : null;
 }

@@ -25,7 +25,8 @@ export interface UploadPlan {
 
 /** Header and query must agree when both are given. */
 export function pickSelector(name: string, header: string | string[] | undefined, query: string | undefined): string | undefined {
-  if (Array.isArray(header)) throw invalid(`${name}: give the header once`);
+  // Node joins a header sent twice with ", "; no ID or `none` holds a comma.
+  if (Array.isArray(header) || header?.includes(',')) throw invalid(`${name}: give the header once, with one value`);
   const fromHeader = header?.trim() || undefined;
   const fromQuery = query?.trim() || undefined;
   if (fromHeader !== undefined && fromQuery !== undefined && fromHeader !== fromQuery) {

@@ -293,6 +293,9 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       expect((await start(caller, body, {}, `?profileId=${profile.id}&folderId=${folder.id}`)).status).toBe(200);
       expect((await start(caller, body, { 'X-Upload-Profile': 'none', 'X-Upload-Folder': 'none' })).status).toBe(200);
       expect((await start(caller, body, { 'X-Upload-Profile': profile.id }, '?profileId=none')).status).toBe(400);
+      // A header sent twice reaches the server joined by ", ": it names no profile, and says so.
+      const twice = await start(caller, body, { 'X-Upload-Profile': `${profile.id}, ${profile.id}` });
+      expect([twice.status, twice.body.error]).toEqual([400, 'X-Upload-Profile: give the header once, with one value']);
       for (const [extra, query, message] of [
         [{ 'X-Upload-Profile': 'nosuchprofile' }, '', /profile/i],
         [{ 'X-Upload-Profile': foreignProfile.id }, '', /profile/i],

@@ -499,6 +499,13 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       const response = await anonymous().get(file.download);
       expect(response.status).toBe(200);
       expect(response.headers.get('content-disposition')).toBe(`attachment; filename="caf__menu.txt"; filename*=UTF-8''caf%C3%A9_menu.txt`);
+      // RFC 5987 leaves only letters, digits and !#$&+-.^_`|~ unencoded in filename*.
+      const shot = await upload('shot (1).txt', 'shot');
+      expect((await anonymous().get(shot.download)).headers.get('content-disposition')).toBe(`attachment; filename="shot_(1).txt"; filename*=UTF-8''shot_%281%29.txt`);
+      // Names are stored composed (NFC); a link typed or pasted decomposed (as macOS writes é) finds them.
+      const decomposed = file.raw.replace(encodeURIComponent('é'), encodeURIComponent('e\u0301'));
+      expect(decomposed).not.toBe(file.raw);
+      expect((await anonymous().get(decomposed)).status).toBe(200);
     });
 
     it('is a 404 for a private file to anyone but the owner’s session', async () => {
