@@ -1,4 +1,6 @@
 import os from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import path from 'node:path';
 import { z } from 'zod';
 import type { S3StorageOptions } from './storage/s3.ts';
@@ -130,6 +132,23 @@ const variables = {
 } satisfies Record<string, z.ZodType>;
 
 type Parsed = { [K in keyof typeof variables]: z.output<(typeof variables)[K]> };
+
+/**
+ * Reads `.env` from the working directory into the environment, if there is one (contract §1). One
+ * that cannot be read (no permission, a directory, bad syntax) is a ConfigError that names it.
+ */
+export function loadDotEnv(): void {
+  if (!existsSync('.env')) return;
+  let text: string;
+  try {
+    text = readFileSync('.env', 'utf8');
+  } catch (error) {
+    const { code, message } = error as { code?: string; message?: string };
+    throw new ConfigError(`.env in ${process.cwd()} cannot be read (${code ?? message ?? 'unknown error'})`);
+  }
+  // As process.loadEnvFile does: a variable the environment already has keeps its value.
+  for (const [name, value] of Object.entries(parseEnv(text))) if (process.env[name] === undefined) process.env[name] = value;
+}
 
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const parsed: Partial<Parsed> = {};

@@ -1,14 +1,12 @@
 import cluster from 'node:cluster';
-import { existsSync } from 'node:fs';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, loadDotEnv, type Config } from './config.ts';
 import { createLogger, startServer } from './server.ts';
 import { releaseStartupMemory } from './memory.ts';
 import { runWorkers } from './workers.ts';
 
-if (existsSync('.env')) process.loadEnvFile('.env');
-
 let config;
 try {
+  loadDotEnv();
   config = loadConfig(process.env);
 } catch (error) {
   if (error instanceof ConfigError) {

@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
 import type { z } from 'zod';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { ConfigError, loadConfig, loadDotEnv, type Config } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrate } from '../db/migrator.ts';
 import { ensureBuiltinRoles, roleIdBySystemKey } from '../auth/roles.ts';
@@ -195,13 +194,13 @@ function importSummary(outcome: ImportOutcome, seconds: number): string {
   ].join('\n');
 }
 
-if (existsSync('.env')) process.loadEnvFile('.env');
 const argv = process.argv.slice(2);
 if (argv.length > 0 && ['--help', '-h', 'help'].includes(argv[0]!)) {
   console.log(usage);
   process.exit(0);
 }
 try {
+  loadDotEnv();
   const config = loadConfig(process.env);
   console.log(await run(argv, config));
 } catch (error) {

@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 
@@ -83,6 +85,17 @@ describe('loadConfig', () => {
 });
 
 describe('start-up with a bad configuration', () => {
+  it('names a .env it cannot read in one line, for the server and the command-line tool', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-dotenv-'));
+    fs.mkdirSync(path.join(dir, '.env'));
+    for (const script of ['src/main.ts', 'src/cli/main.ts']) {
+      const result = spawnSync(process.execPath, [path.resolve(script), 'migrate'], { cwd: dir, env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 20_000 });
+      expect(result.status, script).toBe(1);
+      expect(result.stderr.trim().split('\n'), script).toEqual([expect.stringMatching(/^hoard: invalid configuration: \.env in .* cannot be read \(EISDIR\)$/)]);
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it.each([
     ['PORT', 'abc'],
     ['DATABASE_URL', 'mysql://x'],
