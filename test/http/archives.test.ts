@@ -64,6 +64,15 @@ describe.each(storageKinds)('archives on %s storage', (kind) => {
     expect(answer.headers.get('content-type')).toMatch(/^text\/markdown/);
     expect((await owner.get(`/api/archives/${archiveId}/entry?path=missing.txt`)).status).toBe(404);
     expect((await owner.get(`/api/archives/${archiveId}/entry`)).status).toBe(400);
+    // Each mistake in its own words, not all as a missing path.
+    for (const [query, message] of [
+      ['', /path: is required/],
+      ['?path=a&path=b', /path: give the parameter once/],
+      [`?path=${'p'.repeat(4097)}`, /path: .*4096/],
+    ] as const) {
+      const refused = await owner.get(`/api/archives/${archiveId}/entry${query}`);
+      expect([refused.status, refused.body.error], query.slice(0, 20)).toEqual([400, expect.stringMatching(message)]);
+    }
   });
 
   it('answers 400 for an entry whose data inflates past its declared size or is not deflate data, on the owner\'s and the share route', async () => {

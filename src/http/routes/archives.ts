@@ -35,7 +35,12 @@ const createBody = z.strictObject({
   name: z.string().trim().min(1).max(200).optional().describe("The new file's name; `.zip` is added when missing (default `archive.zip`)"),
   folderId,
 });
-const entryQuery = z.object({ path: z.string({ error: 'is required: the entry path as the manifest lists it' }).min(1).max(4096) });
+const entryQuery = z.object({
+  path: z
+    .string({ error: (issue) => (issue.input === undefined ? 'is required: the entry path as the manifest lists it' : Array.isArray(issue.input) ? 'give the parameter once' : 'must be text') })
+    .min(1, { message: 'is required: the entry path as the manifest lists it' })
+    .max(4096, { message: 'must be at most 4096 characters' }),
+});
 
 /**
  * Archives in the owner's library (contract §9): the manifest of an owned ZIP or tar file and one

@@ -43,6 +43,9 @@ function tokenCheck(ctx: AppContext, principal: Principal) {
   return async () => (principal.token ? isTokenActive(ctx.db, principal.token.id) : true);
 }
 
+/** A query parameter that must be given, once. */
+const requiredOnce = z.string({ error: (issue) => (issue.input === undefined ? 'is required' : Array.isArray(issue.input) ? 'give the parameter once' : 'must be text') });
+
 export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['chunked uploads'];
 
@@ -56,7 +59,7 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
 
   app.get(
     '/api/files/chunks',
-    { schema: { tags, summary: 'Part upload URL (query form)', querystring: z.object({ uploadId: z.string({ message: 'is required' }), partNumber: z.string({ message: 'is required' }), size: partSize }), response: { 200: partUrlQueryResponse } } },
+    { schema: { tags, summary: 'Part upload URL (query form)', querystring: z.object({ uploadId: requiredOnce, partNumber: requiredOnce, size: partSize }), response: { 200: partUrlQueryResponse } } },
     async (request) => {
       const url = await partUrl(ctx, principalOf(request), checkUploadId(request.query.uploadId), parsePartNumber(request.query.partNumber), request.query.size);
       return { url, presignedUrl: url };
