@@ -189,8 +189,8 @@ export async function issueSignInTicket(db: Db, userId: string): Promise<string>
 
 /**
  * The code step: a current TOTP code or an unused recovery code for a live ticket. Every failure is
- * the generic 401, counted toward sign-in throttling before the check; a ticket works once and dies
- * after 5 wrong codes.
+ * the generic 401, counted toward sign-in throttling and against the ticket before the check; a
+ * ticket works once and dies after 5 wrong codes.
  */
 export async function completeTwoFactorSignIn(deps: Deps, input: { ticket: string; code: string; ip: string }): Promise<UserRow> {
   const now = Date.now();
@@ -201,7 +201,19 @@ export async function completeTwoFactorSignIn(deps: Deps, input: { ticket: strin
   // the address alone (as attempts on unknown accounts are).
   const key = owner ? loginAttemptKey(owner.email, input.ip) : loginFailureKey(input.ip);
   await takeAttempt(deps.db, key, owner ? loginLimits.perAccountAndIp : loginLimits.failuresPerIp, loginLimits.windowMs, TOO_MANY_SIGN_INS);
-  if (!ticket || !owner || ticket.usedAt !== null || Number(ticket.expiresAt) <= now || ticket.failures >= twoFactorLimits.ticketFailures) throw unauthorized();
+  if (!ticket || !owner) throw unauthorized();
+  // The code is counted against the ticket before it is checked, in one statement, so that codes
+  // sent at once cannot all be checked on the strength of "fewer than 5 so far". A right code
+  // spends the ticket below, so the count only ever matters for wrong ones.
+  const counted = await deps.db
+    .updateTable('signInTickets')
+    .set((eb) => ({ failures: eb('failures', '+', 1) }))
+    .where('id', '=', ticketId)
+    .where('usedAt', 'is', null)
+    .where('failures', '<', twoFactorLimits.ticketFailures)
+    .where('expiresAt', '>', now)
+    .executeTakeFirst();
+  if (Number(counted.numUpdatedRows) !== 1) throw unauthorized();
 
   const state = await totpState(deps.db, owner.id);
   if (state.totpSecretSealed === null) throw unauthorized();
@@ -213,19 +225,9 @@ export async function completeTwoFactorSignIn(deps: Deps, input: { ticket: strin
     const used = await forAccount(deps.db, owner.id).updateTable('recoveryCodes').set({ usedAt: now }).where('codeHash', '=', recoveryHash(code)).where('usedAt', 'is', null).executeTakeFirst();
     accepted = Number(used.numUpdatedRows) === 1;
   }
-  if (!accepted) {
-    await deps.db.updateTable('signInTickets').set((eb) => ({ failures: eb('failures', '+', 1) })).where('id', '=', ticketId).execute();
-    throw unauthorized();
-  }
+  if (!accepted) throw unauthorized();
   // The ticket works once: of two requests racing with good codes, one signs in.
-  const spent = await deps.db
-    .updateTable('signInTickets')
-    .set({ usedAt: now })
-    .where('id', '=', ticketId)
-    .where('usedAt', 'is', null)
-    .where('failures', '<', twoFactorLimits.ticketFailures)
-    .where('expiresAt', '>', now)
-    .executeTakeFirst();
+  const spent = await deps.db.updateTable('signInTickets').set({ usedAt: now }).where('id', '=', ticketId).where('usedAt', 'is', null).where('expiresAt', '>', now).executeTakeFirst();
   if (Number(spent.numUpdatedRows) !== 1) throw unauthorized();
   await clearHits(deps.db, key);
   return owner;

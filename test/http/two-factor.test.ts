@@ -11,6 +11,7 @@ import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { createToken } from '../support/uploads.ts';
 import { SoftwareAuthenticator } from '../support/authenticator.ts';
 import { SESSION_COOKIE } from '../../src/auth/sessions.ts';
+import { sha256Hex } from '../../src/auth/secrets.ts';
 
 let server: TestServer;
 let admin: Awaited<ReturnType<typeof signUp>>;
@@ -206,6 +207,19 @@ describe('signing in with two-factor on', () => {
     const unknown = await browser().post('/api/auth/login/two-factor', { ticket: 'no-such-ticket', code: codeAt(secret, Date.now()) });
     expect(unknown.status).toBe(401);
     expect(unknown.body).toEqual({ success: false, error: 'Unauthorized' });
+  });
+
+  it('counts a code against its ticket before checking it: wrong codes sent at once check at most 5', async () => {
+    // A throttle counts before it verifies; a ticket's five codes are no exception, or parallel
+    // requests that all read "fewer than 5 so far" would each get their code checked.
+    const acc = await account();
+    await enable(acc);
+    const { client, answer } = await passwordStep(acc);
+    const ticket = answer.body.data.ticket as string;
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => client.post('/api/auth/login/two-factor', { ticket, code: `00000${i}` })));
+    expect(answers.every((a) => a.status === 401)).toBe(true);
+    const row = await server.ctx.db.selectFrom('signInTickets').select('failures').where('id', '=', sha256Hex(ticket)).executeTakeFirstOrThrow();
+    expect(Number(row.failures)).toBe(5);
   });
 
   it("spent and expired tickets do not pile up: a new ticket clears the account's old ones", async () => {
