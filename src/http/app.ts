@@ -5,9 +5,9 @@ import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-z
 import type { AppContext } from '../context.ts';
 import { authenticate, checkAccess } from '../auth/authorize.ts';
 import { permissionsOf, policyFor } from '../auth/route-policy.ts';
-import { unauthorized } from '../errors.ts';
+import { AppError, unauthorized } from '../errors.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
-import { setSessionCookie } from './sign-in.ts';
+import { clearSessionCookie, setSessionCookie } from './sign-in.ts';
 import type { App, RouteModule } from './route-module.ts';
 import { errorBody, errorShapeOf, handleError, sendError } from './error-responses.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
@@ -169,7 +169,12 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     // Archive routes refuse any Authorization header, whatever else the request carries (contract §9).
     if (policy.archive && request.headers.authorization !== undefined) throw unauthorized();
     const sessionCookie = request.cookies[SESSION_COOKIE];
-    const principal = await authenticate(ctx.db, policy, { authorization: request.headers.authorization, sessionCookie });
+    const principal = await authenticate(ctx.db, policy, { authorization: request.headers.authorization, sessionCookie }).catch((error: unknown) => {
+      // Without a bearer credential, a 401 to a request with a session cookie means the cookie's
+      // session has ended (signed out elsewhere, expired): the browser need not keep sending it.
+      if (sessionCookie && request.headers.authorization === undefined && error instanceof AppError && error.kind === 'unauthorized') clearSessionCookie(ctx, reply);
+      throw error;
+    });
     // The session's expiry slid: the browser's cookie slides with it (a sign-out later in this
     // request clears it all the same).
     if (principal?.sessionRenewedUntil !== undefined && sessionCookie) setSessionCookie(ctx, reply, sessionCookie, principal.sessionRenewedUntil);

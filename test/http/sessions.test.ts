@@ -199,6 +199,22 @@ describe('sign-in methods and housekeeping', () => {
     expect(cleared).toMatch(/SameSite=Lax/i);
   });
 
+  it('a cookie whose session has ended is cleared by the 401 it gets', async () => {
+    const { first, signIn } = await account();
+    const other = await signIn('A browser about to be signed out');
+    const [session] = (await sessionsOf(other)).filter((s) => s.current);
+    expect((await first.delete(`/api/auth/sessions/${session!.id}`)).status).toBe(204);
+    const refused = await other.get('/api/auth/me');
+    expect(refused.status).toBe(401);
+    const cleared = refused.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`));
+    expect(cleared).toMatch(/Expires=Thu, 01 Jan 1970/i);
+    expect(other.cookies.has(SESSION_COOKIE)).toBe(false);
+    // A bearer credential's 401 says nothing about the cookie sent with it, which stays.
+    const withToken = await first.get('/api/files', { token: 'svc_not-a-token' });
+    expect(withToken.status).toBe(401);
+    expect(withToken.headers.getSetCookie()).toEqual([]);
+  });
+
   it('logout ends only its own session', async () => {
     const { first, signIn } = await account();
     const other = await signIn('Another browser');
