@@ -17,7 +17,9 @@ import { forbidden, invalid, notFound } from '../errors.ts';
  * the command-line tool take them.
  */
 export const accountNameSchema = nameSchema(100);
-export const emailSchema = z.email({ message: 'must be an email address' }).max(254);
+// Surrounding spaces trimmed first, as sign-in trims them: a phone keyboard adds one after a
+// suggested address.
+export const emailSchema = z.preprocess((value) => (typeof value === 'string' ? value.trim() : value), z.email({ message: 'must be an email address' }).max(254));
 export const passwordSchema = z.string().min(MIN_PASSWORD_LENGTH, { message: `must be at least ${MIN_PASSWORD_LENGTH} characters` }).max(1024);
 
 /** The signed-in account's own settings, as `GET /api/account` returns them. */

@@ -94,6 +94,13 @@ describe('users', () => {
     expect((await admin.patch(`/api/users/${user.id}`, { name: 'x' })).status).toBe(404);
   });
 
+  it('takes an email with surrounding spaces as sign-in does (a phone keyboard adds one)', async () => {
+    const email = uniqueEmail('padded');
+    const created = await admin.post('/api/users', { email: ` ${email}  `, password: 'a good password' });
+    expect([created.status, created.body.data?.user?.email]).toEqual([201, email]);
+    expect((await new Client(admin.baseUrl).post('/api/auth/login', { email, password: 'a good password' })).status).toBe(200);
+  });
+
   it('refuses duplicates, unknown roles and deleting oneself', async () => {
     expect((await admin.post('/api/users', { email: admin.email, password: 'a good password' })).status).toBe(409);
     const unknownRole = await admin.post('/api/users', { email: uniqueEmail(), password: 'a good password', roleIds: ['nosuchrole'] });
