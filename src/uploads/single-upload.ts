@@ -39,7 +39,7 @@ export async function receiveSingleUpload(ctx: AppContext, principal: Principal,
       const file = part;
       if (file.fieldname !== FILE_FIELD) {
         file.file.resume();
-        throw invalid(`The file part must be named "${FILE_FIELD}", not "${file.fieldname}"`);
+        throw invalid(`The file part must be named "${FILE_FIELD}"; ${file.fieldname ? `it is named "${file.fieldname}"` : 'it has no name'}`);
       }
       if (stored) {
         file.file.resume();

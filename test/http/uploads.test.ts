@@ -78,6 +78,13 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       const wrongName = new FormData();
       wrongName.append('upload', new Blob(['x']), 'x.txt');
       expect((await user.request('POST', '/api/files', { body: wrongName })).body.error).toMatch(/named "file"/);
+      // A file part with no name at all is told so, not named "undefined".
+      const boundary = 'hoard-nameless';
+      const nameless = await user.request('POST', '/api/files', {
+        body: `--${boundary}\r\nContent-Disposition: form-data; filename="x.txt"\r\n\r\nx\r\n--${boundary}--\r\n`,
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      });
+      expect([nameless.status, nameless.body.error]).toEqual([400, 'The file part must be named "file"; it has no name']);
 
       const two = new FormData();
       two.append('file', new Blob(['x']), 'x.txt');
