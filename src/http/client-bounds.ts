@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'nod
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
-import { errorShapeOf, handleError, rawErrorResponse, sendError } from './error-responses.ts';
+import { errorBody, errorShapeOf, handleError, rawErrorResponse, sendError } from './error-responses.ts';
 
 /**
  * How long a client may hold a connection (contract §7: "one client cannot hold the server";
@@ -101,6 +101,12 @@ export function boundClients(server: Server, config: Config, log: FastifyBaseLog
     };
     res.once('finish', done);
     res.once('close', done);
+  });
+
+  // An Expect other than 100-continue (RFC 9110 §10.1.1): Node would answer 417 with no body.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const body = JSON.stringify(errorBody(errorShapeOf(req as { method: string; url: string }), `Expect: ${String(req.headers.expect)} is not understood; only 100-continue is`));
+    res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
   });
 
   // With a listener here, Node leaves an idle connection to it rather than destroying it.

@@ -252,6 +252,12 @@ describe('errors Node and Fastify raise themselves', () => {
     await connection.closed;
   });
 
+  it('answers an expectation it does not understand with a JSON 417 in the route’s error shape', async () => {
+    const response = await exchange(requestHead('POST', '/api/urls', host, { expect: 'something-else', 'content-type': 'application/json', 'content-length': 2 }));
+    expect(response.status).toBe(417);
+    expect(response.json).toEqual({ success: false, error: expect.stringContaining('100-continue') });
+  });
+
   it('answers a request without a Host header with a JSON 400 in the route’s error shape', async () => {
     const response = await exchange('GET /api/urls HTTP/1.1\r\n\r\n');
     expect(response.status).toBe(400);
