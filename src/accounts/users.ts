@@ -264,19 +264,24 @@ export async function createUserAsAdmin(
 export async function updateUserAsAdmin(
   db: Db,
   dialect: Dialect,
-  actor: PermissionSet,
+  actor: { id: string; permissions: PermissionSet },
   id: string,
   changes: { name?: string | undefined; roleIds?: string[] | undefined; emailVerified?: boolean | undefined; quotaBytes?: number | null | undefined },
 ): Promise<AdminUser> {
   const user = await findUserById(db, id);
   if (!user) throw notFound('User not found');
-  await assertCanManage(db, actor, id);
+  await assertCanManage(db, actor.permissions, id);
+  // A quota is set on an account, not by it: lifting one's own (0 is no quota) would be
+  // quotas.bypass, which managing users does not include.
+  if (changes.quotaBytes !== undefined && actor.id === id && !hasPermission(actor.permissions, 'quotas.bypass')) {
+    throw forbidden('You cannot change your own quota without the permission quotas.bypass');
+  }
   if (changes.roleIds !== undefined) {
     const current = await db.selectFrom('userRoles').select('roleId').where('userId', '=', id).execute();
     const currentIds = new Set(current.map((r) => r.roleId));
     // Only what changes hands needs the actor's own permissions, in both directions.
     const touched = [...changes.roleIds.filter((r) => !currentIds.has(r)), ...[...currentIds].filter((r) => !changes.roleIds!.includes(r))];
-    assertCanGrant(actor, await permissionsOfRoles(db, touched));
+    assertCanGrant(actor.permissions, await permissionsOfRoles(db, touched));
   }
   await db.transaction().execute(async (trx) => {
     if (changes.roleIds !== undefined) await serializeAdministration(trx, dialect);

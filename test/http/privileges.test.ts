@@ -78,6 +78,20 @@ describe('a manager without administrator', () => {
     expect(roles.map((r) => r.id)).toContain(auditRole);
   });
 
+  it('cannot change its own quota without quotas.bypass: a quota is set on it, not by it', async () => {
+    // A quota of 0 is no quota: lifting its own would be quotas.bypass, which it does not hold.
+    await admin.patch(`/api/users/${manager.id}`, { quotaBytes: 5000 });
+    for (const quotaBytes of [0, null, 10_000]) {
+      const response = await manager.client.patch(`/api/users/${manager.id}`, { quotaBytes });
+      expect([response.status, response.body.error]).toEqual([403, 'You cannot change your own quota without the permission quotas.bypass']);
+    }
+    expect(await userOf(manager.id)).toMatchObject({ quotaBytes: 5000 });
+    // Its name, though, it may change here as in its own settings.
+    expect((await manager.client.patch(`/api/users/${manager.id}`, { name: 'Manager' })).status).toBe(200);
+    // An administrator changes its own quota as any other.
+    expect((await admin.patch(`/api/users/${admin.userId}`, { quotaBytes: 0 })).status).toBe(200);
+  });
+
   it('still manages ordinary accounts and roles within its own permissions', async () => {
     const ordinary = await createAccount();
     const changed = await manager.client.patch(`/api/users/${ordinary.id}`, { name: 'Renamed', emailVerified: false, quotaBytes: 1000 });

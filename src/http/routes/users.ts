@@ -32,7 +32,8 @@ export const userRoutes: RouteModule = async (app, { ctx }) => {
   });
 
   app.patch('/api/users/:id', { schema: { tags, summary: 'Change an account: name, roles, verification, quota', params: idParams, body: updateBody, response: { 200: adminUserResponse } } }, async (request) => {
-    const user = await updateUserAsAdmin(ctx.db, ctx.dialect, principalOf(request).permissions, request.params.id, request.body);
+    const principal = principalOf(request);
+    const user = await updateUserAsAdmin(ctx.db, ctx.dialect, { id: principal.user.id, permissions: principal.permissions }, request.params.id, request.body);
     return ok({ user });
   });
 
