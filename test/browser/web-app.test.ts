@@ -506,6 +506,8 @@ describe('the web app in Chromium', () => {
       await page.getByRole('textbox', { name: /^Name\b/ }).fill(tag);
       await page.getByRole('button', { name: 'Create tag' }).click();
       await page.getByRole('list', { name: 'Tags' }).getByText(`#${tag}`).waitFor();
+      // Said, not only shown: the toasts are a live region.
+      await page.getByRole('status').getByText(`Tag ${tag} created`).waitFor();
     }
     await shot('18-organisation-tags');
 
@@ -513,6 +515,7 @@ describe('the web app in Chromium', () => {
     await page.getByRole('textbox', { name: /^Name\b/ }).fill('Photos');
     await page.getByRole('button', { name: 'Create folder' }).click();
     await page.getByRole('list', { name: 'Folders' }).getByText('Photos').waitFor();
+    await page.getByRole('status').getByText('Folder Photos created').waitFor();
     await page.getByRole('textbox', { name: /^Name\b/ }).fill('2024');
     await page.getByLabel('Inside').selectOption({ label: 'Photos' });
     await page.getByRole('button', { name: 'Create folder' }).click();
@@ -562,6 +565,16 @@ describe('the web app in Chromium', () => {
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved').waitFor();
     await shot('23-admin-settings');
+
+    // An administrator creates an account, and is told so.
+    await page.getByRole('link', { name: 'Users' }).click();
+    await page.getByRole('button', { name: 'Create account' }).click();
+    const created = page.getByRole('dialog', { name: 'Create account' });
+    await created.getByLabel('Email', { exact: true }).fill('carol@example.test');
+    await created.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await created.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('status').getByText('Account created').waitFor();
+    await page.getByText('carol@example.test').waitFor();
 
     await page.getByRole('link', { name: 'Invites' }).click();
     await page.getByRole('button', { name: 'Create invite' }).click();

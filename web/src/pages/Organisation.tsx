@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { del, get, patch, post } from '../api.ts';
 import { useSession } from '../session.tsx';
-import { Badge, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, useConfirm, useLoad, useSubmit } from '../ui.tsx';
+import { Badge, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, useConfirm, useLoad, useSubmit, useToast } from '../ui.tsx';
 import type { Folder, ProfileOptions, Tag, UploadProfile } from '@api';
 import { folderOptions } from './folder-tree.ts';
 import { FolderOptions } from './FolderOptions.tsx';
@@ -220,6 +220,7 @@ function ProfileDialog({ profile, tags, onClose, onSaved }: { profile: UploadPro
 
 function FoldersSection() {
   const run = useAction();
+  const toast = useToast();
   const confirm = useConfirm();
   const folders = useLoad(() => get<{ folders: Folder[] }>('/api/folders').then((d) => d.folders), []);
   const [name, setName] = useState('');
@@ -229,6 +230,7 @@ function FoldersSection() {
 
   const { submit: create, error } = useSubmit(async () => {
     await post('/api/folders', { name: name.trim(), parentId: parentId || null });
+    toast(`Folder ${name.trim()} created`);
     setName('');
     void folders.reload();
   });
@@ -332,6 +334,7 @@ function FolderDialog({ folder, folders, onClose, onSaved }: { folder: Folder; f
 
 function TagsSection() {
   const run = useAction();
+  const toast = useToast();
   const confirm = useConfirm();
   const tags = useLoad(() => get<{ tags: Tag[] }>('/api/tags').then((d) => d.tags), []);
   const [name, setName] = useState('');
@@ -339,6 +342,7 @@ function TagsSection() {
 
   const { submit: create, error } = useSubmit(async () => {
     await post('/api/tags', { name: name.trim() });
+    toast(`Tag ${name.trim()} created`);
     setName('');
     void tags.reload();
   });

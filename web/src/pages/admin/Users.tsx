@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { del, get, patch, post } from '../../api.ts';
 import { formatBytes, formatDate } from '../../format.ts';
 import { useMe, useSession } from '../../session.tsx';
-import { Badge, DataTable, Empty, ErrorNote, FormDialog, Loading, useAction, useConfirm, useLoad } from '../../ui.tsx';
+import { Badge, DataTable, Empty, ErrorNote, FormDialog, Loading, useAction, useConfirm, useLoad, useToast } from '../../ui.tsx';
 import type { AdminUser, Role, RoleSummary } from '@api';
 import { fromMiB, toMiB } from './mib.ts';
 
@@ -19,6 +19,7 @@ function useAssignableRoles(users: AdminUser[] | undefined): RoleSummary[] {
 export function UsersSection() {
   const me = useMe();
   const run = useAction();
+  const toast = useToast();
   const confirm = useConfirm();
   const users = useLoad(() => get<{ users: AdminUser[] }>('/api/users').then((d) => d.users), []);
   const roles = useAssignableRoles(users.data);
@@ -89,6 +90,7 @@ export function UsersSection() {
           roles={roles}
           onClose={() => setEditing(null)}
           onSaved={() => {
+            if (editing === 'new') toast('Account created');
             setEditing(null);
             void users.reload();
           }}
