@@ -11,6 +11,7 @@ import { uploadLinks } from '../../files/file-views.ts';
 import { openEntry, readManifest } from '../../archives/reader.ts';
 import { findOwnedFile } from '../../files/file-access.ts';
 import { notFound } from '../../errors.ts';
+import { onceQueryText } from '../schemas.ts';
 
 const fileParams = z.strictObject({ fileId: z.string().min(1).max(128) });
 const fileId = z.string().min(1).max(128);
@@ -36,8 +37,7 @@ const createBody = z.strictObject({
   folderId,
 });
 const entryQuery = z.object({
-  path: z
-    .string({ error: (issue) => (issue.input === undefined ? 'is required: the entry path as the manifest lists it' : Array.isArray(issue.input) ? 'give the parameter once' : 'must be text') })
+  path: onceQueryText('is required: the entry path as the manifest lists it')
     .min(1, { message: 'is required: the entry path as the manifest lists it' })
     .max(4096, { message: 'must be at most 4096 characters' }),
 });

@@ -12,6 +12,7 @@ import { isTokenActive } from '../../tokens/named-tokens.ts';
 import { checkUploadId, completeChunkedUpload, parsePartNumber, partUrl, putPart, startChunkedUpload, type CompletionRequest } from '../../chunks/chunked-upload.ts';
 import { selectorHeaders, selectorQuery, selectorsOf } from '../upload-selectors.ts';
 import { discardRestOfBody } from '../request-body.ts';
+import { onceQueryText } from '../schemas.ts';
 import { chunkSessionResponse, partResponse, partUrlQueryResponse, partUrlResponse, uploadLinksSchema, wrappedUploadLinksResponse } from '../../api/uploads.ts';
 
 const initBody = z.strictObject({
@@ -44,7 +45,7 @@ function tokenCheck(ctx: AppContext, principal: Principal) {
 }
 
 /** A query parameter that must be given, once. */
-const requiredOnce = z.string({ error: (issue) => (issue.input === undefined ? 'is required' : Array.isArray(issue.input) ? 'give the parameter once' : 'must be text') });
+const requiredOnce = onceQueryText();
 
 export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['chunked uploads'];

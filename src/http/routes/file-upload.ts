@@ -36,8 +36,6 @@ export const fileUploadRoutes: RouteModule = async (app, { ctx }) => {
       schema: {
         tags: ['files'],
         summary: 'Upload one file (multipart/form-data, part "file"), streamed to storage',
-        description:
-          'Optional text fields: visibility, password, expiration, expiresAt, expiryAction, randomizeFileUrls, shareStyle, tagIds (JSON array). Selectors: X-Upload-Profile / profileId, X-Upload-Folder / folderId (an ID or "none").',
         querystring: selectorQuery,
         documentedHeaders: selectorHeaders,
         documentedBody: uploadForm,
