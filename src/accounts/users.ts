@@ -276,6 +276,12 @@ export async function updateUserAsAdmin(
   if (changes.quotaBytes !== undefined && actor.id === id && !hasPermission(actor.permissions, 'quotas.bypass')) {
     throw forbidden('You cannot change your own quota without the permission quotas.bypass');
   }
+  // A quota of 0 is no quota: exempting any account from quotas is what quotas.bypass grants, and
+  // nobody grants what they do not hold (else users.manage could make an account of its own and
+  // lift its quota). Back to the instance default (null) or any limit is managing users.
+  if (changes.quotaBytes === 0 && !hasPermission(actor.permissions, 'quotas.bypass')) {
+    throw forbidden('You cannot remove the quota of an account without the permission quotas.bypass');
+  }
   if (changes.roleIds !== undefined) {
     const current = await db.selectFrom('userRoles').select('roleId').where('userId', '=', id).execute();
     const currentIds = new Set(current.map((r) => r.roleId));

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
+import { uploadFile } from '../support/uploads.ts';
 
 let server: TestServer;
 let admin: Awaited<ReturnType<typeof signUp>>;
@@ -90,6 +91,27 @@ describe('a manager without administrator', () => {
     expect((await manager.client.patch(`/api/users/${manager.id}`, { name: 'Manager' })).status).toBe(200);
     // An administrator changes its own quota as any other.
     expect((await admin.patch(`/api/users/${admin.userId}`, { quotaBytes: 0 })).status).toBe(200);
+  });
+
+  it("cannot lift another account's quota to none without quotas.bypass: it would grant the exemption it lacks", async () => {
+    // Otherwise it could make an account of its own choosing (it sets the password) and give it
+    // unlimited storage.
+    await admin.patch('/api/settings', { defaultQuotaBytes: 100 });
+    try {
+      const puppet = await createAccount();
+      const lifted = await manager.client.patch(`/api/users/${puppet.id}`, { quotaBytes: 0 });
+      expect([lifted.status, lifted.body.error]).toEqual([403, 'You cannot remove the quota of an account without the permission quotas.bypass']);
+      expect(await userOf(puppet.id)).toMatchObject({ quotaBytes: null });
+      const upload = await uploadFile(puppet.client, 'big.bin', new Uint8Array(500));
+      expect(upload.status).toBe(413);
+      // A quota of its own choosing, and back to the instance default, it may set.
+      expect((await manager.client.patch(`/api/users/${puppet.id}`, { quotaBytes: 10_000 })).status).toBe(200);
+      expect((await manager.client.patch(`/api/users/${puppet.id}`, { quotaBytes: null })).status).toBe(200);
+      // An administrator may lift it.
+      expect((await admin.patch(`/api/users/${puppet.id}`, { quotaBytes: 0 })).status).toBe(200);
+    } finally {
+      await admin.patch('/api/settings', { defaultQuotaBytes: 0 });
+    }
   });
 
   it('still manages ordinary accounts and roles within its own permissions', async () => {
