@@ -117,8 +117,20 @@ export async function createToken(db: Db, dialect: Dialect, userId: string, inpu
 export async function listTokens(db: Db, userId: string): Promise<{ tokens: TokenRecord[]; activeCount: number; limit: number }> {
   const now = Date.now();
   const account = forAccount(db, userId);
-  const rows = await account.selectFrom('apiTokens').select(tokenColumns).orderBy('createdAt', 'desc').orderBy('id', 'desc').limit(tokenLimits.listed).execute();
-  return { tokens: rows.map((r) => toTokenRecord(r, now)), activeCount: await countActive(account, now), limit: tokenLimits.activePerAccount };
+  const newest = () => account.selectFrom('apiTokens').select(tokenColumns).orderBy('createdAt', 'desc').orderBy('id', 'desc');
+  // The latest records (spec, Limits), but never without an active token: the owner must be able to
+  // find every token that still works in order to revoke it, however many newer ones were revoked.
+  // There are at most 50 active ones, so the list stays at 100 records.
+  const active = await newest()
+    .where('revokedAt', 'is', null)
+    .where((eb) => eb.or([eb('expiresAt', 'is', null), eb('expiresAt', '>', now)]))
+    .limit(tokenLimits.listed)
+    .execute();
+  const activeIds = new Set(active.map((r) => r.id));
+  const others = (await newest().limit(tokenLimits.listed).execute()).filter((r) => !activeIds.has(r.id));
+  const rows = [...active, ...others.slice(0, Math.max(0, tokenLimits.listed - active.length))];
+  rows.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  return { tokens: rows.map((r) => toTokenRecord(r, now)), activeCount: active.length, limit: tokenLimits.activePerAccount };
 }
 
 /** A new secret for the same name, scopes, profile and expiry; the old token is revoked in the same step. */

@@ -141,6 +141,23 @@ describe('listing, rotating and revoking', () => {
     expect(list.body.data.tokens.filter((t: { status: string }) => t.status === 'revoked')).toHaveLength(55);
   });
 
+  it('always lists every active token, however many newer records were revoked: the owner must find it to revoke it', async () => {
+    const user = await signUp(server.baseUrl);
+    const kept: string[] = [];
+    for (let i = 0; i < 3; i++) kept.push((await create(user, { name: `kept${i}`, scopes: ['files:read'] })).body.data.token.id);
+    const churned: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const response = await create(user, { name: `c${i}`, scopes: ['urls:read'] });
+      churned.push(response.body.data.token.id);
+      expect((await user.delete(`/api/tokens/${response.body.data.token.id}`)).status).toBe(204);
+    }
+    const list = await user.get('/api/tokens');
+    expect(list.status).toBe(200);
+    // Still 100 records, newest first: the 97 newest revoked ones, then the 3 older active ones.
+    expect(list.body.data.tokens.map((t: { id: string }) => t.id)).toEqual([...churned.slice(3).reverse(), ...kept.reverse()]);
+    expect(list.body.data.activeCount).toBe(3);
+  });
+
   it('rotates: a new secret with the same settings, and the old token revoked', async () => {
     const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
     const original = (await create(owner, { name: 'rotating', scopes: ['urls:read', 'urls:write'], expiresAt })).body.data;

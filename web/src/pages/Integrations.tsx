@@ -135,7 +135,7 @@ function TokensSection() {
         <h2>Tokens</h2>
         {tokens.data && (
           <p className="muted">
-            {tokens.data.activeCount} of {tokens.data.limit} active tokens in use. The latest 100 records are listed, revoked and expired ones included.
+            {tokens.data.activeCount} of {tokens.data.limit} active tokens in use. The latest 100 records are listed, revoked and expired ones included; every active token is always among them.
           </p>
         )}
         <ErrorNote error={tokens.error} />
