@@ -150,9 +150,13 @@ async function touch(ctx: AppContext, session: ChunkSession, now: number): Promi
   await scheduleSessionSweep(ctx.db, session.id, now + chunkLimits.inactivityMs);
 }
 
+/** The ID prefix of a presigned URL's reserved room (record IDs have no hyphen). */
+const PRESIGNED_ROOM = 'url-';
+
 /** "Upload already completed" → 409 on part requests (spec, Errors: 409). */
-function assertOpen(session: ChunkSession): void {
+function assertOpen(session: Pick<ChunkSession, 'state'>): void {
   if (session.state === 'completed') throw conflict('This upload is already completed; start a new upload');
+  if (session.state === 'completing') throw conflict('This upload is being completed; repeat the completion to get its file');
 }
 
 /**
@@ -173,7 +177,7 @@ export async function partUrl(ctx: AppContext, principal: Principal, uploadId: s
   let contentLength: number | undefined;
   if (size !== undefined && ctx.storage.kind === 's3') {
     if (size > chunkLimits.maxPartBytes) throw tooLarge('A part may be at most 64 MiB');
-    await reservePartRoom(ctx, session, partNumber, size, { id: `url-${session.id}-${partNumber}`, liveUntil: now + validitySeconds * 1000 });
+    await reservePartRoom(ctx, session, partNumber, size, { id: `${PRESIGNED_ROOM}${session.id}-${partNumber}`, liveUntil: now + validitySeconds * 1000 });
     contentLength = size;
   }
   const url = await ctx.storage.presignPart(session.fileKey, session.storageUploadId, partNumber, validitySeconds, contentLength);
@@ -220,6 +224,11 @@ export async function putPart(ctx: AppContext, principal: Principal, uploadId: s
       });
     } catch (error) {
       if (error instanceof StorageLimitError) throw tooLarge(maxBytes < chunkLimits.maxPartBytes ? 'The parts would be larger than the declared size' : 'A part may be at most 64 MiB');
+      // The session moved on under the part (its room lapsed while it streamed): the storage's
+      // complaint is about parts that were assembled or removed, and the answer is the session's state.
+      const now = await ctx.db.selectFrom('chunkSessions').select('state').where('id', '=', session.id).executeTakeFirst();
+      if (!now) throw notFound('Upload session not found');
+      assertOpen(now);
       if (error instanceof StorageUploadGoneError) throw conflict('The parts of this upload are no longer stored; start a new upload');
       throw error;
     }
@@ -245,10 +254,14 @@ export async function putPart(ctx: AppContext, principal: Principal, uploadId: s
 }
 
 /**
- * Reserves room for part `partNumber`: the declared size less the other parts stored and the room
- * other parts in flight hold, at most 64 MiB; the Content-Length when there is one (which must fit),
- * else all of that room. One reservation at a time per session: PostgreSQL locks the session's row;
- * on SQLite the reservation's insert takes the database's write lock before anything is read.
+ * Reserves room for part `partNumber`: the declared size less what the other parts take, at most
+ * 64 MiB; the Content-Length when there is one (which must fit), else all of that room. Another
+ * part takes the larger of its stored size and the room held by requests still sending it: only one
+ * of them ends up stored, so a part sent again is not counted twice, and the room a request for this
+ * same part holds (a dead process's, until it lapses) is not counted against its re-send.
+ * One reservation at a time per session: PostgreSQL locks the session's row; on SQLite the
+ * reservation's insert takes the database's write lock before anything is read. Under that lock the
+ * session must still be open: a part never lands under a completion assembling the parts.
  */
 async function reservePartRoom(
   ctx: AppContext,
@@ -264,20 +277,31 @@ async function reservePartRoom(
     const now = Date.now();
     if (presigned) await trx.deleteFrom('chunkPartReservations').where('id', '=', id).execute();
     await trx.insertInto('chunkPartReservations').values({ id, sessionId: session.id, partNumber, bytes: 0, liveUntil: presigned?.liveUntil ?? now + chunkLimits.partReservationMs }).execute();
-    const stored = await trx
+    const current = await trx.selectFrom('chunkSessions').select('state').where('id', '=', session.id).executeTakeFirst();
+    if (!current) throw notFound('Upload session not found');
+    assertOpen(current);
+    const claims = trx
       .selectFrom('chunkParts')
-      .select((eb) => eb.fn.sum<number | string | null>('size').as('total'))
+      .select(['partNumber', 'size as bytes'])
       .where('sessionId', '=', session.id)
       .where('partNumber', '!=', partNumber)
+      .unionAll(
+        trx
+          .selectFrom('chunkPartReservations')
+          .select(['partNumber', 'bytes'])
+          .where('sessionId', '=', session.id)
+          .where('partNumber', '!=', partNumber)
+          .where('liveUntil', '>', now),
+      );
+    const perPart = trx
+      .selectFrom(claims.as('claims'))
+      .select((eb) => eb.fn.max('claims.bytes').as('bytes'))
+      .groupBy('claims.partNumber');
+    const taken = await trx
+      .selectFrom(perPart.as('perPart'))
+      .select((eb) => eb.fn.sum<number | string | null>('perPart.bytes').as('total'))
       .executeTakeFirst();
-    const inFlight = await trx
-      .selectFrom('chunkPartReservations')
-      .select((eb) => eb.fn.sum<number | string | null>('bytes').as('total'))
-      .where('sessionId', '=', session.id)
-      .where('id', '!=', id)
-      .where('liveUntil', '>', now)
-      .executeTakeFirst();
-    const room = session.size - Number(stored?.total ?? 0) - Number(inFlight?.total ?? 0);
+    const room = session.size - Number(taken?.total ?? 0);
     const maxBytes = Math.max(0, Math.min(chunkLimits.maxPartBytes, room));
     if (contentLength !== undefined && contentLength > maxBytes) throw tooLarge('The parts would be larger than the declared size');
     const bytes = contentLength ?? maxBytes;
@@ -339,13 +363,29 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
       .where('id', '=', session.id)
       .where((eb) => eb.or([eb('state', '=', 'open'), eb.and([eb('state', '=', 'completing'), eb('completingUntil', '<', Date.now())])]))
       .executeTakeFirst();
+    let waitingFor = 'Another request is still completing this upload; repeat the completion later to get its file';
     if (Number(claimed.numUpdatedRows) === 1) {
-      // A lease that ran out: the completion holding it died, possibly after assembling.
-      takenOver = session.state === 'completing';
-      break;
+      // A part still arriving through this server is not assembled under it: the claim stands only
+      // when no request holds room for a part. (Asked after the claim, in a statement of its own: a
+      // part's reservation either committed before the claim, and is seen here, or is made after it
+      // and finds the session completing.) A presigned URL's room is no request in flight.
+      const arriving = await ctx.db
+        .selectFrom('chunkPartReservations')
+        .select('id')
+        .where('sessionId', '=', session.id)
+        .where('liveUntil', '>', Date.now())
+        .where('id', 'not like', `${PRESIGNED_ROOM}%`)
+        .executeTakeFirst();
+      if (!arriving) {
+        // A lease that ran out: the completion holding it died, possibly after assembling.
+        takenOver = session.state === 'completing';
+        break;
+      }
+      await ctx.db.updateTable('chunkSessions').set({ state: session.state, completingUntil: session.completingUntil }).where('id', '=', session.id).execute();
+      waitingFor = 'A part of this upload is still arriving; complete the upload once every part has been answered';
     }
-    // Another completion holds the lease and renews it while it works: wait for its outcome.
-    if (Date.now() > waitUntil) throw conflict('Another request is still completing this upload; repeat the completion later to get its file');
+    // Another completion holds the lease and renews it while it works, or a part is still arriving: wait for it.
+    if (Date.now() > waitUntil) throw conflict(waitingFor);
     await new Promise((resolve) => setTimeout(resolve, 250));
     session = await usableSession(ctx, principal, uploadId, Date.now());
   }

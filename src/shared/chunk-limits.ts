@@ -28,8 +28,8 @@ export const chunkLimits = {
    * A part's reserved room lapses this long after the request streaming it last pushed it back
    * (every partReservationRenewMs): the room of a part whose process died is free again soon.
    */
-  partReservationMs: 5 * 60 * 1000,
-  partReservationRenewMs: 60 * 1000,
+  partReservationMs: 60 * 1000,
+  partReservationRenewMs: 15 * 1000,
 } as const;
 
 export const UPLOAD_ID_PATTERN = /^[a-z0-9]{1,100}$/;

@@ -59,6 +59,26 @@ function stallingStream(seed: number, length: number): Readable {
   });
 }
 
+/** `data`'s first half at once, the rest only once `gate` opens: a part still arriving while other requests run. */
+function gatedStream(data: Buffer, gate: Promise<void>): Readable {
+  const half = Math.floor(data.length / 2);
+  let sent = 0;
+  return new Readable({
+    read() {
+      if (sent === 0) {
+        sent = 1;
+        this.push(data.subarray(0, half));
+      } else if (sent === 1) {
+        sent = 2;
+        void gate.then(() => {
+          this.push(data.subarray(half));
+          this.push(null);
+        });
+      }
+    },
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Callers and requests.
 
@@ -659,6 +679,72 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       const done = await complete(caller, uploadId, { parts: [{ PartNumber: 1, ETag: fresh }] });
       expect(done.status, done.text).toBe(200);
       expect((await contentOf(user, done.body)).toString()).toBe('bbbb');
+    });
+
+    /** A part sent while the test holds back its second half; `release()` lets it finish. */
+    async function partArriving(caller: Caller, uploadId: string, partNumber: number, data: Buffer) {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const answer = putPart(caller, uploadId, partNumber, gatedStream(data, gate), { length: data.length });
+      // Its room is reserved before its first byte is stored.
+      for (let i = 0; ; i++) {
+        const held = await server.ctx.db.selectFrom('chunkPartReservations').select('id').where('sessionId', '=', uploadId).where('partNumber', '=', partNumber).execute();
+        if (held.length > 0) break;
+        if (i > 200) throw new Error('the part never reserved its room');
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      return { answer, release };
+    }
+
+    it('counts a part sent again while others arrive once against the declared size, not twice', async () => {
+      const { caller } = await scripted();
+      // 5 MiB: S3 assembles no smaller part before another.
+      const uploadId = await started(caller, { filename: 'resent.bin', size: 5 * MiB + 1000 });
+      const first = bytes(31, 5 * MiB);
+      etagOf(await putPart(caller, uploadId, 1, first));
+      // The client lost part 1's answer and sends it again while it sends part 2.
+      const again = await partArriving(caller, uploadId, 1, first);
+      const second = await putPart(caller, uploadId, 2, bytes(32, 1000));
+      again.release();
+      expect(second.status, second.text).toBe(200);
+      expect((await again.answer).status).toBe(200);
+    });
+
+    it("does not count a dead request's room for a part against that part's re-send", async () => {
+      const { caller } = await scripted();
+      const uploadId = await started(caller, { filename: 'crashed.bin', size: 2000 });
+      etagOf(await putPart(caller, uploadId, 1, bytes(33, 1000)));
+      // What a process killed while part 2 arrived leaves: its reservation, until it lapses.
+      await server.ctx.db.insertInto('chunkPartReservations').values({ id: `dead${Date.now()}`, sessionId: uploadId, partNumber: 2, bytes: 1000, liveUntil: Date.now() + 60_000 }).execute();
+      const resent = await putPart(caller, uploadId, 2, bytes(34, 1000));
+      expect(resent.status, resent.text).toBe(200);
+    });
+
+    it('completes after a part still arriving has arrived, never under it', async () => {
+      const { user, caller } = await scripted();
+      const uploadId = await started(caller, { filename: 'late.bin', size: 1000 });
+      const data = bytes(35, 1000);
+      const etag = etagOf(await putPart(caller, uploadId, 1, data));
+      const again = await partArriving(caller, uploadId, 1, data);
+      const done = complete(caller, uploadId, { parts: [{ PartNumber: 1, ETag: etag }] });
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      again.release();
+      const part = await again.answer;
+      expect(part.status, part.text).toBe(200);
+      const answer = await done;
+      expect(answer.status, answer.text).toBe(200);
+      expect(sha256(await contentOf(user, answer.body))).toBe(sha256(data));
+    });
+
+    it('answers 409 to a part sent while the upload is being completed', async () => {
+      const { caller } = await scripted();
+      const uploadId = await started(caller, { size: 1 });
+      etagOf(await putPart(caller, uploadId, 1, Buffer.from('x')));
+      // A completion holding its lease, as one assembling the parts does.
+      await server.ctx.db.updateTable('chunkSessions').set({ state: 'completing', completingUntil: Date.now() + 30_000 }).where('id', '=', uploadId).execute();
+      const during = await putPart(caller, uploadId, 1, Buffer.from('y'));
+      expect([during.status, during.body.error]).toEqual([409, 'This upload is being completed; repeat the completion to get its file']);
+      expect((await putPart(caller, uploadId, 2, Buffer.from('y'), { chunked: true })).status).toBe(409);
     });
 
     it('answers 409 on a completed session', async () => {
