@@ -19,7 +19,8 @@ import { scheduleSessionSweep, SESSION_SWEEP_JOB, sessionSweepHandler } from './
 import { JobRunner } from './jobs/queue.ts';
 import { loadSecretBox } from './auth/secret-box.ts';
 import { sealPlaintextUploadTokens } from './tokens/legacy-token.ts';
-import { webhookJobHandlers } from './webhooks/delivery-job.ts';
+import { WEBHOOK_DELIVERY_SLOTS, webhookJobHandlers } from './webhooks/delivery-job.ts';
+import { WEBHOOK_DELIVERY_JOB } from './webhooks/outbox.ts';
 import { FILE_EXPIRY_JOB } from './files/expiry.ts';
 import { fileExpiryHandler } from './files/expire-file.ts';
 import { scheduleTmpSweep, STORAGE_CLEANUP_JOB, storageCleanupHandler, TMP_SWEEP_JOB, tmpSweepHandler } from './jobs/storage-cleanup.ts';
@@ -103,7 +104,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     [SEARCH_MERGE_JOB]: searchMergeHandler(ctx),
     ...webhookJobHandlers({ db: ctx.db, log, secretBox, allowPrivate: config.webhookAllowPrivate, retryDelaysMs: config.webhookRetryDelaysMs }),
   }, {
-    typeConcurrency: { [THUMBNAIL_JOB]: config.thumbnailConcurrency, [OCR_JOB]: config.ocrConcurrency },
+    typeConcurrency: { [THUMBNAIL_JOB]: config.thumbnailConcurrency, [OCR_JOB]: config.ocrConcurrency, [WEBHOOK_DELIVERY_JOB]: WEBHOOK_DELIVERY_SLOTS },
     // Media work gives way to requests: while they keep coming, at most one job of each kind a second.
     typeGate: { [THUMBNAIL_JOB]: giveWayToRequests(ctx.load), [OCR_JOB]: giveWayToRequests(ctx.load) },
   });

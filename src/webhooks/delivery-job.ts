@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
 import { forAccount, type AccountScope } from '../db/account-scope.ts';
 import { jobDone, retryJob, type ClaimedJob, type JobHandlers, type JobOutcome } from '../jobs/queue.ts';
-import { sendWebhook, type DeliveryResult } from './deliver.ts';
+import { DELIVERY_TIMEOUT_MS, sendWebhook, type DeliveryResult } from './deliver.ts';
 import { WEBHOOK_DELIVERY_JOB, type DeliveryJobPayload } from './outbox.ts';
 import type { SecretBox } from '../auth/secret-box.ts';
 import type { Lookup } from './ssrf-guard.ts';
@@ -29,9 +29,70 @@ export interface WebhookDeliveryOptions {
 
 const jitter = (ms: number) => Math.round(ms * (0.8 + Math.random() * 0.4));
 
+/**
+ * Delivery jobs run in slots of their own, apart from expiry and the other instance jobs: a backlog
+ * of deliveries to receivers that never answer (each attempt holds its slot for the whole time-out)
+ * never delays an expiry or a clean-up. Deliveries mostly wait on the network, so there are more
+ * of them than of the shared slots.
+ */
+export const WEBHOOK_DELIVERY_SLOTS = 16;
+
+/** While a receiver stalls: sends to one webhook at once, and to all of one account's stalling webhooks. */
+const STALLED_SENDS_PER_WEBHOOK = 1;
+const STALLED_SENDS_PER_ACCOUNT = 2;
+/** How long a delivery that may not be sent yet waits before it is looked at again (±20 %). */
+const STALLED_WAIT_MS = 30_000;
+
+/**
+ * Keeps one account's stalling receivers from taking every delivery slot (docs/decisions.md,
+ * "Webhooks"). A webhook stalls when an attempt fails after half the time-out or more (no answer,
+ * or one trickling in): such an attempt holds its slot for seconds, where a refused connection or
+ * a quick 500 costs nothing. While it stalls, its deliveries are sent one at a time, and an
+ * account's stalling webhooks at most two at a time; every other due delivery to them waits, without
+ * counting an attempt. The first attempt that ends quickly ends the stall.
+ *
+ * Kept per process, in memory: a throttle, not state. A restart forgets it, and the first attempts
+ * find the stall again.
+ */
+class StallThrottle {
+  private readonly stalled = new Set<string>();
+  private readonly sending = new Map<string, number>();
+  private readonly accountSending = new Map<string, number>();
+
+  private readonly timeoutMs: number;
+
+  constructor(timeoutMs: number) {
+    this.timeoutMs = timeoutMs;
+  }
+
+  /** Whether an attempt to this webhook may start now; if so, it is counted until `ended`. */
+  begin(userId: string, webhookId: string): boolean {
+    if (this.stalled.has(webhookId)) {
+      if ((this.sending.get(webhookId) ?? 0) >= STALLED_SENDS_PER_WEBHOOK) return false;
+      if ((this.accountSending.get(userId) ?? 0) >= STALLED_SENDS_PER_ACCOUNT) return false;
+    }
+    this.sending.set(webhookId, (this.sending.get(webhookId) ?? 0) + 1);
+    this.accountSending.set(userId, (this.accountSending.get(userId) ?? 0) + 1);
+    return true;
+  }
+
+  ended(userId: string, webhookId: string, result: DeliveryResult, elapsedMs: number): void {
+    const down = (map: Map<string, number>, key: string) => {
+      const left = (map.get(key) ?? 1) - 1;
+      if (left > 0) map.set(key, left);
+      else map.delete(key);
+    };
+    down(this.sending, webhookId);
+    down(this.accountSending, userId);
+    if (result.result === 'retry' && elapsedMs >= this.timeoutMs / 2) this.stalled.add(webhookId);
+    else if (elapsedMs < this.timeoutMs / 2) this.stalled.delete(webhookId);
+  }
+}
+
 /** The job handlers of webhook delivery, to register with the JobRunner. */
 export function webhookJobHandlers(options: WebhookDeliveryOptions): JobHandlers {
-  return { [WEBHOOK_DELIVERY_JOB]: (job) => deliverOnce(options, job) };
+  const throttle = new StallThrottle(options.timeoutMs ?? DELIVERY_TIMEOUT_MS);
+  return { [WEBHOOK_DELIVERY_JOB]: (job) => deliverOnce(options, throttle, job) };
 }
 
 async function finishDelivery(account: AccountScope, id: string, previousAttempts: number, values: { status: 'delivered' | 'failed' | 'pending'; attempts: number; lastStatus: number | null; lastError: string | null; deliveredAt?: number }) {
@@ -57,7 +118,7 @@ async function pruneDeliveries(account: AccountScope, webhookId: string): Promis
     .execute();
 }
 
-async function deliverOnce(options: WebhookDeliveryOptions, job: ClaimedJob): Promise<JobOutcome> {
+async function deliverOnce(options: WebhookDeliveryOptions, throttle: StallThrottle, job: ClaimedJob): Promise<JobOutcome> {
   const { deliveryId, userId } = job.payload as DeliveryJobPayload;
   const account = forAccount(options.db, userId);
   const row = await account
@@ -98,15 +159,22 @@ async function deliverOnce(options: WebhookDeliveryOptions, job: ClaimedJob): Pr
     return fail('The signing secret cannot be decrypted with this instance\'s key (SECRET_KEY or DATA_DIR/secret.key changed); delete the webhook and create it again', row.attempts);
   }
 
-  const result: DeliveryResult = await sendWebhook({
-    url: row.url,
-    secret,
-    messageId: row.eventId,
-    body: row.body,
-    allowPrivate: options.allowPrivate,
-    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-    ...(options.lookup ? { lookup: options.lookup } : {}),
-  });
+  if (!throttle.begin(userId, row.webhookId)) return retryJob(jitter(STALLED_WAIT_MS), 'Waiting: the receiver is not answering, and an earlier delivery to it is being sent');
+  const began = Date.now();
+  let result: DeliveryResult = { result: 'retry', status: null, error: 'The delivery attempt did not end' };
+  try {
+    result = await sendWebhook({
+      url: row.url,
+      secret,
+      messageId: row.eventId,
+      body: row.body,
+      allowPrivate: options.allowPrivate,
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options.lookup ? { lookup: options.lookup } : {}),
+    });
+  } finally {
+    throttle.ended(userId, row.webhookId, result, Date.now() - began);
+  }
 
   if (result.result === 'delivered') {
     await finishDelivery(account, row.id, row.attempts, { status: 'delivered', attempts: attempt, lastStatus: result.status, lastError: null, deliveredAt: Date.now() });

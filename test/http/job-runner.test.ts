@@ -14,10 +14,11 @@ import { enqueueJob, JobRunner } from '../../src/jobs/queue.ts';
 import { signUp } from '../support/client.ts';
 import { whileDatabaseClosed } from '../support/postgres.ts';
 import { uploadFile } from '../support/uploads.ts';
+import { WEBHOOK_DELIVERY_SLOTS } from '../../src/webhooks/delivery-job.ts';
 
 /**
- * The background job runner of a real server under load: more jobs than its slots (8), each running
- * longer than its poll interval (500 ms). A webhook receiver that answers slowly keeps every slot
+ * The background job runner of a real server under load: more jobs than its slots (webhook
+ * deliveries have 16 of their own), each running longer than its poll interval (500 ms). A webhook receiver that answers slowly keeps every slot
  * busy while further uploads queue deliveries.
  */
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -55,14 +56,14 @@ describe('job runner', () => {
   it('delivers every webhook when deliveries outnumber the runner’s slots and outlast its poll interval', async () => {
     const owner = await signUp(server.baseUrl);
     expect((await owner.post('/api/webhooks', { name: 'slow receiver', url: receiverUrl })).status).toBe(201);
-    const names = Array.from({ length: 12 }, (_, n) => `upload-${n}.txt`);
+    const names = Array.from({ length: WEBHOOK_DELIVERY_SLOTS + 8 }, (_, n) => `upload-${n}.txt`);
     for (const name of names) expect((await uploadFile(owner, name, `content of ${name}`)).status).toBe(200);
 
     const deadline = Date.now() + 10_000;
     while (received.length < names.length && Date.now() < deadline) await sleep(50);
     expect(received.sort()).toEqual([...names].sort());
     // One slot per delivery, whether it was claimed alone or with others.
-    expect(mostInFlight).toBeLessThanOrEqual(8);
+    expect(mostInFlight).toBeLessThanOrEqual(WEBHOOK_DELIVERY_SLOTS);
   });
 });
 

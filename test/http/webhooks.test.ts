@@ -4,6 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
+import { uploadFile } from '../support/uploads.ts';
 import { emitFileReady, WEBHOOK_DELIVERY_JOB, type FileReadyFile } from '../../src/webhooks/outbox.ts';
 
 /**
@@ -568,4 +569,49 @@ describe('SSRF guard', () => {
     expect(delivery!.lastError).toBe('Request to the receiver failed (ECONNREFUSED) (gave up after 4 attempts)');
     expect(delivery!.lastError).not.toMatch(/127\.0\.0\.1|::1/);
   });
+});
+
+describe('receivers that never answer', () => {
+  it("hold up neither another account's deliveries nor file expiry", async () => {
+    // Accepts every connection and never answers: each attempt waits out the 10-second time-out.
+    const hanging = http.createServer(() => undefined);
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const hangingUrl = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`;
+    let attemptsOnHanging = 0;
+    hanging.on('request', () => (attemptsOnHanging += 1));
+    const own = await startTestServer({ WEBHOOK_ALLOW_PRIVATE: 'true', UPLOAD_RATE_LIMIT: '0' });
+    servers.push(own);
+    try {
+      const ownAdmin = await signUp(own.baseUrl);
+      const stuck = await createMember(own, ownAdmin);
+      for (let i = 0; i < 5; i++) expect((await stuck.post('/api/webhooks', { name: `stuck ${i}`, url: `${hangingUrl}/stuck/${i}` })).status).toBe(201);
+      // 40 deliveries to receivers that never answer.
+      for (let i = 0; i < 8; i++) expect((await uploadFile(stuck, `screenshot-${i}.png`, `bytes ${i}`)).status).toBe(200);
+      await waitFor(async () => attemptsOnHanging > 0);
+
+      const other = await createMember(own, ownAdmin);
+      const { path } = await createHook(other);
+      const uploadedAt = Date.now();
+      expect((await uploadFile(other, 'report.txt', 'quarterly numbers')).status).toBe(200);
+      const expiresAt = Date.now() + 2000;
+      const expiring = await uploadFile(other, 'temporary.txt', 'gone soon', { fields: { expiresAt: new Date(expiresAt).toISOString(), expiryAction: 'DELETE' } });
+      expect(expiring.status).toBe(200);
+
+      // Watched together: each is timed from when it is first seen.
+      const expired = waitFor(async () => ((await own.ctx.db.selectFrom('files').select('id').where('originalName', '=', 'temporary.txt').executeTakeFirst()) ? null : Date.now()), 60_000);
+      // The other account's delivery waits at most for attempts already under way (10 s), not for
+      // the stuck account's whole backlog (five rounds of 10 s in eight shared slots).
+      const delivered = await waitFor(async () => (receiver.at(path).length > 0 ? Date.now() : null), 60_000);
+      expect(delivered - uploadedAt).toBeLessThan(16_000);
+      // Expiry runs in slots webhook deliveries never take.
+      expect((await expired) - expiresAt).toBeLessThan(3000);
+      // The stuck receivers are tried one at a time now, not once per delivery.
+      const settledAttempts = attemptsOnHanging;
+      await sleep(3000);
+      expect(attemptsOnHanging - settledAttempts).toBeLessThanOrEqual(2);
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise<void>((resolve) => hanging.close(() => resolve()));
+    }
+  }, 90_000);
 });
