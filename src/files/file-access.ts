@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import type { Db } from '../db/database.ts';
+import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import type { FilesTable } from '../db/schema.ts';
 import { constantTimeEqual } from '../auth/secrets.ts';
@@ -69,13 +69,30 @@ export async function findOwnedFile(db: Executor, userId: string, id: string): P
   return (await forAccount(db, userId).selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
 }
 
-export async function countView(db: Db, fileId: string): Promise<void> {
-  await db.updateTable('files').set((eb) => ({ views: eb('views', '+', 1) })).where('id', '=', fileId).execute();
+/**
+ * Adds one to a file's view or download count. On PostgreSQL the statement locks the owner's row
+ * before the file's (the sub-select runs first): the count triggers lock the owner's row after
+ * the file's, and a rename holding the owner's row and waiting for the file's deadlocked with it.
+ */
+async function countOne(db: Db, dialect: Dialect, fileId: string, column: 'views' | 'downloads'): Promise<void> {
+  await db
+    .updateTable('files')
+    .set((eb) => ({ [column]: eb(column, '+', 1) }))
+    .where('id', '=', fileId)
+    .$if(dialect === 'postgres', (q) =>
+      q.where('userId', 'in', (eb) =>
+        eb
+          .selectFrom('users')
+          .select('users.id')
+          .where('users.id', '=', (inner) => inner.selectFrom('files as owned').select('owned.userId').where('owned.id', '=', fileId))
+          .forUpdate(),
+      ),
+    )
+    .execute();
 }
 
-export async function countDownload(db: Db, fileId: string): Promise<void> {
-  await db.updateTable('files').set((eb) => ({ downloads: eb('downloads', '+', 1) })).where('id', '=', fileId).execute();
-}
+export const countView = (db: Db, dialect: Dialect, fileId: string) => countOne(db, dialect, fileId, 'views');
+export const countDownload = (db: Db, dialect: Dialect, fileId: string) => countOne(db, dialect, fileId, 'downloads');
 
 /**
  * Types a browser would run or render as a document in our origin: every JavaScript MIME type of the

@@ -84,10 +84,13 @@ export async function updateFile(ctx: AppContext, userId: string, permissions: P
 
   await ctx.db.transaction().execute(async (trx) => {
     const scoped = forAccount(trx, userId);
+    // The account's lock first, whatever changes: the file's change takes it anyway, through the
+    // count triggers, after the file's row; renames, deletions and folder changes take it before.
+    // Taken in both orders the two deadlocked on PostgreSQL (docs/decisions.md, "Organisation").
+    // Uploads take it too to choose their names (src/uploads/commit-file.ts), so a rename's check
+    // below holds until the commit.
+    await lockAccountRow(trx, ctx.dialect, userId);
     if (name !== undefined && name !== file.name) {
-      // Under the account's lock, which uploads take to choose their names (src/uploads/commit-file.ts),
-      // so the check holds until the commit.
-      await lockAccountRow(trx, ctx.dialect, userId);
       if (await scoped.selectFrom('files').select('id').where('name', '=', name).where('id', '<>', fileId).executeTakeFirst()) throw nameTaken();
     }
     try {

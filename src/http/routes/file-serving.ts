@@ -145,7 +145,7 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
 
   async function sendRaw(request: FastifyRequest, reply: FastifyReply, found: { file: FileRow } | null) {
     const file = openableFile(found, request);
-    return sendBytes(ctx, request, reply, file, 'inline', (id) => countView(ctx.db, id));
+    return sendBytes(ctx, request, reply, file, 'inline', (id) => countView(ctx.db, ctx.dialect, id));
   }
 
   app.get(
@@ -190,7 +190,7 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
       byIdOrRawNamed(request, reply, request.params.id, 'download', async (found) => {
         refuseBearerUnlessPublic(request, found.file);
         const file = openableFile(found, request);
-        return sendBytes(ctx, request, reply, file, 'attachment', (id) => countDownload(ctx.db, id));
+        return sendBytes(ctx, request, reply, file, 'attachment', (id) => countDownload(ctx.db, ctx.dialect, id));
       }),
   );
 
