@@ -32,6 +32,7 @@ export const fileRecordSchema = z
     tags: z.array(fileTagSchema),
     hasPassword: z.boolean(),
     expiresAt: timestamp.nullable().describe('When the expiry action applies; null: never'),
+    expiryAction: z.enum(['DELETE', 'SET_PRIVATE']).nullable().describe('What happens at `expiresAt`: the file is deleted or made private; null without an expiry'),
     thumbnailUrl: z.string().nullable().describe('A WebP thumbnail, longest side at most 512 px (contract §10); null while there is none'),
     thumbnailStatus: mediaStatusSchema.describe('Whether a thumbnail is on its way (`pending`), made (`done`), or will not come, and why'),
     ocrStatus: mediaStatusSchema.describe('The same for the recognised text: `done` when `search` matches it'),

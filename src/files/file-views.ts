@@ -28,7 +28,7 @@ export function uploadLinks(baseUrl: string, urlId: string, file: FileFields): U
 
 const MiB = 1024 * 1024;
 
-export interface FileRecordSource extends Pick<FilesTable, 'id' | 'name' | 'mimeType' | 'size' | 'visibility' | 'folderId' | 'expiresAt' | 'createdAt' | 'thumbnailKey'> {
+export interface FileRecordSource extends Pick<FilesTable, 'id' | 'name' | 'mimeType' | 'size' | 'visibility' | 'folderId' | 'expiresAt' | 'expiryAction' | 'createdAt' | 'thumbnailKey'> {
   thumbnailStatus: MediaStatus;
   ocrStatus: MediaStatus;
   views: number;
@@ -53,6 +53,7 @@ export function fileRecord(file: FileRecordSource, urlId: string, tags: FileReco
     tags,
     hasPassword: file.hasPassword,
     expiresAt: file.expiresAt === null ? null : new Date(file.expiresAt).toISOString(),
+    expiryAction: file.expiresAt === null ? null : file.expiryAction,
     thumbnailUrl: thumbnailUrl(baseUrl, file),
     thumbnailStatus: file.thumbnailStatus,
     ocrStatus: file.ocrStatus,

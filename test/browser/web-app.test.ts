@@ -214,6 +214,23 @@ describe('the web app in Chromium', () => {
     await forest.getByText('Private').waitFor();
     await forest.getByText('Password').waitFor();
 
+    // An expiry that makes the file private, then only its date changed: the action stays.
+    const recordOf = async (name: string) =>
+      ((await (await browser.context.request.get(`${server.baseUrl}/api/files?search=${name}`)).json()) as { data: Array<{ name: string; expiresAt: string | null; expiryAction: string | null }> }).data.find((f) => f.name === name)!;
+    await page.getByRole('button', { name: 'Edit forest.png' }).click();
+    await dialog.getByLabel(/Expires at/).fill('2030-01-02T03:04');
+    await dialog.getByLabel('Then').selectOption('SET_PRIVATE');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await expect.poll(async () => (await recordOf('forest.png')).expiryAction).toBe('SET_PRIVATE');
+    await page.getByRole('button', { name: 'Edit forest.png' }).click();
+    expect(await dialog.getByLabel('Then').inputValue()).toBe('SET_PRIVATE');
+    await dialog.getByLabel(/Expires at/).fill('2031-01-02T03:04');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await expect.poll(async () => (await recordOf('forest.png')).expiresAt?.slice(0, 4)).toBe('2031');
+    expect((await recordOf('forest.png')).expiryAction).toBe('SET_PRIVATE');
+
     // Filters: visibility private leaves one file; the list view shows it as a table row.
     // A user clicks the option's word, not only its box.
     await page.getByText('Any visibility').click();

@@ -102,6 +102,7 @@ describe.each(providers)('file lifecycle on %s storage', (provider) => {
         thumbnailStatus: 'unsupported',
         ocrStatus: 'unsupported',
         expiresAt,
+        expiryAction: 'SET_PRIVATE',
       });
       const job = await server.ctx.db.selectFrom('jobs').select('runAt').where('dedupeKey', '=', `file-expiry:${file.id}`).executeTakeFirst();
       expect(job?.runAt).toBe(Date.parse(expiresAt));
@@ -111,7 +112,7 @@ describe.each(providers)('file lifecycle on %s storage', (provider) => {
       expect((await member.get(`/api/files/${urlId}/final_report.txt`)).text).toBe('draft text');
 
       const cleared = await member.patch(`/api/files/${file.id}`, { password: null, expiresAt: null, folderId: null, tagIds: [], visibility: 'PUBLIC' });
-      expect(cleared.body.data.file).toMatchObject({ hasPassword: false, expiresAt: null, folderId: null, tags: [], visibility: 'PUBLIC' });
+      expect(cleared.body.data.file).toMatchObject({ hasPassword: false, expiresAt: null, expiryAction: null, folderId: null, tags: [], visibility: 'PUBLIC' });
       expect(await server.ctx.db.selectFrom('jobs').select('id').where('dedupeKey', '=', `file-expiry:${file.id}`).executeTakeFirst()).toBeUndefined();
       expect((await new Client(server.baseUrl).get(`/api/files/${urlId}/final_report.txt`)).text).toBe('draft text');
     });

@@ -117,7 +117,7 @@ describe('GET /api/files: records, access and isolation', () => {
     expect(response.body.pagination).toEqual({ total: 3, pageCount: 1, page: 1, limit: 24 });
     expect(ids(response)).toEqual([locked, hidden, plain]);
     const record = response.body.data[2];
-    expect(Object.keys(record).sort()).toEqual(['downloads', 'expiresAt', 'folderId', 'hasPassword', 'id', 'mimeType', 'name', 'ocrStatus', 'size', 'tags', 'thumbnailStatus', 'thumbnailUrl', 'uploadedAt', 'urlPath', 'user', 'views', 'visibility']);
+    expect(Object.keys(record).sort()).toEqual(['downloads', 'expiresAt', 'expiryAction', 'folderId', 'hasPassword', 'id', 'mimeType', 'name', 'ocrStatus', 'size', 'tags', 'thumbnailStatus', 'thumbnailUrl', 'uploadedAt', 'urlPath', 'user', 'views', 'visibility']);
     expect(record).toMatchObject({
       id: plain,
       name: 'notes.txt',
@@ -132,6 +132,7 @@ describe('GET /api/files: records, access and isolation', () => {
       tags: [{ id: tag.id, name: 'receipts' }],
       hasPassword: false,
       expiresAt: null,
+      expiryAction: null,
       // A text file has no thumbnail and no text to recognise (contract §10).
       thumbnailUrl: null,
       thumbnailStatus: 'unsupported',

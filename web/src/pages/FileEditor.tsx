@@ -23,7 +23,8 @@ export function FileEditor({ file, open, folders, tags, onClose, onSaved }: { fi
   const [passwordMode, setPasswordMode] = useState<'keep' | 'set' | 'remove'>(file.hasPassword ? 'keep' : 'remove');
   const [password, setPassword] = useState('');
   const [expires, setExpires] = useState(toLocalInput(file.expiresAt));
-  const [expiryAction, setExpiryAction] = useState<'DELETE' | 'SET_PRIVATE'>(expiryActions[0] ?? 'DELETE');
+  // The stored action, when the file has one: a new date alone must not change what happens then.
+  const [expiryAction, setExpiryAction] = useState<'DELETE' | 'SET_PRIVATE'>(file.expiryAction ?? expiryActions[0] ?? 'DELETE');
   const [actionTouched, setActionTouched] = useState(false);
   const [folderId, setFolderId] = useState(file.folderId ?? '');
   const [tagIds, setTagIds] = useState(file.tags.map((t) => t.id));
@@ -34,12 +35,12 @@ export function FileEditor({ file, open, folders, tags, onClose, onSaved }: { fi
     if (canShare && visibility !== file.visibility) body.visibility = visibility;
     if (canShare && passwordMode === 'set') body.password = password;
     if (canShare && passwordMode === 'remove' && file.hasPassword) body.password = null;
-    // The listing does not show the current expiry action, so it is sent whenever the expiry or the
-    // action was touched.
+    // The action is sent when it was chosen, or when the file had no expiry: a new date alone keeps
+    // the stored action (the server keeps it when none is sent).
     if (expiryActions.length > 0 && (expires !== toLocalInput(file.expiresAt) || actionTouched)) {
       const expiresAt = fromLocalInput(expires);
       body.expiresAt = expiresAt;
-      if (expiresAt) body.expiryAction = expiryAction;
+      if (expiresAt && (actionTouched || file.expiryAction === null)) body.expiryAction = expiryAction;
     }
     if (can('folders.manage') && (folderId || null) !== file.folderId) body.folderId = folderId || null;
     const before = file.tags.map((t) => t.id).sort().join(',');
@@ -116,8 +117,8 @@ export function FileEditor({ file, open, folders, tags, onClose, onSaved }: { fi
                   setExpiryAction(e.target.value as 'DELETE' | 'SET_PRIVATE');
                   setActionTouched(true);
                 }}>
-                {expiryActions.includes('DELETE') && <option value="DELETE">Delete the file</option>}
-                {expiryActions.includes('SET_PRIVATE') && <option value="SET_PRIVATE">Make it private</option>}
+                {(expiryActions.includes('DELETE') || file.expiryAction === 'DELETE') && <option value="DELETE">Delete the file</option>}
+                {(expiryActions.includes('SET_PRIVATE') || file.expiryAction === 'SET_PRIVATE') && <option value="SET_PRIVATE">Make it private</option>}
               </select>
             </label>
           )}
