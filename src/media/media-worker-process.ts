@@ -137,21 +137,17 @@ async function imageSize(path: string): Promise<{ ok: true; width: number; heigh
 }
 
 /**
- * The frame at 1 s (past a fade-in from black), or the first one of a shorter video. ffmpeg turns it
- * as the video's rotation says, and refuses frames of more than maxPixels before decoding them.
+ * The video's first frame (contract §10). ffmpeg turns it as the video's rotation says, and refuses
+ * frames of more than maxPixels before decoding them.
  */
 async function videoFrame(ffmpeg: string, path: string, frame: string): Promise<{ ok: true } | { ok: false; reason: 'failed'; message: string }> {
-  const args = (seek: boolean) => [
+  const run = await runTool(ffmpeg, [
     ...['-nostdin', '-hide_banner', '-loglevel', 'error'],
     ...['-protocol_whitelist', 'file', '-format_whitelist', VIDEO_DEMUXERS, '-max_pixels', String(settings.maxPixels)],
-    ...(seek ? ['-ss', '1'] : []),
     // `file:` so that no name is taken for another protocol or an option.
     ...['-i', `file:${resolve(path)}`],
     ...['-map', '0:v:0', '-frames:v', '1', '-an', '-sn', '-dn', '-update', '1', '-f', 'image2', '-c:v', 'png', '-y', frame],
-  ];
-  let run = await runTool(ffmpeg, args(true));
-  // Seeking past the end of a video shorter than a second succeeds with no frame.
-  if (run.code === 0 && !(await exists(frame))) run = await runTool(ffmpeg, args(false));
+  ]);
   if (run.code === 0 && (await exists(frame))) return { ok: true };
   return failed(`ffmpeg found no frame${run.stderr ? `: ${run.stderr}` : ''}`);
 }

@@ -11,7 +11,7 @@ import { Client, signUp } from '../support/client.ts';
 import { createToken, uploadFile } from '../support/uploads.ts';
 import { expectStoredAsRecorded, providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
 import { serverProcess } from '../support/server-process.ts';
-import { jpegWithGps, mediaSettled, mp4, onePagePdf, pngBomb, pngWithWords, solidPng } from '../support/media.ts';
+import { jpegWithGps, mediaSettled, mp4, onePagePdf, pngBomb, pngWithWords, redThenBlueMp4, solidPng } from '../support/media.ts';
 
 const idOf = (links: { downloadUrl: string }) => links.downloadUrl.split('/').at(-2)!;
 const metaTag = (html: string, attribute: 'property' | 'name', key: string) => new RegExp(`<meta ${attribute}="${key.replace(/[:.]/g, '\\$&')}" content="([^"]*)">`).exec(html)?.[1] ?? null;
@@ -111,6 +111,17 @@ describe.each(providers)('thumbnails and text recognition on %s storage', (provi
     expect(dominant.r).toBeGreaterThan(200);
     expect(dominant.b).toBeLessThan(50);
     for (const other of others) expect(await mediaSettled(server, other.id)).toMatchObject({ thumbnailStatus: 'done', thumbnailWidth: 512, thumbnailHeight: 256 });
+  });
+
+  it('takes the first frame of a video (contract §10)', async () => {
+    const user = await signUp(server.baseUrl);
+    const video = await upload(user, 'red-then-blue.mp4', redThenBlueMp4(), 'video/mp4');
+    expect(await mediaSettled(server, video.id)).toMatchObject({ thumbnailStatus: 'done', thumbnailWidth: 320, thumbnailHeight: 240 });
+    const thumbnail = await fetch(`${server.baseUrl}/api/files/${video.id}/thumbnail`, { headers: { cookie: user.cookieHeader() } });
+    expect(thumbnail.status).toBe(200);
+    const { dominant } = await sharp(Buffer.from(await thumbnail.arrayBuffer())).stats();
+    expect(dominant.r).toBeGreaterThan(200);
+    expect(dominant.b).toBeLessThan(50);
   });
 
   it('gives thumbnails of public files to anyone, of others only to the owner, and 401 to tokens on files that are not public', async () => {

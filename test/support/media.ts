@@ -66,6 +66,19 @@ export function mp4(width = 320, height = 240, seconds = 2): Buffer {
   return bytes;
 }
 
+/** A 320×240 MP4 whose first second is red and next two seconds blue: which frame a thumbnail shows. */
+export function redThenBlueMp4(): Buffer {
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-video-')), 'clip.mp4');
+  const made = spawnSync('ffmpeg', [
+    ...['-v', 'error', '-f', 'lavfi', '-i', 'color=c=red:s=320x240:r=10:d=1', '-f', 'lavfi', '-i', 'color=c=blue:s=320x240:r=10:d=2'],
+    ...['-filter_complex', '[0:v][1:v]concat=n=2:v=1[v]', '-map', '[v]', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', out],
+  ]);
+  if (made.status !== 0) throw new Error(`ffmpeg could not make a test video: ${made.stderr?.toString() ?? made.error}`);
+  const bytes = fs.readFileSync(out);
+  fs.rmSync(path.dirname(out), { recursive: true, force: true });
+  return bytes;
+}
+
 /** A one-page PDF (200 × 100 pt) saying "Hello PDF", written by hand with exact xref offsets. */
 export function onePagePdf(): Buffer {
   const content = 'BT /F1 24 Tf 20 40 Td (Hello PDF) Tj ET';
