@@ -9,7 +9,8 @@ import { readSettings } from '../settings/instance-settings.ts';
 import { parseStoredOptions, type ProfileOptions } from '../shared/upload-options.ts';
 import { effectiveQuotaBytes } from '../shared/quota.ts';
 import { checkProfileOptions, findOwnedProfile } from '../organisation/profiles.ts';
-import { nameSchema, parseField } from '../organisation/common.ts';
+import { parseField } from '../organisation/common.ts';
+import { nameSchema } from '../shared/display-name.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
 
 /**

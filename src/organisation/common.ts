@@ -1,14 +1,6 @@
 import { z } from 'zod';
 import { invalid } from '../errors.ts';
 
-// C0 controls and DEL: invisible in every list and a nuisance in shell scripts.
-const noControlCharacters = /^[^\u0000-\u001f\u007f]*$/;
-
-/** A display name: surrounding whitespace trimmed, 1 to `max` characters, no control characters. */
-export function nameSchema(max: number) {
-  const length = { message: `must be 1 to ${max} characters` };
-  return z.string().trim().min(1, length).max(max, length).regex(noControlCharacters, { message: 'must not contain control characters' });
-}
 
 /**
  * Parses a value the HTTP layer has usually validated already, so that the domain holds its own rules

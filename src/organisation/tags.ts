@@ -6,7 +6,8 @@ import { inBatches } from '../db/batches.ts';
 import { isUniqueViolation } from '../db/unique-violation.ts';
 import { parseStoredOptions } from '../shared/upload-options.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
-import { byName, iso, nameSchema, parseField, sameName } from './common.ts';
+import { byName, iso, parseField, sameName } from './common.ts';
+import { nameSchema } from '../shared/display-name.ts';
 
 export const tagLimits = { nameLength: 50 } as const;
 export const tagNameSchema = nameSchema(tagLimits.nameLength);

@@ -8,6 +8,7 @@ import type { Scope } from '../auth/route-policy.ts';
 import { parseScopes, SECRET_PREFIX, tokenStatus } from '../auth/token-format.ts';
 import type { TokenRecord } from '../api/tokens.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
+import { nameSchema } from '../shared/display-name.ts';
 
 /** Active named tokens per account: 50, expired and revoked not counted; token name 1 to 80; latest 100 shown (spec, Limits). */
 export const tokenLimits = {
@@ -17,7 +18,7 @@ export const tokenLimits = {
 } as const;
 
 /** A token's name, as the token routes and the command-line tool take it. */
-export const tokenNameSchema = z.string().min(1).max(tokenLimits.nameLength, { message: `must be 1 to ${tokenLimits.nameLength} characters` });
+export const tokenNameSchema = nameSchema(tokenLimits.nameLength);
 
 export interface TokenRow {
   id: string;
@@ -58,9 +59,9 @@ export interface NewToken {
 
 /** Bound upload profile: only for tokens with files:upload, of the same account (spec, Named API token). */
 async function validate(account: AccountScope, input: NewToken, now: number): Promise<void> {
-  const name = input.name.trim();
   // Characters, as the specification counts them (and zod does), not UTF-16 units.
-  if (name.length < 1 || [...input.name].length > tokenLimits.nameLength) throw invalid(`name: must be 1 to ${tokenLimits.nameLength} characters`);
+  const name = tokenNameSchema.safeParse(input.name);
+  if (!name.success) throw invalid(`name: ${name.error.issues[0]!.message}`);
   if (input.scopes.length === 0) throw invalid('scopes: at least one scope is required');
   if (new Set(input.scopes).size !== input.scopes.length) throw invalid('scopes: a scope is listed twice');
   if (input.expiresAt && input.expiresAt.getTime() <= now) throw invalid('expiresAt: must be in the future');

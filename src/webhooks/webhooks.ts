@@ -11,6 +11,7 @@ import type { SecretBox } from '../auth/secret-box.ts';
 import { hostRefusal } from './ssrf-guard.ts';
 import { takeAttempt } from '../auth/throttle.ts';
 import type { Delivery, Webhook } from '../api/webhooks.ts';
+import { nameSchema } from '../shared/display-name.ts';
 
 /** Webhook management: the browser-session routes of contract §3 call these. */
 
@@ -52,10 +53,9 @@ export function validateReceiverUrl(value: string, allowPrivate: boolean): strin
 }
 
 function validateName(value: string): string {
-  const name = value.trim();
-  // Characters (as zod counts them), not UTF-16 units.
-  if (name.length < 1 || [...name].length > webhookLimits.nameLength) throw invalid(`name: must be 1 to ${webhookLimits.nameLength} characters`);
-  return name;
+  const parsed = nameSchema(webhookLimits.nameLength).safeParse(value);
+  if (!parsed.success) throw invalid(`name: ${parsed.error.issues[0]!.message}`);
+  return parsed.data;
 }
 
 /** `whsec_` + base64 of 32 random bytes (Standard Webhooks). */

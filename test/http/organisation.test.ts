@@ -275,6 +275,7 @@ describe('folders', () => {
     [{ name: '' }, /^body\.name: must be 1 to 100 characters/],
     [{ name: 'x'.repeat(101) }, /^body\.name: must be 1 to 100 characters/],
     [{ name: 'tab\there' }, /^body\.name: must not contain control characters/],
+    [{ name: '\u200b' }, /^body\.name: must contain a visible character/],
     [{ name: 'ok', parentId: 42 }, /^body\.parentId: /],
     [{ name: 'ok', colour: 'red' }, /^body: unknown field "colour"/],
   ])('rejects %j with 400 naming the field', async (body, message) => {

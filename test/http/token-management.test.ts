@@ -40,6 +40,8 @@ describe('creating named tokens', () => {
   it.each([
     [{ name: '', scopes: ['files:read'] }, /^body\.name: /],
     [{ name: 'x'.repeat(81), scopes: ['files:read'] }, /^body\.name: /],
+    [{ name: 'a\u0001b', scopes: ['files:read'] }, /^body\.name: must not contain control characters/],
+    [{ name: '\u200b', scopes: ['files:read'] }, /^body\.name: must contain a visible character/],
     [{ name: 'ok', scopes: [] }, /^body\.scopes: /],
     [{ name: 'ok', scopes: ['files:read', 'files:read'] }, /^scopes: a scope is listed twice/],
     [{ name: 'ok', scopes: ['files:delete'] }, /^body\.scopes\.0: /],

@@ -198,6 +198,8 @@ describe('webhook management', () => {
       [{ name: 'x', url: `https://example.com/${'a'.repeat(2030)}` }, 'body.url'],
       [{ name: '', url: 'https://example.com/' }, 'body.name'],
       [{ name: 'x'.repeat(81), url: 'https://example.com/' }, 'body.name'],
+      [{ name: 'a\u0001b', url: 'https://example.com/' }, 'body.name'],
+      [{ name: '\u200b\u200d', url: 'https://example.com/' }, 'body.name'],
       [{ url: 'https://example.com/' }, 'body.name'],
       [{ name: 'x', url: 'https://example.com/', secret: 'mine' }, 'body'],
     ] as const) {

@@ -4,7 +4,7 @@ import { idParams } from '../schemas.ts';
 import { allPermissions, type Permission } from '../../auth/permissions.ts';
 import { createRole, deleteRole, listRoles, updateRole } from '../../accounts/roles-admin.ts';
 import { noBody, ok } from '../responses.ts';
-import { nameSchema } from '../../organisation/common.ts';
+import { nameSchema } from '../../shared/display-name.ts';
 import { roleListResponse, roleResponse } from '../../api/admin.ts';
 
 const permissionList = z.array(z.enum(allPermissions as [Permission, ...Permission[]], { message: `must be one of ${allPermissions.join(', ')}` })).max(allPermissions.length * 2);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams } from '../schemas.ts';
+import { nameSchema } from '../../shared/display-name.ts';
 import { noBody, ok } from '../responses.ts';
 import { createdWebhookResponse, deliveryListResponse, deliveryResponse, webhookListResponse, webhookResponse } from '../../api/webhooks.ts';
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, sendTestEvent, updateWebhook, webhookLimits } from '../../webhooks/webhooks.ts';
@@ -14,11 +15,7 @@ const isHttpUrl = (value: string) => {
   }
 };
 
-const name = z
-  .string()
-  .trim()
-  .min(1, { message: `must be 1 to ${webhookLimits.nameLength} characters` })
-  .max(webhookLimits.nameLength, { message: `must be 1 to ${webhookLimits.nameLength} characters` });
+const name = nameSchema(webhookLimits.nameLength);
 const url = z
   .string()
   .max(webhookLimits.urlLength, { message: `must be at most ${webhookLimits.urlLength} characters` })
