@@ -6,6 +6,7 @@ import { forbidden, invalid, notFound } from '../errors.ts';
 import { generateShortCode, isShortCode } from './short-code.ts';
 import { takeAttempt } from '../auth/throttle.ts';
 import type { ShortLink } from '../api/links.ts';
+import { keptUrl } from '../shared/http-url.ts';
 
 export const shortLinkLimits = {
   /** Longest accepted target URL, in characters. */
@@ -38,11 +39,6 @@ function toView(row: ShortLinkRow): ShortLink {
   };
 }
 
-// Printable ASCII without spaces, with its scheme followed by `//`: such a URL is a valid Location
-// header value exactly as written, and a browser reads it as it was read here. (`http:example.com`
-// is read here as http://example.com/, but a browser resolves it against the short address.)
-const plainAscii = /^https?:\/\/[\x21-\x7e]+$/i;
-
 /**
  * Checks a target URL and returns the form to store. Only absolute http: and https: URLs of at most
  * 2,048 characters are accepted. A URL of plain printable ASCII written `http(s)://…` is kept
@@ -64,8 +60,7 @@ export function normalizeTargetUrl(input: string): string {
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw invalid(`url: only http:// and https:// URLs can be shortened (got ${parsed.protocol})`);
   }
-  if (plainAscii.test(value)) return value;
-  const normalized = parsed.href;
+  const normalized = keptUrl(value, parsed);
   if (normalized.length > max) throw invalid(`url: must be at most ${max} characters once encoded (got ${normalized.length})`);
   return normalized;
 }

@@ -12,6 +12,7 @@ import { hostRefusal } from './ssrf-guard.ts';
 import { takeAttempt } from '../auth/throttle.ts';
 import type { Delivery, Webhook } from '../api/webhooks.ts';
 import { nameSchema } from '../shared/display-name.ts';
+import { keptUrl } from '../shared/http-url.ts';
 
 /** Webhook management: the browser-session routes of contract §3 call these. */
 
@@ -49,7 +50,10 @@ export function validateReceiverUrl(value: string, allowPrivate: boolean): strin
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('url: must be an absolute http:// or https:// URL');
   const refusal = hostRefusal(url.hostname, allowPrivate);
   if (refusal) throw invalid(`url: ${refusal}`);
-  return text;
+  // Kept as it is read and called, so the owner sees where deliveries go.
+  const kept = keptUrl(text, url);
+  if (kept.length > webhookLimits.urlLength) throw invalid(`url: must be at most ${webhookLimits.urlLength} characters once encoded`);
+  return kept;
 }
 
 function validateName(value: string): string {

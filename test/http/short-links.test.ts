@@ -353,6 +353,7 @@ describe('GET /u/{shortCode}', () => {
       ['http:/example.com', 'http://example.com/'],
       ['https:\\\\example.com\\a', 'https://example.com/a'],
       ['HTTPS://Example.com/Path', 'HTTPS://Example.com/Path'],
+      ['https://example.com\\a\\b', 'https://example.com/a/b'],
     ]) {
       const link = await shorten(owner, written!);
       expect(link.targetUrl, written).toBe(read);

@@ -208,6 +208,18 @@ describe('webhook management', () => {
       expect(response.body.success).toBe(false);
       expect(response.body.error.startsWith(`${field}:`), response.body.error).toBe(true);
     }
+    // Kept in the form it is read as and called: the parser drops tabs and line breaks and reads a
+    // backslash as a slash, so the owner sees the URL that deliveries go to.
+    for (const [written, read] of [
+      ['https://exam\nple.com/hook\tA', 'https://example.com/hookA'],
+      ['https:\\\\example.com\\hook', 'https://example.com/hook'],
+      ['https://example.com/plain?x=1', 'https://example.com/plain?x=1'],
+    ]) {
+      const created = await admin.post('/api/webhooks', { name: 'normalised', url: written });
+      expect(created.status, written).toBe(201);
+      expect(created.body.data.webhook.url, written).toBe(read);
+      expect((await admin.delete(`/api/webhooks/${created.body.data.webhook.id}`)).status).toBe(204);
+    }
     const { webhook } = (await admin.post('/api/webhooks', { name: 'valid', url: 'https://example.com/' })).body.data;
     expect((await admin.patch(`/api/webhooks/${webhook.id}`, { enabled: 'yes' })).status).toBe(400);
     expect((await admin.patch(`/api/webhooks/${webhook.id}`, { url: 'javascript:alert(1)' })).status).toBe(400);
