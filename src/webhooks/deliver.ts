@@ -85,15 +85,26 @@ export async function sendWebhook(request: DeliveryRequest): Promise<DeliveryRes
   }
   if (target.protocol !== 'http:' && target.protocol !== 'https:') return { result: 'final', status: null, error: 'The webhook URL must use http or https' };
 
+  // One deadline for the whole attempt (contract §5: 10 s per attempt), resolving the name included:
+  // a resolver that never answers must not hold a delivery slot for longer.
+  const timeoutMs = request.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const deadline = Date.now() + timeoutMs;
+  const timedOut: DeliveryResult = { result: 'retry', status: null, error: `No response within ${timeoutMs / 1000} s` };
   let vetted: VettedAddress;
+  let resolveTimer: NodeJS.Timeout | undefined;
   try {
-    vetted = await resolveReceiver(target.hostname, { allowPrivate: request.allowPrivate, ...(request.lookup ? { lookup: request.lookup } : {}) });
+    const resolved = await Promise.race([
+      resolveReceiver(target.hostname, { allowPrivate: request.allowPrivate, ...(request.lookup ? { lookup: request.lookup } : {}) }),
+      new Promise<null>((resolve) => (resolveTimer = setTimeout(() => resolve(null), timeoutMs))),
+    ]);
+    if (resolved === null) return timedOut;
+    vetted = resolved;
   } catch (error) {
     if (error instanceof ReceiverRefusedError) return { result: 'final', status: null, error: RECEIVER_REFUSED, detail: error.message };
     return { result: 'retry', status: null, error: `Could not resolve ${target.hostname}${codeOf(error)}`, detail: `Could not resolve ${target.hostname}: ${networkError(error)}` };
+  } finally {
+    clearTimeout(resolveTimer);
   }
-
-  const timeoutMs = request.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   const timestamp = Math.floor(Date.now() / 1000);
   const headers = {
     'content-type': 'application/json',
@@ -121,9 +132,9 @@ export async function sendWebhook(request: DeliveryRequest): Promise<DeliveryRes
       response.destroy();
     });
     const timer = setTimeout(() => {
-      settle({ result: 'retry', status: null, error: `No response within ${timeoutMs / 1000} s` });
+      settle(timedOut);
       outgoing.destroy();
-    }, timeoutMs);
+    }, Math.max(0, deadline - Date.now()));
     outgoing.on('error', (error) => settle({ result: 'retry', status: null, error: `Request to the receiver failed${codeOf(error)}`, detail: `Request failed: ${networkError(error)}` }));
     outgoing.end(request.body);
   });

@@ -175,7 +175,8 @@ export function isMetadataHostName(host: string): boolean {
 /** `<subject>, a <kind> address; <why>` */
 function describe(subject: string, kind: AddressKind): string {
   if (kind === 'cloud metadata') return `${subject}, a cloud metadata address; webhook receivers there are always refused`;
-  return `${subject}, a ${kind} address; webhook receivers must be on public addresses (WEBHOOK_ALLOW_PRIVATE=true allows loopback and private ones)`;
+  const article = kind === 'unspecified' ? 'an' : 'a';
+  return `${subject}, ${article} ${kind} address; webhook receivers must be on public addresses (WEBHOOK_ALLOW_PRIVATE=true allows loopback and private ones)`;
 }
 
 /** Why an address may not receive webhooks, or null when it may. */

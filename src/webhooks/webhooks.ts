@@ -146,7 +146,9 @@ export async function listDeliveries(db: Db, userId: string, webhookId: string):
  */
 export async function sendTestEvent(db: Db, userId: string, webhookId: string, baseUrl: string): Promise<Delivery> {
   // Each test send is a real outbound request; a limit per account keeps one account from using the
-  // instance to hammer a URL.
+  // instance to hammer a URL. A webhook that is not there sends nothing and uses none of it.
+  const found = await forAccount(db, userId).selectFrom('webhooks').select('id').where('id', '=', webhookId).executeTakeFirst();
+  if (!found) throw notFound('Webhook not found');
   await takeAttempt(db, `webhook-test:${userId}`, webhookLimits.testSendsPerMinute, 60_000, 'Too many test sends; try again later');
   return db.transaction().execute(async (trx) => {
     const account = forAccount(trx, userId);

@@ -546,6 +546,11 @@ describe('SSRF guard', () => {
     const literal = await owner.post('/api/webhooks', { name: 'loopback', url: `${receiver.url}/hook/literal` });
     expect(literal.status).toBe(400);
     expect(literal.body.error).toMatch(/^url: 127\.0\.0\.1, a loopback address/);
+    const unspecified = await owner.post('/api/webhooks', { name: 'nowhere', url: 'http://0.0.0.0/hook' });
+    expect(unspecified.body.error).toMatch(/^url: 0\.0\.0\.0, an unspecified address/);
+
+    // Test sends to webhooks that are not there send nothing, so they use none of the ten a minute.
+    for (let i = 0; i < 12; i++) expect((await owner.post('/api/webhooks/nosuchwebhook/test')).status).toBe(404);
 
     // A name is resolved and checked at delivery: localhost resolves to loopback.
     const port = new URL(receiver.url).port;

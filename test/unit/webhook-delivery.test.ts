@@ -109,6 +109,11 @@ describe('sendWebhook', () => {
     answer = () => undefined; // never answers
     const slow = await sendWebhook({ ...base, url: `http://127.0.0.1:${port}/slow`, timeoutMs: 200 });
     expect(slow).toEqual({ result: 'retry', status: null, error: 'No response within 0.2 s' });
+    // The time-out covers the whole attempt, resolving the receiver's name included.
+    const began = Date.now();
+    const stuckResolver = await sendWebhook({ ...base, url: 'http://slow-dns.hoard-test.invalid/', timeoutMs: 200, lookup: () => new Promise(() => undefined) });
+    expect(stuckResolver).toEqual({ result: 'retry', status: null, error: 'No response within 0.2 s' });
+    expect(Date.now() - began).toBeLessThan(2000);
 
     const closed = http.createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
