@@ -59,8 +59,7 @@ export async function updateRole(
   if (changes.permissions !== undefined) {
     const before = new Set(parsePermissions(row.permissions));
     const after = new Set(changes.permissions);
-    const touched = [...after].filter((p) => !before.has(p)).concat([...before].filter((p) => !after.has(p)));
-    assertCanGrant(actor, touched);
+    assertCanGrant(actor, [...after].filter((p) => !before.has(p)), [...before].filter((p) => !after.has(p)));
     set.permissions = JSON.stringify([...after].sort());
   }
   await db.transaction().execute(async (trx) => {

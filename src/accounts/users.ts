@@ -152,10 +152,12 @@ async function assertRegistrationOpen(db: Executor): Promise<void> {
   assertOpen((await readSettings(db)).registration);
 }
 
-/** Nobody may hand out a permission they do not hold themselves. */
-export function assertCanGrant(actor: PermissionSet, granted: Iterable<string>): void {
-  for (const permission of granted) {
-    if (!hasPermission(actor, permission as never)) throw forbidden(`You cannot grant the permission ${permission}, which you do not have`);
+/** Nobody may hand out, or take away, a permission they do not hold themselves. */
+export function assertCanGrant(actor: PermissionSet, granted: Iterable<string>, takenAway: Iterable<string> = []): void {
+  for (const [permissions, verb] of [[granted, 'grant'], [takenAway, 'take away']] as const) {
+    for (const permission of permissions) {
+      if (!hasPermission(actor, permission as never)) throw forbidden(`You cannot ${verb} the permission ${permission}, which you do not have`);
+    }
   }
 }
 
@@ -286,8 +288,9 @@ export async function updateUserAsAdmin(
     const current = await db.selectFrom('userRoles').select('roleId').where('userId', '=', id).execute();
     const currentIds = new Set(current.map((r) => r.roleId));
     // Only what changes hands needs the actor's own permissions, in both directions.
-    const touched = [...changes.roleIds.filter((r) => !currentIds.has(r)), ...[...currentIds].filter((r) => !changes.roleIds!.includes(r))];
-    assertCanGrant(actor.permissions, await permissionsOfRoles(db, touched));
+    const added = changes.roleIds.filter((r) => !currentIds.has(r));
+    const removed = [...currentIds].filter((r) => !changes.roleIds!.includes(r));
+    assertCanGrant(actor.permissions, await permissionsOfRoles(db, added), await permissionsOfRoles(db, removed));
   }
   await db.transaction().execute(async (trx) => {
     if (changes.roleIds !== undefined) await serializeAdministration(trx, dialect);

@@ -71,6 +71,13 @@ describe('a manager without administrator', () => {
     expect(await userOf(auditor.id)).toBeDefined();
   });
 
+  it('is told it cannot take away a permission it lacks, not that it cannot grant it', async () => {
+    const response = await manager.client.patch(`/api/roles/${auditRole}`, { permissions: [] });
+    expect([response.status, response.body.error]).toEqual([403, 'You cannot take away the permission audit.read, which you do not have']);
+    const granting = await manager.client.post('/api/roles', { name: 'Would-be auditors', permissions: ['audit.read'] });
+    expect([granting.status, granting.body.error]).toEqual([403, 'You cannot grant the permission audit.read, which you do not have']);
+  });
+
   it('cannot delete a role granting a permission it lacks', async () => {
     const response = await manager.client.delete(`/api/roles/${auditRole}`);
     expect(response.status).toBe(403);
