@@ -3,6 +3,7 @@ import type { AppContext } from '../context.ts';
 import type { Database } from '../db/schema.ts';
 import { forAccount } from '../db/account-scope.ts';
 import type { Principal } from '../auth/principal.ts';
+import { hasPermission } from '../auth/permissions.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { readSettings, type InstanceSettings } from '../settings/instance-settings.ts';
 import { tooLarge } from '../errors.ts';
@@ -86,7 +87,9 @@ export async function commitFiles(
     // search index counts an account's matches per calendar bucket by their document numbers, which
     // follow upload order (migration 0020-search-documents).
     const now = Math.max(Date.now(), owner.lastUploadAt ?? 0);
-    const webhooks = await enabledWebhookIds(trx, userId);
+    // Webhooks act for their owner: an account that may no longer manage webhooks can neither see nor
+    // stop its own, so they send nothing until it may again.
+    const webhooks = hasPermission(principal.permissions, 'webhooks.manage') ? await enabledWebhookIds(trx, userId) : [];
     const files: FileRow[] = [];
     for (const [i, { upload, trxHook }] of uploads.entries()) {
       const numbering = { now, docSeqBack: uploads.length - 1 - i };

@@ -301,6 +301,25 @@ describe('webhook management', () => {
     }
     expect((await member.get('/api/webhooks')).status).toBe(200);
   });
+
+  it('sends no events for an account that may no longer manage its webhooks, which it could not see or stop', async () => {
+    const member = await createMember();
+    const { path } = await createHook(member);
+    const roles = (await admin.get('/api/roles')).body.data.roles as Array<{ id: string; systemKey: string | null; permissions: string[] }>;
+    const everyone = roles.find((r) => r.systemKey === 'everyone')!;
+    await admin.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions.filter((p) => p !== 'webhooks.manage') });
+    try {
+      expect((await uploadFile(member, 'unannounced.txt', 'quiet')).status).toBe(200);
+      await server.jobs.runDueJobs();
+      await sleep(300);
+      expect(receiver.at(path)).toHaveLength(0);
+    } finally {
+      await admin.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions });
+    }
+    expect((await uploadFile(member, 'announced.txt', 'heard')).status).toBe(200);
+    await waitFor(async () => receiver.at(path).length > 0);
+    expect(receiver.at(path).map((r) => r.payload.data.name)).toEqual(['announced.txt']);
+  });
 });
 
 describe('delivery', () => {
