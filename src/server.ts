@@ -30,6 +30,7 @@ import { giveWayToRequests, OCR_JOB, ocrHandler, THUMBNAIL_JOB, thumbnailHandler
 import { RequestLoad } from './shared/request-load.ts';
 import { mediaBackfillHandler, scheduleMediaBackfillIfNeeded } from './media/backfill.ts';
 import { CHUNK_SESSION_SWEEP_JOB, CHUNK_STORAGE_ABORT_JOB, chunkSessionSweepHandler, chunkStorageAbortHandler } from './chunks/chunk-session-jobs.ts';
+import { ensureDataDir } from './data-dir.ts';
 
 export interface RunningServer {
   app: App;
@@ -69,6 +70,7 @@ export async function prepareDatabase(db: Db, config: Config, log: Logger): Prom
 }
 
 export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+  ensureDataDir(config.dataDir);
   fs.mkdirSync(path.join(config.dataDir, 'tmp'), { recursive: true });
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log });
   await prepareDatabase(database.db, config, log);

@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { loadSecretBox } from './auth/secret-box.ts';
 import { prepareDatabase } from './server.ts';
+import { ensureDataDir } from './data-dir.ts';
 
 /** A worker that dies this often within a minute (per configured worker) is not restarted again. */
 const RESTARTS_PER_MINUTE = 5;
@@ -28,6 +29,7 @@ const SHUTDOWN_DEADLINE_MS = 30_000;
  *   channel to the primary closes).
  */
 export async function runWorkers(config: Config, log: Logger): Promise<void> {
+  ensureDataDir(config.dataDir);
   fs.mkdirSync(path.join(config.dataDir, 'tmp'), { recursive: true });
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1, log });
   try {

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ensureDataDir } from '../data-dir.ts';
 
 /**
  * Encrypts secrets the instance must be able to read back (webhook signing secrets, the legacy upload
@@ -63,7 +64,7 @@ export const KEY_FILE = 'secret.key';
 export function loadSecretBox(config: { secretKey: string | null; dataDir: string }): SecretBox {
   if (config.secretKey) return new SecretBox(config.secretKey);
   const file = path.join(config.dataDir, KEY_FILE);
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  ensureDataDir(config.dataDir);
   if (!fs.existsSync(file)) {
     // Written to a temporary file and hard-linked into place: the link fails if another process won
     // the race, and nobody ever reads a half-written key.

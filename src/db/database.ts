@@ -8,6 +8,7 @@ import pg from 'pg';
 import type { Database } from './schema.ts';
 import { applyReadSettings, withStatementCache } from './sqlite-settings.ts';
 import { SqliteReaders, SqliteReadersDriver } from './sqlite-readers.ts';
+import { ensureDataDir } from '../data-dir.ts';
 
 export { SQLITE_MMAP_BYTES } from './sqlite-settings.ts';
 
@@ -182,8 +183,13 @@ export function openDatabase(options: { databaseUrl: string | null; dataDir: str
     return { db, dialect: 'postgres', reader: db, close: () => db.destroy() };
   }
 
-  fs.mkdirSync(options.dataDir, { recursive: true });
-  const file = new SqliteDatabase(path.join(options.dataDir, 'hoard.sqlite'));
+  ensureDataDir(options.dataDir);
+  const databasePath = path.join(options.dataDir, 'hoard.sqlite');
+  const created = !fs.existsSync(databasePath);
+  const file = new SqliteDatabase(databasePath);
+  // A new database is this user's alone, as the secret key is: it holds accounts, password hashes and
+  // sessions. SQLite gives its -wal and -shm files the database file's mode.
+  if (created) fs.chmodSync(databasePath, 0o600);
   file.pragma('journal_mode = WAL');
   // NORMAL in WAL mode survives a killed process; only a power cut can lose the last commits.
   file.pragma('synchronous = NORMAL');

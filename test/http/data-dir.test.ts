@@ -74,3 +74,19 @@ describe('DATA_DIR of processes sharing a database', () => {
     expect(download.text).toBe('bytes of the kept file');
   });
 });
+
+describe('a DATA_DIR Hoard makes', () => {
+  it('is readable by its user alone, and so is a new SQLite database in it', async () => {
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-made-'));
+    const dataDir = path.join(parent, 'nested', 'data');
+    const previous = process.umask(0o022);
+    try {
+      await start({}, { dataDir });
+    } finally {
+      process.umask(previous);
+    }
+    expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700);
+    if (dialectUnderTest === 'sqlite') expect(fs.statSync(path.join(dataDir, 'hoard.sqlite')).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.join(dataDir, 'secret.key')).mode & 0o777).toBe(0o600);
+  });
+});
