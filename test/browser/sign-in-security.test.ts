@@ -89,6 +89,39 @@ describe('sign-in security in Chromium', () => {
     await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
   });
 
+  test('on a 375-px screen the Security page never scrolls sideways, with two-factor on or new recovery codes shown', async () => {
+    await page.setViewportSize({ width: 375, height: 812 });
+    try {
+      const fits = async (what: string, button: string) => {
+        expect(await page.evaluate('document.documentElement.scrollWidth'), what).toBeLessThanOrEqual(375);
+        const box = (await page.getByRole('button', { name: button }).boundingBox())!;
+        expect(box.x, `${what}: ${button}`).toBeGreaterThanOrEqual(0);
+        expect(box.x + box.width, `${what}: ${button}`).toBeLessThanOrEqual(375);
+      };
+      // The menu is folded on a narrow screen: the page is opened by its address.
+      await page.goto(`${server.baseUrl}/app/security`);
+      await page.getByRole('heading', { name: 'Security', level: 1 }).waitFor();
+      await page.getByRole('button', { name: 'Turn off two-factor' }).waitFor();
+      await fits('two-factor on', 'New recovery codes');
+      await fits('two-factor on', 'Turn off two-factor');
+
+      await page.getByRole('button', { name: 'New recovery codes' }).click();
+      const dialog = page.getByRole('dialog', { name: 'New recovery codes' });
+      await dialog.getByLabel('Your password').fill(PASSWORD);
+      await dialog.getByRole('button', { name: 'Make new codes' }).click();
+      const shown = page.getByTestId('recovery-codes');
+      await shown.waitFor();
+      recoveryCodes = (await shown.locator('code').allTextContents()).map((code) => code.trim());
+      expect(recoveryCodes).toHaveLength(10);
+      await fits('recovery codes shown', 'I have stored them');
+      await fits('recovery codes shown', 'Download codes');
+      await shown.getByRole('button', { name: 'I have stored them' }).click();
+      await shown.waitFor({ state: 'detached' });
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
+  });
+
   test('registering a passkey and signing in with it (no code asked)', async () => {
     const cdp = await browser.context.newCDPSession(page);
     await cdp.send('WebAuthn.enable');

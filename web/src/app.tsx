@@ -1,7 +1,7 @@
 import { lazy, Suspense, useEffect, useState, type ComponentType, type ReactNode } from 'react';
 import { Link, RouterProvider, useRouter } from './router.tsx';
 import { SessionProvider, useSession } from './session.tsx';
-import { AnnouncerProvider, ConfirmProvider, Loading, PageHeader, ToastProvider } from './ui.tsx';
+import { AnnouncerProvider, ConfirmProvider, ErrorBoundary, Loading, PageHeader, ToastProvider } from './ui.tsx';
 import { applyTheme, nextTheme, storedTheme, type ThemeChoice } from './theme.ts';
 import type { Permission } from '@api';
 
@@ -42,18 +42,21 @@ export const pages: PageDef[] = [
 ];
 
 export function App() {
+  // The outer boundary is the last resort, for a failure outside any page (the pages have their own).
   return (
-    <RouterProvider>
-      <AnnouncerProvider>
-        <ToastProvider>
-          <ConfirmProvider>
-            <SessionProvider>
-              <Root />
-            </SessionProvider>
-          </ConfirmProvider>
-        </ToastProvider>
-      </AnnouncerProvider>
-    </RouterProvider>
+    <ErrorBoundary>
+      <RouterProvider>
+        <AnnouncerProvider>
+          <ToastProvider>
+            <ConfirmProvider>
+              <SessionProvider>
+                <Root />
+              </SessionProvider>
+            </ConfirmProvider>
+          </ToastProvider>
+        </AnnouncerProvider>
+      </RouterProvider>
+    </ErrorBoundary>
   );
 }
 
@@ -82,9 +85,11 @@ function Root() {
   if (me === undefined) return <Loading label="Loading Hoard…" />;
   if (me === null) {
     return (
-      <Suspense fallback={<Loading label="Loading Hoard…" />}>
-        <SignInPage />
-      </Suspense>
+      <ErrorBoundary>
+        <Suspense fallback={<Loading label="Loading Hoard…" />}>
+          <SignInPage />
+        </Suspense>
+      </ErrorBoundary>
     );
   }
 
@@ -96,7 +101,10 @@ function Root() {
 
   return (
     <Shell pages={allowed} currentPath={current?.path ?? ''}>
-      <Suspense fallback={<Loading />}>{content}</Suspense>
+      {/* A page that fails to load or to draw leaves the header and menu in place; another page starts afresh. */}
+      <ErrorBoundary key={current?.path ?? path}>
+        <Suspense fallback={<Loading />}>{content}</Suspense>
+      </ErrorBoundary>
     </Shell>
   );
 }

@@ -1,4 +1,4 @@
-import { createContext, useCallback, useContext, useEffect, useMemo, useState, type AnchorHTMLAttributes, type MouseEvent, type ReactNode } from 'react';
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type AnchorHTMLAttributes, type MouseEvent, type ReactNode } from 'react';
 
 /**
  * A small History-API router: the app's pages live under /app/ (docs/web.md), and page state that
@@ -9,8 +9,13 @@ interface Location {
   search: URLSearchParams;
 }
 
+/** Asked before the current page is left; resolves to whether to leave. */
+type LeaveGuard = () => Promise<boolean>;
+
 interface Router extends Location {
   navigate(to: string, options?: { replace?: boolean }): void;
+  /** Sets (or with null, removes) the question asked before leaving the current page. */
+  setLeaveGuard(guard: LeaveGuard | null): void;
 }
 
 const RouterContext = createContext<Router | null>(null);
@@ -21,21 +26,74 @@ function current(): Location {
 
 export function RouterProvider({ children }: { children: ReactNode }) {
   const [location, setLocation] = useState(current);
-  useEffect(() => {
-    const onPop = () => setLocation(current());
-    window.addEventListener('popstate', onPop);
-    return () => window.removeEventListener('popstate', onPop);
-  }, []);
-  const navigate = useCallback((to: string, options: { replace?: boolean } = {}) => {
-    const target = new URL(to, window.location.href);
-    const same = target.pathname === window.location.pathname && target.search === window.location.search;
-    if (options.replace || same) window.history.replaceState(null, '', target);
-    else window.history.pushState(null, '', target);
-    if (!same && !options.replace) window.scrollTo(0, 0);
+  const leaveGuard = useRef<LeaveGuard | null>(null);
+  // The address the app shows, to put back when Back is pressed on a page that may not be left yet.
+  const shown = useRef(window.location.href);
+  const show = useCallback(() => {
+    shown.current = window.location.href;
     setLocation(current());
   }, []);
-  const value = useMemo(() => ({ ...location, navigate }), [location, navigate]);
+  useEffect(() => {
+    let leaving = false;
+    const onPop = () => {
+      const guard = leaveGuard.current;
+      if (leaving || !guard || window.location.pathname === new URL(shown.current).pathname) {
+        leaving = false;
+        show();
+        return;
+      }
+      // The browser has already moved: go back to the page, and move on again only if leaving is confirmed.
+      window.history.pushState(null, '', shown.current);
+      void guard().then((ok) => {
+        if (!ok) return;
+        leaving = true;
+        window.history.back();
+      });
+    };
+    window.addEventListener('popstate', onPop);
+    return () => window.removeEventListener('popstate', onPop);
+  }, [show]);
+  const navigate = useCallback(
+    (to: string, options: { replace?: boolean } = {}) => {
+      const target = new URL(to, window.location.href);
+      const go = () => {
+        const same = target.pathname === window.location.pathname && target.search === window.location.search;
+        if (options.replace || same) window.history.replaceState(null, '', target);
+        else window.history.pushState(null, '', target);
+        if (!same && !options.replace) window.scrollTo(0, 0);
+        show();
+      };
+      // Only going to another page is asked about; a redirect (replace) is the app's own doing, not the user's.
+      const guard = leaveGuard.current;
+      if (!guard || options.replace || target.pathname === window.location.pathname) return go();
+      void guard().then((ok) => {
+        if (ok) go();
+      });
+    },
+    [show],
+  );
+  const setLeaveGuard = useCallback((guard: LeaveGuard | null) => {
+    leaveGuard.current = guard;
+  }, []);
+  const value = useMemo(() => ({ ...location, navigate, setLeaveGuard }), [location, navigate, setLeaveGuard]);
   return <RouterContext.Provider value={value}>{children}</RouterContext.Provider>;
+}
+
+/**
+ * While `when` holds, leaving the page through the app (a link, Back) first asks `ask`, and stays when
+ * it resolves to false. Closing or reloading the tab is the browser's to ask (beforeunload).
+ */
+export function useLeaveGuard(when: boolean, ask: LeaveGuard): void {
+  const { setLeaveGuard } = useRouter();
+  const latest = useRef(ask);
+  useEffect(() => {
+    latest.current = ask;
+  });
+  useEffect(() => {
+    if (!when) return;
+    setLeaveGuard(() => latest.current());
+    return () => setLeaveGuard(null);
+  }, [when, setLeaveGuard]);
 }
 
 export function useRouter(): Router {

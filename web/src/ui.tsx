@@ -1,4 +1,4 @@
-import { createContext, Fragment, useCallback, useContext, useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { Component, createContext, Fragment, useCallback, useContext, useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { fieldError } from './field-error.ts';
 import { copyText } from './clipboard.ts';
 import { errorMessage } from './api.ts';
@@ -267,14 +267,16 @@ interface ConfirmRequest {
   title: string;
   message: string;
   action: string;
+  /** The other button, where "Cancel" would be unclear (leaving a page of uploads that have a Cancel of their own). */
+  cancel: string;
   resolve(ok: boolean): void;
 }
-const ConfirmContext = createContext<(title: string, message: string, action?: string) => Promise<boolean>>(async () => false);
+const ConfirmContext = createContext<(title: string, message: string, action?: string, cancel?: string) => Promise<boolean>>(async () => false);
 
 export function ConfirmProvider({ children }: { children: ReactNode }) {
   const [request, setRequest] = useState<ConfirmRequest | null>(null);
   const confirm = useCallback(
-    (title: string, message: string, action = 'Delete') => new Promise<boolean>((resolve) => setRequest({ title, message, action, resolve })),
+    (title: string, message: string, action = 'Delete', cancel = 'Cancel') => new Promise<boolean>((resolve) => setRequest({ title, message, action, cancel, resolve })),
     [],
   );
   const finish = (ok: boolean) => {
@@ -288,7 +290,7 @@ export function ConfirmProvider({ children }: { children: ReactNode }) {
         <p>{request?.message}</p>
         <div className="actions">
           <button type="button" onClick={() => finish(false)}>
-            Cancel
+            {request?.cancel}
           </button>
           <button type="button" className="danger" autoFocus onClick={() => finish(true)}>
             {request?.action}
@@ -399,6 +401,47 @@ export function Loading({ label = 'Loading…' }: { label?: string }) {
       {label}
     </p>
   );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors while a page is drawn: the page's place says so, and the app around it stays usable.
+
+/**
+ * Whether a failed import is a page chunk the server no longer has: after a new build, the tab still
+ * asks for the old content-hashed file, which answers 404 (the browsers word it differently).
+ */
+function isStaleChunk(error: unknown): boolean {
+  return /dynamically imported module|Importing a module script failed/i.test(errorMessage(error));
+}
+
+/**
+ * Catches what a page throws while it is drawn, or the failed import of its chunk, and shows a short
+ * message with a Reload button in the page's place instead of a blank window. Give it a `key` per
+ * page, so that opening another page starts afresh.
+ */
+export class ErrorBoundary extends Component<{ children: ReactNode }, { failed: boolean; error: unknown }> {
+  override state = { failed: false, error: null as unknown };
+
+  static getDerivedStateFromError(error: unknown) {
+    return { failed: true, error };
+  }
+
+  override render() {
+    if (!this.state.failed) return this.props.children;
+    const stale = isStaleChunk(this.state.error);
+    return (
+      <section>
+        <div role="alert">
+          <PageHeader title={stale ? 'Hoard has been updated' : 'Something went wrong'} />
+          <p>{stale ? 'Hoard was updated on the server after this tab opened it, and this page’s code from before is gone. Reload to use the new version.' : 'This page could not be shown. Reloading usually helps.'}</p>
+          {!stale && <p className="muted small">{errorMessage(this.state.error)}</p>}
+        </div>
+        <button type="button" className="primary" onClick={() => window.location.reload()}>
+          Reload
+        </button>
+      </section>
+    );
+  }
 }
 
 export function Empty({ children }: { children: ReactNode }) {

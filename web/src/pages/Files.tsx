@@ -57,9 +57,21 @@ function readFilters(params: URLSearchParams): Filters {
     visibility: list('visibility'),
     folder: params.get('folder') ?? '',
     tag: params.get('tag') ?? '',
-    from: params.get('from') ?? '',
-    to: params.get('to') ?? '',
+    from: calendarDay(params.get('from')),
+    to: calendarDay(params.get('to')),
   };
+}
+
+/**
+ * A yyyy-mm-dd day from the address, or '' when it is not one: the address can say anything
+ * ("yesterday", 2026-13-45), and a day that does not exist (2026-02-30) is not rolled into the next month.
+ */
+function calendarDay(value: string | null): string {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value ?? '');
+  if (!match) return '';
+  const [year, month, day] = match.slice(1).map(Number) as [number, number, number];
+  const date = new Date(year, month - 1, day);
+  return date.getFullYear() === year && date.getMonth() === month - 1 && date.getDate() === day ? value! : '';
 }
 
 /** A browser-local calendar day's first and last instants, as ISO timestamps with a zone. */
@@ -205,6 +217,14 @@ export function FilesPage() {
       refresh();
     }
   };
+
+  // A page past the end (its last files deleted, a bookmark from a longer list) answers no files and
+  // the real total: go to the last page there is, rather than show an empty page of a list that has files.
+  const pastTheEnd = showsRequested && files.length === 0 && pagination !== undefined && pagination.total > 0 && page > pagination.pageCount;
+  const lastPage = pagination?.pageCount ?? 1;
+  useEffect(() => {
+    if (pastTheEnd) setParams({ page: lastPage > 1 ? String(lastPage) : null });
+  }, [pastTheEnd, lastPage, setParams]);
 
   const announce = useAnnounce();
   // A new page of the listing is announced once it has arrived.
@@ -445,7 +465,8 @@ export function FilesPage() {
           <Loading />
         </div>
       )}
-      {listing.data && files.length === 0 && (
+      {/* Said only when the answer has no files at all: a page past the end has none, but the list does. */}
+      {listing.data && listing.data.pagination.total === 0 && (
         <Empty>
           {activeFilters > 0 || timeWindow ? 'No files match these filters.' : 'No files yet.'}{' '}
           {activeFilters === 0 && can('files.upload') && <Link to="/app/upload">Upload your first file</Link>}

@@ -1,8 +1,9 @@
 import { useCallback, useEffect, useId, useRef, useState, type DragEvent } from 'react';
 import { get } from '../api.ts';
-import { formatBytes, formatSpeed } from '../format.ts';
+import { formatBytes, formatSpeed, pluralize } from '../format.ts';
+import { useLeaveGuard } from '../router.tsx';
 import { useSession } from '../session.tsx';
-import { CopyButton, PageHeader, useAnnounce, useLoad } from '../ui.tsx';
+import { CopyButton, PageHeader, useAnnounce, useConfirm, useLoad } from '../ui.tsx';
 import { errorMessage } from '../api.ts';
 import { CHUNK_THRESHOLD, UploadAborted, uploadFile, type Selectors } from '../upload/uploader.ts';
 import type { Account, Folder, UploadLinks, UploadProfile } from '@api';
@@ -123,14 +124,18 @@ export function UploadPage() {
     return () => document.removeEventListener('paste', onPaste);
   }, [enqueue]);
 
-  // Leaving the page cancels nothing silently: warn while uploads run.
+  // Leaving the page cancels nothing silently: while uploads run, closing the tab is the browser's
+  // question, and going to another page of the app (a link, Back) is asked here.
+  const unfinished = items.filter((i) => i.status === 'uploading' || i.status === 'queued').length;
+  const busy = unfinished > 0;
   useEffect(() => {
-    const busy = items.some((i) => i.status === 'uploading' || i.status === 'queued');
     if (!busy) return;
     const onLeave = (event: BeforeUnloadEvent) => event.preventDefault();
     window.addEventListener('beforeunload', onLeave);
     return () => window.removeEventListener('beforeunload', onLeave);
-  }, [items]);
+  }, [busy]);
+  const confirm = useConfirm();
+  useLeaveGuard(busy, () => confirm('Leave this page', `${pluralize(unfinished, 'upload')} ${unfinished === 1 ? 'is' : 'are'} not finished. Leaving this page cancels ${unfinished === 1 ? 'it' : 'them'}.`, 'Leave', 'Stay'));
 
   useEffect(() => () => controllers.current.forEach((c) => c.abort()), []);
 
