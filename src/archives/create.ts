@@ -41,7 +41,10 @@ export async function prepareCreation(ctx: AppContext, principal: Principal, req
   const missing = request.fileIds.find((id) => !byId.has(id));
   if (missing !== undefined) throw notFound(`File not found: ${missing}`);
   const plan = await planUpload(ctx.db, principal, { folder: request.folderId ?? undefined });
-  const options = await resolveOptions(ctx.db, principal, plan, {});
+  // An archive holding a private or password-protected file is private, whatever the account's
+  // default: made public, it would hand anyone the bytes those files keep to their owner.
+  const guarded = found.some((file) => file.visibility === 'PRIVATE' || file.passwordHash !== null);
+  const options = await resolveOptions(ctx.db, principal, plan, guarded ? { visibility: 'PRIVATE' } : {});
   const name = request.name?.trim() || DEFAULT_NAME;
   return {
     files: request.fileIds.map((id) => byId.get(id)!),

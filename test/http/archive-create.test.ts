@@ -84,6 +84,27 @@ describe.each(providers)('archive creation on %s storage', (provider) => {
     expect(again.body.data.name).toBe('archive-1.zip');
   });
 
+  it('keeps an archive of private or password-protected files private, whatever the default', async () => {
+    const user = await signUp(server.baseUrl);
+    const open = await upload(user, 'open.txt', 'for everyone');
+    const secret = await upload(user, 'secret.txt', 'for me');
+    const locked = await upload(user, 'locked.txt', 'for the password holder');
+    expect((await user.patch(`/api/files/${secret.id}`, { visibility: 'PRIVATE' })).status).toBe(200);
+    expect((await user.patch(`/api/files/${locked.id}`, { password: 'only the two of us' })).status).toBe(200);
+    const visibilityOf = async (links: { downloadUrl: string }) =>
+      ((await user.get('/api/files?limit=100')).body.data as Array<{ id: string; visibility: string; hasPassword: boolean }>).find((f) => f.id === idOf(links))!;
+    // Public files alone: the account's default (public).
+    const plain = await user.post('/api/archives', { fileIds: [open.id], name: 'plain' });
+    expect(await visibilityOf(plain.body.data)).toMatchObject({ visibility: 'PUBLIC', hasPassword: false });
+    // Otherwise the archive would hand out what the files keep to their owner.
+    for (const [name, ids] of [['with private', [open.id, secret.id]], ['with password', [open.id, locked.id]]] as const) {
+      const answer = await user.post('/api/archives', { fileIds: ids, name });
+      expect(answer.status, answer.text).toBe(201);
+      expect(await visibilityOf(answer.body.data), name).toMatchObject({ visibility: 'PRIVATE' });
+      expect((await fetch(answer.body.data.rawUrl)).status, name).toBe(404);
+    }
+  });
+
   it('refuses an archive over the quota with 413, leaving no bytes, record or charge', async () => {
     const user = await signUp(server.baseUrl);
     // Declared as what they are: random bytes may begin with a file signature (one in 65,536 with
