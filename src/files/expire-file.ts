@@ -2,6 +2,7 @@ import type { AppContext } from '../context.ts';
 import type { JobHandler } from '../jobs/queue.ts';
 import { deleteFileRecord } from './delete-file.ts';
 import { scheduleExpiry } from './expiry.ts';
+import { ownerLockedFirst } from '../db/locks.ts';
 
 // Kept apart from expiry.ts (scheduling): deleting a file cancels its expiry, and expiring one deletes it.
 
@@ -26,6 +27,7 @@ export function fileExpiryHandler(ctx: AppContext): JobHandler {
         .set({ visibility: 'PRIVATE', expiresAt: null, expiryAction: null, updatedAt: now })
         .where('id', '=', file.id)
         .where('expiresAt', '=', file.expiresAt)
+        .$call(ownerLockedFirst(ctx.dialect, file.id))
         .execute();
       return;
     }

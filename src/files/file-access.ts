@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
+import { ownerLockedFirst } from '../db/locks.ts';
 import type { FilesTable } from '../db/schema.ts';
 import { constantTimeEqual } from '../auth/secrets.ts';
 
@@ -69,25 +70,13 @@ export async function findOwnedFile(db: Executor, userId: string, id: string): P
   return (await forAccount(db, userId).selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
 }
 
-/**
- * Adds one to a file's view or download count. On PostgreSQL the statement locks the owner's row
- * before the file's (the sub-select runs first): the count triggers lock the owner's row after
- * the file's, and a rename holding the owner's row and waiting for the file's deadlocked with it.
- */
+/** Adds one to a file's view or download count, the owner's lock first (see ownerLockedFirst). */
 async function countOne(db: Db, dialect: Dialect, fileId: string, column: 'views' | 'downloads'): Promise<void> {
   await db
     .updateTable('files')
     .set((eb) => ({ [column]: eb(column, '+', 1) }))
     .where('id', '=', fileId)
-    .$if(dialect === 'postgres', (q) =>
-      q.where('userId', 'in', (eb) =>
-        eb
-          .selectFrom('users')
-          .select('users.id')
-          .where('users.id', '=', (inner) => inner.selectFrom('files as owned').select('owned.userId').where('owned.id', '=', fileId))
-          .forUpdate(),
-      ),
-    )
+    .$call(ownerLockedFirst(dialect, fileId))
     .execute();
 }
 

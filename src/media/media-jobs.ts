@@ -14,6 +14,7 @@ import type { RequestLoad } from '../shared/request-load.ts';
 import { cancelStorageDelete, ORPHAN_GRACE_MS, scheduleStorageDelete } from '../jobs/storage-cleanup.ts';
 import { newThumbnailKey, recognisesText, thumbnailSourceOf, type ThumbnailSource } from './media-kinds.ts';
 import { MediaWorkerError, type OcrOutcome, type ThumbnailOutcome } from './media-worker.ts';
+import { ownerLockedFirst } from '../db/locks.ts';
 
 /**
  * The media jobs of contract §10, on the durable job queue: a file's thumbnail and its recognised
@@ -108,7 +109,7 @@ type Column = 'thumbnailStatus' | 'ocrStatus';
 
 /** Moves a file's work out of `pending` (only if it still is). */
 async function settle(ctx: AppContext, fileId: string, column: Column, status: MediaStatus): Promise<void> {
-  await ctx.db.updateTable('files').set({ [column]: status }).where('id', '=', fileId).where(column, '=', 'pending').execute();
+  await ctx.db.updateTable('files').set({ [column]: status }).where('id', '=', fileId).where(column, '=', 'pending').$call(ownerLockedFirst(ctx.dialect, fileId)).execute();
 }
 
 /**
@@ -163,6 +164,7 @@ export function thumbnailHandler(ctx: AppContext, processor: MediaProcessor, too
         .set({ thumbnailStatus: 'done', thumbnailKey: key, thumbnailWidth: outcome.width, thumbnailHeight: outcome.height, mediaWidth: outcome.sourceWidth, mediaHeight: outcome.sourceHeight })
         .where('id', '=', fileId)
         .where('thumbnailStatus', '=', 'pending')
+        .$call(ownerLockedFirst(ctx.dialect, fileId))
         .executeTakeFirst();
       if (Number(updated.numUpdatedRows) === 0) {
         // Deleted (or turned off) while the thumbnail was made: its bytes go; the net stays as a backstop.
@@ -211,6 +213,7 @@ export function ocrHandler(ctx: AppContext, processor: MediaProcessor): JobHandl
       .set({ ocrStatus: 'done', ocrText: text, searchOcr: foldForSearch(text) })
       .where('id', '=', fileId)
       .where('ocrStatus', '=', 'pending')
+      .$call(ownerLockedFirst(ctx.dialect, fileId))
       .execute();
   };
 }
