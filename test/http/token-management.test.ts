@@ -256,6 +256,23 @@ describe('legacy upload credential', () => {
     expect((await owner.get('/api/profile/upload-token')).body.data.uploadToken).toBe(regenerated.body.data.uploadToken);
   });
 
+  it('answers every response that carries a credential with Cache-Control: no-store', async () => {
+    const answers: Record<string, Awaited<ReturnType<Client['get']>>> = {
+      uploadToken: await owner.get('/api/profile/upload-token'),
+      regenerated: await owner.post('/api/profile/upload-token'),
+      sharex: await owner.get('/api/profile/sharex'),
+      bash: await owner.get('/api/profile/bash'),
+      flameshot: await owner.get('/api/profile/flameshot'),
+      token: await owner.post('/api/tokens', { name: 'cached?', scopes: ['files:read'] }),
+      webhook: await owner.post('/api/webhooks', { name: 'cached?', url: 'https://example.com/hook' }),
+    };
+    answers.tokenList = await owner.get('/api/tokens');
+    for (const [name, answer] of Object.entries(answers)) {
+      expect(answer.status, name).toBeLessThan(300);
+      expect(answer.headers.get('cache-control'), name).toBe('no-store');
+    }
+  });
+
   it('uploads with the generated bash script, run for real against this server', async () => {
     const script = await owner.get('/api/profile/bash');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-bash-'));

@@ -8,6 +8,11 @@ export const legacyCredentialRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['tokens'];
   const { baseUrl } = ctx.config;
   const host = new URL(baseUrl).host;
+  // Credentials are answered here (a secret, once; the upload credential and the configurations
+  // that embed it): no cache along the way, nor the browser's, may keep a copy.
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('Cache-Control', 'no-store');
+  });
 
   app.get(
     '/api/profile/upload-token',

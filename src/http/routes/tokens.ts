@@ -15,6 +15,11 @@ const createBody = z.strictObject({
 
 export const tokenRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['tokens'];
+  // Credentials are answered here (a secret, once; the upload credential and the configurations
+  // that embed it): no cache along the way, nor the browser's, may keep a copy.
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('Cache-Control', 'no-store');
+  });
   app.post(
     '/api/tokens',
     { schema: { tags, summary: 'Create a named API token; the secret is shown only in this response', body: createBody, response: { 201: createdTokenResponse } } },

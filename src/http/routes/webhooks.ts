@@ -27,6 +27,10 @@ const patchBody = z.strictObject({ name: name.optional(), url: url.optional(), e
 export const webhookRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['webhooks'];
   const options = { dialect: ctx.dialect, secretBox: ctx.secretBox, allowPrivate: ctx.config.webhookAllowPrivate };
+  // Credentials are answered here (a webhook's signing secret, once): no cache along the way, nor the browser's, may keep a copy.
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('Cache-Control', 'no-store');
+  });
 
   app.post(
     '/api/webhooks',
