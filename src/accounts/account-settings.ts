@@ -10,14 +10,14 @@ import { parseStoredOptions, type ProfileOptions } from '../shared/upload-option
 import { effectiveQuotaBytes } from '../shared/quota.ts';
 import { checkProfileOptions, findOwnedProfile } from '../organisation/profiles.ts';
 import { parseField } from '../organisation/common.ts';
-import { nameSchema } from '../shared/display-name.ts';
+import { ACCOUNT_NAME_LENGTH, nameSchema } from '../shared/display-name.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
 
 /**
  * Account fields, as sign-up, the administrators' account routes, the account's own settings and
  * the command-line tool take them.
  */
-export const accountNameSchema = nameSchema(100);
+export const accountNameSchema = nameSchema(ACCOUNT_NAME_LENGTH);
 // Surrounding spaces trimmed first, as sign-in trims them: a phone keyboard adds one after a
 // suggested address.
 export const emailSchema = z.preprocess((value) => (typeof value === 'string' ? value.trim() : value), z.email({ message: 'must be an email address' }).max(254));

@@ -11,6 +11,7 @@ import { hasPermission, type PermissionSet } from '../auth/permissions.ts';
 import type { UserRow } from '../auth/principal.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { assertInviteUsable, consumeInvite } from './invites.ts';
+import { ACCOUNT_NAME_LENGTH } from '../shared/display-name.ts';
 import { takeAttempt } from '../auth/throttle.ts';
 import { scheduleStorageDeletes } from '../jobs/storage-cleanup.ts';
 import { scheduleSessionStorageAbort } from '../chunks/chunk-session-jobs.ts';
@@ -91,7 +92,8 @@ async function insertAccount(trx: Transaction<Database>, account: NewAccount, pa
   const row: UserRow = {
     id: newId(),
     email,
-    name: account.name?.trim() || email.split('@')[0]!,
+    // Without a name, the address's local part, held to a name's 100 characters (code points).
+    name: account.name?.trim() || [...email.split('@')[0]!].slice(0, ACCOUNT_NAME_LENGTH).join(''),
     urlId: randomLowerAlnum(8),
     emailVerified: account.emailVerified ? 1 : 0,
     quotaBytes: null,

@@ -6,6 +6,9 @@ const noControlCharacters = /^[^\u0000-\u001f\u007f]*$/;
 // direction marks), which JavaScript's trim leaves and every list shows as an empty name.
 const somethingVisible = /[^\p{White_Space}\p{Cf}]/u;
 
+/** An account's name: 1 to 100 characters, wherever it is set or made (from the email address). */
+export const ACCOUNT_NAME_LENGTH = 100;
+
 /**
  * A display name (folders, tags, profiles, roles, accounts, tokens, webhooks): surrounding
  * whitespace trimmed, 1 to `max` characters (code points), no control characters, not invisible.

@@ -90,6 +90,18 @@ describe('registration', () => {
     expect(response.status).toBe(409);
     await setRegistration('closed');
   });
+
+  it('names an account after its address when no name is given, within the 100 characters of a name', async () => {
+    await setRegistration('open');
+    try {
+      const local = 'b'.repeat(150);
+      const response = await new Client(server.baseUrl).post('/api/auth/register', { email: `${local}@example.test`, password: 'long enough pw' });
+      expect(response.status, response.text).toBe(201);
+      expect(response.body.data.user.name).toBe('b'.repeat(100));
+    } finally {
+      await setRegistration('closed');
+    }
+  });
 });
 
 describe('sign-in and sessions', () => {
