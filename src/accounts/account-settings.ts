@@ -62,6 +62,8 @@ export interface Actor {
   /** The browser session making the change: it survives a password change, the others end. */
   sessionId: string | undefined;
   exemptFromDefaultQuota: boolean;
+  /** `profile.update`: the name, upload defaults and default profile. A password needs none. */
+  mayUpdateProfile: boolean;
 }
 
 // Wrong current passwords are counted like failed sign-ins, so a stolen session cannot be used to
@@ -86,6 +88,8 @@ async function checkCurrentPassword(db: Db, userId: string, currentPassword: str
  */
 export async function updateAccountSettings(db: Db, dialect: Dialect, actor: Actor, changes: AccountChanges): Promise<AccountView> {
   const { userId } = actor;
+  const profileChanges = changes.name !== undefined || changes.defaultProfileId !== undefined || changes.uploadDefaults !== undefined;
+  if (profileChanges && !actor.mayUpdateProfile) throw forbidden();
   const name = changes.name === undefined ? undefined : parseField(accountNameSchema, changes.name, 'name');
 
   let passwordHash: string | undefined;

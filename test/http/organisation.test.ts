@@ -701,6 +701,24 @@ const routes = [
 ] as const;
 
 describe('who may use the organisation routes', () => {
+  it('lets an account change its password without profile.update, which guards its name and upload defaults', async () => {
+    const member = await createMember();
+    const everyone = await everyoneRole();
+    const stripped = await admin.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions.filter((p) => p !== 'profile.update') });
+    expect(stripped.status).toBe(200);
+    try {
+      const renamed = await member.client.patch('/api/account', { name: 'Renamed' });
+      expect([renamed.status, renamed.body]).toEqual([403, PERMISSION_DENIED]);
+      const both = await member.client.patch('/api/account', { name: 'Renamed', currentPassword: member.password, newPassword: 'a brand new password' });
+      expect([both.status, both.body]).toEqual([403, PERMISSION_DENIED]);
+      const changed = await member.client.patch('/api/account', { currentPassword: member.password, newPassword: 'a brand new password' });
+      expect(changed.status, changed.text).toBe(200);
+      expect((await new Client(server.baseUrl).post('/api/auth/login', { email: member.email, password: 'a brand new password' })).status).toBe(200);
+    } finally {
+      await admin.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions });
+    }
+  });
+
   it('needs a browser session: no credential, a named token or the legacy credential get the generic 401', async () => {
     const token = await namedToken(owner);
     const legacy = await legacyToken(owner);

@@ -33,7 +33,7 @@ export const accountRoutes: RouteModule = async (app, { ctx }) => {
       const account = await updateAccountSettings(
         ctx.db,
         ctx.dialect,
-        { userId: principal.user.id, sessionId: principal.sessionId, exemptFromDefaultQuota: exemptFromDefaultQuota(principal) },
+        { userId: principal.user.id, sessionId: principal.sessionId, exemptFromDefaultQuota: exemptFromDefaultQuota(principal), mayUpdateProfile: hasPermission(principal.permissions, 'profile.update') },
         request.body,
       );
       return ok({ account });
