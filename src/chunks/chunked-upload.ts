@@ -256,9 +256,9 @@ export async function putPart(ctx: AppContext, principal: Principal, uploadId: s
 /**
  * Reserves room for part `partNumber`: the declared size less what the other parts take, at most
  * 64 MiB; the Content-Length when there is one (which must fit), else all of that room. Another
- * part takes the larger of its stored size and the room held by requests still sending it: only one
- * of them ends up stored, so a part sent again is not counted twice, and the room a request for this
- * same part holds (a dead process's, until it lapses) is not counted against its re-send.
+ * part takes the larger of its stored size and the room held by a request still sending it: only
+ * one of them ends up stored, so a part sent again is not counted twice. This part's own stored
+ * size is not counted against its new copy.
  * One reservation at a time per session: PostgreSQL locks the session's row; on SQLite the
  * reservation's insert takes the database's write lock before anything is read. Under that lock the
  * session must still be open: a part never lands under a completion assembling the parts.
@@ -280,6 +280,22 @@ async function reservePartRoom(
     const current = await trx.selectFrom('chunkSessions').select('state').where('id', '=', session.id).executeTakeFirst();
     if (!current) throw notFound('Upload session not found');
     assertOpen(current);
+    // One request at a time per part: two copies of a part written at once could each remove the
+    // other's file as an older version, losing the part after both were answered 200. A copy sent
+    // while an earlier one is still arriving (a client retrying after its own time-out) waits for
+    // it; a request that died holds the part until its room lapses, within a minute.
+    if (!presigned) {
+      const arriving = await trx
+        .selectFrom('chunkPartReservations')
+        .select('id')
+        .where('sessionId', '=', session.id)
+        .where('partNumber', '=', partNumber)
+        .where('id', '!=', id)
+        .where('id', 'not like', `${PRESIGNED_ROOM}%`)
+        .where('liveUntil', '>', now)
+        .executeTakeFirst();
+      if (arriving) throw conflict(`Part ${partNumber} is still arriving in an earlier request; send it again once that request is answered (a request cut off frees the part within a minute)`);
+    }
     const claims = trx
       .selectFrom('chunkParts')
       .select(['partNumber', 'size as bytes'])

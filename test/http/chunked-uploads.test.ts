@@ -710,12 +710,42 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       expect((await again.answer).status).toBe(200);
     });
 
-    it("does not count a dead request's room for a part against that part's re-send", async () => {
+    it('takes one copy of a part at a time: a second copy sent while the first arrives gets 409, and the first one counts', async () => {
+      const { user, caller } = await scripted();
+      const uploadId = await started(caller, { filename: 'twice.bin', size: 2000 });
+      const first = bytes(33, 1000);
+      const etag1 = etagOf(await putPart(caller, uploadId, 1, first));
+      const second = bytes(34, 1000);
+      const arriving = await partArriving(caller, uploadId, 2, second);
+      const copy = await putPart(caller, uploadId, 2, second);
+      expect(copy.status).toBe(409);
+      expect(copy.body.error).toMatch(/^Part 2 is still arriving in an earlier request/);
+      arriving.release();
+      const etag2 = etagOf(await arriving.answer);
+      // Before, both were answered 200 and each removed the other's file: the part was gone.
+      if (kind === 'local') {
+        const done = await complete(caller, uploadId, { parts: [{ PartNumber: 1, ETag: etag1 }, { PartNumber: 2, ETag: etag2 }] });
+        expect(done.status, done.text).toBe(200);
+        expect(sha256(await contentOf(user, done.body))).toBe(sha256(Buffer.concat([first, second])));
+      }
+      // Two copies sent at once: either one waits for the other, or one is refused; what is answered 200 completes.
+      const raced = await started(caller, { filename: 'raced.bin', size: 10 });
+      const statuses = (await Promise.all([putPart(caller, raced, 1, Buffer.alloc(10, 2)), putPart(caller, raced, 1, Buffer.alloc(10, 2))])).map((a) => a.status).sort();
+      expect([[200, 200], [200, 409]]).toContainEqual(statuses);
+      const stored = await server.ctx.db.selectFrom('chunkParts').select('etag').where('sessionId', '=', raced).executeTakeFirstOrThrow();
+      const done = await complete(caller, raced, { parts: [{ PartNumber: 1, ETag: stored.etag }] });
+      expect(done.status, done.text).toBe(200);
+    });
+
+    it("holds a part a dead request was receiving until its room lapses, then takes the re-send, counted once", async () => {
       const { caller } = await scripted();
       const uploadId = await started(caller, { filename: 'crashed.bin', size: 2000 });
       etagOf(await putPart(caller, uploadId, 1, bytes(33, 1000)));
       // What a process killed while part 2 arrived leaves: its reservation, until it lapses.
-      await server.ctx.db.insertInto('chunkPartReservations').values({ id: `dead${Date.now()}`, sessionId: uploadId, partNumber: 2, bytes: 1000, liveUntil: Date.now() + 60_000 }).execute();
+      const dead = `dead${Date.now()}`;
+      await server.ctx.db.insertInto('chunkPartReservations').values({ id: dead, sessionId: uploadId, partNumber: 2, bytes: 1000, liveUntil: Date.now() + 60_000 }).execute();
+      expect((await putPart(caller, uploadId, 2, bytes(34, 1000))).status).toBe(409);
+      await server.ctx.db.updateTable('chunkPartReservations').set({ liveUntil: Date.now() - 1 }).where('id', '=', dead).execute();
       const resent = await putPart(caller, uploadId, 2, bytes(34, 1000));
       expect(resent.status, resent.text).toBe(200);
     });
