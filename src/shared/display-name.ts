@@ -1,10 +1,13 @@
 import { z } from 'zod';
 
-// C0 controls and DEL: invisible in every list and a nuisance in shell scripts.
-const noControlCharacters = /^[^\u0000-\u001f\u007f]*$/;
-// Something to see: not only spaces and invisible format characters (zero-width space, joiners,
-// direction marks), which JavaScript's trim leaves and every list shows as an empty name.
-const somethingVisible = /[^\p{White_Space}\p{Cf}]/u;
+// C0 and C1 controls, DEL, and the line and paragraph separators: invisible in every list, a line
+// break in some, and a nuisance in shell scripts.
+const noControlCharacters = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/;
+// Something to see: not only spaces, invisible format characters (zero-width space, joiners,
+// direction marks), combining marks with nothing to combine with, or the blank letters (Hangul
+// fillers, the blank braille pattern), which JavaScript's trim leaves and every list shows as an
+// empty name.
+const somethingVisible = /[^\p{White_Space}\p{Cf}\p{M}\u115f\u1160\u2800\u3164\uffa0]/u;
 
 /** An account's name: 1 to 100 characters, wherever it is set or made (from the email address). */
 export const ACCOUNT_NAME_LENGTH = 100;
@@ -20,6 +23,7 @@ export function nameSchema(max: number) {
     .trim()
     .min(1, length)
     .max(max, length)
+    .refine((name) => name.isWellFormed(), { message: 'must be valid Unicode text' })
     .regex(noControlCharacters, { message: 'must not contain control characters' })
     .regex(somethingVisible, { message: 'must contain a visible character' });
 }

@@ -276,6 +276,11 @@ describe('folders', () => {
     [{ name: 'x'.repeat(101) }, /^body\.name: must be 1 to 100 characters/],
     [{ name: 'tab\there' }, /^body\.name: must not contain control characters/],
     [{ name: '\u200b' }, /^body\.name: must contain a visible character/],
+    [{ name: '\u3164' }, /^body\.name: must contain a visible character/],
+    [{ name: '\u2800\u0301' }, /^body\.name: must contain a visible character/],
+    [{ name: 'a\u0085b' }, /^body\.name: must not contain control characters/],
+    [{ name: 'a\u2028b' }, /^body\.name: must not contain control characters/],
+    [{ name: 'a\ud800b' }, /^body\.name: must be valid Unicode text/],
     [{ name: 'ok', parentId: 42 }, /^body\.parentId: /],
     [{ name: 'ok', colour: 'red' }, /^body: unknown field "colour"/],
   ])('rejects %j with 400 naming the field', async (body, message) => {

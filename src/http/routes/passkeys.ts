@@ -6,6 +6,7 @@ import { noBody, ok } from '../responses.ts';
 import { startSession } from '../sign-in.ts';
 import { meResponse } from '../../api/accounts.ts';
 import { passkeyListResponse, passkeyOptionsResponse, passkeyResponse } from '../../api/sign-in-security.ts';
+import { nameSchema } from '../../shared/display-name.ts';
 import {
   deletePasskey,
   listPasskeys,
@@ -49,7 +50,7 @@ const authenticationResponse = z.looseObject({
   }),
 });
 
-const passkeyName = z.string().trim().min(1, { message: 'must be 1 to 80 characters' }).max(80, { message: 'must be 1 to 80 characters' });
+const passkeyName = nameSchema(80);
 const registerBody = z.strictObject({ name: passkeyName, response: registrationResponse });
 const renameBody = z.strictObject({ name: passkeyName });
 const signInOptionsBody = z.strictObject({ email: z.string().min(1).max(254).optional() }).nullish();
