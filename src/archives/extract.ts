@@ -41,7 +41,10 @@ export async function prepareExtraction(ctx: AppContext, principal: Principal, f
   const archive = await findOwnedFile(ctx.db, principal.user.id, fileId);
   if (!archive) throw notFound('File not found');
   const plan = await planUpload(ctx.db, principal, { folder: request.folderId ?? undefined });
-  const options = await resolveOptions(ctx.db, principal, plan, {});
+  // What a private or password-protected archive holds stays private, whatever the account's
+  // default: made public, the entries would hand anyone what the archive keeps to its owner.
+  const guarded = archive.visibility === 'PRIVATE' || archive.passwordHash !== null;
+  const options = await resolveOptions(ctx.db, principal, plan, guarded ? { visibility: 'PRIVATE' } : {});
   return { archive, folderId: plan.folderId, options, wanted: request.paths ? new Set(request.paths) : null };
 }
 

@@ -111,6 +111,26 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
     expect([entry.status, entry.body.error]).toEqual([400, 'The entry cannot be read: unsupported compression method: 14']);
   });
 
+  it('keeps what it extracts from a private or password-protected archive private, whatever the default', async () => {
+    const user = await signUp(server.baseUrl);
+    const zip = await zipBytes([{ name: 'inside.txt', data: 'kept to its owner' }]);
+    const open = await upload(user, 'open.zip', zip);
+    const secret = await upload(user, 'secret.zip', zip);
+    const locked = await upload(user, 'locked.zip', zip);
+    expect((await user.patch(`/api/files/${secret}`, { visibility: 'PRIVATE' })).status).toBe(200);
+    expect((await user.patch(`/api/files/${locked}`, { password: 'only the two of us' })).status).toBe(200);
+    const visibilities: Record<string, string> = {};
+    for (const [name, id] of [['open', open], ['secret', secret], ['locked', locked]] as const) {
+      const answer = await user.post(`/api/archives/${id}/extract`, {});
+      expect(answer.status, answer.text).toBe(201);
+      const extracted = idOf(answer.body.data.files[0]);
+      const record = ((await user.get('/api/files?limit=100')).body.data as Array<{ id: string; visibility: string }>).find((f) => f.id === extracted)!;
+      visibilities[name] = record.visibility;
+    }
+    // An open archive's entries follow the account's default (public); the others stay the owner's.
+    expect(visibilities).toEqual({ open: 'PUBLIC', secret: 'PRIVATE', locked: 'PRIVATE' });
+  });
+
   it('extracts a selection into a folder; a directory or an unknown path in the selection is skipped with its reason', async () => {
     const user = await signUp(server.baseUrl);
     const folder = (await user.post('/api/folders', { name: 'Unpacked' })).body.data.folder as { id: string };
