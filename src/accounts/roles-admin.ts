@@ -5,6 +5,7 @@ import { hasPermission, type Permission, type PermissionSet } from '../auth/perm
 import { assertAdministratorRemains, assertCanGrant, serializeAdministration } from './users.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import type { Role } from '../api/admin.ts';
+import { sameName } from '../organisation/common.ts';
 
 type RoleRow = { id: string; name: string; systemKey: string | null; permissions: string; createdAt: number; updatedAt: number };
 
@@ -26,10 +27,13 @@ export async function listRoles(db: Db): Promise<Role[]> {
   return rows.map(toView).sort((a, b) => Number(b.builtin) - Number(a.builtin) || a.name.localeCompare(b.name));
 }
 
+/**
+ * Role names differ in more than case, as tag names do: a role "administrator" beside the built-in
+ * Administrator would be a decoy an administrator could assign by mistake.
+ */
 async function assertNameFree(db: Db, name: string, exceptId?: string): Promise<void> {
-  let query = db.selectFrom('roles').select('id').where('name', '=', name);
-  if (exceptId) query = query.where('id', '!=', exceptId);
-  if (await query.executeTakeFirst()) throw conflict('A role with this name already exists');
+  const roles = await db.selectFrom('roles').select(['id', 'name']).execute();
+  if (roles.some((role) => role.id !== exceptId && sameName(role.name, name))) throw conflict('A role with this name already exists');
 }
 
 export async function createRole(db: Db, actor: PermissionSet, input: { name: string; permissions: Permission[] }): Promise<Role> {

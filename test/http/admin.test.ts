@@ -265,6 +265,20 @@ describe('roles', () => {
     expect((await admin.post('/api/roles', { name: 'Everyone', permissions: [] })).status).toBe(409);
   });
 
+  it('keeps role names apart however they are written: no second "administrator" beside Administrator', async () => {
+    for (const name of ['administrator', 'EVERYONE', 'eVeRyOnE']) {
+      const decoy = await admin.post('/api/roles', { name, permissions: [] });
+      expect([decoy.status, decoy.body.error], name).toEqual([409, 'A role with this name already exists']);
+    }
+    const helpers = await admin.post('/api/roles', { name: 'Helpers', permissions: [] });
+    expect(helpers.status).toBe(201);
+    const id = helpers.body.data.role.id as string;
+    expect((await admin.patch(`/api/roles/${id}`, { name: 'ADMINISTRATOR' })).status).toBe(409);
+    // Its own name in other letters is still its own.
+    expect((await admin.patch(`/api/roles/${id}`, { name: 'helpers' })).status).toBe(200);
+    expect((await admin.delete(`/api/roles/${id}`)).status).toBe(204);
+  });
+
   it('never lets an account grant a permission it does not hold', async () => {
     const managers = (await admin.post('/api/roles', { name: 'User managers', permissions: ['users.manage', 'roles.manage'] })).body.data.role;
     const manager = await createMember([managers.id]);
