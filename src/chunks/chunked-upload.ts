@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Selectable } from 'kysely';
 import type { AppContext } from '../context.ts';
 import type { ChunkSessionsTable } from '../db/schema.ts';
-import { forAccount } from '../db/account-scope.ts';
+import { forAccount, type Executor } from '../db/account-scope.ts';
 import { newId, randomLowerAlnum } from '../db/ids.ts';
 import type { Principal } from '../auth/principal.ts';
 import { sql } from 'kysely';
@@ -153,6 +153,19 @@ async function touch(ctx: AppContext, session: ChunkSession, now: number): Promi
 /** The ID prefix of a presigned URL's reserved room (record IDs have no hyphen). */
 const PRESIGNED_ROOM = 'url-';
 
+/**
+ * The room held by requests still sending a part through this server: live reservations, not a
+ * presigned URL's (no request of ours is in flight for those).
+ */
+function partsArriving(executor: Executor, sessionId: string, now: number) {
+  return executor
+    .selectFrom('chunkPartReservations')
+    .select('id')
+    .where('sessionId', '=', sessionId)
+    .where('liveUntil', '>', now)
+    .where('id', 'not like', `${PRESIGNED_ROOM}%`);
+}
+
 /** "Upload already completed" → 409 on part requests (spec, Errors: 409). */
 function assertOpen(session: Pick<ChunkSession, 'state'>): void {
   if (session.state === 'completed') throw conflict('This upload is already completed; start a new upload');
@@ -226,9 +239,9 @@ export async function putPart(ctx: AppContext, principal: Principal, uploadId: s
       if (error instanceof StorageLimitError) throw tooLarge(maxBytes < chunkLimits.maxPartBytes ? 'The parts would be larger than the declared size' : 'A part may be at most 64 MiB');
       // The session moved on under the part (its room lapsed while it streamed): the storage's
       // complaint is about parts that were assembled or removed, and the answer is the session's state.
-      const now = await ctx.db.selectFrom('chunkSessions').select('state').where('id', '=', session.id).executeTakeFirst();
-      if (!now) throw notFound('Upload session not found');
-      assertOpen(now);
+      const latest = await ctx.db.selectFrom('chunkSessions').select('state').where('id', '=', session.id).executeTakeFirst();
+      if (!latest) throw notFound('Upload session not found');
+      assertOpen(latest);
       if (error instanceof StorageUploadGoneError) throw conflict('The parts of this upload are no longer stored; start a new upload');
       throw error;
     }
@@ -285,15 +298,7 @@ async function reservePartRoom(
     // while an earlier one is still arriving (a client retrying after its own time-out) waits for
     // it; a request that died holds the part until its room lapses, within a minute.
     if (!presigned) {
-      const arriving = await trx
-        .selectFrom('chunkPartReservations')
-        .select('id')
-        .where('sessionId', '=', session.id)
-        .where('partNumber', '=', partNumber)
-        .where('id', '!=', id)
-        .where('id', 'not like', `${PRESIGNED_ROOM}%`)
-        .where('liveUntil', '>', now)
-        .executeTakeFirst();
+      const arriving = await partsArriving(trx, session.id, now).where('partNumber', '=', partNumber).where('id', '!=', id).executeTakeFirst();
       if (arriving) throw conflict(`Part ${partNumber} is still arriving in an earlier request; send it again once that request is answered (a request cut off frees the part within a minute)`);
     }
     const claims = trx
@@ -385,13 +390,7 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
       // when no request holds room for a part. (Asked after the claim, in a statement of its own: a
       // part's reservation either committed before the claim, and is seen here, or is made after it
       // and finds the session completing.) A presigned URL's room is no request in flight.
-      const arriving = await ctx.db
-        .selectFrom('chunkPartReservations')
-        .select('id')
-        .where('sessionId', '=', session.id)
-        .where('liveUntil', '>', Date.now())
-        .where('id', 'not like', `${PRESIGNED_ROOM}%`)
-        .executeTakeFirst();
+      const arriving = await partsArriving(ctx.db, session.id, Date.now()).executeTakeFirst();
       if (!arriving) {
         // A lease that ran out: the completion holding it died, possibly after assembling.
         takenOver = session.state === 'completing';
