@@ -92,6 +92,12 @@ describe('GET /api/audit', () => {
       expect(bad.status, limit).toBe(400);
       expect(bad.body.success).toBe(false);
     }
+    // A cursor that is no record ID is a mistake, not a position: it would list from wherever it sorts.
+    for (const before of ['garbage', 'ZZZZZZZZZZZZZZZZZZZZ', `${first.nextBefore}x`]) {
+      const bad = await audit(admin, `?before=${before}`);
+      expect(bad.status, before).toBe(400);
+      expect(bad.body.error, before).toContain("before must be a record ID");
+    }
   });
 
   it('needs a browser session with audit.read: 403 without the permission, 401 for any token', async () => {

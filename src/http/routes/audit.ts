@@ -9,7 +9,13 @@ const badLimit = 'limit must be a whole number from 1 to 100';
 const auditQuery = z.object({
   userId: id.optional().describe("only this account's records"),
   tokenId: id.optional().describe("only this named token's records"),
-  before: id.optional().describe('records older than this record ID (the previous page\'s nextBefore)'),
+  // Record IDs sort by time (db/ids.ts), so any other text would still be a position somewhere in
+  // the list: refused instead, as a cursor that could only be a mistake.
+  before: z
+    .string()
+    .regex(/^[a-z0-9]{20}$/, "before must be a record ID (the previous page's nextBefore)")
+    .optional()
+    .describe("records older than this record ID (the previous page's nextBefore)"),
   limit: z.coerce.number({ error: badLimit }).int(badLimit).min(1, badLimit).max(100, badLimit).optional().describe('1 to 100; default 50'),
 });
 
