@@ -31,7 +31,7 @@ export type Me = z.infer<typeof meSchema>;
 /** Who may register (contract §3, "Administration"). */
 export const registrationSchema = z.enum(['open', 'closed', 'invite']).meta({
   id: 'Registration',
-  description: '`open`: anyone may register; `invite`: only with an invite code; `closed`: nobody (the first account, the Administrator, always may)',
+  description: '`open`: anyone may register; `invite`: only with an invite code; `closed`: nobody on their own (an invite code still admits its holder, and the first account, the Administrator, always may)',
 });
 export type Registration = z.infer<typeof registrationSchema>;
 

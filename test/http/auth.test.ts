@@ -61,6 +61,12 @@ describe('registration', () => {
     expect(open.status).toBe(201);
     expect(open.body.data.user.name).toBe('Open Sesame');
     await setRegistration('closed');
+    // An invite is an administrator's decision about one person: it admits under `closed` too.
+    const closedInvite = (await admin.post('/api/invites')).body.data.code;
+    const stillClosed = await new Client(server.baseUrl).post('/api/auth/register', { email: uniqueEmail(), password: 'long enough pw' });
+    expect(stillClosed.status).toBe(403);
+    const admitted = await new Client(server.baseUrl).post('/api/auth/register', { email: uniqueEmail(), password: 'long enough pw', inviteCode: closedInvite });
+    expect(admitted.status).toBe(201);
   });
 
   it('rejects bad input with 400 naming the field', async () => {
