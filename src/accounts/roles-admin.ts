@@ -5,7 +5,7 @@ import { hasPermission, type Permission, type PermissionSet } from '../auth/perm
 import { assertAdministratorRemains, assertCanGrant, serializeAdministration } from './users.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import type { Role } from '../api/admin.ts';
-import { sameName } from '../organisation/common.ts';
+import { rolesInOrder, sameName } from '../shared/name-order.ts';
 
 type RoleRow = { id: string; name: string; systemKey: string | null; permissions: string; createdAt: number; updatedAt: number };
 
@@ -23,8 +23,7 @@ function toView(row: RoleRow): Role {
 
 export async function listRoles(db: Db): Promise<Role[]> {
   const rows = await db.selectFrom('roles').selectAll().execute();
-  // Built-in roles first, then by name.
-  return rows.map(toView).sort((a, b) => Number(b.builtin) - Number(a.builtin) || a.name.localeCompare(b.name));
+  return rows.map(toView).sort(rolesInOrder);
 }
 
 /**

@@ -12,6 +12,7 @@ import type { UserRow } from '../auth/principal.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { assertInviteUsable, consumeInvite } from './invites.ts';
 import { ACCOUNT_NAME_LENGTH } from '../shared/display-name.ts';
+import { rolesInOrder } from '../shared/name-order.ts';
 import { takeAttempt } from '../auth/throttle.ts';
 import { scheduleStorageDeletes } from '../jobs/storage-cleanup.ts';
 import { scheduleSessionStorageAbort } from '../chunks/chunk-session-jobs.ts';
@@ -213,7 +214,6 @@ export async function listUsers(db: Executor): Promise<AdminUser[]> {
     .selectFrom('userRoles')
     .innerJoin('roles', 'roles.id', 'userRoles.roleId')
     .select(['userRoles.userId', 'roles.id', 'roles.name', 'roles.systemKey'])
-    .orderBy('roles.name')
     .execute();
   const withTwoFactor = new Set((await db.selectFrom('users').select('id').where('totpSecretSealed', 'is not', null).execute()).map((r) => r.id));
   return users.map((u) => toAdminView(u, assignments.filter((a) => a.userId === u.id), withTwoFactor.has(u.id)));
@@ -227,13 +227,14 @@ export async function getUserForAdmin(db: Executor, id: string): Promise<AdminUs
     .innerJoin('roles', 'roles.id', 'userRoles.roleId')
     .select(['roles.id', 'roles.name', 'roles.systemKey'])
     .where('userRoles.userId', '=', id)
-    .orderBy('roles.name')
     .execute();
   const secondFactor = await db.selectFrom('users').select('totpSecretSealed').where('id', '=', id).executeTakeFirst();
   return toAdminView(user, roles, secondFactor?.totpSecretSealed != null);
 }
 
 function toAdminView(user: UserRow, roles: RoleSummary[], twoFactorEnabled: boolean): AdminUser {
+  // In the role list's order, whatever order the database's collation gives.
+  const inOrder = [...roles].sort(rolesInOrder);
   return {
     id: user.id,
     email: user.email,
@@ -241,8 +242,8 @@ function toAdminView(user: UserRow, roles: RoleSummary[], twoFactorEnabled: bool
     urlId: user.urlId,
     emailVerified: user.emailVerified === 1,
     quotaBytes: user.quotaBytes,
-    roles: roles.map(({ id, name, systemKey }) => ({ id, name, systemKey })),
-    roleIds: roles.map((r) => r.id),
+    roles: inOrder.map(({ id, name, systemKey }) => ({ id, name, systemKey })),
+    roleIds: inOrder.map((r) => r.id),
     twoFactorEnabled,
     createdAt: new Date(user.createdAt).toISOString(),
   };

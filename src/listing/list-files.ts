@@ -10,6 +10,7 @@ import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres'
 import { accountFileCount, assertOwnedSelection, beginsWith, beyond, countedTotal, countOf, countSearchByIndex, filteredFiles, isDateSort, orderedBy, searchAccess, searchesThroughIndex, searchOnly, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { readsApart, refreshStatisticsIfStale, withSearchHints } from './planner.ts';
+import { byName } from '../shared/name-order.ts';
 
 export interface FileListing {
   data: FileRecord[];
@@ -72,9 +73,7 @@ function recordColumns(query: FilesQuery, dialect: Dialect) {
                 .innerJoin('tags', 'tags.id', 'fileTags.tagId')
                 .select(['tags.id', 'tags.name'])
                 .whereRef('fileTags.fileId', '=', 'files.id')
-                .where('fileTags.excluded', '=', 0)
-                .orderBy('tags.name')
-                .orderBy('tags.id'),
+                .where('fileTags.excluded', '=', 0),
             ),
           )
           .end()
@@ -84,7 +83,7 @@ function recordColumns(query: FilesQuery, dialect: Dialect) {
 }
 
 /**
- * The tags that count of a page's files (SQLite), in tag-name order. The file IDs come from an
+ * The tags that count of a page's files (SQLite); `toRecords` puts each file's in the tag list's order. The file IDs come from an
  * account-scoped query already, like recordsByIds' IDs; they travel as one JSON array, so that every
  * page size is the same statement.
  */
@@ -94,9 +93,7 @@ const pageTags = compiledOnce((db: Executor, fileIds: string) =>
     .innerJoin('tags', 'tags.id', 'fileTags.tagId')
     .select(['fileTags.fileId', 'tags.id', 'tags.name'])
     .where('fileTags.fileId', 'in', sql<string>`(select value from json_each(${fileIds}))`)
-    .where('fileTags.excluded', '=', 0)
-    .orderBy('tags.name')
-    .orderBy('tags.id'),
+    .where('fileTags.excluded', '=', 0),
 );
 
 type RecordRow = Awaited<ReturnType<ReturnType<typeof recordColumns>['execute']>>[number];
@@ -153,6 +150,7 @@ async function toRecords(db: Executor, dialect: Dialect, { urlId, baseUrl }: Own
       hasPassword: Number(row.hasPassword) === 1,
     };
     const tags = tagsByFile ? (tagsByFile.get(row.id) ?? []) : (row.tags ?? []);
+    if (tags.length > 1) tags.sort(byName);
     return fileRecord(source, urlId, tags, baseUrl);
   });
 }

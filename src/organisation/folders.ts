@@ -4,7 +4,8 @@ import { newId } from '../db/ids.ts';
 import { lockAccountRow } from '../db/locks.ts';
 import { inBatches } from '../db/batches.ts';
 import { invalid, notFound } from '../errors.ts';
-import { byName, iso, parseField } from './common.ts';
+import { iso, parseField } from './common.ts';
+import { byName } from '../shared/name-order.ts';
 import { nameSchema } from '../shared/display-name.ts';
 
 export const folderLimits = {

@@ -4,7 +4,8 @@ import { newId } from '../db/ids.ts';
 import { lockAccountRow } from '../db/locks.ts';
 import { parseStoredOptions, profileOptionsSchema, type ProfileOptions } from '../shared/upload-options.ts';
 import { notFound } from '../errors.ts';
-import { byName, iso, parseField } from './common.ts';
+import { iso, parseField } from './common.ts';
+import { byName } from '../shared/name-order.ts';
 import { nameSchema } from '../shared/display-name.ts';
 import { assertOwnedTags } from './tags.ts';
 

@@ -6,7 +6,8 @@ import { inBatches } from '../db/batches.ts';
 import { isUniqueViolation } from '../db/unique-violation.ts';
 import { parseStoredOptions } from '../shared/upload-options.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
-import { byName, iso, parseField, sameName } from './common.ts';
+import { iso, parseField } from './common.ts';
+import { byName, sameName } from '../shared/name-order.ts';
 import { nameSchema } from '../shared/display-name.ts';
 
 export const tagLimits = { nameLength: 50 } as const;

@@ -243,6 +243,24 @@ describe('roles', () => {
     expect((await admin.delete(`/api/roles/${role.id}`)).status).toBe(404);
   });
 
+  it("lists an account's roles in the role list's order", async () => {
+    const made: string[] = [];
+    for (const name of ['role 10', 'Zeta role', 'alpha role', 'role 2', 'Émigré role']) {
+      const created = await admin.post('/api/roles', { name, permissions: ['audit.read'] });
+      expect(created.status, created.text).toBe(201);
+      made.push(created.body.data.role.id as string);
+    }
+    const adminRole = (await roleBySystemKey('administrator')).id as string;
+    const member = await createMember([...made, adminRole]);
+    const order = (await admin.get('/api/roles')).body.data.roles.map((r: { id: string }) => r.id).filter((id: string) => [...made, adminRole].includes(id));
+    const user = (await admin.patch(`/api/users/${member.id}`, { name: 'Many Roles' })).body.data.user;
+    expect(user.roleIds).toEqual(order);
+    expect(user.roles.map((r: { name: string }) => r.name)).toEqual(['Administrator', 'alpha role', 'Émigré role', 'role 2', 'role 10', 'Zeta role']);
+    const listed = (await admin.get('/api/users')).body.data.users.find((u: { id: string }) => u.id === member.id);
+    expect(listed.roleIds).toEqual(order);
+    for (const id of made) expect((await admin.delete(`/api/roles/${id}`)).status).toBe(204);
+  });
+
   it('applies an edit of the Everyone role to every account at once', async () => {
     const member = await createMember();
     const everyone = await roleBySystemKey('everyone');

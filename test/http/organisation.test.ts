@@ -446,6 +446,21 @@ describe('tags', () => {
     expect((await member.client.delete(`/api/tags/${tag.id}`)).status).toBe(404);
   });
 
+  it("lists a file's tags in the tag list's order, on both databases, whatever their collation", async () => {
+    const member = await createMember();
+    const tags = [];
+    for (const name of ['tag 10', 'Zebra', 'apple', 'tag 2', 'Émile']) tags.push(await makeTag(member, name));
+    const listed = (await member.client.get('/api/tags')).body.data.tags.map((t: { name: string }) => t.name);
+    expect(listed).toEqual(['apple', 'Émile', 'tag 2', 'tag 10', 'Zebra']);
+    const file = await insertFile(member, null);
+    const patched = await member.client.patch(`/api/files/${file}`, { tagIds: tags.map((t) => t.id) });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body.data.file.tags.map((t: { name: string }) => t.name)).toEqual(listed);
+    const page = await member.client.get('/api/files');
+    expect(page.status, page.text).toBe(200);
+    expect(page.body.data.find((f: { id: string }) => f.id === file).tags.map((t: { name: string }) => t.name)).toEqual(listed);
+  });
+
   it('deleting a tag of many files holds up no other request for long', async () => {
     const member = await createMember();
     const tag = await makeTag(member, 'big');
