@@ -22,7 +22,10 @@ export type Dialect = 'sqlite' | 'postgres';
  */
 export class DatabaseUnavailable extends Error {
   constructor(cause: unknown) {
-    super('The database cannot be used right now', { cause });
+    // The cause's own words go with it: an operator starting Hoard against a database that does not
+    // exist, or a password PostgreSQL refuses, reads why in the one line the start prints.
+    const why = cause instanceof Error && cause.message ? `: ${cause.message}` : '';
+    super(`The database cannot be used right now${why}`, { cause });
     this.name = 'DatabaseUnavailable';
   }
 }

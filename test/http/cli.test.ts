@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client } from '../support/client.ts';
@@ -68,6 +69,17 @@ describe('command-line tool', () => {
     const help = cli('--help');
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/^Usage: npm run cli/);
+  });
+
+  it('says why the database cannot be opened, in one line', () => {
+    // PostgreSQL: a database that does not exist on a server that answers. SQLite: a DATA_DIR that is a file.
+    const env = server.env.DATABASE_URL
+      ? { DATABASE_URL: server.env.DATABASE_URL.replace(/\/[^/?]+(\?|$)/, '/no_such_database$1') }
+      : { DATA_DIR: join(server.env.DATA_DIR!, 'hoard.sqlite') };
+    const failed = spawnSync(process.execPath, ['src/cli/main.ts', 'migrate'], { env: { ...process.env, ...server.env, ...env }, encoding: 'utf8', timeout: 30_000 });
+    expect(failed.status).toBe(1);
+    expect(failed.stderr.trim().split('\n')).toHaveLength(1);
+    expect(failed.stderr).toMatch(server.env.DATABASE_URL ? /no_such_database" does not exist/ : /DATA_DIR .*hoard\.sqlite is not a directory/);
   });
 
   it('holds accounts and tokens to the rules the API holds them to', async () => {
