@@ -194,6 +194,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
             accessKeyId: parsed.S3_ACCESS_KEY_ID,
             secretAccessKey: parsed.S3_SECRET_ACCESS_KEY,
             forcePathStyle: parsed.S3_FORCE_PATH_STYLE ?? Boolean(parsed.S3_ENDPOINT),
+            idleTimeoutMs: parsed.REQUEST_IDLE_TIMEOUT_MS ?? 30_000,
           }
         : null,
     maxUploadSize: parsed.MAX_UPLOAD_SIZE ?? 1073741824,

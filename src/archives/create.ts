@@ -6,7 +6,7 @@ import { forAccount } from '../db/account-scope.ts';
 import { archiveLimits } from '../api/vocabulary.ts';
 import { notFound } from '../errors.ts';
 import type { FileRow } from '../files/file-access.ts';
-import { StorageLimitError } from '../storage/storage.ts';
+import { StorageLimitError, StorageNotFoundError } from '../storage/storage.ts';
 import { extensionOf, nameCandidates } from '../shared/naming.ts';
 import type { ResolvedOptions } from '../shared/upload-options.ts';
 import { overLimit, uploadAllowance } from '../uploads/allowance.ts';
@@ -120,7 +120,10 @@ function zipStream(ctx: AppContext, files: FileRow[]): Readable {
           callback(null, stream);
         },
         (error: unknown) => {
-          ctx.log.error({ err: error, fileId: file.id, storageKey: file.storageKey }, 'file record without bytes: the archive is not made');
+          // Only bytes that are gone are the selection's fault; a store that cannot be read right now
+          // fails the archive with its own error, answered as any storage outage is (503).
+          if (!(error instanceof StorageNotFoundError)) return fail(error instanceof Error ? error : new Error(String(error)));
+          ctx.log.error({ fileId: file.id, storageKey: file.storageKey }, 'file record without bytes: the archive is not made');
           fail(notFound(`The bytes of ${file.name} are missing; remove it from the selection`));
         },
       );

@@ -69,7 +69,16 @@ function describeValidation(error: FastifyError): string {
   return `${field}: ${first?.message ?? 'invalid value'}`;
 }
 
+/** Headers a route sets for the bytes it is about to send, which an error sent instead must not carry. */
+const REPRESENTATION_HEADERS = ['etag', 'last-modified', 'content-disposition', 'accept-ranges', 'content-range', 'content-length'];
+
 export function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  // A route that failed after preparing a file's answer (its store could not be read, say) leaves
+  // that file's headers on the reply: the error would go out with the file's ETag, its name for a
+  // download, and a public max-age that lets caches keep the error for the file.
+  for (const header of REPRESENTATION_HEADERS) reply.removeHeader(header);
+  const caching = reply.getHeader('cache-control');
+  if (caching !== undefined && !String(caching).includes('no-store')) reply.header('Cache-Control', 'no-store');
   if (error instanceof AppError) {
     if (error.kind === 'rate_limited' && error.retryAfter !== undefined) reply.header('Retry-After', String(error.retryAfter));
     return sendError(request, reply, statusOf[error.kind], error.message);

@@ -29,6 +29,11 @@ export interface S3StorageOptions {
   forcePathStyle: boolean;
   /** Where parts of unknown length are spooled before upload; defaults to the OS temp dir. */
   tmpDir?: string;
+  /**
+   * How long the store may stay silent (no byte either way on a request's connection) before the
+   * request is given up on; REQUEST_IDLE_TIMEOUT_MS, the same patience a client gets.
+   */
+  idleTimeoutMs?: number;
 }
 
 /**
@@ -44,7 +49,14 @@ export class S3Storage implements Storage {
 
   constructor(options: S3StorageOptions) {
     const { endpoint, region, bucket, accessKeyId, secretAccessKey, forcePathStyle } = options;
+    const idle = options.idleTimeoutMs ?? 30_000;
     this.#client = new S3Client({
+      // With no time-outs (the SDK's default) a store that accepts connections and then answers
+      // nothing held every request on it, and every job, for as long as the store stayed silent.
+      // Now each attempt ends after the connection phase or a silence of a quarter more than a
+      // client's idle time: a part streamed straight from a client that pauses therefore meets the
+      // client's own 408 first, not this, which is answered 503 (docs/decisions.md, "Client bounds").
+      requestHandler: { connectionTimeout: Math.min(idle, 10_000), socketTimeout: Math.ceil(idle * 1.25) },
       endpoint,
       region,
       forcePathStyle,

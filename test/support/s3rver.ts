@@ -34,6 +34,12 @@ export interface S3rverHandle {
   stop(): Promise<void>;
   /** Stops at once, cutting the requests under way off, as a store that crashed or went off the network. */
   cutOff(): Promise<void>;
+  /**
+   * Keeps accepting connections but answers nothing until thawed, as a store whose process froze or
+   * whose gateway lost its upstream: requests wait, with neither an answer nor a refusal.
+   */
+  freeze(): void;
+  thaw(): void;
 }
 
 export async function startS3rver(): Promise<S3rverHandle> {
@@ -46,8 +52,13 @@ export async function startS3rver(): Promise<S3rverHandle> {
     directory,
     configureBuckets: [{ name: bucket }],
   });
+  let frozen: { thawed: Promise<void>; thaw: () => void } | null = null;
+  const holdWhileFrozen: Middleware = async (_ctx, next) => {
+    if (frozen) await frozen.thawed;
+    return next();
+  };
   // Koa composes middleware when the server starts listening, so this runs before s3rver's router.
-  server.middleware.unshift(abortMultipartUpload(server), listParts(server));
+  server.middleware.unshift(holdWhileFrozen, abortMultipartUpload(server), listParts(server));
   const { port } = await server.run();
   return {
     endpoint: `http://127.0.0.1:${port}`,
@@ -59,12 +70,24 @@ export async function startS3rver(): Promise<S3rverHandle> {
     async pendingUploadIds() {
       return readdir(server.store.getResourcePath(bucket, undefined, 'uploads')).catch(() => []);
     },
+    freeze() {
+      if (frozen) return;
+      let thaw = () => {};
+      const thawed = new Promise<void>((resolve) => (thaw = resolve));
+      frozen = { thawed, thaw };
+    },
+    thaw() {
+      frozen?.thaw();
+      frozen = null;
+    },
     async cutOff() {
       const closing = server.close();
       server.httpServer.closeAllConnections();
       await closing;
     },
     async stop() {
+      frozen?.thaw();
+      frozen = null;
       await server.close();
       // A write that a killed server's request started can still land in the store while it is
       // removed (ENOTEMPTY, seen once in CI after test/http/archive-crash.test.ts): retried.
