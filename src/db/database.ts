@@ -163,6 +163,9 @@ export function withSessionSettings(databaseUrl: string): string {
   return url.toString();
 }
 
+/** How long a request may wait for a PostgreSQL connection: a new one's start-up, or a free one of the pool. */
+const DATABASE_CONNECT_TIMEOUT_MS = 10_000;
+
 /** Where the database layer reports what it recovers from on its own. */
 export interface DatabaseLog {
   warn(details: object, message: string): void;
@@ -176,7 +179,18 @@ const SQLITE_READERS = 2;
 
 export function openDatabase(options: { databaseUrl: string | null; dataDir: string; poolSize?: number; readers?: number; log?: DatabaseLog }): DatabaseHandle {
   if (options.databaseUrl) {
-    const pool = preparingPool(new pg.Pool({ connectionString: withSessionSettings(options.databaseUrl), max: options.poolSize ?? 10 }));
+    const pool = preparingPool(
+      new pg.Pool({
+        connectionString: withSessionSettings(options.databaseUrl),
+        max: options.poolSize ?? 10,
+        // Without a bound, a host that takes the connection and never answers (a wrong port, a
+        // proxy without its upstream), or a pool whose every connection is stuck, held requests
+        // for as long as that lasted. 10 s to get a connection, then the database is unavailable (503).
+        connectionTimeoutMillis: DATABASE_CONNECT_TIMEOUT_MS,
+        // A peer that vanished without closing (a dropped network path) is noticed by TCP itself.
+        keepAlive: true,
+      }),
+    );
     // A connection waiting in the pool can end: PostgreSQL restarting, an administrator ending
     // sessions, a proxy closing idle ones. The pool drops it and reports the error here, and the next
     // query opens another; with no listener, Node would end the process over it. Only the code and

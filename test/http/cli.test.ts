@@ -1,4 +1,6 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -81,6 +83,27 @@ describe('command-line tool', () => {
     expect(failed.stderr.trim().split('\n')).toHaveLength(1);
     expect(failed.stderr).toMatch(server.env.DATABASE_URL ? /no_such_database" does not exist/ : /DATA_DIR .*hoard\.sqlite is not a directory/);
   });
+
+  it('gives up on a database host that accepts the connection and never answers, saying so', async () => {
+    // Something listening where PostgreSQL should be, silent: a wrong port, a proxy with no upstream.
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const started = Date.now();
+      const failed = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, ['src/cli/main.ts', 'migrate'], { env: { ...process.env, ...server.env, DATABASE_URL: `postgres://hoard@127.0.0.1:${port}/hoard` } });
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.on('close', (status) => resolve({ status, stderr }));
+      });
+      expect(failed.status).toBe(1);
+      expect(failed.stderr).toMatch(/^hoard: The database cannot be used right now: .*time/im);
+      expect(Date.now() - started).toBeLessThan(25_000);
+    } finally {
+      silent.close();
+    }
+  }, 40_000);
 
   it('holds accounts and tokens to the rules the API holds them to', async () => {
     // Contract §2: passwords of at least 8 characters; the email and name as POST /api/users takes them.
