@@ -108,6 +108,11 @@ function zipStream(ctx: AppContext, files: FileRow[]): Readable {
   let reading: Readable | null = null;
   const fail = (error: Error) => output.destroy(error);
   zip.on('error', fail);
+  // The first file's bytes are asked for as soon as the ZIP starts, before whoever stores the
+  // archive pipes it anywhere: a failure then (bytes gone from local disk fail at once) was an
+  // 'error' event nobody listened to, which ends the process. The consumer still meets the error,
+  // from the stream's errored state, when it pipes it.
+  output.on('error', () => {});
   output.once('close', () => reading?.destroy());
   const names = entryNames(files);
   files.forEach((file, index) => {

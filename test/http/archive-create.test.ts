@@ -122,6 +122,23 @@ describe.each(providers)('archive creation on %s storage', (provider) => {
     expect(await storage.leftovers(server.dataDir)).toEqual([]);
   });
 
+  it('answers 404 naming a file whose bytes are gone, wherever it is in the selection, and keeps serving', async () => {
+    const user = await signUp(server.baseUrl);
+    const kept = await upload(user, 'kept.txt', 'kept');
+    const lost = await upload(user, 'lost.txt', 'lost');
+    const { storageKey } = await server.ctx.db.selectFrom('files').select('storageKey').where('id', '=', lost.id).executeTakeFirstOrThrow();
+    await server.ctx.storage.delete(storageKey);
+    for (const fileIds of [[lost.id], [lost.id, kept.id], [kept.id, lost.id]]) {
+      const answer = await user.post('/api/archives', { fileIds });
+      expect(answer.status, answer.text).toBe(404);
+      expect(answer.body.error).toContain('lost.txt');
+    }
+    expect((await user.get('/api/health')).status).toBe(200);
+    const files = await user.get('/api/files');
+    expect(files.body.pagination.total).toBe(2);
+    expect(await storage.leftovers(server.dataDir)).toEqual([]);
+  });
+
   it('needs files.read and files.upload, owned files and a valid body; tokens and the legacy credential get the generic 401', async () => {
     const user = await signUp(server.baseUrl);
     const mine = await upload(user, 'mine.txt', 'mine');
