@@ -217,6 +217,28 @@ if (dialectUnderTest === 'sqlite') {
       expect(await disk.storage.keys(dataDir, `files/${account.body.data.account.id}/`)).toHaveLength(statuses.length);
     });
 
+    it('serves files while the database cannot write: a view or download that cannot be counted is still served', async () => {
+      const { owner, dataDir } = disk;
+      const kept = await uploadFile(owner, 'kept.txt', 'kept bytes');
+      expect(kept.status, kept.text).toBe(200);
+      const { rawUrl, downloadUrl } = kept.body.data as { rawUrl: string; downloadUrl: string };
+      const filler = path.join(dataDir, 'filler');
+      fs.writeFileSync(filler, Buffer.alloc(disk.free() - 64 * 1024));
+      try {
+        // Writes until the database says it is full.
+        let refused = 0;
+        for (let i = 0; i < 400 && refused === 0; i++) if ((await uploadFile(owner, `note-${i}.txt`, `note ${i}`)).status === 507) refused++;
+        expect(refused).toBe(1);
+        for (const url of [rawUrl, downloadUrl]) {
+          const answer = await owner.get(new URL(url).pathname);
+          expect(answer.status, `${url}: ${answer.text}`).toBe(200);
+          expect(answer.text).toBe('kept bytes');
+        }
+      } finally {
+        fs.rmSync(filler);
+      }
+    });
+
     it('skips the archive entries whose records find no room, with that reason, and keeps the ones extracted', async () => {
       const { owner, dataDir } = disk;
       const entries = Array.from({ length: 400 }, (_, i) => ({ name: `note-${i}.txt`, data: `note ${i}` }));

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../route-module.ts';
 import type { AppContext } from '../../context.ts';
+import { isDatabaseFull, isDatabaseUnavailable } from '../../db/database.ts';
 import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveContent, parseRange, servedContentType, unlockCookieName, unlockToken, type FileRow } from '../../files/file-access.ts';
 import { viewerOf } from '../viewer.ts';
 import { checkFilePassword } from '../../files/unlock.ts';
@@ -21,7 +22,15 @@ import { contentDisposition } from '../content-disposition.ts';
  */
 async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, file: FileRow, disposition: 'inline' | 'attachment', count?: (fileId: string) => Promise<void>): Promise<FastifyReply> {
   const counted = async () => {
-    if (count && request.method === 'GET') await count(file.id);
+    if (!count || request.method !== 'GET') return;
+    try {
+      await count(file.id);
+    } catch (error) {
+      // Serving a file needs no write: a database that cannot write right now (its disk full, its
+      // lock held past the wait) costs the count, not the download (docs/decisions.md, "A full disk").
+      if (!isDatabaseFull(error) && !isDatabaseUnavailable(error)) throw error;
+      request.log.warn({ fileId: file.id, error: (error as Error).message }, 'a view or download could not be counted; the file is served');
+    }
   };
   // A file's bytes never change after upload, so its ID is as strong a validator as its digest.
   const etag = `"${file.sha256 ?? file.id}"`;
@@ -47,7 +56,7 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
     return reply.code(416).header('Content-Range', `bytes */${file.size}`).type('application/json; charset=utf-8').send({ error: 'The requested range is outside the file' });
   }
   if (range === null || range.start === 0) await counted();
-  const object = await openStored(ctx, file.id, file.storageKey, 'File not found', range ?? undefined);
+  const object = await openStored(ctx, file.id, file.storageKey, 'File not found', range ?? undefined, file.size);
   if (range) {
     reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${file.size}`).header('Content-Length', String(range.end - range.start + 1));
   } else {
@@ -78,17 +87,34 @@ function rangeStillValid(request: FastifyRequest, etag: string): boolean {
   return ifRange === undefined || (typeof ifRange === 'string' && ifRange.trim() === etag);
 }
 
-/** The stored bytes a record names; their absence is logged (a record without bytes) and answered 404. */
-async function openStored(ctx: AppContext, fileId: string, storageKey: string, missing: string, range?: ByteRange): Promise<StoredObject> {
+/**
+ * The stored bytes a record names; their absence is logged (a record without bytes) and answered 404.
+ * With `size` (the record's), bytes of another size are the server's fault, answered 500 at once:
+ * sent under the record's Content-Length, a shorter object left the client waiting for the rest
+ * until the connection's keep-alive ran out.
+ */
+async function openStored(ctx: AppContext, fileId: string, storageKey: string, missing: string, range?: ByteRange, size?: number): Promise<StoredObject> {
+  const differs = () => {
+    ctx.log.error({ fileId, storageKey, recorded: size }, 'stored bytes of another size than the record');
+    return new Error('The stored bytes differ in size from the record');
+  };
+  let object: StoredObject;
   try {
-    return await ctx.storage.get(storageKey, range);
+    object = await ctx.storage.get(storageKey, range);
   } catch (error) {
     if (error instanceof StorageNotFoundError) {
       ctx.log.error({ fileId, storageKey }, 'file record without bytes');
       throw notFound(missing);
     }
+    // The range was checked against the record's size before: only shorter bytes can refuse it.
+    if (size !== undefined && error instanceof RangeError) throw differs();
     throw error;
   }
+  if (size !== undefined && object.size !== size) {
+    object.stream.destroy();
+    throw differs();
+  }
+  return object;
 }
 
 /** The file whose bytes this request may have: 404 when hidden or missing, 403 while locked. */
