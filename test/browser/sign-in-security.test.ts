@@ -157,4 +157,45 @@ describe('sign-in security in Chromium', () => {
     expect((await other.get('/api/auth/me')).status).toBe(401);
     expect(problems).toEqual([]);
   });
+
+  test('a passkey added, renamed and deleted with the keyboard: each says so, and focus stays on the page', async () => {
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'usb', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+    const focused = () => page.evaluate('document.activeElement?.getAttribute("aria-label") ?? document.activeElement?.getAttribute("name") ?? document.activeElement?.textContent?.trim() ?? null');
+    await openSecurity();
+
+    // The button is busy while the browser asks for the key, and keeps focus all the same.
+    await page.getByLabel('Passkey name').fill('Spare key');
+    await page.getByRole('button', { name: 'Add passkey' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByTestId('passkey-row').filter({ hasText: 'Spare key' }).waitFor();
+    await expect.poll(focused).toBe('Add passkey');
+
+    // The rename dialog opens on its field.
+    await page.getByRole('button', { name: 'Rename Spare key' }).focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Rename passkey' });
+    await dialog.waitFor();
+    await expect.poll(focused).toBe('name');
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.type('Backup key');
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').getByText('Passkey renamed to Backup key').waitFor();
+
+    // Deleted: focus goes to the Delete of the passkey left.
+    await page.getByRole('button', { name: 'Delete Backup key' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(focused).toBe('Cancel');
+    await page.keyboard.press('Tab');
+    await expect.poll(focused).toBe('Delete');
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').getByText('Passkey Backup key deleted').waitFor();
+    await expect.poll(() => page.getByTestId('passkey-row').count()).toBe(1);
+    await expect.poll(focused).toBe('Delete Chromium key');
+    await cdp.detach();
+    expect(problems).toEqual([]);
+  });
 });

@@ -2,16 +2,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { signUp } from '../support/client.ts';
+import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { uploadFile } from '../support/uploads.ts';
 import { launchBrowser, screenshotDir, watchPage, type BrowserSession } from '../support/browser.ts';
 
 /**
  * The web app where a tester found its edges (docs/web.md): the last page of the file list emptied,
- * a date in the address that is no date, a page whose code fails to load, and leaving the Upload
- * page while files are still going up.
+ * a date in the address that is no date, a page whose code fails to load, leaving the Upload
+ * page while files are still going up, and the forms and lists of administration, short links,
+ * account and security: what they send, what they say and where focus goes.
  */
 const PASSWORD = 'correct horse battery';
 
@@ -216,6 +217,275 @@ describe('the web app at its edges', () => {
     }
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(await names('leaving')).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+
+  /** A browser of its own, signed in as `email`, on `path`. */
+  const signedIn = async (email: string, password: string, path: string) => {
+    const session = await launchBrowser();
+    const other = session.context.pages()[0] ?? (await session.context.newPage());
+    watchPage(other, problems);
+    await other.goto(`${server.baseUrl}/app/signin`);
+    await other.getByLabel('Email').fill(email);
+    await other.getByLabel('Password').fill(password);
+    await other.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await other.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+    await other.goto(`${server.baseUrl}${path}`);
+    return { session, page: other };
+  };
+  const createAccount = async (email: string, extra: Record<string, unknown> = {}) => {
+    const answer = await owner.post('/api/users', { email, password: PASSWORD, emailVerified: true, ...extra });
+    expect(answer.status, answer.text).toBe(201);
+    return answer.body.data.user.id as string;
+  };
+  const accountOf = async (id: string) => ((await owner.get('/api/users')).body.data.users as Array<{ id: string; name: string; quotaBytes: number | null }>).find((u) => u.id === id)!;
+  /** What has focus: its accessible name or text, and its tag. */
+  const focused = () =>
+    page.evaluate(`(() => {
+      const element = document.activeElement;
+      return { tag: element?.tagName ?? '', name: element?.getAttribute('aria-label') ?? element?.textContent?.trim() ?? '' };
+    })()`) as Promise<{ tag: string; name: string }>;
+  const hasFocus = (locator: Locator) => locator.evaluate((element: { ownerDocument: { activeElement: unknown } }) => element === element.ownerDocument.activeElement);
+
+  test('an account manager without quotas.bypass renames accounts, their own too, and quotas keep their bytes', async () => {
+    const role = await owner.post('/api/roles', { name: 'Account managers', permissions: ['users.manage'] });
+    expect(role.status, role.text).toBe(201);
+    const managerEmail = uniqueEmail('manager');
+    const managerId = await createAccount(managerEmail, { roleIds: [role.body.data.role.id] });
+    const unlimitedId = await createAccount(uniqueEmail('unlimited'));
+    expect((await owner.patch(`/api/users/${unlimitedId}`, { quotaBytes: 0 })).status).toBe(200);
+    const largeEmail = uniqueEmail('large');
+    const largeId = await createAccount(largeEmail);
+    expect((await owner.patch(`/api/users/${largeId}`, { quotaBytes: 2_000_000_000 })).status).toBe(200);
+
+    const manager = await signedIn(managerEmail, PASSWORD, '/app/admin?tab=users');
+    try {
+      const other = manager.page;
+      const rename = async (email: string, name: string) => {
+        await other.getByRole('button', { name: `Edit ${email}` }).click();
+        const dialog = other.getByRole('dialog', { name: `Edit ${email}` });
+        // The first field has focus, not the dialog's Close button.
+        await expect.poll(() => hasFocus(dialog.getByLabel('Name'))).toBe(true);
+        await dialog.getByLabel('Name').fill(name);
+        return dialog;
+      };
+
+      // Their own account: the quota is shown, not offered for a change that can only be refused.
+      let dialog = await rename(managerEmail, 'Manager M');
+      await expect(dialog.getByRole('spinbutton').count()).resolves.toBe(0);
+      await expect(dialog.textContent()).resolves.toContain('quotas.bypass');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      expect((await accountOf(managerId)).name).toBe('Manager M');
+
+      // An account with no quota: renaming it does not try to set that quota again.
+      const unlimitedEmail = ((await owner.get('/api/users')).body.data.users as Array<{ id: string; email: string }>).find((u) => u.id === unlimitedId)!.email;
+      dialog = await rename(unlimitedEmail, 'Unlimited U');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      expect(await accountOf(unlimitedId)).toMatchObject({ name: 'Unlimited U', quotaBytes: 0 });
+
+      // A quota of 2,000,000,000 bytes, not a whole number of MiB, stays exactly that.
+      dialog = await rename(largeEmail, 'Large L');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      expect(await accountOf(largeId)).toMatchObject({ name: 'Large L', quotaBytes: 2_000_000_000 });
+    } finally {
+      await manager.session.close();
+    }
+    expect(problems).toEqual([]);
+  });
+
+  test('instance settings send the sizes that were not edited unchanged, and a small limit can be saved', async () => {
+    const before = (await owner.get('/api/settings')).body.data as Record<string, unknown>;
+    try {
+      expect((await owner.patch('/api/settings', { maxUploadSizeBytes: 1_000_000_000, defaultQuotaBytes: 5_000_000_000, ocrEnabled: false })).status).toBe(200);
+      await page.goto(`${server.baseUrl}/app/admin?tab=settings`);
+      const form = page.getByRole('form', { name: 'Instance settings' });
+      await form.getByRole('switch', { name: 'Recognise text in images (OCR)' }).check();
+      await form.getByRole('button', { name: 'Save settings' }).click();
+      await page.getByRole('status').getByText('Settings saved').waitFor();
+      expect((await owner.get('/api/settings')).body.data).toMatchObject({ maxUploadSizeBytes: 1_000_000_000, defaultQuotaBytes: 5_000_000_000, ocrEnabled: true });
+
+      // 4000 bytes is under 0.01 MiB: still shown as more than nothing, and other settings still save.
+      expect((await owner.patch('/api/settings', { maxUploadSizeBytes: 4000 })).status).toBe(200);
+      await page.reload();
+      await form.getByRole('switch', { name: 'Recognise text in images (OCR)' }).uncheck();
+      expect(Number(await form.getByLabel('Maximum file size (MiB)').inputValue())).toBeGreaterThan(0);
+      await form.getByRole('button', { name: 'Save settings' }).click();
+      await page.getByRole('status').getByText('Settings saved').waitFor({ timeout: 5_000 });
+      expect((await owner.get('/api/settings')).body.data).toMatchObject({ maxUploadSizeBytes: 4000, defaultQuotaBytes: 5_000_000_000, ocrEnabled: false });
+
+      // A size that is edited is sent.
+      await form.getByLabel('Maximum file size (MiB)').fill('2');
+      await form.getByRole('button', { name: 'Save settings' }).click();
+      await expect.poll(async () => (await owner.get('/api/settings')).body.data.maxUploadSizeBytes).toBe(2 * 1024 * 1024);
+    } finally {
+      await owner.patch('/api/settings', { maxUploadSizeBytes: before.maxUploadSizeBytes, defaultQuotaBytes: before.defaultQuotaBytes, ocrEnabled: before.ocrEnabled });
+    }
+    expect(problems).toEqual([]);
+  });
+
+  test('an account without profile.update can still change its password', async () => {
+    const roles = (await owner.get('/api/roles')).body.data.roles as Array<{ id: string; systemKey: string | null; permissions: string[] }>;
+    const everyone = roles.find((r) => r.systemKey === 'everyone')!;
+    expect(everyone.permissions).toContain('profile.update');
+    const memberEmail = uniqueEmail('member');
+    await createAccount(memberEmail);
+    expect((await owner.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions.filter((p) => p !== 'profile.update') })).status).toBe(200);
+    try {
+      const member = await signedIn(memberEmail, PASSWORD, '/app/account');
+      try {
+        const other = member.page;
+        await other.getByRole('heading', { name: 'Account', level: 1 }).waitFor();
+        await expect(other.getByRole('form', { name: 'Account settings' }).count()).resolves.toBe(0);
+        const form = other.getByRole('form', { name: 'Change password' });
+        await form.getByLabel('Current password').fill(PASSWORD);
+        await form.getByLabel('New password', { exact: true }).fill('a brand new password');
+        await form.getByLabel('Repeat the new password').fill('a brand new password');
+        await form.getByRole('button', { name: 'Change password' }).click();
+        await other.getByRole('status').getByText(/Password changed/).waitFor();
+      } finally {
+        await member.session.close();
+      }
+      const login = await new Client(server.baseUrl).post('/api/auth/login', { email: memberEmail, password: 'a brand new password' });
+      expect(login.status, login.text).toBe(200);
+    } finally {
+      await owner.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions });
+    }
+    expect(problems).toEqual([]);
+  });
+
+  test('removing a row with the keyboard leaves focus on the next row, else the previous one, else the heading', async () => {
+    // Short links: the next row's Delete, then the previous one's, then the heading.
+    const codes: string[] = [];
+    for (const n of [1, 2, 3]) codes.unshift((await owner.post('/api/urls', { url: `https://example.com/${n}` })).body.data.shortCode as string);
+    await page.goto(`${server.baseUrl}/app/links`);
+    const rows = page.getByTestId('short-link-row');
+    await expect.poll(() => rows.count()).toBe(3);
+    const remove = async (label: string, confirmLabel: string) => {
+      await page.getByRole('button', { name: label, exact: true }).focus();
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog');
+      await dialog.waitFor();
+      // The confirmation opens on Cancel; its action is the next control.
+      await expect.poll(async () => (await focused()).name).toBe('Cancel');
+      await page.keyboard.press('Tab');
+      await expect.poll(async () => (await focused()).name).toBe(confirmLabel);
+      await page.keyboard.press('Enter');
+      await dialog.waitFor({ state: 'detached' });
+    };
+    await remove(`Delete /u/${codes[0]}`, 'Delete');
+    await expect.poll(() => rows.count()).toBe(2);
+    await expect.poll(focused).toEqual({ tag: 'BUTTON', name: `Delete /u/${codes[1]}` });
+    await remove(`Delete /u/${codes[2]}`, 'Delete');
+    await expect.poll(() => rows.count()).toBe(1);
+    await expect.poll(focused).toEqual({ tag: 'BUTTON', name: `Delete /u/${codes[1]}` });
+    // Repeated buttons name their item.
+    await expect(page.getByRole('button', { name: `Copy /u/${codes[1]}` }).count()).resolves.toBe(1);
+    await remove(`Delete /u/${codes[1]}`, 'Delete');
+    await page.getByText('No short links yet.').waitFor();
+    await expect.poll(focused).toEqual({ tag: 'H1', name: 'Short links' });
+
+    // Invites, made in the form (which says so), then withdrawn.
+    await page.goto(`${server.baseUrl}/app/admin?tab=invites`);
+    for (let i = 0; i < 2; i++) {
+      await page.getByRole('button', { name: 'Create invite' }).click();
+      await page.getByRole('status').getByText('Invite created').first().waitFor();
+      await expect.poll(() => page.locator('tbody tr').count()).toBe(i + 1);
+    }
+    const invites = (await owner.get('/api/invites')).body.data.invites as Array<{ code: string }>;
+    await expect(page.getByRole('button', { name: `Copy invite link ${invites[0]!.code}` }).count()).resolves.toBe(1);
+    await remove(`Withdraw invite ${invites[0]!.code}`, 'Withdraw');
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
+    await expect.poll(focused).toEqual({ tag: 'BUTTON', name: `Withdraw invite ${invites[1]!.code}` });
+
+    // Accounts: the next account's Delete.
+    const first = uniqueEmail('first');
+    await createAccount(first);
+    await createAccount(uniqueEmail('second'));
+    await page.goto(`${server.baseUrl}/app/admin?tab=users`);
+    // Listed oldest first: the administrator, who has no Delete of their own, is never next to these.
+    const users = (await owner.get('/api/users')).body.data.users as Array<{ email: string }>;
+    const index = users.findIndex((u) => u.email === first);
+    const after = users[index + 1] ?? users[index - 1];
+    await remove(`Delete ${first}`, 'Delete');
+    await page.getByText(first).waitFor({ state: 'detached' });
+    await expect.poll(focused).toEqual({ tag: 'BUTTON', name: `Delete ${after!.email}` });
+
+    // A signed-in browser signed out from the Security page.
+    const elsewhere = new Client(server.baseUrl);
+    expect((await elsewhere.request('POST', '/api/auth/login', { json: { email: owner.email, password: PASSWORD }, headers: { 'user-agent': 'Elsewhere browser' } })).status).toBe(200);
+    await page.goto(`${server.baseUrl}/app/security`);
+    const button = page.getByRole('button', { name: /^Sign out Elsewhere browser/ });
+    await button.focus();
+    await page.keyboard.press('Enter');
+    await button.waitFor({ state: 'detached' });
+    await expect.poll(async () => (await focused()).tag).not.toBe('BODY');
+
+    // "Sign out everywhere else" is disabled once no other browser is left: focus goes to the heading.
+    const everywhere = page.getByRole('button', { name: 'Sign out everywhere else' });
+    await everywhere.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(async () => (await focused()).name).toBe('Cancel');
+    await page.keyboard.press('Tab');
+    await expect.poll(async () => (await focused()).name).toBe('Sign out');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => everywhere.isDisabled()).toBe(true);
+    await expect.poll(focused).toEqual({ tag: 'H1', name: 'Security' });
+    // The test's own client was among the browsers signed out.
+    expect((await owner.post('/api/auth/login', { email: owner.email, password: PASSWORD })).status).toBe(200);
+    expect(problems).toEqual([]);
+  });
+
+  test('creations say so, stale messages go, and the phone menu closes on Escape', async () => {
+    // A role: created with a toast; its name taken says so until that role is gone.
+    await page.goto(`${server.baseUrl}/app/admin?tab=roles`);
+    const newRole = page.getByRole('form', { name: 'New role' });
+    await newRole.getByLabel('Name').fill('Reviewers');
+    await newRole.getByRole('button', { name: 'Create role' }).click();
+    await page.getByRole('status').getByText('Role Reviewers created').waitFor();
+    await newRole.getByLabel('Name').fill('Reviewers');
+    await newRole.getByRole('button', { name: 'Create role' }).click();
+    const taken = newRole.getByRole('alert');
+    await taken.waitFor();
+    await page.getByRole('button', { name: 'Delete role Reviewers' }).click();
+    await page.getByRole('dialog', { name: 'Delete role' }).getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('form', { name: 'Role Reviewers' }).waitFor({ state: 'detached' });
+    await taken.waitFor({ state: 'detached', timeout: 5_000 });
+
+    // An upload profile.
+    await page.goto(`${server.baseUrl}/app/organisation`);
+    await page.getByRole('button', { name: 'New profile' }).click();
+    const profile = page.getByRole('dialog', { name: 'New upload profile' });
+    await profile.getByLabel('Name', { exact: true }).fill('Receipts');
+    await profile.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').getByText('Profile Receipts created').waitFor();
+
+    // Short links: a refused address does not stand beside the last link made.
+    await page.goto(`${server.baseUrl}/app/links`);
+    await page.getByLabel('Long URL').fill('https://example.com/fine');
+    await page.getByRole('button', { name: 'Shorten' }).click();
+    await page.getByTestId('created-short-link').waitFor();
+    await page.getByLabel('Long URL').fill('ftp://example.com/file');
+    await page.getByRole('button', { name: 'Shorten' }).click();
+    await page.getByRole('form', { name: 'Shorten a URL' }).getByRole('alert').waitFor();
+    await expect(page.getByTestId('created-short-link').count()).resolves.toBe(0);
+
+    // The phone menu: Escape closes it and gives focus back to its button.
+    await page.setViewportSize({ width: 375, height: 800 });
+    try {
+      const menu = page.getByRole('button', { name: 'Menu' });
+      await menu.click();
+      await expect(menu.getAttribute('aria-expanded')).resolves.toBe('true');
+      await nav().getByRole('link', { name: 'Files' }).focus();
+      await page.keyboard.press('Escape');
+      await expect.poll(() => menu.getAttribute('aria-expanded')).toBe('false');
+      await expect(nav().getByRole('link', { name: 'Files' }).isVisible()).resolves.toBe(false);
+      await expect.poll(() => hasFocus(menu)).toBe(true);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
     expect(problems).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useState, type ComponentType, type ReactNode } from 'react';
+import { lazy, Suspense, useEffect, useRef, useState, type ComponentType, type ReactNode } from 'react';
 import { Link, RouterProvider, useRouter } from './router.tsx';
 import { SessionProvider, useSession } from './session.tsx';
 import { AnnouncerProvider, ConfirmProvider, ErrorBoundary, Loading, PageHeader, ToastProvider } from './ui.tsx';
@@ -135,6 +135,21 @@ function Shell({ pages: navPages, currentPath, children }: { pages: PageDef[]; c
   const [menuOpen, setMenuOpen] = useState(false);
   const { path } = useRouter();
   useEffect(() => setMenuOpen(false), [path]);
+  const menuButton = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (!menuOpen) return;
+    // Escape closes the folded menu, as it closes the dropdowns; focus left inside it would be on a
+    // hidden link, so it goes back to the menu button.
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key !== 'Escape') return;
+      setMenuOpen(false);
+      const button = menuButton.current;
+      const active = document.activeElement;
+      if (button && button.getClientRects().length > 0 && (active === document.body || document.getElementById('primary-nav')?.contains(active))) button.focus();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [menuOpen]);
   return (
     <>
       <a className="skip-link" href="#main">
@@ -145,7 +160,7 @@ function Shell({ pages: navPages, currentPath, children }: { pages: PageDef[]; c
           <span className="brand-mark" aria-hidden="true" />
           Hoard
         </Link>
-        <button type="button" className="icon-button menu-button" aria-expanded={menuOpen} aria-controls="primary-nav" onClick={() => setMenuOpen((open) => !open)}>
+        <button type="button" ref={menuButton} className="icon-button menu-button" aria-expanded={menuOpen} aria-controls="primary-nav" onClick={() => setMenuOpen((open) => !open)}>
           <span aria-hidden="true">☰</span>
           <span className="visually-hidden">Menu</span>
         </button>

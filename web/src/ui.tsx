@@ -88,6 +88,7 @@ export const useAnnounce = () => useContext(AnnounceContext);
 // ---------------------------------------------------------------------------------------------
 // Focus: where it goes when what held it goes away.
 
+const FIELDS = 'input:not([type="hidden"]):not([disabled]), select:not([disabled]), textarea:not([disabled])';
 const FOCUSABLE = 'button:not([disabled]), a[href], input:not([disabled]), select:not([disabled]), textarea:not([disabled]), summary, [tabindex]:not([tabindex="-1"])';
 
 /**
@@ -120,14 +121,36 @@ export function rememberFocus(): () => void {
   const next = (item?.nextElementSibling as HTMLElement | null)?.dataset?.itemKey;
   const previous = (item?.previousElementSibling as HTMLElement | null)?.dataset?.itemKey;
   return () => {
-    if (opener?.isConnected) {
-      opener.focus();
-      return;
-    }
     if (!opener) return;
+    // Still there but disabled (a button with nothing left to do) counts as gone: the browser takes
+    // focus off a disabled control, to the page's body.
+    if (opener.isConnected && !opener.matches(':disabled')) {
+      opener.focus();
+      if (document.activeElement === opener) return;
+    }
     if (focusItem(key, action) || focusItem(next, action) || focusItem(previous, action)) return;
     focusPageHeading();
   };
+}
+
+/**
+ * Focus for a list whose rows can be removed: call the function it returns just before the list is
+ * read again after a removal (the confirmation has given focus back to the row's button by then);
+ * once the list is drawn anew (`data` changes), focus goes back by rememberFocus's rule: the same
+ * control of the next row (`data-item-key`, `data-action`), else of the previous one, else the
+ * page's heading, instead of being left on the page's body with the button that had it.
+ */
+export function useFocusAfterRemoval(data: unknown): () => void {
+  const pending = useRef<(() => void) | null>(null);
+  useEffect(() => {
+    const restore = pending.current;
+    if (!restore) return;
+    pending.current = null;
+    restore();
+  }, [data]);
+  return useCallback(() => {
+    pending.current = rememberFocus();
+  }, []);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -146,6 +169,9 @@ export function Dialog({ open, title, onClose, children, wide }: { open: boolean
     if (open && !dialog.open) {
       giveBack.current = rememberFocus();
       dialog.showModal();
+      // React's autoFocus runs while the dialog is still closed and so does nothing, and the browser
+      // would focus the Close button: the control marked data-autofocus, else the first field, has it.
+      (dialog.querySelector<HTMLElement>('[data-autofocus]') ?? dialog.querySelector<HTMLElement>(FIELDS))?.focus();
     }
     if (!open && dialog.open) {
       // Given back at once rather than on the close event, which comes a task later: a dialog
@@ -219,7 +245,7 @@ let dialogShows = 0;
  * A form's submit handler around `action`: no page reload, the error of the last attempt (cleared
  * when the next one starts), and whether an attempt is running.
  */
-export function useSubmit(action: () => Promise<void>): { submit: (event: FormEvent) => Promise<void>; error: unknown; busy: boolean } {
+export function useSubmit(action: () => Promise<void>): { submit: (event: FormEvent) => Promise<void>; error: unknown; busy: boolean; clearError: () => void } {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const submit = async (event: FormEvent) => {
@@ -234,7 +260,28 @@ export function useSubmit(action: () => Promise<void>): { submit: (event: FormEv
       setBusy(false);
     }
   };
-  return { submit, error, busy };
+  const clearError = useCallback(() => setError(null), []);
+  return { submit, error, busy, clearError };
+}
+
+/**
+ * A form's submit button that says when the form is busy. It is not disabled meanwhile but only
+ * marked so (`aria-disabled`) and ignores presses: a disabled button loses focus, which would fall
+ * to the page's body under a keyboard user.
+ */
+export function SubmitButton({ busy, busyLabel, className = 'primary', children }: { busy: boolean; busyLabel?: string; className?: string; children: ReactNode }) {
+  return (
+    <button
+      type="submit"
+      className={className}
+      aria-disabled={busy || undefined}
+      onClick={(event) => {
+        if (busy) event.preventDefault();
+      }}
+    >
+      {busy && busyLabel ? busyLabel : children}
+    </button>
+  );
 }
 
 /**
@@ -289,10 +336,12 @@ export function ConfirmProvider({ children }: { children: ReactNode }) {
       <Dialog open={request !== null} title={request?.title ?? ''} onClose={() => finish(false)}>
         <p>{request?.message}</p>
         <div className="actions">
-          <button type="button" onClick={() => finish(false)}>
+          {/* Focus opens on the choice that changes nothing: Enter pressed once too often keeps the
+              file, the account or the session (a destructive action is one Tab away). */}
+          <button type="button" data-autofocus onClick={() => finish(false)}>
             {request?.cancel}
           </button>
-          <button type="button" className="danger" autoFocus onClick={() => finish(true)}>
+          <button type="button" className="danger" onClick={() => finish(true)}>
             {request?.action}
           </button>
         </div>

@@ -117,36 +117,35 @@ export function AccountPage() {
           </div>
         </form>
       )}
-      {editable && (
-        <form className="card stack" onSubmit={changePassword} aria-label="Change password">
-          <h2>Change password</h2>
-          <input type="email" autoComplete="username" value={data?.email ?? ''} readOnly hidden />
+      {!editable && <p className="muted">Your account cannot change its settings, only its password.</p>}
+      {/* Any account may change its password: profile.update governs the settings above only. */}
+      <form className="card stack" onSubmit={changePassword} aria-label="Change password">
+        <h2>Change password</h2>
+        <input type="email" autoComplete="username" value={data?.email ?? ''} readOnly hidden />
+        <label>
+          Current password
+          <input type="password" name="currentPassword" autoComplete="current-password" value={currentPassword} onChange={(e) => setCurrentPassword(e.target.value)} required />
+        </label>
+        <div className="hinted">
           <label>
-            Current password
-            <input type="password" name="currentPassword" autoComplete="current-password" value={currentPassword} onChange={(e) => setCurrentPassword(e.target.value)} required />
+            New password
+            <input type="password" name="newPassword" autoComplete="new-password" minLength={8} value={newPassword} onChange={(e) => setNewPassword(e.target.value)} required aria-describedby="new-password-hint" />
           </label>
-          <div className="hinted">
-            <label>
-              New password
-              <input type="password" name="newPassword" autoComplete="new-password" minLength={8} value={newPassword} onChange={(e) => setNewPassword(e.target.value)} required aria-describedby="new-password-hint" />
-            </label>
-            <span id="new-password-hint" className="hint">
-              At least 8 characters. Your other browser sessions are signed out; tokens keep working.
-            </span>
-          </div>
-          <label>
-            Repeat the new password
-            <input type="password" autoComplete="new-password" minLength={8} value={repeat} onChange={(e) => setRepeat(e.target.value)} required />
-          </label>
-          <ErrorNote error={passwordError} />
-          <div>
-            <button type="submit" className="primary">
-              Change password
-            </button>
-          </div>
-        </form>
-      )}
-      {!editable && <p className="muted">Your account cannot change its settings.</p>}
+          <span id="new-password-hint" className="hint">
+            At least 8 characters. Your other browser sessions are signed out; tokens keep working.
+          </span>
+        </div>
+        <label>
+          Repeat the new password
+          <input type="password" autoComplete="new-password" minLength={8} value={repeat} onChange={(e) => setRepeat(e.target.value)} required />
+        </label>
+        <ErrorNote error={passwordError} />
+        <div>
+          <button type="submit" className="primary">
+            Change password
+          </button>
+        </div>
+      </form>
     </section>
   );
 }

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { del, get, post } from '../api.ts';
 import { formatDateTime } from '../format.ts';
 import { useSession } from '../session.tsx';
-import { CopyButton, DataTable, Empty, ErrorNote, Loading, PageHeader, useAction, useConfirm, useLoad, useSubmit } from '../ui.tsx';
+import { CopyButton, DataTable, Empty, ErrorNote, Loading, PageHeader, SubmitButton, useAction, useConfirm, useFocusAfterRemoval, useLoad, useSubmit } from '../ui.tsx';
 import type { ShortLink } from '@api';
 
 export const shortUrl = (link: ShortLink) => `${window.location.origin}/u/${link.shortCode}`;
@@ -15,8 +15,11 @@ export function LinksPage() {
   const links = useLoad(() => (can('links.read') ? get<{ urls: ShortLink[] }>('/api/urls').then((d) => d.urls) : Promise.resolve([] as ShortLink[])), []);
   const [target, setTarget] = useState('');
   const [created, setCreated] = useState<ShortLink | null>(null);
+  const keepFocus = useFocusAfterRemoval(links.data);
 
   const { submit: create, error, busy } = useSubmit(async () => {
+    // A new attempt replaces the last answer: a refused address is not said beside the link made before.
+    setCreated(null);
     const link = await post<ShortLink>('/api/urls', { url: target.trim() });
     setCreated(link);
     setTarget('');
@@ -34,9 +37,9 @@ export function LinksPage() {
               Long URL
               <input type="url" required placeholder="https://example.com/a/very/long/address" value={target} onChange={(e) => setTarget(e.target.value)} name="url" />
             </label>
-            <button type="submit" className="primary" disabled={busy}>
-              {busy ? 'Shortening…' : 'Shorten'}
-            </button>
+            <SubmitButton busy={busy} busyLabel="Shortening…">
+              Shorten
+            </SubmitButton>
           </div>
           <ErrorNote error={error} />
           {created && (
@@ -60,7 +63,7 @@ export function LinksPage() {
           {links.data && links.data.length > 0 && (
             <DataTable columns={['Short link', 'Target', { label: 'Clicks', className: 'num' }, 'Created']} caption="Short links">
               {links.data.map((link) => (
-                <tr key={link.id} data-testid="short-link-row">
+                <tr key={link.id} data-testid="short-link-row" data-item-key={link.id}>
                   <td>
                     <a href={shortUrl(link)} target="_blank" rel="noopener noreferrer">
                       /u/{link.shortCode}
@@ -75,17 +78,19 @@ export function LinksPage() {
                   <td>{formatDateTime(link.createdAt)}</td>
                   <td>
                     <span className="row-actions">
-                      <CopyButton text={shortUrl(link)} className="small" />
+                      <CopyButton text={shortUrl(link)} className="small" ariaLabel={`Copy /u/${link.shortCode}`} />
                       {can('links.delete') && (
                         <button
                           type="button"
                           className="small danger"
                           aria-label={`Delete /u/${link.shortCode}`}
+                          data-action="delete"
                           onClick={async () => {
                             if (!(await confirm('Delete short link', `Delete /u/${link.shortCode}? Visitors will get “not found”.`))) return;
                             if (await run(() => del(`/api/urls/${encodeURIComponent(link.id)}`), 'Short link deleted')) {
                               // The panel of the link just made must not go on offering a deleted one.
                               if (created?.id === link.id) setCreated(null);
+                              keepFocus();
                               void links.reload();
                             }
                           }}

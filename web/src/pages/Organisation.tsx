@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { del, get, patch, post } from '../api.ts';
 import { useSession } from '../session.tsx';
-import { Badge, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, useConfirm, useLoad, useSubmit, useToast } from '../ui.tsx';
+import { Badge, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, useConfirm, useFocusAfterRemoval, useLoad, useSubmit, useToast } from '../ui.tsx';
 import type { Folder, ProfileOptions, Tag, UploadProfile } from '@api';
 import { folderOptions } from './folder-tree.ts';
 import { FolderOptions } from './FolderOptions.tsx';
@@ -127,6 +127,7 @@ function ProfilesSection() {
   const profiles = useLoad(() => get<{ profiles: UploadProfile[] }>('/api/upload-profiles').then((d) => d.profiles), []);
   const tags = useLoad(() => get<{ tags: Tag[] }>('/api/files/tags').then((d) => d.tags), []);
   const [editing, setEditing] = useState<UploadProfile | 'new' | null>(null);
+  const keepFocus = useFocusAfterRemoval(profiles.data);
 
   return (
     <div className="stack-lg">
@@ -142,7 +143,7 @@ function ProfilesSection() {
       {profiles.data && profiles.data.length > 0 && (
         <ul className="card-list">
           {profiles.data.map((profile) => (
-            <li key={profile.id} className="card" data-testid="profile-item">
+            <li key={profile.id} className="card" data-testid="profile-item" data-item-key={profile.id}>
               <div className="card-row">
                 <div>
                   <h2 className="card-title">
@@ -169,9 +170,13 @@ function ProfilesSection() {
                     type="button"
                     className="small danger"
                     aria-label={`Delete profile ${profile.name}`}
+                    data-action="delete"
                     onClick={async () => {
                       if (!(await confirm('Delete profile', `Delete “${profile.name}”? Tokens bound to it stay bound and their uploads fail until they are replaced.`))) return;
-                      if (await run(() => del(`/api/upload-profiles/${encodeURIComponent(profile.id)}`), 'Profile deleted')) void profiles.reload();
+                      if (await run(() => del(`/api/upload-profiles/${encodeURIComponent(profile.id)}`), 'Profile deleted')) {
+                        keepFocus();
+                        void profiles.reload();
+                      }
                     }}
                   >
                     Delete
@@ -198,11 +203,15 @@ function ProfilesSection() {
 }
 
 function ProfileDialog({ profile, tags, onClose, onSaved }: { profile: UploadProfile | null; tags: Tag[]; onClose: () => void; onSaved: () => void }) {
+  const toast = useToast();
   const [name, setName] = useState(profile?.name ?? '');
   const [options, setOptions] = useState<ProfileOptions>(profile?.options ?? {});
   const submit = async () => {
     if (profile) await patch(`/api/upload-profiles/${encodeURIComponent(profile.id)}`, { name: name.trim(), options });
-    else await post('/api/upload-profiles', { name: name.trim(), options });
+    else {
+      await post('/api/upload-profiles', { name: name.trim(), options });
+      toast(`Profile ${name.trim()} created`);
+    }
     onSaved();
   };
   return (

@@ -2,7 +2,7 @@ import { useEffect, useId, useState } from 'react';
 import { del, get, patch, post } from '../api.ts';
 import { formatDateTime } from '../format.ts';
 import { useSession } from '../session.tsx';
-import { Badge, CopyButton, DataTable, Empty, ErrorNote, FormDialog, Loading, PageHeader, useAction, useConfirm, useLoad, useSubmit, useToast } from '../ui.tsx';
+import { Badge, CopyButton, DataTable, Empty, ErrorNote, FormDialog, Loading, PageHeader, SubmitButton, useAction, useConfirm, useFocusAfterRemoval, useLoad, useSubmit, useToast } from '../ui.tsx';
 import type { Passkey, SessionRecord } from '@api';
 
 /**
@@ -157,7 +157,7 @@ function TwoFactorSection() {
           <p>{passwordFor === 'disable' ? 'Signing in will ask only for your password.' : 'Your old recovery codes stop working.'}</p>
           <label>
             Your password
-            <input type="password" name="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} autoFocus />
+            <input type="password" name="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} data-autofocus />
           </label>
         </FormDialog>
       )}
@@ -174,6 +174,7 @@ function PasskeysSection() {
   const [name, setName] = useState('');
   const [renaming, setRenaming] = useState<Passkey | null>(null);
   const [newName, setNewName] = useState('');
+  const keepFocus = useFocusAfterRemoval(passkeys.data);
 
   const add = useSubmit(async () => {
     const { options } = await post<{ options: Record<string, unknown> }>('/api/auth/passkeys/options');
@@ -196,7 +197,7 @@ function PasskeysSection() {
       {passkeys.data && passkeys.data.length > 0 && (
         <DataTable columns={['Name', 'Added', 'Last used']} caption="Your passkeys">
           {passkeys.data.map((passkey) => (
-            <tr key={passkey.id} data-testid="passkey-row">
+            <tr key={passkey.id} data-testid="passkey-row" data-item-key={passkey.id}>
               <td>{passkey.name}</td>
               <td>{formatDateTime(passkey.createdAt)}</td>
               <td>{passkey.lastUsedAt ? formatDateTime(passkey.lastUsedAt) : 'Never'}</td>
@@ -204,6 +205,7 @@ function PasskeysSection() {
                 <button
                   type="button"
                   aria-label={`Rename ${passkey.name}`}
+                  data-action="rename"
                   onClick={() => {
                     setRenaming(passkey);
                     setNewName(passkey.name);
@@ -215,10 +217,13 @@ function PasskeysSection() {
                   type="button"
                   className="danger"
                   aria-label={`Delete ${passkey.name}`}
+                  data-action="delete"
                   onClick={() =>
                     act(async () => {
                       if (!(await confirmDelete('Delete passkey', `Delete the passkey "${passkey.name}"? It can no longer sign in to this account.`))) return;
                       await del(`/api/auth/passkeys/${passkey.id}`);
+                      toast(`Passkey ${passkey.name} deleted`);
+                      keepFocus();
                       await passkeys.reload();
                       await refresh();
                     })
@@ -236,9 +241,7 @@ function PasskeysSection() {
           Passkey name
           <input name="passkeyName" required maxLength={80} value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. Laptop" />
         </label>
-        <button type="submit" className="primary" disabled={add.busy}>
-          Add passkey
-        </button>
+        <SubmitButton busy={add.busy}>Add passkey</SubmitButton>
       </form>
       <ErrorNote error={add.error} />
       {renaming && (
@@ -247,13 +250,14 @@ function PasskeysSection() {
           onClose={() => setRenaming(null)}
           onSubmit={async () => {
             await patch(`/api/auth/passkeys/${renaming.id}`, { name: newName.trim() });
+            toast(`Passkey renamed to ${newName.trim()}`);
             setRenaming(null);
             await passkeys.reload();
           }}
         >
           <label>
             Name
-            <input name="name" required maxLength={80} value={newName} onChange={(e) => setNewName(e.target.value)} autoFocus />
+            <input name="name" required maxLength={80} value={newName} onChange={(e) => setNewName(e.target.value)} data-autofocus />
           </label>
         </FormDialog>
       )}
@@ -268,6 +272,8 @@ function SessionsSection() {
   const act = useAction();
   const confirmEnd = useConfirm();
   const sessions = useLoad(() => get<{ sessions: SessionRecord[] }>('/api/auth/sessions').then((d) => d.sessions), []);
+  // Its row gone, or "Sign out everywhere else" disabled with no other browser left: focus moves on.
+  const keepFocus = useFocusAfterRemoval(sessions.data);
   const others = (sessions.data ?? []).filter((s) => !s.current).length;
   return (
     <section className="card stack" aria-labelledby="sessions-title">
@@ -278,7 +284,7 @@ function SessionsSection() {
       {sessions.data && (
         <DataTable columns={['Browser', 'Address', 'Signed in with', 'Signed in', 'Last seen']} caption="Your signed-in browsers">
           {sessions.data.map((session) => (
-            <tr key={session.id} data-testid="session-row">
+            <tr key={session.id} data-testid="session-row" data-item-key={session.id}>
               <td>
                 {session.userAgent ?? 'Unknown browser'} {session.current && <Badge kind="ok">This browser</Badge>}
               </td>
@@ -291,9 +297,11 @@ function SessionsSection() {
                   <button
                     type="button"
                     aria-label={`Sign out ${session.userAgent ?? 'this browser'} (signed in ${formatDateTime(session.createdAt)})`}
+                    data-action="sign-out"
                     onClick={() =>
                       act(async () => {
                         await del(`/api/auth/sessions/${session.id}`);
+                        keepFocus();
                         await sessions.reload();
                         toast('Signed out');
                       })
@@ -315,6 +323,7 @@ function SessionsSection() {
             act(async () => {
               if (!(await confirmEnd('Sign out everywhere else', `Sign out the ${others} other browser${others === 1 ? '' : 's'}? This browser stays signed in.`, 'Sign out'))) return;
               await del('/api/auth/sessions');
+              keepFocus();
               await sessions.reload();
               toast('Signed out everywhere else');
             })

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { del, get, post } from '../../api.ts';
 import { formatDate, formatDateTime, fromLocalInput } from '../../format.ts';
-import { Badge, CopyButton, DataTable, Empty, ErrorNote, useAction, useConfirm, useLoad, useSubmit } from '../../ui.tsx';
+import { Badge, CopyButton, DataTable, Empty, ErrorNote, useAction, useConfirm, useFocusAfterRemoval, useLoad, useSubmit, useToast } from '../../ui.tsx';
 import type { Invite } from '@api';
 
 function inviteLink(invite: Invite) {
@@ -10,13 +10,16 @@ function inviteLink(invite: Invite) {
 
 export function InvitesSection() {
   const run = useAction();
+  const toast = useToast();
   const confirm = useConfirm();
   const invites = useLoad(() => get<{ invites: Invite[] }>('/api/invites').then((d) => d.invites), []);
   const [expires, setExpires] = useState('');
+  const keepFocus = useFocusAfterRemoval(invites.data);
 
   const { submit: create, error } = useSubmit(async () => {
     const expiresAt = fromLocalInput(expires);
     await post('/api/invites', expiresAt ? { expiresAt } : {});
+    toast('Invite created');
     setExpires('');
     void invites.reload();
   });
@@ -45,7 +48,7 @@ export function InvitesSection() {
           {invites.data.map((invite) => {
             const status = invite.usedAt ? 'used' : Date.parse(invite.expiresAt) <= now ? 'expired' : 'open';
             return (
-              <tr key={invite.id}>
+              <tr key={invite.id} data-item-key={invite.id}>
                 <td>
                   <code>{invite.code}</code>
                 </td>
@@ -56,13 +59,18 @@ export function InvitesSection() {
                 <td>{formatDateTime(invite.expiresAt)}</td>
                 <td>
                   <span className="row-actions">
-                    {status === 'open' && <CopyButton text={inviteLink(invite)} label="Copy invite link" className="small" />}
+                    {status === 'open' && <CopyButton text={inviteLink(invite)} label="Copy invite link" ariaLabel={`Copy invite link ${invite.code}`} className="small" />}
                     <button
                       type="button"
                       className="small danger"
+                      aria-label={`Withdraw invite ${invite.code}`}
+                      data-action="withdraw"
                       onClick={async () => {
-                        if (!(await confirm('Withdraw invite', 'Withdraw this invite? Its code stops working.', 'Withdraw'))) return;
-                        if (await run(() => del(`/api/invites/${encodeURIComponent(invite.id)}`), 'Invite withdrawn')) void invites.reload();
+                        if (!(await confirm('Withdraw invite', `Withdraw the invite ${invite.code}? Its code stops working.`, 'Withdraw'))) return;
+                        if (await run(() => del(`/api/invites/${encodeURIComponent(invite.id)}`), 'Invite withdrawn')) {
+                          keepFocus();
+                          void invites.reload();
+                        }
                       }}
                     >
                       Withdraw

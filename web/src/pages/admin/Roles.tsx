@@ -1,7 +1,7 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { del, get, patch, post } from '../../api.ts';
 import { useSession } from '../../session.tsx';
-import { Badge, ErrorNote, Loading, useAction, useConfirm, useLoad, useSubmit, useToast } from '../../ui.tsx';
+import { Badge, ErrorNote, Loading, useAction, useConfirm, useFocusAfterRemoval, useLoad, useSubmit, useToast } from '../../ui.tsx';
 import type { Permission, Role } from '@api';
 import { permissionGroups } from '@api/vocabulary.ts';
 
@@ -39,18 +39,24 @@ function PermissionBoxes({ selected, onChange, vocabulary, idPrefix }: { selecte
 
 export function RolesSection() {
   const run = useAction();
+  const toast = useToast();
   const confirm = useConfirm();
   const { refresh } = useSession();
   const roles = useLoad(() => get<{ roles: Role[]; permissions: Permission[] }>('/api/roles'), []);
   const [name, setName] = useState('');
   const [permissions, setPermissions] = useState<Permission[]>([]);
+  const keepFocus = useFocusAfterRemoval(roles.data);
 
-  const { submit: create, error } = useSubmit(async () => {
+  const { submit: create, error, clearError } = useSubmit(async () => {
     await post('/api/roles', { name: name.trim(), permissions });
+    toast(`Role ${name.trim()} created`);
     setName('');
     setPermissions([]);
     void roles.reload();
   });
+  // The last attempt's refusal ("A role with this name already exists") is stale once the form or
+  // the roles change: that role may be gone.
+  useEffect(clearError, [name, permissions, roles.data, clearError]);
 
   return (
     <div className="stack-lg">
@@ -68,7 +74,10 @@ export function RolesSection() {
           }}
           onDelete={async () => {
             if (!(await confirm('Delete role', `Delete the role “${role.name}”? Accounts lose its permissions.`))) return;
-            if (await run(() => del(`/api/roles/${encodeURIComponent(role.id)}`), 'Role deleted')) void roles.reload();
+            if (await run(() => del(`/api/roles/${encodeURIComponent(role.id)}`), 'Role deleted')) {
+              keepFocus();
+              void roles.reload();
+            }
           }}
         />
       ))}
@@ -101,13 +110,13 @@ function RoleEditor({ role, vocabulary, onSaved, onDelete }: { role: Role; vocab
     onSaved();
   });
   return (
-    <form className="card stack" onSubmit={save} aria-label={`Role ${role.name}`} data-testid="role-editor">
+    <form className="card stack" onSubmit={save} aria-label={`Role ${role.name}`} data-testid="role-editor" data-item-key={role.id}>
       <div className="card-row">
         <h2>
           {role.name} {role.builtin && <Badge kind="neutral">Built-in</Badge>}
         </h2>
         {!role.builtin && (
-          <button type="button" className="small danger" onClick={onDelete} aria-label={`Delete role ${role.name}`}>
+          <button type="button" className="small danger" onClick={onDelete} aria-label={`Delete role ${role.name}`} data-action="delete">
             Delete
           </button>
         )}

@@ -3,7 +3,7 @@ import { MediaProgressPanel } from './MediaProgress.tsx';
 import { get, patch } from '../../api.ts';
 import { ErrorNote, Loading, useLoad, useSubmit, useToast } from '../../ui.tsx';
 import type { InstanceSettings } from '@api';
-import { fromMiB, toMiB } from './mib.ts';
+import { fromMiB, ONE_BYTE_IN_MIB, toMiB } from './mib.ts';
 
 export function SettingsSection() {
   const toast = useToast();
@@ -28,14 +28,17 @@ export function SettingsSection() {
   }, [settings.data]);
 
   const { submit: save, error } = useSubmit(async () => {
-    const data = await patch<InstanceSettings>('/api/settings', {
-      registration,
-      requireEmailVerification: requireVerification,
-      maxUploadSizeBytes: fromMiB(maxUpload),
-      defaultQuotaBytes: fromMiB(quota || '0'),
-      thumbnailsEnabled: thumbnails,
-      ocrEnabled: ocr,
-    });
+    // Only what was changed is sent (the route takes a partial body): a setting left alone stays as
+    // the server has it, whatever the form would make of it.
+    const s = settings.data!;
+    const body: Partial<InstanceSettings> = {};
+    if (registration !== s.registration) body.registration = registration;
+    if (requireVerification !== s.requireEmailVerification) body.requireEmailVerification = requireVerification;
+    if (maxUpload !== toMiB(s.maxUploadSizeBytes)) body.maxUploadSizeBytes = fromMiB(maxUpload);
+    if (quota !== toMiB(s.defaultQuotaBytes)) body.defaultQuotaBytes = fromMiB(quota || '0');
+    if (thumbnails !== s.thumbnailsEnabled) body.thumbnailsEnabled = thumbnails;
+    if (ocr !== s.ocrEnabled) body.ocrEnabled = ocr;
+    const data = await patch<InstanceSettings>('/api/settings', body);
     settings.setData(data);
     setSaves((n) => n + 1);
     toast('Settings saved');
@@ -58,7 +61,7 @@ export function SettingsSection() {
       </label>
       <label>
         Maximum file size (MiB)
-        <input type="number" min={0.01} step="any" value={maxUpload} onChange={(e) => setMaxUpload(e.target.value)} required />
+        <input type="number" min={ONE_BYTE_IN_MIB} step="any" value={maxUpload} onChange={(e) => setMaxUpload(e.target.value)} required />
       </label>
       <label>
         Default quota per account (MiB, 0 = none)

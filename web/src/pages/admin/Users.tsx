@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { del, get, patch, post } from '../../api.ts';
 import { formatBytes, formatDate } from '../../format.ts';
 import { useMe, useSession } from '../../session.tsx';
-import { Badge, DataTable, Empty, ErrorNote, FormDialog, Loading, useAction, useConfirm, useLoad, useToast } from '../../ui.tsx';
+import { Badge, DataTable, Empty, ErrorNote, FormDialog, Loading, useAction, useConfirm, useFocusAfterRemoval, useLoad, useToast } from '../../ui.tsx';
 import type { AdminUser, Role, RoleSummary } from '@api';
 import { fromMiB, toMiB } from './mib.ts';
 
@@ -16,6 +16,8 @@ function useAssignableRoles(users: AdminUser[] | undefined): RoleSummary[] {
   return [...seen.values()];
 }
 
+const quotaText = (bytes: number | null) => (bytes === null ? 'Default' : bytes === 0 ? 'None' : formatBytes(bytes));
+
 export function UsersSection() {
   const me = useMe();
   const run = useAction();
@@ -24,6 +26,7 @@ export function UsersSection() {
   const users = useLoad(() => get<{ users: AdminUser[] }>('/api/users').then((d) => d.users), []);
   const roles = useAssignableRoles(users.data);
   const [editing, setEditing] = useState<AdminUser | 'new' | null>(null);
+  const keepFocus = useFocusAfterRemoval(users.data);
 
   return (
     <div className="stack-lg">
@@ -38,18 +41,18 @@ export function UsersSection() {
       {users.data && users.data.length > 0 && (
         <DataTable columns={['Name', 'Email', 'Roles', 'Verified', 'Quota', 'Created']} caption="Users">
           {users.data.map((user) => (
-            <tr key={user.id} data-testid="user-row">
+            <tr key={user.id} data-testid="user-row" data-item-key={user.id}>
               <td>
                 {user.name} {user.id === me.id && <Badge kind="neutral">You</Badge>}
               </td>
               <td>{user.email}</td>
               <td>{user.roles.map((r) => r.name).join(', ') || '–'}</td>
               <td>{user.emailVerified ? <Badge kind="ok">Verified</Badge> : <Badge kind="warn">No</Badge>}</td>
-              <td>{user.quotaBytes === null ? 'Default' : user.quotaBytes === 0 ? 'None' : formatBytes(user.quotaBytes)}</td>
+              <td>{quotaText(user.quotaBytes)}</td>
               <td>{formatDate(user.createdAt)}</td>
               <td>
                 <span className="row-actions">
-                  <button type="button" className="small" onClick={() => setEditing(user)} aria-label={`Edit ${user.email}`}>
+                  <button type="button" className="small" onClick={() => setEditing(user)} aria-label={`Edit ${user.email}`} data-action="edit">
                     Edit
                   </button>
                   {user.id !== me.id && (
@@ -57,6 +60,7 @@ export function UsersSection() {
                       type="button"
                       className="small"
                       aria-label={`Reset two-factor of ${user.email}`}
+                      data-action="reset-two-factor"
                       onClick={async () => {
                         if (!(await confirm('Reset two-factor', `Turn two-factor off for ${user.email}? They sign in with their password alone until they set it up again. Use this for someone who lost their authenticator and recovery codes.`, 'Reset two-factor'))) return;
                         await run(() => del(`/api/users/${encodeURIComponent(user.id)}/two-factor`), 'Two-factor is off for that account');
@@ -70,9 +74,13 @@ export function UsersSection() {
                       type="button"
                       className="small danger"
                       aria-label={`Delete ${user.email}`}
+                      data-action="delete"
                       onClick={async () => {
                         if (!(await confirm('Delete account', `Delete ${user.email} and everything it owns: files, links, tokens, webhooks?`))) return;
-                        if (await run(() => del(`/api/users/${encodeURIComponent(user.id)}`), 'Account deleted')) void users.reload();
+                        if (await run(() => del(`/api/users/${encodeURIComponent(user.id)}`), 'Account deleted')) {
+                          keepFocus();
+                          void users.reload();
+                        }
                       }}
                     >
                       Delete
@@ -101,6 +109,12 @@ export function UsersSection() {
 }
 
 function UserDialog({ user, roles, onClose, onSaved }: { user: AdminUser | null; roles: RoleSummary[]; onClose: () => void; onSaved: () => void }) {
+  const me = useMe();
+  const { can } = useSession();
+  // The server refuses any change of one's own quota without quotas.bypass, and a quota of 0 (none)
+  // for anyone: the field is not offered where it can only fail, and its hint says what 0 needs.
+  const canLiftQuota = can('quotas.bypass');
+  const quotaLocked = user?.id === me.id && !canLiftQuota;
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [name, setName] = useState(user?.name ?? '');
@@ -112,9 +126,15 @@ function UserDialog({ user, roles, onClose, onSaved }: { user: AdminUser | null;
 
   const submit = async () => {
     if (user) {
-      const body: Record<string, unknown> = { roleIds, emailVerified: verified, quotaBytes: quota.trim() === '' ? null : fromMiB(quota) };
-      if (name.trim()) body.name = name.trim();
-      await patch(`/api/users/${encodeURIComponent(user.id)}`, body);
+      // Only what was changed is sent: the server checks each field sent (a quota of one's own, a
+      // quota of none) even when it is the value the account already has, and a size in MiB sent
+      // back unchanged must not move by a byte.
+      const body: Record<string, unknown> = {};
+      if (name.trim() && name.trim() !== user.name) body.name = name.trim();
+      if ([...roleIds].sort().join() !== [...user.roleIds].sort().join()) body.roleIds = roleIds;
+      if (verified !== user.emailVerified) body.emailVerified = verified;
+      if (!quotaLocked && quota.trim() !== toMiB(user.quotaBytes)) body.quotaBytes = quota.trim() === '' ? null : fromMiB(quota);
+      if (Object.keys(body).length > 0) await patch(`/api/users/${encodeURIComponent(user.id)}`, body);
     } else {
       const body: Record<string, unknown> = { email, password, roleIds, emailVerified: verified };
       if (name.trim()) body.name = name.trim();
@@ -158,9 +178,14 @@ function UserDialog({ user, roles, onClose, onSaved }: { user: AdminUser | null;
         <input type="checkbox" checked={verified} onChange={(e) => setVerified(e.target.checked)} />
         Email address verified
       </label>
-      {user && (
+      {user && quotaLocked && (
+        <p>
+          Quota: {quotaText(user.quotaBytes)} <span className="muted">(changing your own quota needs the permission quotas.bypass)</span>
+        </p>
+      )}
+      {user && !quotaLocked && (
         <label>
-          Quota in MiB <span className="muted">(empty: the instance default; 0: no quota)</span>
+          Quota in MiB <span className="muted">{canLiftQuota ? '(empty: the instance default; 0: no quota)' : '(empty: the instance default; 0, no quota, needs the permission quotas.bypass)'}</span>
           <input type="number" min={0} step="any" value={quota} onChange={(e) => setQuota(e.target.value)} />
         </label>
       )}
