@@ -178,6 +178,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     // The session's expiry slid: the browser's cookie slides with it (a sign-out later in this
     // request clears it all the same).
     if (principal?.sessionRenewedUntil !== undefined && sessionCookie) setSessionCookie(ctx, reply, sessionCookie, principal.sessionRenewedUntil);
+    // An answer for someone signed in (or a token) is theirs alone: kept out of shared caches unless
+    // its route says otherwise (a public file's bytes, say, set their own).
+    if (principal) reply.header('Cache-Control', 'private, no-store');
     // Set before the permission check so that a refused token request is audited too.
     request.principal = principal;
     checkAccess(policy, principal, { method: request.method, origin: request.headers.origin }, expectedOrigin);

@@ -162,6 +162,14 @@ describe('sign-in and sessions', () => {
     expect(last).toBe(429);
   });
 
+  it("keeps every signed-in answer out of shared caches: private, no-store unless the route says otherwise", async () => {
+    for (const path of ['/api/auth/me', '/api/account', '/api/auth/sessions', '/api/users', '/api/settings', '/api/tags', '/api/roles']) {
+      const answer = await admin.get(path);
+      expect(answer.status, path).toBe(200);
+      expect(answer.headers.get('cache-control'), path).toBe('private, no-store');
+    }
+  });
+
   it('requires a session on session routes and refuses bearer credentials', async () => {
     const anonymous = await new Client(server.baseUrl).get('/api/auth/me');
     expect(anonymous.status).toBe(401);
