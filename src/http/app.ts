@@ -15,7 +15,7 @@ import { answerProblem, errorResponses, missingResponses, openApiComponents, ope
 import { methodsForUrl } from './route-match.ts';
 import { nulProblem } from './nul-text.ts';
 import { unexpectedBodyProblem } from './unexpected-body.ts';
-import { answeredAlready, boundClients, clientHungUp, clientBoundOptions, MAX_PARAM_LENGTH, missingHost, overCapMessage, overConnectionCap } from './client-bounds.ts';
+import { answeredAlready, boundClients, clientHungUp, clientBoundOptions, MAX_PARAM_LENGTH, hostProblem, overCapMessage, overConnectionCap } from './client-bounds.ts';
 import { UploadStartLimit, UPLOAD_START_RETRY_AFTER_SECONDS } from '../uploads/upload-start-limit.ts';
 import { fileUploadRoutes } from './routes/file-upload.ts';
 import { chunkUploadRoutes } from './routes/chunk-upload.ts';
@@ -151,9 +151,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   app.addHook('onRequest', async (request, reply) => {
     // Background media work gives way while requests keep coming (src/shared/request-load.ts).
     ctx.load.note();
-    // Before anything else: a request without Host (which Node would refuse with an empty 400), and
+    // Before anything else: a request without Host (which Node would refuse with an empty 400) or with a bad one, and
     // one on a connection over the per-address cap (answered, then closed).
-    if (missingHost(request)) return sendError(request, reply, 400, 'The request has no Host header (HTTP/1.1 requires one)');
+    const badHost = hostProblem(request);
+    if (badHost !== null) return sendError(request, reply, 400, badHost);
     if (overConnectionCap(request)) {
       reply.header('connection', 'close');
       return sendError(request, reply, 429, overCapMessage(ctx.config));

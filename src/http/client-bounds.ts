@@ -43,7 +43,7 @@ export function clientBoundOptions(config: Config) {
     maxHeaderSize: MAX_HEADER_BYTES,
     // How often Node looks for connections past the headers deadline (its default, 30 s, would double it).
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(idle / 4))),
-    // Node would answer a request without Host with an empty 400 of its own; missingHost() below answers it instead.
+    // Node would answer a request without Host with an empty 400 of its own; hostProblem() below answers it instead.
     requireHostHeader: false,
   };
   return {
@@ -154,9 +154,22 @@ export function boundClients(server: Server, config: Config, log: FastifyBaseLog
   }
 }
 
-/** HTTP/1.1 requires a Host header (RFC 9112 §3.2). */
-export function missingHost(request: FastifyRequest): boolean {
-  return request.raw.httpVersion === '1.1' && request.headers.host === undefined;
+/** uri-host [":" port] (RFC 3986): an IP literal in brackets or a name or IPv4 address, and digits. */
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~%!$&'()*+,;=]+)(?::\d{1,5})?$/;
+
+/**
+ * What is wrong with a request's Host header, if anything (RFC 9112 §3.2: an HTTP/1.1 request
+ * without one, any request with two, or one that is no host, is a 400). Node keeps the first of two
+ * and takes any text, so both are looked for here.
+ */
+export function hostProblem(request: FastifyRequest): string | null {
+  const host = request.headers.host;
+  if (host === undefined) return request.raw.httpVersion === '1.1' ? 'The request has no Host header (HTTP/1.1 requires one)' : null;
+  if (!HOST.test(host)) return 'The Host header is not a host name or address (with an optional port)';
+  const raw = request.raw.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host' && ++seen > 1) return 'The request has more than one Host header';
+  return null;
 }
 
 export function overCapMessage(config: Config): string {

@@ -264,6 +264,20 @@ describe('errors Node and Fastify raise themselves', () => {
     expect(response.json).toEqual({ success: false, error: expect.stringMatching(/Host/) });
   });
 
+  it('answers two Host headers, or a Host that is no host, with a JSON 400 (RFC 9112 §3.2)', async () => {
+    for (const hosts of [['a.example', 'b.example'], ['a b'], ['<script>'], [''], ['[::1'], ['host:port'], ['host:99999999']]) {
+      const head = `GET /api/urls HTTP/1.1\r\n${hosts.map((h) => `Host: ${h}\r\n`).join('')}\r\n`;
+      const response = await exchange(head);
+      expect(response.status, JSON.stringify(hosts)).toBe(400);
+      expect(response.json, JSON.stringify(hosts)).toEqual({ success: false, error: expect.stringMatching(/Host/) });
+    }
+    // Every form of a host: a name, IPv4, IPv6, with and without a port.
+    for (const host of ['localhost', 'localhost:8080', '127.0.0.1:1', '[::1]', '[::1]:443', 'files.example.org.', 'xn--bcher-kva.example']) {
+      const response = await exchange(`GET /api/health HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+      expect(response.status, host).toBe(200);
+    }
+  });
+
   it('answers a body over the limit (413) and an unsupported Content-Type (415) in the route’s error shape', async () => {
     const client = new Client(server.baseUrl);
     const tooLarge = await client.request('POST', '/api/auth/login', { body: JSON.stringify({ email: 'a@example.test', password: 'p'.repeat(2 * 1024 * 1024) }), headers: { 'content-type': 'application/json' } });
