@@ -231,12 +231,24 @@ function renderDirectory(directory: TreeDirectory, depth: number, expanded: bool
     items.push(`<li><details${open}><summary>${escapeHtml(name)}/</summary>${renderDirectory(child, depth + 1, expanded)}</details></li>`);
   }
   for (const { name, entry } of [...directory.files].sort((a, b) => byName(a.name, b.name))) {
-    const action = entry.encrypted
+    // A tar's links and special files are listed (the reader marks them) but hold no bytes to send.
+    const special = (entry as { special?: string }).special;
+    const action = special !== undefined
+      ? ''
+      : entry.encrypted
       ? '<span class="size">encrypted, cannot be downloaded</span>'
       : `<button type="submit" name="path" value="${escapeHtml(entry.path)}" aria-label="Download ${escapeHtml(name)}">Download</button>`;
-    items.push(`<li class="file"><span class="name">${escapeHtml(name)}</span><span class="size">${humanSize(entry.size)}</span>${action}</li>`);
+    const size = special === undefined ? humanSize(entry.size) : noBytes(special);
+    items.push(`<li class="file"><span class="name">${escapeHtml(name)}</span><span class="size">${size}</span>${action}</li>`);
   }
   return items.length > 0 ? `<ul>${items.join('')}</ul>` : '';
+}
+
+/** What a tar entry without bytes of its own is, in the words extraction skips it with. */
+function noBytes(special: string): string {
+  if (special === 'symlink') return 'a symbolic link, not a file';
+  if (special === 'link') return 'a hard link, not a file';
+  return `a special file (${escapeHtml(special)}), not a file`;
 }
 
 /** Directories expanded throughout up to this many listed entries; beyond, only the first level. */

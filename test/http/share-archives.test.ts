@@ -296,6 +296,25 @@ describe.each(storageKinds)('shared archives on %s storage', (kind) => {
       expect(elapsed).toBeLessThan(2500);
     });
 
+    it("offers no download for a tar's links and special files, which have no bytes of their own", async () => {
+      const pack = tar.pack();
+      pack.entry({ name: 'real.txt', mtime: new Date(0) }, 'real bytes');
+      pack.entry({ name: 'to-passwd', type: 'symlink', linkname: '/etc/passwd', mtime: new Date(0) });
+      pack.entry({ name: 'again.txt', type: 'link', linkname: 'real.txt', mtime: new Date(0) });
+      pack.finalize();
+      const chunks: Buffer[] = [];
+      for await (const chunk of pack as unknown as AsyncIterable<Buffer>) chunks.push(chunk);
+      const file = await upload('links.tar', Buffer.concat(chunks), { type: 'application/x-tar' });
+      const html = (await anonymous().get(file.page)).text;
+      expect(html).toContain('value="real.txt"');
+      for (const path of ['to-passwd', 'again.txt']) {
+        expect(html).not.toContain(`value="${path}"`);
+        expect((await form(anonymous(), file.entry, { path })).status, path).toBe(404);
+      }
+      expect(html).toContain('<span class="name">to-passwd</span><span class="size">a symbolic link, not a file</span>');
+      expect(html).toContain('<span class="name">again.txt</span><span class="size">a hard link, not a file</span>');
+    });
+
     it('escapes entry names in the tree', async () => {
       const file = await upload('hostile.zip', await zipBytes([{ name: 'x/<img src=y onerror=alert(1)>"q.txt', data: 'boo' }]));
       const html = (await anonymous().get(file.page)).text;
