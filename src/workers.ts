@@ -21,9 +21,11 @@ const SHUTDOWN_DEADLINE_MS = 30_000;
  * limit counts per process as the specification defines it.
  *
  * - The database is migrated, and the secret key made, once before any worker starts.
- * - A worker that fails to start (exits before it listens: port in use, database unreachable) stops
- *   them all: each would fail the same way. A worker that dies while serving, or is killed by a
- *   signal, is replaced, unless they keep dying.
+ * - At the start, a worker that fails to start (exits before it listens: port in use, database
+ *   unreachable) stops them all: each would fail the same way. Once every worker has listened, a
+ *   worker that dies, is killed, or is a replacement that could not start (the database locked by
+ *   another program for a while, say) is replaced, unless they keep dying: the workers still
+ *   serving must not be stopped over a passing fault.
  * - SIGTERM or SIGINT is passed on; each worker finishes its requests, then the primary exits.
  *   Should the primary be killed outright, the workers exit too (node:cluster ends a worker whose
  *   channel to the primary closes).
@@ -41,6 +43,8 @@ export async function runWorkers(config: Config, log: Logger): Promise<void> {
   loadSecretBox(config);
 
   const serving = new Set<number>();
+  // Whether every worker has listened once: from then on the server is running, and is kept so.
+  let started = false;
   const exits: number[] = [];
   let stopping = false;
   let exitCode = 0;
@@ -61,30 +65,36 @@ export async function runWorkers(config: Config, log: Logger): Promise<void> {
 
   cluster.on('listening', (worker, address) => {
     serving.add(worker.id);
-    if (serving.size === config.workers) log.info({ workers: config.workers, port: address.port }, 'all workers listening');
+    if (!started && serving.size === config.workers) {
+      started = true;
+      log.info({ workers: config.workers, port: address.port }, 'all workers listening');
+    }
   });
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
       if (alive().length === 0) process.exit(exitCode);
       return;
     }
-    // A worker that exits on its own before it listens could not start (port in use, database
-    // unreachable), and every other would fail the same way. One ended by a signal (killed from
-    // outside) is replaced like any other, within the limit below.
-    if (!serving.has(worker.id) && signal === null) {
-      log.error({ pid: worker.process.pid, code, signal }, 'a worker could not start; stopping');
+    // At the start, a worker that exits on its own before it listens could not start (port in use,
+    // database unreachable), and every other would fail the same way. One ended by a signal (killed
+    // from outside) is replaced like any other, within the limit below, and so is a replacement
+    // that could not start once the server runs.
+    if (!started && !serving.has(worker.id) && signal === null) {
+      log.error({ workerPid: worker.process.pid, code, signal }, 'a worker could not start; stopping');
       stop(1);
       return;
     }
+    serving.delete(worker.id);
     const now = Date.now();
     exits.push(now);
     while (exits[0]! < now - 60_000) exits.shift();
     if (exits.length > RESTARTS_PER_MINUTE * config.workers) {
-      log.error({ pid: worker.process.pid, code, signal }, 'workers keep exiting; stopping');
+      log.error({ workerPid: worker.process.pid, code, signal }, 'workers keep exiting; stopping');
       stop(1);
       return;
     }
-    log.warn({ pid: worker.process.pid, code, signal }, 'a worker exited; starting another');
+    // workerPid, not pid: the primary's own log lines carry its pid already.
+    log.warn({ workerPid: worker.process.pid, code, signal }, 'a worker exited; starting another');
     setTimeout(() => {
       if (!stopping) cluster.fork();
     }, 1000).unref();

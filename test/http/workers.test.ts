@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { serverProcess, type ServerProcess } from '../support/server-process.ts';
 import { Client, signUp } from '../support/client.ts';
@@ -41,6 +43,37 @@ function bareUploadStart(baseUrl: string): Promise<number> {
     request.on('error', reject);
     request.end();
   });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Takes the database's write lock as another program would; resolves with its release. */
+async function holdWriteLock(p: ServerProcess): Promise<() => Promise<void>> {
+  if (p.databaseUrl) {
+    const client = new pg.Client({ connectionString: p.databaseUrl });
+    await client.connect();
+    await client.query('begin');
+    await client.query('lock table jobs, settings in access exclusive mode');
+    return async () => {
+      await client.query('commit');
+      await client.end();
+    };
+  }
+  const db = new Database(path.join(p.dataDir, 'hoard.sqlite'));
+  db.exec('begin immediate');
+  return async () => {
+    db.exec('commit');
+    db.close();
+  };
 }
 
 async function answers(baseUrl: string): Promise<boolean> {
@@ -141,6 +174,29 @@ describe('WORKERS=2', () => {
     await vi.waitFor(() => expect(next.filter(alive)).toEqual([]), { timeout: 5000, interval: 100 });
     expect(await answers(p.baseUrl)).toBe(false);
   });
+
+  it('keeps serving when a replacement cannot start at once: it is tried again, the other worker serves on', async () => {
+    const p = await start({});
+    const primary = p.pid()!;
+    // The database's write lock held by another program (a hand-run sqlite3 or psql session) past
+    // the 5 s a start waits for it: a worker started meanwhile fails, or waits, until it is free.
+    const release = await holdWriteLock(p);
+    try {
+      const [first] = workerPids(primary);
+      process.kill(first!, 'SIGKILL');
+      await sleep(10_000);
+    } finally {
+      await release();
+    }
+    await vi.waitFor(
+      () => {
+        expect(alive(primary)).toBe(true);
+        expect(workerPids(primary)).toHaveLength(2);
+      },
+      { timeout: 20_000, interval: 200 },
+    );
+    await vi.waitFor(async () => expect(await answers(p.baseUrl)).toBe(true), { timeout: 10_000, interval: 100 });
+  }, 60_000);
 
   it('stops with an error when the workers cannot start', async () => {
     const blocker = http.createServer();
