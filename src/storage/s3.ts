@@ -17,8 +17,15 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { ByteCounter, StorageLimitError, StorageNotFoundError, StoragePartError, StorageUploadGoneError } from './storage.ts';
+import { ByteCounter, StorageLimitError, StorageNotFoundError, StoragePartError, StorageUnavailableError, StorageUploadGoneError } from './storage.ts';
 import type { ByteRange, PartInfo, PutOptions, Storage, StoredObject, StoredPart } from './storage.ts';
+
+/**
+ * How long a completion may take before the store says anything: S3 itself answers at once and
+ * keeps the connection alive while it assembles, but S3-compatible stores may stay silent while
+ * they put a large object together.
+ */
+const COMPLETION_ANSWER_MS = 10 * 60_000;
 
 export interface S3StorageOptions {
   endpoint?: string;
@@ -44,19 +51,21 @@ export class S3Storage implements Storage {
   readonly kind = 's3';
   readonly target: string;
   readonly #client: S3Client;
+  readonly #patient: S3Client;
+  /** How long a store may stay silent before a call is given up on: 1.25 × REQUEST_IDLE_TIMEOUT_MS. */
+  readonly #silence: number;
   readonly #bucket: string;
   readonly #tmpDir: string;
 
   constructor(options: S3StorageOptions) {
     const { endpoint, region, bucket, accessKeyId, secretAccessKey, forcePathStyle } = options;
     const idle = options.idleTimeoutMs ?? 30_000;
-    this.#client = new S3Client({
-      // With no time-outs (the SDK's default) a store that accepts connections and then answers
-      // nothing held every request on it, and every job, for as long as the store stayed silent.
-      // Now each attempt ends after the connection phase or a silence of a quarter more than a
-      // client's idle time: a part streamed straight from a client that pauses therefore meets the
-      // client's own 408 first, not this, which is answered 503 (docs/decisions.md, "Client bounds").
-      requestHandler: { connectionTimeout: Math.min(idle, 10_000), socketTimeout: Math.ceil(idle * 1.25) },
+    // With no time-outs (the SDK's default) a store that accepts connections and then answers
+    // nothing held every request on it, and every job, for as long as the store stayed silent
+    // (docs/decisions.md, "So is an object store that cannot be reached").
+    const connectionTimeout = Math.min(idle, 10_000);
+    this.#silence = Math.ceil(idle * 1.25);
+    const common = {
       endpoint,
       region,
       forcePathStyle,
@@ -66,10 +75,35 @@ export class S3Storage implements Storage {
       // mis-store the aws-chunked bodies that carry trailing checksums.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
-    });
+    } as const;
+    // Writes and short calls: an attempt ends after a silence (no byte either way) of a quarter more
+    // than a client's idle time, so a part streamed straight from a client that pauses meets the
+    // client's own 408 first.
+    this.#client = new S3Client({ ...common, requestHandler: { connectionTimeout, socketTimeout: this.#silence } });
+    // Reads and completions, where silence is no fault: a read's connection stays quiet while a slow
+    // client takes the bytes already read (Hoard reads on only as they go), and a store may assemble
+    // a large upload before it says anything. Bounded instead until the answer begins (`#answered`).
+    this.#patient = new S3Client({ ...common, requestHandler: { connectionTimeout } });
     this.#bucket = bucket;
     this.#tmpDir = options.tmpDir ?? tmpdir();
     this.target = `s3:${endpoint?.replace(/\/+$/, '') ?? `aws:${region}`}/${bucket}`;
+  }
+
+  /**
+   * A call on the patient client whose answer must begin within `deadlineMs`; once it has (a read's
+   * headers, a completion's result), it runs on for as long as its bytes take.
+   */
+  async #answered<T>(deadlineMs: number, call: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), deadlineMs);
+    try {
+      return await call(abort.signal);
+    } catch (error) {
+      if (abort.signal.aborted) throw new StorageUnavailableError(`The object store did not answer within ${deadlineMs} ms`, { cause: error });
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async put(key: string, body: Readable, options: PutOptions = {}): Promise<{ size: number }> {
@@ -104,12 +138,15 @@ export class S3Storage implements Storage {
       throw new RangeError(`Invalid range ${range.start}-${range.end}`);
     }
     try {
-      const res = await this.#client.send(
-        new GetObjectCommand({
-          Bucket: this.#bucket,
-          Key: key,
-          Range: range ? `bytes=${range.start}-${range.end}` : undefined,
-        }),
+      const res = await this.#answered(this.#silence, (abortSignal) =>
+        this.#patient.send(
+          new GetObjectCommand({
+            Bucket: this.#bucket,
+            Key: key,
+            Range: range ? `bytes=${range.start}-${range.end}` : undefined,
+          }),
+          { abortSignal },
+        ),
       );
       const total = /\/(\d+)$/.exec(res.ContentRange ?? '')?.[1];
       const size = total !== undefined ? Number(total) : res.ContentLength;
@@ -204,15 +241,18 @@ export class S3Storage implements Storage {
   async completeMultipart(key: string, uploadId: string, parts: PartInfo[]): Promise<{ size: number }> {
     if (parts.length === 0) throw new StoragePartError('A multipart upload needs at least one part');
     try {
-      await this.#client.send(
-        new CompleteMultipartUploadCommand({
-          Bucket: this.#bucket,
-          Key: key,
-          UploadId: uploadId,
-          MultipartUpload: {
-            Parts: parts.map((part) => ({ PartNumber: part.partNumber, ETag: `"${bareEtag(part.etag)}"` })),
-          },
-        }),
+      await this.#answered(Math.max(this.#silence, COMPLETION_ANSWER_MS), (abortSignal) =>
+        this.#patient.send(
+          new CompleteMultipartUploadCommand({
+            Bucket: this.#bucket,
+            Key: key,
+            UploadId: uploadId,
+            MultipartUpload: {
+              Parts: parts.map((part) => ({ PartNumber: part.partNumber, ETag: `"${bareEtag(part.etag)}"` })),
+            },
+          }),
+          { abortSignal },
+        ),
       );
     } catch (err) {
       if (errorName(err) === 'NoSuchUpload') throw new StorageUploadGoneError(uploadId, { cause: err });
@@ -255,6 +295,7 @@ export class S3Storage implements Storage {
 
   async close(): Promise<void> {
     this.#client.destroy();
+    this.#patient.destroy();
   }
 
   /** UploadPart needs a Content-Length up front, so a body of unknown length goes to disk first. */

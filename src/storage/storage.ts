@@ -136,6 +136,14 @@ export class StoragePartError extends Error {
   }
 }
 
+/** The object store did not begin to answer a call in the time it is given (S3Storage). */
+export class StorageUnavailableError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StorageUnavailableError';
+  }
+}
+
 /** Network failures of a call to the object store: it could not be reached, or stopped answering. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
 /** The S3 client's names for an answer that says "later", as opposed to "wrong". */
@@ -147,6 +155,7 @@ const LATER = new Set(['TimeoutError', 'RequestTimeout', 'SlowDown', 'ServiceUna
  * request. Only the S3 client's errors carry `$metadata`; local disk faults are not of this kind.
  */
 export function isStorageUnavailable(error: unknown): boolean {
+  if (error instanceof StorageUnavailableError) return true;
   if (!(error instanceof Error) || !('$metadata' in error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { expect, it } from 'vitest';
 import { startTestServer } from '../support/server.ts';
-import { signUp } from '../support/client.ts';
-import { uploadFile } from '../support/uploads.ts';
+import { Client, signUp } from '../support/client.ts';
+import { createToken, uploadFile } from '../support/uploads.ts';
 import { startS3rver } from '../support/s3rver.ts';
 import { s3Env } from '../support/storage-env.ts';
 
@@ -126,3 +127,54 @@ it('answers 503 soon when the object store stops answering, keeps no record of t
     await s3.stop();
   }
 });
+
+// What is not silence of the store: a reader that takes the bytes slowly (Hoard stops reading from
+// the store while the client's buffers are full), and a store that assembles a large upload before
+// it answers. Neither may be cut by the time-out for a store that stops answering.
+it('never cuts a slow but steady download, nor a completion the store takes long to answer', async () => {
+  const s3 = await startS3rver();
+  const server = await startTestServer({ ...s3Env(s3), REQUEST_IDLE_TIMEOUT_MS: '1000', UPLOAD_RATE_LIMIT: '0' });
+  try {
+    const owner = await signUp(server.baseUrl);
+    const bytes = randomBytes(16 * 1024 * 1024);
+    const uploaded = await uploadFile(owner, 'large.bin', bytes);
+    expect(uploaded.status, uploaded.text).toBe(200);
+    // Read at about 1 MiB/s: the 16 MiB take 16 s, with the store's reads held back well past 1.25 s.
+    const received = await new Promise<{ status: number; size: number; complete: boolean }>((resolve, reject) => {
+      const url = new URL((uploaded.body as { data: { downloadUrl: string } }).data.downloadUrl);
+      const request = http.get(url, { headers: { cookie: owner.cookieHeader() } }, (response) => {
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          response.pause();
+          setTimeout(() => response.resume(), Math.ceil(chunk.length / 1024));
+        });
+        response.on('end', () => resolve({ status: response.statusCode!, size, complete: response.complete }));
+        response.on('error', () => resolve({ status: response.statusCode!, size, complete: false }));
+      });
+      request.on('error', reject);
+    });
+    expect(received).toEqual({ status: 200, size: bytes.length, complete: true });
+
+    // A chunked upload whose completion the store answers after 3 s of silence.
+    s3.delayCompletions(3000);
+    const token = await createToken(owner, ['files:upload', 'files:read']);
+    const script = new Client(server.baseUrl);
+    const parts = [randomBytes(5 * 1024 * 1024), randomBytes(1024)];
+    const started = await script.post('/api/files/chunks', { filename: 'slow.bin', size: parts[0]!.length + parts[1]!.length }, { token });
+    expect(started.status, started.text).toBe(200);
+    const { uploadId } = started.body.data as { uploadId: string };
+    const etags = [];
+    for (const [i, part] of parts.entries()) {
+      const put = await script.request('PUT', `/api/files/chunks/${uploadId}/part/${i + 1}`, { body: part, token, headers: { 'content-type': 'application/octet-stream' } });
+      expect(put.status, put.text).toBe(200);
+      etags.push({ PartNumber: i + 1, ETag: put.body.data.etag as string });
+    }
+    const completed = await script.post(`/api/files/chunks/${uploadId}/complete`, { parts: etags }, { token });
+    expect(completed.status, completed.text).toBe(200);
+  } finally {
+    s3.delayCompletions(0);
+    await server.close();
+    await s3.stop();
+  }
+}, 60_000);

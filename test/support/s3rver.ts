@@ -40,6 +40,11 @@ export interface S3rverHandle {
    */
   freeze(): void;
   thaw(): void;
+  /**
+   * Answers each CompleteMultipartUpload only after `ms` of silence, as a store that assembles a
+   * large object before it says anything (0: at once again).
+   */
+  delayCompletions(ms: number): void;
 }
 
 export async function startS3rver(): Promise<S3rverHandle> {
@@ -53,8 +58,11 @@ export async function startS3rver(): Promise<S3rverHandle> {
     configureBuckets: [{ name: bucket }],
   });
   let frozen: { thawed: Promise<void>; thaw: () => void } | null = null;
-  const holdWhileFrozen: Middleware = async (_ctx, next) => {
+  let completionDelayMs = 0;
+  const holdWhileFrozen: Middleware = async (ctx, next) => {
     if (frozen) await frozen.thawed;
+    // CompleteMultipartUpload: POST with ?uploadId.
+    if (completionDelayMs > 0 && ctx.method === 'POST' && typeof ctx.query['uploadId'] === 'string') await new Promise((resolve) => setTimeout(resolve, completionDelayMs));
     return next();
   };
   // Koa composes middleware when the server starts listening, so this runs before s3rver's router.
@@ -79,6 +87,9 @@ export async function startS3rver(): Promise<S3rverHandle> {
     thaw() {
       frozen?.thaw();
       frozen = null;
+    },
+    delayCompletions(ms: number) {
+      completionDelayMs = ms;
     },
     async cutOff() {
       const closing = server.close();
