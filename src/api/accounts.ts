@@ -21,7 +21,7 @@ export const meSchema = z
     urlId: z.string().describe("The account's segment of its files' share-page and raw URLs (`/<urlId>/<name>`)"),
     emailVerified: z.boolean(),
     permissions: z.array(permissionSchema).describe('Effective permissions: the Everyone role and the assigned roles together, sorted'),
-    roles: z.array(roleSummarySchema).describe('The roles that apply to the account, Everyone included'),
+    roles: z.array(roleSummarySchema).describe('The roles that apply to the account, Everyone included, built-in roles first, then by name'),
     twoFactorEnabled: z.boolean().describe('Whether sign-in asks for a two-factor code after the password (contract §8)'),
     passkeyCount: z.number().int().min(0).describe('Passkeys registered on the account (contract §8)'),
   })

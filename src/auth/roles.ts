@@ -1,3 +1,4 @@
+import { rolesInOrder } from '../shared/name-order.ts';
 import type { Db } from '../db/database.ts';
 import type { Executor } from '../db/account-scope.ts';
 import { builtinRoles, isPermission, type Permission, type PermissionSet } from './permissions.ts';
@@ -24,7 +25,8 @@ export async function loadAccess(db: Executor, userId: string): Promise<{ permis
 export function foldRoles(rows: Array<{ id: string; name: string; systemKey: string | null; permissions: string }>): { permissions: PermissionSet; roles: RoleSummary[] } {
   const permissions = new Set<Permission>();
   for (const row of rows) for (const p of parsePermissions(row.permissions)) permissions.add(p);
-  return { permissions, roles: rows.map(({ id, name, systemKey }) => ({ id, name, systemKey })) };
+  // In the role list's order (built-in first, then by name), not the database's row order.
+  return { permissions, roles: rows.map(({ id, name, systemKey }) => ({ id, name, systemKey })).sort(rolesInOrder) };
 }
 
 export function parsePermissions(json: string): Permission[] {

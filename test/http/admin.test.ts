@@ -258,6 +258,11 @@ describe('roles', () => {
     expect(user.roles.map((r: { name: string }) => r.name)).toEqual(['Administrator', 'alpha role', 'Émigré role', 'role 2', 'role 10', 'Zeta role']);
     const listed = (await admin.get('/api/users')).body.data.users.find((u: { id: string }) => u.id === member.id);
     expect(listed.roleIds).toEqual(order);
+    // The account's own view lists Everyone too, in the same order.
+    const everyoneRoleId = (await roleBySystemKey('everyone')).id as string;
+    const all = (await admin.get('/api/roles')).body.data.roles.map((r: { id: string }) => r.id).filter((id: string) => [...made, adminRole, everyoneRoleId].includes(id));
+    const me = (await member.client.get('/api/auth/me')).body.data.user;
+    expect(me.roles.map((r: { id: string }) => r.id)).toEqual(all);
     for (const id of made) expect((await admin.delete(`/api/roles/${id}`)).status).toBe(204);
   });
 
