@@ -58,6 +58,18 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect(answer.headers.get('etag')).toBeNull();
       expect(Date.now() - started).toBeLessThan(5_000);
     }
+    // Nothing was served, so nothing was counted.
+    expect(await countsOf(file.id)).toEqual({ views: 0, downloads: 0 });
+  });
+
+  it('answers a range outside the file with 416 that no cache keeps under the file', async () => {
+    const file = await upload('short.txt', 'short');
+    const answer = await anonymous().get(file.raw, { headers: { range: 'bytes=100-' } });
+    expect(answer.status).toBe(416);
+    expect(answer.headers.get('content-range')).toBe('bytes */5');
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    expect(answer.headers.get('etag')).toBeNull();
+    expect(answer.headers.get('content-disposition')).toBeNull();
   });
 
   describe('the share page', () => {

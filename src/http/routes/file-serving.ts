@@ -53,10 +53,20 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
   // A range applies only while If-Range (when sent) still names these bytes; else the whole file.
   const range = rangeStillValid(request, etag) ? parseRange(request.headers.range, file.size) : null;
   if (range === 'unsatisfiable') {
+    // No bytes of the file: none of its naming or caching headers, which would let a cache keep the 416 for it.
+    reply.removeHeader('ETag').removeHeader('Content-Disposition').header('Cache-Control', 'no-store');
     return reply.code(416).header('Content-Range', `bytes */${file.size}`).type('application/json; charset=utf-8').send({ error: 'The requested range is outside the file' });
   }
-  if (range === null || range.start === 0) await counted();
   const object = await openStored(ctx, file.id, file.storageKey, 'File not found', range ?? undefined, file.size);
+  // Counted once the bytes can be sent: a record without bytes, or bytes of another size, is no view.
+  if (range === null || range.start === 0) {
+    try {
+      await counted();
+    } catch (error) {
+      object.stream.destroy();
+      throw error;
+    }
+  }
   if (range) {
     reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${file.size}`).header('Content-Length', String(range.end - range.start + 1));
   } else {
