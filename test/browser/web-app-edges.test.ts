@@ -245,6 +245,19 @@ describe('the web app at its edges', () => {
       const element = document.activeElement;
       return { tag: element?.tagName ?? '', name: element?.getAttribute('aria-label') ?? element?.textContent?.trim() ?? '' };
     })()`) as Promise<{ tag: string; name: string }>;
+  /** Presses a row's button with the keyboard and confirms: Enter, Tab from Cancel to the action, Enter. */
+  const remove = async (label: string, confirmLabel: string) => {
+    await page.getByRole('button', { name: label, exact: true }).focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    // The confirmation opens on Cancel; its action is the next control.
+    await expect.poll(async () => (await focused()).name).toBe('Cancel');
+    await page.keyboard.press('Tab');
+    await expect.poll(async () => (await focused()).name).toBe(confirmLabel);
+    await page.keyboard.press('Enter');
+    await dialog.waitFor({ state: 'detached' });
+  };
   const hasFocus = (locator: Locator) => locator.evaluate((element: { ownerDocument: { activeElement: unknown } }) => element === element.ownerDocument.activeElement);
 
   test('an account manager without quotas.bypass renames accounts, their own too, and quotas keep their bytes', async () => {
@@ -363,18 +376,6 @@ describe('the web app at its edges', () => {
     await page.goto(`${server.baseUrl}/app/links`);
     const rows = page.getByTestId('short-link-row');
     await expect.poll(() => rows.count()).toBe(3);
-    const remove = async (label: string, confirmLabel: string) => {
-      await page.getByRole('button', { name: label, exact: true }).focus();
-      await page.keyboard.press('Enter');
-      const dialog = page.getByRole('dialog');
-      await dialog.waitFor();
-      // The confirmation opens on Cancel; its action is the next control.
-      await expect.poll(async () => (await focused()).name).toBe('Cancel');
-      await page.keyboard.press('Tab');
-      await expect.poll(async () => (await focused()).name).toBe(confirmLabel);
-      await page.keyboard.press('Enter');
-      await dialog.waitFor({ state: 'detached' });
-    };
     await remove(`Delete /u/${codes[0]}`, 'Delete');
     await expect.poll(() => rows.count()).toBe(2);
     await expect.poll(focused).toEqual({ tag: 'BUTTON', name: `Delete /u/${codes[1]}` });
@@ -435,6 +436,45 @@ describe('the web app at its edges', () => {
     await expect.poll(focused).toEqual({ tag: 'H1', name: 'Security' });
     // The test's own client was among the browsers signed out.
     expect((await owner.post('/api/auth/login', { email: owner.email, password: PASSWORD })).status).toBe(200);
+    expect(problems).toEqual([]);
+  });
+
+  test('deleting a tag or a folder with the keyboard leaves focus on the next one, else the previous one, else the heading', async () => {
+    // Tags, listed by name: Home, Play, Work.
+    expect((await owner.get('/api/tags')).body.data.tags).toEqual([]);
+    for (const name of ['Work', 'Home', 'Play']) expect((await owner.post('/api/tags', { name })).status).toBe(201);
+    await page.goto(`${server.baseUrl}/app/organisation?tab=tags`);
+    const tags = page.getByRole('list', { name: 'Tags' }).getByRole('listitem');
+    await expect.poll(() => tags.count()).toBe(3);
+    await remove('Delete tag Play', 'Delete');
+    await expect.poll(() => tags.count()).toBe(2);
+    await expect.poll(focused).toEqual({ tag: 'BUTTON', name: 'Delete tag Work' });
+    await remove('Delete tag Work', 'Delete');
+    await expect.poll(() => tags.count()).toBe(1);
+    await expect.poll(focused).toEqual({ tag: 'BUTTON', name: 'Delete tag Home' });
+    await remove('Delete tag Home', 'Delete');
+    await page.getByText('No tags yet.').waitFor();
+    await expect.poll(focused).toEqual({ tag: 'H1', name: 'Organisation' });
+
+    // Folders, drawn as a tree: Alpha, Inner (inside Alpha), Beta. Deleting Alpha moves Inner up a
+    // level; Inner, next in the list, has focus.
+    expect((await owner.get('/api/folders')).body.data.folders).toEqual([]);
+    const alpha = (await owner.post('/api/folders', { name: 'Alpha', parentId: null })).body.data.folder.id as string;
+    expect((await owner.post('/api/folders', { name: 'Inner', parentId: alpha })).status).toBe(201);
+    expect((await owner.post('/api/folders', { name: 'Beta', parentId: null })).status).toBe(201);
+    await page.goto(`${server.baseUrl}/app/organisation?tab=folders`);
+    const folders = page.getByRole('list', { name: 'Folders' }).getByRole('listitem');
+    await expect.poll(() => folders.count()).toBe(3);
+    await remove('Delete folder Alpha', 'Delete');
+    await expect.poll(() => folders.count()).toBe(2);
+    await expect.poll(focused).toEqual({ tag: 'BUTTON', name: 'Delete folder Inner' });
+    // Now Beta, Inner: the last one's previous.
+    await remove('Delete folder Inner', 'Delete');
+    await expect.poll(() => folders.count()).toBe(1);
+    await expect.poll(focused).toEqual({ tag: 'BUTTON', name: 'Delete folder Beta' });
+    await remove('Delete folder Beta', 'Delete');
+    await page.getByText('No folders yet.').waitFor();
+    await expect.poll(focused).toEqual({ tag: 'H1', name: 'Organisation' });
     expect(problems).toEqual([]);
   });
 

@@ -236,6 +236,9 @@ function FoldersSection() {
   const [parentId, setParentId] = useState('');
   const [editing, setEditing] = useState<Folder | null>(null);
   const tree = folderOptions(folders.data ?? []);
+  // The tree is drawn as one flat list in tree order, so the next row is the next one shown (a
+  // deleted folder's first subfolder, which moves up in its place), whatever its depth.
+  const keepFocus = useFocusAfterRemoval(folders.data);
 
   const { submit: create, error } = useSubmit(async () => {
     await post('/api/folders', { name: name.trim(), parentId: parentId || null });
@@ -272,7 +275,7 @@ function FoldersSection() {
       {tree.length > 0 && (
         <ul className="tree" aria-label="Folders">
           {tree.map(({ folder, depth }) => (
-            <li key={folder.id} style={{ paddingInlineStart: `${0.75 + depth * 1.5}rem` }} className="tree-item">
+            <li key={folder.id} style={{ paddingInlineStart: `${0.75 + depth * 1.5}rem` }} className="tree-item" data-item-key={folder.id}>
               <span className="tree-name">
                 <Icon name="folder" />
                 {folder.name}
@@ -285,9 +288,13 @@ function FoldersSection() {
                   type="button"
                   className="small danger"
                   aria-label={`Delete folder ${folder.name}`}
+                  data-action="delete"
                   onClick={async () => {
                     if (!(await confirm('Delete folder', `Delete “${folder.name}”? Its files become unfiled and its subfolders move up one level; nothing else is deleted.`))) return;
-                    if (await run(() => del(`/api/folders/${encodeURIComponent(folder.id)}`), 'Folder deleted')) void folders.reload();
+                    if (await run(() => del(`/api/folders/${encodeURIComponent(folder.id)}`), 'Folder deleted')) {
+                      keepFocus();
+                      void folders.reload();
+                    }
                   }}
                 >
                   Delete
@@ -348,6 +355,7 @@ function TagsSection() {
   const tags = useLoad(() => get<{ tags: Tag[] }>('/api/tags').then((d) => d.tags), []);
   const [name, setName] = useState('');
   const [renaming, setRenaming] = useState<{ tag: Tag; name: string } | null>(null);
+  const keepFocus = useFocusAfterRemoval(tags.data);
 
   const { submit: create, error } = useSubmit(async () => {
     await post('/api/tags', { name: name.trim() });
@@ -377,7 +385,7 @@ function TagsSection() {
       {tags.data && tags.data.length > 0 && (
         <ul className="tag-list" aria-label="Tags">
           {tags.data.map((tag) => (
-            <li key={tag.id} className="tag-item">
+            <li key={tag.id} className="tag-item" data-item-key={tag.id}>
               <span className="tag">#{tag.name}</span>
               <span className="row-actions">
                 <button type="button" className="small" aria-label={`Rename tag ${tag.name}`} onClick={() => setRenaming({ tag, name: tag.name })}>
@@ -387,9 +395,13 @@ function TagsSection() {
                   type="button"
                   className="small danger"
                   aria-label={`Delete tag ${tag.name}`}
+                  data-action="delete"
                   onClick={async () => {
                     if (!(await confirm('Delete tag', `Delete #${tag.name}? It comes off every file and profile.`))) return;
-                    if (await run(() => del(`/api/tags/${encodeURIComponent(tag.id)}`), 'Tag deleted')) void tags.reload();
+                    if (await run(() => del(`/api/tags/${encodeURIComponent(tag.id)}`), 'Tag deleted')) {
+                      keepFocus();
+                      void tags.reload();
+                    }
                   }}
                 >
                   Delete
