@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
+import type { Socket } from 'node:net';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -17,7 +18,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { ByteCounter, StorageLimitError, StorageNotFoundError, StoragePartError, StorageUnavailableError, StorageUploadGoneError } from './storage.ts';
+import { ByteCounter, markUnavailable, StorageLimitError, StorageNotFoundError, StoragePartError, StorageUnavailableError, StorageUploadGoneError } from './storage.ts';
 import type { ByteRange, PartInfo, PutOptions, Storage, StoredObject, StoredPart } from './storage.ts';
 
 /**
@@ -153,6 +154,7 @@ export class S3Storage implements Storage {
       if (!(res.Body instanceof Readable) || size === undefined) {
         throw new Error(`Unexpected GetObject response for ${key}`);
       }
+      watchForSilence(res.Body, this.#silence);
       return { stream: res.Body, size };
     } catch (err) {
       if (isNotFound(err)) throw new StorageNotFoundError(key);
@@ -354,6 +356,34 @@ function errorName(err: unknown): string | undefined {
 function isNotFound(err: unknown): boolean {
   const name = errorName(err);
   return name === 'NoSuchKey' || name === 'NotFound';
+}
+
+/**
+ * Ends a read whose store stops sending in the middle of the bytes while Hoard waits for them.
+ * Silence counts only while the read's buffer has room: a slow reader holds it full, and then the
+ * store is rightly asked for nothing. A read that fails on its connection (reset, cut off) is the
+ * store's state too, answered 503 like a call that could not be made (`markUnavailable`).
+ */
+function watchForSilence(body: Readable & { socket?: Socket | null }, silenceMs: number): void {
+  const socket = body.socket;
+  let last = Date.now();
+  const heard = () => {
+    last = Date.now();
+  };
+  socket?.on('data', heard);
+  const timer = setInterval(() => {
+    if (body.readableLength >= body.readableHighWaterMark) return heard();
+    if (Date.now() - last > silenceMs) body.destroy(new StorageUnavailableError(`The object store sent nothing for ${silenceMs} ms in the middle of an answer`));
+  }, Math.max(25, Math.floor(silenceMs / 4)));
+  timer.unref();
+  const stop = () => {
+    clearInterval(timer);
+    socket?.off('data', heard);
+  };
+  body.once('close', stop);
+  body.on('error', (error: Error & { code?: unknown }) => {
+    if (error.message === 'aborted' || (typeof error.code === 'string' && ['ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(error.code))) markUnavailable(error);
+  });
 }
 
 /**

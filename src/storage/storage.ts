@@ -154,8 +154,16 @@ const LATER = new Set(['TimeoutError', 'RequestTimeout', 'SlowDown', 'ServiceUna
  * timing out, answering 5xx or SlowDown, after the client's own retries) rather than because of the
  * request. Only the S3 client's errors carry `$metadata`; local disk faults are not of this kind.
  */
+/** Errors of an object store's answer cut off in the middle (a reset connection), as the S3 reads mark them. */
+const unavailable = new WeakSet<object>();
+
+export function markUnavailable(error: Error): void {
+  unavailable.add(error);
+}
+
 export function isStorageUnavailable(error: unknown): boolean {
   if (error instanceof StorageUnavailableError) return true;
+  if (error instanceof Error && unavailable.has(error)) return true;
   if (!(error instanceof Error) || !('$metadata' in error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;

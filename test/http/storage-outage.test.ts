@@ -6,6 +6,7 @@ import { Client, signUp } from '../support/client.ts';
 import { createToken, uploadFile } from '../support/uploads.ts';
 import { startS3rver } from '../support/s3rver.ts';
 import { s3Env } from '../support/storage-env.ts';
+import { startStallingProxy } from '../support/stalling-proxy.ts';
 
 // An object store that cannot be reached (stopped, restarting, a network fault) is the storage's
 // state, not the request's: 503 with Retry-After, which upload tools and scripts retry on.
@@ -175,6 +176,33 @@ it('never cuts a slow but steady download, nor a completion the store takes long
   } finally {
     s3.delayCompletions(0);
     await server.close();
+    await s3.stop();
+  }
+}, 60_000);
+
+// A store that stops in the middle of the bytes of a read Hoard makes for itself (a share page's
+// text preview, a thumbnail, an archive's manifest): no client's idle time ends it, so the read's
+// own watch does, once the store has been silent while Hoard waited for bytes.
+it('gives up on a read whose store stops sending in the middle of the bytes, while Hoard waits for them', async () => {
+  const s3 = await startS3rver();
+  const proxy = await startStallingProxy(s3.endpoint);
+  const server = await startTestServer({ ...s3Env(s3), S3_ENDPOINT: proxy.endpoint, REQUEST_IDLE_TIMEOUT_MS: '1000' });
+  try {
+    const owner = await signUp(server.baseUrl);
+    const uploaded = await uploadFile(owner, 'notes.txt', 'a line of text\n'.repeat(5000), { type: 'text/plain' });
+    expect(uploaded.status, uploaded.text).toBe(200);
+    const page = new URL((uploaded.body as { data: { pageUrl: string } }).data.pageUrl).pathname;
+    expect((await owner.get(page)).status).toBe(200);
+    // The answer's head and a little of its body get through, then nothing.
+    proxy.stallAfter(2000);
+    const started = Date.now();
+    const stalled = await owner.get(page);
+    expect(stalled.status, stalled.text.slice(0, 200)).toBe(503);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    proxy.release();
+  } finally {
+    await server.close();
+    await proxy.close();
     await s3.stop();
   }
 }, 60_000);
