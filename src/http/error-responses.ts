@@ -72,13 +72,21 @@ function describeValidation(error: FastifyError): string {
 /** Headers a route sets for the bytes it is about to send, which an error sent instead must not carry. */
 const REPRESENTATION_HEADERS = ['etag', 'last-modified', 'content-disposition', 'accept-ranges', 'content-range', 'content-length'];
 
-export function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  // A route that failed after preparing a file's answer (its store could not be read, say) leaves
-  // that file's headers on the reply: the error would go out with the file's ETag, its name for a
-  // download, and a public max-age that lets caches keep the error for the file.
+/**
+ * Takes off a reply the headers a route set for a file's bytes, when something else is sent instead
+ * (an error, a 416): else it would go out with the file's ETag, its name for a download, and a
+ * public max-age that lets caches keep it for the file.
+ */
+export function dropFileHeaders(reply: FastifyReply): FastifyReply {
   for (const header of REPRESENTATION_HEADERS) reply.removeHeader(header);
   const caching = reply.getHeader('cache-control');
   if (caching !== undefined && !String(caching).includes('no-store')) reply.header('Cache-Control', 'no-store');
+  return reply;
+}
+
+export function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  // A route that failed after preparing a file's answer (its store could not be read, say).
+  dropFileHeaders(reply);
   if (error instanceof AppError) {
     if (error.kind === 'rate_limited' && error.retryAfter !== undefined) reply.header('Retry-After', String(error.retryAfter));
     return sendError(request, reply, statusOf[error.kind], error.message);

@@ -18,7 +18,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { ByteCounter, markUnavailable, StorageLimitError, StorageNotFoundError, StoragePartError, StorageUnavailableError, StorageUploadGoneError } from './storage.ts';
+import { ByteCounter, markIfCutOff, StorageLimitError, StorageNotFoundError, StoragePartError, StorageUnavailableError, StorageUploadGoneError } from './storage.ts';
 import type { ByteRange, PartInfo, PutOptions, Storage, StoredObject, StoredPart } from './storage.ts';
 
 /**
@@ -362,7 +362,7 @@ function isNotFound(err: unknown): boolean {
  * Ends a read whose store stops sending in the middle of the bytes while Hoard waits for them.
  * Silence counts only while the read's buffer has room: a slow reader holds it full, and then the
  * store is rightly asked for nothing. A read that fails on its connection (reset, cut off) is the
- * store's state too, answered 503 like a call that could not be made (`markUnavailable`).
+ * store's state too, answered 503 like a call that could not be made (`markIfCutOff`).
  */
 function watchForSilence(body: Readable & { socket?: Socket | null }, silenceMs: number): void {
   const socket = body.socket;
@@ -381,9 +381,7 @@ function watchForSilence(body: Readable & { socket?: Socket | null }, silenceMs:
     socket?.off('data', heard);
   };
   body.once('close', stop);
-  body.on('error', (error: Error & { code?: unknown }) => {
-    if (error.message === 'aborted' || (typeof error.code === 'string' && ['ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(error.code))) markUnavailable(error);
-  });
+  body.on('error', markIfCutOff);
 }
 
 /**

@@ -136,7 +136,7 @@ export class StoragePartError extends Error {
   }
 }
 
-/** The object store did not begin to answer a call in the time it is given (S3Storage). */
+/** The object store did not begin to answer a call in the time it is given, or fell silent in the middle of one (S3Storage). */
 export class StorageUnavailableError extends Error {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
@@ -149,21 +149,26 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ET
 /** The S3 client's names for an answer that says "later", as opposed to "wrong". */
 const LATER = new Set(['TimeoutError', 'RequestTimeout', 'SlowDown', 'ServiceUnavailable', 'InternalError']);
 
+/** Errors of an object store's answer cut off in the middle, as `markIfCutOff` found them. */
+const cutOff = new WeakSet<object>();
+
+/**
+ * Marks the error of a read's body when it is the connection's failure (reset, cut off: the
+ * socket's codes above, or Node's "aborted"), so that `isStorageUnavailable` knows it as the store's.
+ * Such errors carry no `$metadata`: they come from the body's stream, after the call has answered.
+ */
+export function markIfCutOff(error: Error & { code?: unknown }): void {
+  if (error.message === 'aborted' || (typeof error.code === 'string' && NETWORK_CODES.has(error.code))) cutOff.add(error);
+}
+
 /**
  * Whether a storage call failed because the object store cannot be used right now (S3 unreachable,
  * timing out, answering 5xx or SlowDown, after the client's own retries) rather than because of the
  * request. Only the S3 client's errors carry `$metadata`; local disk faults are not of this kind.
  */
-/** Errors of an object store's answer cut off in the middle (a reset connection), as the S3 reads mark them. */
-const unavailable = new WeakSet<object>();
-
-export function markUnavailable(error: Error): void {
-  unavailable.add(error);
-}
-
 export function isStorageUnavailable(error: unknown): boolean {
   if (error instanceof StorageUnavailableError) return true;
-  if (error instanceof Error && unavailable.has(error)) return true;
+  if (error instanceof Error && cutOff.has(error)) return true;
   if (!(error instanceof Error) || !('$metadata' in error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;

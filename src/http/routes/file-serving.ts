@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../route-module.ts';
 import type { AppContext } from '../../context.ts';
 import { isDatabaseFull, isDatabaseUnavailable } from '../../db/database.ts';
+import { dropFileHeaders } from '../error-responses.ts';
 import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveContent, parseRange, servedContentType, unlockCookieName, unlockToken, type FileRow } from '../../files/file-access.ts';
 import { viewerOf } from '../viewer.ts';
 import { checkFilePassword } from '../../files/unlock.ts';
@@ -54,8 +55,7 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
   const range = rangeStillValid(request, etag) ? parseRange(request.headers.range, file.size) : null;
   if (range === 'unsatisfiable') {
     // No bytes of the file: none of its naming or caching headers, which would let a cache keep the 416 for it.
-    reply.removeHeader('ETag').removeHeader('Content-Disposition').header('Cache-Control', 'no-store');
-    return reply.code(416).header('Content-Range', `bytes */${file.size}`).type('application/json; charset=utf-8').send({ error: 'The requested range is outside the file' });
+    return dropFileHeaders(reply).code(416).header('Content-Range', `bytes */${file.size}`).type('application/json; charset=utf-8').send({ error: 'The requested range is outside the file' });
   }
   const object = await openStored(ctx, file.id, file.storageKey, 'File not found', range ?? undefined, file.size);
   // Counted once the bytes can be sent: a record without bytes, or bytes of another size, is no view.
