@@ -2,6 +2,7 @@ import type { FilesTable, MediaStatus } from '../db/schema.ts';
 import { thumbnailUrl } from '../media/media-kinds.ts';
 import type { FileRecord } from '../api/files.ts';
 import type { UploadLinks } from '../api/uploads.ts';
+import { byName } from '../shared/name-order.ts';
 
 type FileFields = Pick<FilesTable, 'id' | 'name' | 'mimeType' | 'size'>;
 
@@ -50,7 +51,8 @@ export function fileRecord(file: FileRecordSource, urlId: string, tags: FileReco
     downloads: file.downloads,
     folderId: file.folderId,
     user: { urlId },
-    tags,
+    // In the tag list's order, whichever query read them (the database's order follows its collation).
+    tags: tags.length > 1 ? [...tags].sort(byName) : tags,
     hasPassword: file.hasPassword,
     expiresAt: file.expiresAt === null ? null : new Date(file.expiresAt).toISOString(),
     expiryAction: file.expiresAt === null ? null : file.expiryAction,

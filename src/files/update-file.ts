@@ -12,7 +12,6 @@ import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import { cancelExpiry, scheduleExpiry } from './expiry.ts';
 import { fileRecord } from './file-views.ts';
 import { foldForSearch } from '../shared/search-text.ts';
-import { byName } from '../shared/name-order.ts';
 
 export interface FileChanges {
   name?: string | undefined;
@@ -24,7 +23,7 @@ export interface FileChanges {
   tagIds?: string[] | undefined;
 }
 
-/** The tags that count for each file, in the tag list's order: excluded ones are left out. */
+/** The tags that count for each file: excluded ones are left out (`fileRecord` orders them). */
 export async function tagsOfFiles(db: Executor, fileIds: string[]): Promise<Map<string, Array<{ id: string; name: string }>>> {
   const byFile = new Map<string, Array<{ id: string; name: string }>>();
   if (fileIds.length === 0) return byFile;
@@ -40,7 +39,6 @@ export async function tagsOfFiles(db: Executor, fileIds: string[]): Promise<Map<
     list.push({ id: row.id, name: row.name });
     byFile.set(row.fileId, list);
   }
-  for (const tags of byFile.values()) tags.sort(byName);
   return byFile;
 }
 

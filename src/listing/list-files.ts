@@ -10,7 +10,6 @@ import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres'
 import { accountFileCount, assertOwnedSelection, beginsWith, beyond, countedTotal, countOf, countSearchByIndex, filteredFiles, isDateSort, orderedBy, searchAccess, searchesThroughIndex, searchOnly, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { readsApart, refreshStatisticsIfStale, withSearchHints } from './planner.ts';
-import { byName } from '../shared/name-order.ts';
 
 export interface FileListing {
   data: FileRecord[];
@@ -83,9 +82,9 @@ function recordColumns(query: FilesQuery, dialect: Dialect) {
 }
 
 /**
- * The tags that count of a page's files (SQLite); `toRecords` puts each file's in the tag list's order. The file IDs come from an
- * account-scoped query already, like recordsByIds' IDs; they travel as one JSON array, so that every
- * page size is the same statement.
+ * The tags that count of a page's files (SQLite), in no order (`fileRecord` sorts them). The file
+ * IDs come from an account-scoped query already, like recordsByIds' IDs; they travel as one JSON
+ * array, so that every page size is the same statement.
  */
 const pageTags = compiledOnce((db: Executor, fileIds: string) =>
   db
@@ -150,7 +149,6 @@ async function toRecords(db: Executor, dialect: Dialect, { urlId, baseUrl }: Own
       hasPassword: Number(row.hasPassword) === 1,
     };
     const tags = tagsByFile ? (tagsByFile.get(row.id) ?? []) : (row.tags ?? []);
-    if (tags.length > 1) tags.sort(byName);
     return fileRecord(source, urlId, tags, baseUrl);
   });
 }
