@@ -90,7 +90,8 @@ function apiDocsPolicy(scriptHashes: string[]): string {
 /**
  * The API reference (Scalar), rendered in the browser from the document `/api/openapi.json` serves.
  * The plugin serves its script bundle itself, so the page works without network access. Its routes
- * are hidden from the OpenAPI document and each has a public row in the route policy table.
+ * are in the OpenAPI document, as every `/api` route is, and each has a public row in the route
+ * policy table.
  */
 export const apiDocsRoutes: RouteModule = async (app) => {
   // This module's scope only: the page's headers.
@@ -118,15 +119,17 @@ export const apiDocsRoutes: RouteModule = async (app) => {
     return payload;
   });
   // The plugin's routes, declared here so that its module loads only when one is asked for; each
-  // declares its answers (docs/architecture.md, "One definition of the API") and is hidden from the
-  // OpenAPI document, as the plugin's own are.
-  const answers: Record<string, Record<number, unknown>> = {
-    [API_DOCS_PREFIX]: { 301: redirect(`To the page, ${PAGE}`) },
-    [PAGE]: { 200: html('The API reference page') },
-    [BUNDLE]: { 200: bytes("The page's script", 'application/javascript'), 304: noBody('Not modified: the bundle still has the ETag asked about') },
+  // declares its answers (docs/architecture.md, "One definition of the API").
+  const routes: Record<string, { summary: string; response: Record<number, unknown> }> = {
+    [API_DOCS_PREFIX]: { summary: 'Redirects to the API reference page', response: { 301: redirect(`To the page, ${PAGE}`) } },
+    [PAGE]: { summary: 'The API reference, a page rendered from this document', response: { 200: html('The API reference page') } },
+    [BUNDLE]: {
+      summary: "The API reference page's script",
+      response: { 200: bytes("The page's script", 'application/javascript'), 304: noBody('Not modified: the bundle still has the ETag asked about') },
+    },
   };
-  for (const [url, response] of Object.entries(answers)) {
-    app.get(url, { schema: { hide: true, response } }, async (request, reply) => {
+  for (const [url, { summary, response }] of Object.entries(routes)) {
+    app.get(url, { schema: { tags: ['meta'], summary, response } }, async (request, reply) => {
       const handler = (await loadPluginHandlers()).get(url);
       if (!handler) throw new Error(`The API reference plugin has no route GET ${url}`);
       return handler(request, reply);
