@@ -379,12 +379,13 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       const names: string[] = [];
       // A form sends `say "hi".txt` as `say %22hi%22.txt` (the HTML form encoding): the quotes go,
       // not as the digits 22.
-      for (const raw of ['report.pdf', 'report.pdf', 'report.pdf', '../../etc/passwd', 'my holiday <photo>.jpg', '.hidden', 'ärger über.txt', 'say "hi".txt']) {
+      // A Windows path as the name (docs/decisions.md, "A file name is its last path segment").
+      for (const raw of ['report.pdf', 'report.pdf', 'report.pdf', '../../etc/passwd', 'my holiday <photo>.jpg', '.hidden', 'ärger über.txt', 'say "hi".txt', 'C:\\Users\\me\\shot.png']) {
         const response = await uploadFile(user, raw, 'x', { type: 'application/octet-stream' });
         expect(response.status).toBe(200);
         names.push(response.body.data.name);
       }
-      expect(names).toEqual(['report.pdf', 'report-1.pdf', 'report-2.pdf', 'passwd', 'my_holiday_photo.jpg', 'hidden', 'ärger_über.txt', 'say_hi.txt']);
+      expect(names).toEqual(['report.pdf', 'report-1.pdf', 'report-2.pdf', 'passwd', 'my_holiday_photo.jpg', 'hidden', 'ärger_über.txt', 'say_hi.txt', 'shot.png']);
       const urlId = await urlIdOf(user);
       const unicode = await new Client(server.baseUrl).get(`/api/files/${urlId}/${encodeURIComponent('ärger_über.txt')}`);
       expect(unicode.status).toBe(200);
