@@ -14,7 +14,8 @@ import { sql, type Kysely } from 'kysely';
  * three cost about one index over all files.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.dropIndex('files_userId_createdAt_withPassword').execute();
+  // If it exists: the first version of 0018 did not make it, and databases made then are upgraded too.
+  await db.schema.dropIndex('files_userId_createdAt_withPassword').ifExists().execute();
   await db.schema
     .createIndex('files_public_listing')
     .on('files')

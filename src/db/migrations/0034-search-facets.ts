@@ -55,7 +55,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     ${addValue('t', `${row}.mimeType`)}
     ${addValue('f', `${row}.folderId`)}`;
 
-  for (const trigger of ['files_fts_insert', 'files_fts_insert_unnumbered', 'files_fts_delete', 'files_fts_update']) await sql`drop trigger ${sql.id(trigger)}`.execute(db);
+  // If they exist: the first version of 0020 made no files_fts_insert_unnumbered, and databases
+  // made then are upgraded too.
+  for (const trigger of ['files_fts_insert', 'files_fts_insert_unnumbered', 'files_fts_delete', 'files_fts_update']) await sql`drop trigger if exists ${sql.id(trigger)}`.execute(db);
   await sql`drop table filesSearch`.execute(db);
   await sql`create virtual table filesSearch using fts5(searchName, searchOcr, searchFacets, content='', contentless_delete=1, tokenize='trigram')`.execute(db);
   // A deleted entry stays in its segment, marked, until a merge drops it. By default FTS5 rewrites a
