@@ -343,6 +343,22 @@ class ImmediateSqliteDriver extends SqliteDriver {
 
 type TransactionAwareConfig = SqliteDialectConfig & { database: { readonly inTransaction: boolean } };
 
+/**
+ * SQLite runs schema changes in transactions like any other statement, but Kysely's adapter says it
+ * does not, and its migrator then ran each migration's statements one by one, outside any
+ * transaction. An upgrade stopped part-way (a stop, a kill, a crash during a long migration) left a
+ * migration half applied and unrecorded, and every later start failed on its first statement
+ * ("table … already exists"). Said to support them, the migrator applies the pending migrations and
+ * their records in one transaction, begun IMMEDIATE as every transaction here: a second process
+ * migrating at the same moment waits for the lock (as any writer does, SQLITE_LOCK_WAIT_MS) and then
+ * finds nothing left to do, or stops with "database is locked" while the first is still at it.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 class StablePlanSqliteDialect extends SqliteDialect {
   private readonly options: TransactionAwareConfig;
   constructor(options: TransactionAwareConfig) {
@@ -354,5 +370,8 @@ class StablePlanSqliteDialect extends SqliteDialect {
   }
   override createQueryCompiler(): SqliteQueryCompiler {
     return new StablePlanQueryCompiler();
+  }
+  override createAdapter(): SqliteAdapter {
+    return new TransactionalDdlSqliteAdapter();
   }
 }

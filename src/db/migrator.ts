@@ -36,7 +36,7 @@ import * as untaggedTimelineIndexes from './migrations/0033-untagged-timeline-in
 import * as searchFacets from './migrations/0034-search-facets.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
-const migrations: Record<string, Migration> = {
+export const migrations: Readonly<Record<string, Migration>> = {
   '0001-accounts': accounts,
   '0002-tokens': tokens,
   '0003-files': files,
@@ -75,8 +75,17 @@ const migrations: Record<string, Migration> = {
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */
 export async function migrate(db: Db, upTo?: string): Promise<string[]> {
+  return applyMigrations(db, migrations, upTo);
+}
+
+/**
+ * Applies the migrations of `list` not yet applied, all in one transaction with their records, on
+ * both databases (SQLite's too: see TransactionalDdlSqliteAdapter), so a process stopped part-way
+ * leaves the database as it was and the next start applies them again.
+ */
+export async function applyMigrations(db: Db, list: Readonly<Record<string, Migration>>, upTo?: string): Promise<string[]> {
   // Migrations are independent of each other, so one that arrives later with a lower number may still run.
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, allowUnorderedMigrations: true });
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => ({ ...list }) }, allowUnorderedMigrations: true });
   const { error, results } = upTo === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(upTo);
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

@@ -1,11 +1,12 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { freshDatabaseUrl } from '../support/server.ts';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
-import { migrate } from '../../src/db/migrator.ts';
+import { applyMigrations, migrate, migrations } from '../../src/db/migrator.ts';
 
 // Upgrades: a database left by any earlier version of Hoard starts on this one (contract §1: the
 // migrations are applied at start and by `npm run cli -- migrate`).
@@ -29,6 +30,75 @@ describe('upgrades from earlier versions', () => {
       expect(applied.at(-1)).toBe('0034-search-facets');
     } finally {
       await handle.close();
+    }
+  });
+});
+
+describe('an upgrade stopped part-way', () => {
+  it('leaves nothing of the migration it was in, and the next start applies it whole', async () => {
+    const { handle, databaseUrl, dataDir } = await freshHandle();
+    await migrate(handle.db);
+    await handle.close();
+    // A process killed (SIGKILL) inside a migration, after its first statements.
+    const child = spawn(process.execPath, ['test/support/interrupted-migration.ts', dataDir, ...(databaseUrl ? [databaseUrl] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('inside') && resolve());
+      child.once('exit', (code) => reject(new Error(`the migrating process ended first (${code})`)));
+    });
+    child.kill('SIGKILL');
+    await exited;
+
+    const reopened = openDatabase({ databaseUrl: databaseUrl ?? null, dataDir });
+    try {
+      const tables = await reopened.db.introspection.getTables();
+      expect(tables.map((t) => t.name)).not.toContain('interruptedMigration');
+      const recorded = await reopened.db.selectFrom('kysely_migration' as never).select('name' as never).execute();
+      expect(recorded.map((r) => (r as { name: string }).name)).not.toContain('9999-interrupted');
+      // The next start applies it, whole.
+      const again = {
+        async up(db: Kysely<any>): Promise<void> {
+          await db.schema.createTable('interruptedMigration').addColumn('n', 'integer').execute();
+          await sql`insert into ${sql.table('interruptedMigration')} (n) values (1), (2), (3)`.execute(db);
+        },
+      };
+      expect(await applyMigrations(reopened.db, { ...migrations, '9999-interrupted': again })).toEqual(['9999-interrupted']);
+      const rows = await sql<{ n: number }>`select n from ${sql.table('interruptedMigration')} order by n`.execute(reopened.db);
+      expect(rows.rows.map((r) => Number(r.n))).toEqual([1, 2, 3]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('leaves nothing of a migration that fails, nor of those applied before it in the same start', async () => {
+    const { handle } = await freshHandle();
+    try {
+      await migrate(handle.db, '0033-untagged-timeline-indexes');
+      const failing = {
+        async up(db: Kysely<any>): Promise<void> {
+          await db.schema.createTable('failedMigration').addColumn('n', 'integer').execute();
+          throw new Error('this migration fails');
+        },
+      };
+      await expect(applyMigrations(handle.db, { ...migrations, '9999-failing': failing })).rejects.toThrow('this migration fails');
+      const tables = (await handle.db.introspection.getTables()).map((t) => t.name);
+      expect(tables).not.toContain('failedMigration');
+      // 0034, pending before the failing one, was rolled back with it: applied again it succeeds.
+      expect(tables).not.toContain('searchFacetValues');
+      expect(await migrate(handle.db)).toEqual(['0034-search-facets']);
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it('applies each migration once when two processes start on one database at the same moment', async () => {
+    const { handle, databaseUrl, dataDir } = await freshHandle();
+    const other = openDatabase({ databaseUrl: databaseUrl ?? null, dataDir });
+    try {
+      const [first, second] = await Promise.all([migrate(handle.db), migrate(other.db)]);
+      expect([...first, ...second].sort()).toEqual(Object.keys(migrations).sort());
+    } finally {
+      await Promise.all([handle.close(), other.close()]);
     }
   });
 });
