@@ -87,6 +87,19 @@ export async function applyMigrations(db: Db, list: Readonly<Record<string, Migr
   // Migrations are independent of each other, so one that arrives later with a lower number may still run.
   const migrator = new Migrator({ db, provider: { getMigrations: async () => ({ ...list }) }, allowUnorderedMigrations: true });
   const { error, results } = upTo === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(upTo);
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  if (error) throw explained(error);
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/**
+ * Kysely's "corrupted migrations: previously executed migration X is missing" is what an older
+ * version of Hoard meets on a database a newer one has upgraded; said so, with what to do.
+ */
+function explained(error: unknown): Error {
+  const message = error instanceof Error ? error.message : String(error);
+  const unknown = /^corrupted migrations: previously executed migration (.+) is missing$/.exec(message);
+  if (!unknown) return error instanceof Error ? error : new Error(message);
+  return new Error(
+    `The database was upgraded by a newer version of Hoard (it has migration ${unknown[1]}, which this version does not know): run that version, or restore a backup made before the upgrade`,
+  );
 }

@@ -101,4 +101,17 @@ describe('an upgrade stopped part-way', () => {
       await Promise.all([handle.close(), other.close()]);
     }
   });
+
+  it('refuses, saying why, a database that a newer version of Hoard has upgraded', async () => {
+    const { handle } = await freshHandle();
+    try {
+      await migrate(handle.db);
+      await sql`insert into kysely_migration (name, timestamp) values ('9999-from-the-future', '2030-01-01T00:00:00.000Z')`.execute(handle.db);
+      await expect(migrate(handle.db)).rejects.toThrow(
+        'The database was upgraded by a newer version of Hoard (it has migration 9999-from-the-future, which this version does not know): run that version, or restore a backup made before the upgrade',
+      );
+    } finally {
+      await handle.close();
+    }
+  });
 });
