@@ -1,4 +1,4 @@
-import { Migrator, type Migration } from 'kysely';
+import { Migrator, PostgresAdapter, sql, type Migration } from 'kysely';
 import type { Db } from './database.ts';
 import * as accounts from './migrations/0001-accounts.ts';
 import * as tokens from './migrations/0002-tokens.ts';
@@ -34,6 +34,7 @@ import * as taggedFiles from './migrations/0031-tagged-files.ts';
 import * as untaggedCombinations from './migrations/0032-untagged-combinations.ts';
 import * as untaggedTimelineIndexes from './migrations/0033-untagged-timeline-indexes.ts';
 import * as searchFacets from './migrations/0034-search-facets.ts';
+import * as earlierVersions from './migrations/0035-earlier-versions.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -71,6 +72,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0032-untagged-combinations': untaggedCombinations,
   '0033-untagged-timeline-indexes': untaggedTimelineIndexes,
   '0034-search-facets': searchFacets,
+  '0035-earlier-versions': earlierVersions,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */
@@ -86,7 +88,15 @@ export async function migrate(db: Db, upTo?: string): Promise<string[]> {
 export async function applyMigrations(db: Db, list: Readonly<Record<string, Migration>>, upTo?: string): Promise<string[]> {
   // Migrations are independent of each other, so one that arrives later with a lower number may still run.
   const migrator = new Migrator({ db, provider: { getMigrations: async () => ({ ...list }) }, allowUnorderedMigrations: true });
-  const { error, results } = upTo === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(upTo);
+  // On SQLite, with foreign keys off, as SQLite asks of schema changes that make a table anew
+  // (sqlite.org, "Making Other Kinds Of Table Schema Changes"; migration 0035-earlier-versions);
+  // the pragma has no effect inside a transaction, so it is set around it. No migration relies on a
+  // foreign key's action while it runs, and one that makes a table anew checks the keys itself.
+  const sqlite = !(db.getExecutor().adapter instanceof PostgresAdapter);
+  if (sqlite) await sql`pragma foreign_keys = off`.execute(db);
+  const { error, results } = await (upTo === undefined ? migrator.migrateToLatest() : migrator.migrateTo(upTo)).finally(async () => {
+    if (sqlite) await sql`pragma foreign_keys = on`.execute(db);
+  });
   if (error) throw explained(error);
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -2,9 +2,15 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Migration } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { freshDatabaseUrl } from '../support/server.ts';
+import { freshDatabaseUrl, startTestServer } from '../support/server.ts';
+import { Client, signUp } from '../support/client.ts';
+import { hashPassword } from '../../src/auth/passwords.ts';
+import { createToken, uploadFile } from '../support/uploads.ts';
+import { fileRow } from '../support/file-rows.ts';
+import * as first0003 from '../support/earlier-migrations/0003-files-first.ts';
+import * as first0020 from '../support/earlier-migrations/0020-search-documents-first.ts';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { applyMigrations, migrate, migrations } from '../../src/db/migrator.ts';
 
@@ -27,9 +33,100 @@ describe('upgrades from earlier versions', () => {
       await sql`drop index ${sql.id('files_userId_createdAt_withPassword')}`.execute(handle.db);
       if (handle.dialect === 'sqlite') await sql`drop trigger files_fts_insert_unnumbered`.execute(handle.db);
       const applied = await migrate(handle.db);
-      expect(applied.at(-1)).toBe('0034-search-facets');
+      expect(applied.at(-1)).toBe(Object.keys(migrations).at(-1));
     } finally {
       await handle.close();
+    }
+  });
+});
+
+/** A database made by the first version of a migration, upgraded to this version, and a server on it. */
+async function upgradedFrom(name: string, first: Migration, seed?: (db: DatabaseHandle['db'], dataDir: string) => Promise<void>) {
+  const { handle, databaseUrl, dataDir } = await freshHandle();
+  await applyMigrations(handle.db, { ...migrations, [name]: first }, name);
+  // The library of the version before this one, then the upgrade.
+  await migrate(handle.db, '0034-search-facets');
+  await seed?.(handle.db, dataDir);
+  await migrate(handle.db);
+  await handle.close();
+  return startTestServer({}, { databaseUrl, dataDir });
+}
+
+/** An account with 30 files, a third of them tagged, two in a folder, and a short link to one. */
+async function seedLibrary(db: DatabaseHandle['db'], dataDir: string): Promise<void> {
+  const now = Date.now();
+  await db
+    .insertInto('users')
+    .values({ id: 'seededowner', email: 'seeded@example.test', name: 'Seeded', passwordHash: 'x', urlId: 'seededurl', emailVerified: 1, quotaBytes: null, uploadToken: null, uploadTokenHash: null, defaultProfileId: null, uploadDefaults: null, createdAt: now, updatedAt: now })
+    .execute();
+  await db.insertInto('folders').values({ id: 'seededfolder', userId: 'seededowner', name: 'F', parentId: null, createdAt: now, updatedAt: now }).execute();
+  await db.insertInto('tags').values({ id: 'seededtag', userId: 'seededowner', name: 't', createdAt: now }).execute();
+  const files = Array.from({ length: 30 }, (_, i) => fileRow('seededowner', `seededfile${i}`, { name: `invoice-${i}.txt`, sha256: 'ab'.repeat(32), createdAt: now - (30 - i) * 1000, folderId: i < 2 ? 'seededfolder' : null }));
+  await db.insertInto('files').values(files).execute();
+  // Their bytes (a byte each), where local storage keeps them.
+  fs.mkdirSync(path.join(dataDir, 'files', 'test'), { recursive: true });
+  for (const file of files) fs.writeFileSync(path.join(dataDir, 'files', file.storageKey), 'x');
+  await db.insertInto('fileTags').values(files.filter((_, i) => i % 3 === 0).map((f) => ({ fileId: f.id, tagId: 'seededtag', excluded: 0 }))).execute();
+}
+
+describe('upgrades from the first versions of migrations edited after they landed', () => {
+  it('0003-files: a chunked upload, which has no SHA-256, completes; the files, their tags and counts are kept', async () => {
+    const server = await upgradedFrom('0003-files', first0003, seedLibrary);
+    try {
+      const db = server.ctx.db;
+      const count = async (table: 'files' | 'fileTags') => Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+      expect([await count('files'), await count('fileTags')]).toEqual([30, 10]);
+      const counted = await db.selectFrom('fileCounts').select(['dimension', 'value', 'files']).where('userId', '=', 'seededowner').where('dimension', 'in', ['tag', 'folder']).execute();
+      expect(Object.fromEntries(counted.map((r) => [`${r.dimension}/${r.value}`, Number(r.files)]))).toEqual({ 'tag/seededtag': 10, 'folder/seededfolder': 2, 'folder/': 28 });
+      // The foreign keys of the files' tags still name the files, and still cascade.
+      await db.deleteFrom('files').where('id', '=', 'seededfile0').execute();
+      expect(await count('fileTags')).toBe(9);
+      expect(Number((await db.selectFrom('users').select('fileCount').where('id', '=', 'seededowner').executeTakeFirstOrThrow()).fileCount)).toBe(29);
+
+      // The seeded account, signed in.
+      await db.updateTable('users').set({ passwordHash: await hashPassword('correct horse battery') }).where('id', '=', 'seededowner').execute();
+      const owner = new Client(server.baseUrl);
+      expect((await owner.post('/api/auth/login', { email: 'seeded@example.test', password: 'correct horse battery' })).status).toBe(200);
+      expect((await owner.get('/api/files?search=invoice')).body.pagination.total).toBe(29);
+      const token = await createToken(owner, ['files:upload']);
+      const scripted = new Client(server.baseUrl);
+      const started = await scripted.post('/api/files/chunks', { filename: 'joined.txt', size: 11 }, { token });
+      expect(started.status, started.text).toBe(200);
+      const uploadId = started.body.data.uploadId as string;
+      const part = await scripted.request('PUT', `/api/files/chunks/${uploadId}/part/1`, { body: Buffer.from('hello world'), token, headers: { 'content-type': 'application/octet-stream' } });
+      expect(part.status, part.text).toBe(200);
+      const completed = await scripted.post(`/api/files/chunks/${uploadId}/complete`, { parts: [{ PartNumber: 1, ETag: part.body.data.etag }] }, { token });
+      expect(completed.status, completed.text).toBe(200);
+      const raw = await new Client(server.baseUrl).get(new URL(completed.body.rawUrl).pathname);
+      expect(raw.text).toBe('hello world');
+      // And the search index still finds the files by name.
+      const search = await owner.get('/api/files?search=joined');
+      expect(search.body.data.map((f: { name: string }) => f.name)).toEqual(['joined.txt']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("0020-search-documents: an account's document numbers stay below 2^32; on SQLite each upload keeps the latest upload time, and an earlier one marks the files unordered", async () => {
+    const server = await upgradedFrom('0020-search-documents', first0020);
+    try {
+      const owner = await signUp(server.baseUrl);
+      expect((await uploadFile(owner, 'one.txt', 'one')).status).toBe(200);
+      await expect(server.ctx.db.updateTable('users').set({ docSeq: 2 ** 32 }).where('id', '=', owner.userId).execute()).rejects.toThrow(/check/i);
+      if (server.ctx.dialect === 'sqlite') {
+        const account = () => server.ctx.db.selectFrom('users').select(['lastUploadAt', 'docsUnordered']).where('id', '=', owner.userId).executeTakeFirstOrThrow();
+        const latest = Number((await server.ctx.db.selectFrom('files').select((eb) => eb.fn.max('createdAt').as('at')).where('userId', '=', owner.userId).executeTakeFirstOrThrow()).at);
+        expect(Number((await account()).lastUploadAt)).toBe(latest);
+        expect(Number((await account()).docsUnordered)).toBe(0);
+        // A file that arrives with an earlier upload time.
+        await server.ctx.db.insertInto('files').values(fileRow(owner.userId, 'earlierfile', { createdAt: latest - 60_000 })).execute();
+        expect(Number((await account()).docsUnordered)).toBe(1);
+        // And the search index's deletes are merged by the daily job, not inside writes (0034-search-facets).
+        const config = await sql<{ k: string; v: number }>`select k, v from filesSearch_config where k = 'deletemerge'`.execute(server.ctx.db);
+        expect(config.rows.map((r) => [r.k, Number(r.v)])).toEqual([['deletemerge', 0]]);
+      }
+    } finally {
+      await server.close();
     }
   });
 });
@@ -83,9 +180,9 @@ describe('an upgrade stopped part-way', () => {
       await expect(applyMigrations(handle.db, { ...migrations, '9999-failing': failing })).rejects.toThrow('this migration fails');
       const tables = (await handle.db.introspection.getTables()).map((t) => t.name);
       expect(tables).not.toContain('failedMigration');
-      // 0034, pending before the failing one, was rolled back with it: applied again it succeeds.
+      // 0034 and 0035, pending before the failing one, were rolled back with it: applied again they succeed.
       expect(tables).not.toContain('searchFacetValues');
-      expect(await migrate(handle.db)).toEqual(['0034-search-facets']);
+      expect(await migrate(handle.db)).toEqual(['0034-search-facets', '0035-earlier-versions']);
     } finally {
       await handle.close();
     }
