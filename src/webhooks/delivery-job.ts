@@ -151,12 +151,19 @@ async function deliverOnce(options: WebhookDeliveryOptions, throttle: StallThrot
   // Disabling a webhook stops what it has not sent yet; a test event is sent regardless.
   if (row.enabled !== 1 && row.test !== 1) return fail('The webhook was disabled before this delivery was sent', row.attempts);
 
+  const delays = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
   let secret: string;
   try {
     secret = options.secretBox.open(row.secretEncrypted, row.webhookId);
   } catch {
-    options.log.error({ webhookId: row.webhookId }, 'webhook secret cannot be decrypted: SECRET_KEY or DATA_DIR/secret.key changed');
-    return fail('The signing secret cannot be decrypted with this instance\'s key (SECRET_KEY or DATA_DIR/secret.key changed); delete the webhook and create it again', row.attempts);
+    // A process started with another key than the others sharing the database (README, "PostgreSQL"):
+    // the delivery is tried again on the retry schedule, so a process with the right key may send it;
+    // failed only when none did.
+    options.log.error({ webhookId: row.webhookId }, 'webhook secret cannot be decrypted: SECRET_KEY or DATA_DIR/secret.key differs from the one it was sealed with');
+    const error = 'The signing secret cannot be decrypted with this instance\'s key (SECRET_KEY or DATA_DIR/secret.key changed, or differs between processes); delete the webhook and create it again';
+    if (attempt > delays.length) return fail(`${error} (gave up after ${attempt} attempts)`, attempt);
+    await finishDelivery(account, row.id, row.attempts, { status: 'pending', attempts: attempt, lastStatus: null, lastError: error });
+    return retryJob(jitter(delays[attempt - 1]!), error);
   }
 
   if (!throttle.begin(userId, row.webhookId)) return retryJob(jitter(STALLED_WAIT_MS), 'Waiting: the receiver is not answering, and an earlier delivery to it is being sent');
@@ -182,7 +189,6 @@ async function deliverOnce(options: WebhookDeliveryOptions, throttle: StallThrot
     return jobDone();
   }
 
-  const delays = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
   // The full reason (addresses included) is for the log; the owner sees the generic one.
   const detail = result.detail ?? result.error;
   if (result.result === 'retry' && attempt <= delays.length) {

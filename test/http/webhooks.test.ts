@@ -531,6 +531,38 @@ describe('durability and several processes', () => {
   });
 });
 
+describe('a process with another key', () => {
+  it('leaves a delivery whose secret it cannot read to a process that can, and fails it only after the retries', async () => {
+    const right = await startTestServer({ ...fastRetries, SECRET_KEY: 'the key every process should share, 32+ chars' });
+    servers.push(right);
+    const wrong = await startTestServer({ ...fastRetries, SECRET_KEY: 'another key, set by mistake on one process' }, { databaseUrl: right.databaseUrl, dataDir: right.dataDir });
+    servers.push(wrong);
+    await Promise.all([right.jobs.stop(), wrong.jobs.stop()]);
+    const owner = await signUp(right.baseUrl);
+    const { path, webhook } = await createHook(owner);
+    await right.ctx.db.transaction().execute((trx) => emitFileReady(trx, owner.userId, sampleFile(3)));
+    // The process with the other key takes it first: it cannot sign, so it tries again later.
+    await wrong.jobs.runDueJobs();
+    const [waiting] = await deliveries(owner, webhook.id);
+    expect(waiting).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(waiting!.lastError).toMatch(/cannot be decrypted/);
+    await sleep(150);
+    await right.jobs.runDueJobs();
+    const [delivered] = await deliveries(owner, webhook.id);
+    expect(delivered).toMatchObject({ status: 'delivered', attempts: 2, lastStatus: 200 });
+    expect(receiver.at(path).map((r) => r.verified)).toEqual([true]);
+    // Only a process with the other key: it gives up after the retries, saying why.
+    await right.ctx.db.transaction().execute((trx) => emitFileReady(trx, owner.userId, sampleFile(4)));
+    for (let i = 0; i < 4; i++) {
+      await wrong.jobs.runDueJobs();
+      await sleep(150);
+    }
+    const [failed] = await deliveries(owner, webhook.id);
+    expect(failed).toMatchObject({ status: 'failed', attempts: 4 });
+    expect(failed!.lastError).toMatch(/cannot be decrypted .*gave up after 4 attempts/);
+  });
+});
+
 describe('disabling', () => {
   it('stops deliveries a webhook has not sent yet; a test event is still sent', async () => {
     const quiet = await startTestServer(fastRetries);
