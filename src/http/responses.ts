@@ -1,3 +1,5 @@
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { $ZodType } from 'zod/v4/core';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler as zodSerializerCompiler } from 'fastify-type-provider-zod';
@@ -16,6 +18,16 @@ import { permissionsOf, type Access, type ErrorShape, type RoutePolicy } from '.
 /** An answer without a body (204, 304). */
 export function noBody(description: string): { type: 'null'; description: string } {
   return { type: 'null', description };
+}
+
+/**
+ * An onSend hook for the routes that answer 304. Fastify's answer to a HEAD request whose GET route
+ * sends no body carries `Content-Length: 0`, which a 304 must not (RFC 9110 §8.6: a 304 carries no
+ * length but that of the bytes a 200 would send). Handed an empty stream instead, Fastify sends the
+ * 304 without a length, as it does for GET.
+ */
+export async function headNotModifiedWithoutLength(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  return request.method === 'HEAD' && reply.statusCode === 304 ? Readable.from([]) : payload;
 }
 
 /** A redirect: `Location` says where; no body. */

@@ -102,10 +102,14 @@ describe('the API reference at /api/docs', () => {
     const again = await fetch(url, { headers: { 'if-none-match': etag! } });
     expect(again.status).toBe(304);
     expect(await again.text()).toBe('');
+    // No length but that of the bytes (RFC 9110 §8.6), for HEAD as for GET.
+    expect(again.headers.get('content-length')).toBeNull();
+    const head = await fetch(url, { method: 'HEAD', headers: { 'if-none-match': etag! } });
+    expect([head.status, head.headers.get('content-length')]).toEqual([304, null]);
   });
 
-  it('keeps its own routes out of the OpenAPI document', async () => {
+  it('describes its own routes in the OpenAPI document, as every /api route', async () => {
     const document = await client.get('/api/openapi.json');
-    expect(Object.keys(document.body.paths).filter((path) => path.startsWith('/api/docs'))).toEqual([]);
+    expect(Object.keys(document.body.paths).filter((path) => path.startsWith('/api/docs')).sort()).toEqual(['/api/docs', '/api/docs/', '/api/docs/js/scalar.js']);
   });
 });

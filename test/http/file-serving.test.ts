@@ -341,6 +341,10 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       // If-None-Match compares weakly (RFC 9110 §13.1.2): a cache that weakened the tag still matches.
       const weak = await anonymous().get(file.raw, { headers: { 'if-none-match': `"other", W/${etag}` } });
       expect(weak.status).toBe(304);
+      // Without a body, and with no Content-Length but that of the bytes (RFC 9110 §8.6), for HEAD too.
+      expect(again.headers.get('content-length')).toBeNull();
+      const head = await anonymous().request('HEAD', file.raw, { headers: { 'if-none-match': etag! } });
+      expect([head.status, head.headers.get('content-length')]).toEqual([304, null]);
     });
 
     it('answers a resumed download (If-Range) with the range only while the tag still names these bytes', async () => {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
+import { Readable } from 'node:stream';
 import { gzip } from 'node:zlib';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { FastifyApiReferenceOptions } from '@scalar/fastify-api-reference';
@@ -109,7 +110,9 @@ export const apiDocsRoutes: RouteModule = async (app) => {
       reply.header('ETag', etag).header('Cache-Control', 'no-cache').header('Vary', 'Accept-Encoding');
       if (request.headers['if-none-match'] === etag) {
         reply.code(304);
-        return '';
+        // No body and no length (RFC 9110 §8.6), for HEAD as for GET: an empty string would be sent
+        // with `Content-Length: 0`.
+        return Readable.from([]);
       }
       if (/\bgzip\b/.test(request.headers['accept-encoding'] ?? '')) {
         reply.header('Content-Encoding', 'gzip');

@@ -9,7 +9,7 @@ import { viewerOf } from '../viewer.ts';
 import { checkFilePassword } from '../../files/unlock.ts';
 import { forbidden, notFound, unauthorized } from '../../errors.ts';
 import { StorageNotFoundError, type ByteRange, type StoredObject } from '../../storage/storage.ts';
-import { bytes, noBody, ok } from '../responses.ts';
+import { bytes, headNotModifiedWithoutLength, noBody, ok } from '../responses.ts';
 import { fileOcrResponse } from '../../api/files.ts';
 import { thumbnailVersion } from '../../media/media-kinds.ts';
 import { contentDisposition } from '../content-disposition.ts';
@@ -178,6 +178,7 @@ async function sendThumbnail(ctx: AppContext, request: FastifyRequest, reply: Fa
 
 export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['files'];
+  app.addHook('onSend', headNotModifiedWithoutLength);
 
   async function sendRaw(request: FastifyRequest, reply: FastifyReply, found: { file: FileRow } | null) {
     const file = openableFile(found, request);
