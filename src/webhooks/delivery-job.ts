@@ -40,8 +40,12 @@ export const WEBHOOK_DELIVERY_SLOTS = 16;
 /** While a receiver stalls: sends to one webhook at once, and to all of one account's stalling webhooks. */
 const STALLED_SENDS_PER_WEBHOOK = 1;
 const STALLED_SENDS_PER_ACCOUNT = 2;
-/** How long a delivery that may not be sent yet waits before it is looked at again (±20 %). */
+/**
+ * How long a delivery that may not be sent yet waits before it is looked at again (±20 %): at least
+ * this, and at most STALLED_WAIT_MAX_MS (see StallThrottle.wait).
+ */
 const STALLED_WAIT_MS = 30_000;
+const STALLED_WAIT_MAX_MS = 3_600_000;
 
 /**
  * Keeps one account's stalling receivers from taking every delivery slot (docs/decisions.md,
@@ -56,6 +60,8 @@ const STALLED_WAIT_MS = 30_000;
  */
 class StallThrottle {
   private readonly stalled = new Set<string>();
+  /** Per stalling webhook, the latest time a waiting delivery was told to come back at. */
+  private readonly turns = new Map<string, number>();
   private readonly sending = new Map<string, number>();
   private readonly accountSending = new Map<string, number>();
 
@@ -76,6 +82,19 @@ class StallThrottle {
     return true;
   }
 
+  /**
+   * How long a delivery to `webhookId` that may not be sent now waits. Its turns are spaced a
+   * time-out apart, the pace at which one send at a time gets through to a receiver that does not
+   * answer, from STALLED_WAIT_MS to STALLED_WAIT_MAX_MS ahead. Each waiting delivery is a claim of a
+   * delivery slot when it comes back: thousands of them back every 30 s took all the slots, and
+   * every account's events waited behind them, minutes late and later with each upload.
+   */
+  wait(webhookId: string, now = Date.now()): number {
+    const turn = Math.min(Math.max(now + STALLED_WAIT_MS, (this.turns.get(webhookId) ?? 0) + this.timeoutMs), now + STALLED_WAIT_MAX_MS);
+    this.turns.set(webhookId, turn);
+    return turn - now;
+  }
+
   ended(userId: string, webhookId: string, result: DeliveryResult, elapsedMs: number): void {
     const down = (map: Map<string, number>, key: string) => {
       const left = (map.get(key) ?? 1) - 1;
@@ -85,7 +104,10 @@ class StallThrottle {
     down(this.sending, webhookId);
     down(this.accountSending, userId);
     if (result.result === 'retry' && elapsedMs >= this.timeoutMs / 2) this.stalled.add(webhookId);
-    else if (elapsedMs < this.timeoutMs / 2) this.stalled.delete(webhookId);
+    else if (elapsedMs < this.timeoutMs / 2) {
+      this.stalled.delete(webhookId);
+      this.turns.delete(webhookId);
+    }
   }
 }
 
@@ -166,7 +188,7 @@ async function deliverOnce(options: WebhookDeliveryOptions, throttle: StallThrot
     return retryJob(jitter(delays[attempt - 1]!), error);
   }
 
-  if (!throttle.begin(userId, row.webhookId)) return retryJob(jitter(STALLED_WAIT_MS), 'Waiting: the receiver is not answering, and an earlier delivery to it is being sent');
+  if (!throttle.begin(userId, row.webhookId)) return retryJob(jitter(throttle.wait(row.webhookId)), 'Waiting: the receiver is not answering, and an earlier delivery to it is being sent');
   const began = Date.now();
   let result: DeliveryResult = { result: 'retry', status: null, error: 'The delivery attempt did not end' };
   try {

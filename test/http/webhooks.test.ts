@@ -684,4 +684,39 @@ describe('receivers that never answer', () => {
       await new Promise<void>((resolve) => hanging.close(() => resolve()));
     }
   }, 90_000);
+
+  it('look at a large backlog to a stalling receiver again spread over the hour, not every 30 s', async () => {
+    const hanging = http.createServer(() => undefined);
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    let attemptsOnHanging = 0;
+    hanging.on('request', () => (attemptsOnHanging += 1));
+    const own = await startTestServer({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+    servers.push(own);
+    try {
+      const owner = await signUp(own.baseUrl);
+      const created = await owner.post('/api/webhooks', { name: 'stuck', url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/stuck` });
+      expect(created.status).toBe(201);
+      // One attempt waits out the time-out: the receiver stalls.
+      await own.ctx.db.transaction().execute((trx) => emitFileReady(trx, owner.userId, sampleFile(0)));
+      await waitFor(async () => attemptsOnHanging > 0);
+      await waitFor(async () => ((await deliveries(owner, created.body.data.webhook.id))[0]?.attempts ?? 0) > 0, 20_000);
+      // A backlog of 300, each looked at once while the receiver stalls.
+      await own.ctx.db.transaction().execute(async (trx) => {
+        for (let n = 1; n <= 300; n++) await emitFileReady(trx, owner.userId, sampleFile(n));
+      });
+      own.ctx.jobs.wake();
+      const waiting = () => own.ctx.db.selectFrom('jobs').select(['runAt', 'attempts']).where('type', '=', WEBHOOK_DELIVERY_JOB).execute();
+      await waitFor(async () => (await waiting()).filter((j) => j.attempts > 0).length >= 290, 30_000);
+      const now = Date.now();
+      const runAts = (await waiting()).filter((j) => j.attempts > 0).map((j) => Number(j.runAt) - now);
+      // At most a few of them are looked at again within the next minute (one send at a time takes
+      // up to 10 s); the rest spread over the hour, the last ones not before half an hour.
+      expect(runAts.filter((ms) => ms < 60_000).length).toBeLessThanOrEqual(12);
+      expect(Math.max(...runAts)).toBeGreaterThan(30 * 60_000);
+      expect(Math.max(...runAts)).toBeLessThan(75 * 60_000);
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise<void>((resolve) => hanging.close(() => resolve()));
+    }
+  }, 90_000);
 });
