@@ -709,9 +709,10 @@ describe('receivers that never answer', () => {
       await waitFor(async () => (await waiting()).filter((j) => j.attempts > 0).length >= 290, 30_000);
       const now = Date.now();
       const runAts = (await waiting()).filter((j) => j.attempts > 0).map((j) => Number(j.runAt) - now);
-      // At most a few of them are looked at again within the next minute (one send at a time takes
-      // up to 10 s); the rest spread over the hour, the last ones not before half an hour.
-      expect(runAts.filter((ms) => ms < 60_000).length).toBeLessThanOrEqual(12);
+      // A few of them are looked at again within the next minute: the first turns (30 s on, then a
+      // time-out apart, ±20 %) and those sent meanwhile, one at a time, back on the retry schedule;
+      // every one of them was before. The rest spread over the hour, the last not before half an hour.
+      expect(runAts.filter((ms) => ms < 60_000).length).toBeLessThanOrEqual(30);
       expect(Math.max(...runAts)).toBeGreaterThan(30 * 60_000);
       expect(Math.max(...runAts)).toBeLessThan(75 * 60_000);
     } finally {
