@@ -86,6 +86,11 @@ export async function migrate(db: Db, upTo?: string): Promise<string[]> {
  * leaves the database as it was and the next start applies them again.
  */
 export async function applyMigrations(db: Db, list: Readonly<Record<string, Migration>>, upTo?: string): Promise<string[]> {
+  // Nothing to apply, as at almost every start: told by the migration table alone, without the
+  // transaction, whose IMMEDIATE begin waits for SQLite's write lock. A worker started while another
+  // program held that lock failed to start, and at the first start that stops every worker.
+  const applied = await appliedMigrations(db);
+  if (upTo === undefined && applied !== null && applied.size === Object.keys(list).length && Object.keys(list).every((name) => applied.has(name))) return [];
   // Migrations are independent of each other, so one that arrives later with a lower number may still run.
   const migrator = new Migrator({ db, provider: { getMigrations: async () => ({ ...list }) }, allowUnorderedMigrations: true });
   // On SQLite, with foreign keys off, as SQLite asks of schema changes that make a table anew
@@ -99,6 +104,16 @@ export async function applyMigrations(db: Db, list: Readonly<Record<string, Migr
   });
   if (error) throw explained(error);
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** The names of the migrations the database records as applied; null before the first start. */
+async function appliedMigrations(db: Db): Promise<Set<string> | null> {
+  try {
+    const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+    return new Set(rows.rows.map((row) => row.name));
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -209,6 +211,34 @@ describe('an upgrade stopped part-way', () => {
       );
     } finally {
       await handle.close();
+    }
+  });
+
+  it('starts on an up-to-date database while another program holds its write lock (nothing to apply, nothing locked)', async () => {
+    const { handle, databaseUrl, dataDir } = await freshHandle();
+    await migrate(handle.db);
+    await handle.close();
+    // The write lock held by another program (a hand-run sqlite3 or psql session).
+    const release = await (async () => {
+      if (databaseUrl) {
+        const client = new pg.Client({ connectionString: databaseUrl });
+        await client.connect();
+        await client.query('begin');
+        await client.query('lock table settings in access exclusive mode');
+        return async () => void (await client.query('commit'), await client.end());
+      }
+      const other = new Database(path.join(dataDir, 'hoard.sqlite'));
+      other.exec('begin immediate');
+      return async () => void (other.exec('commit'), other.close());
+    })();
+    const reopened = openDatabase({ databaseUrl: databaseUrl ?? null, dataDir });
+    try {
+      const began = performance.now();
+      expect(await migrate(reopened.db)).toEqual([]);
+      expect(performance.now() - began).toBeLessThan(2000);
+    } finally {
+      await release();
+      await reopened.close();
     }
   });
 });
