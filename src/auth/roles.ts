@@ -37,7 +37,10 @@ export function parsePermissions(json: string): Permission[] {
 /** Creates the built-in roles when missing; an edited built-in role is left as the administrator made it. */
 export async function ensureBuiltinRoles(db: Db): Promise<void> {
   const now = Date.now();
-  for (const role of builtinRoles) {
+  // Read first: a start with the roles in place writes nothing, so it does not wait for the write
+  // lock another program may hold (a worker that cannot start at the first start stops them all).
+  const present = new Set((await db.selectFrom('roles').select('systemKey').where('systemKey', 'is not', null).execute()).map((r) => r.systemKey));
+  for (const role of builtinRoles.filter((r) => !present.has(r.systemKey))) {
     await db
       .insertInto('roles')
       .values({ id: newId(), name: role.name, systemKey: role.systemKey, permissions: JSON.stringify(role.permissions), createdAt: now, updatedAt: now })

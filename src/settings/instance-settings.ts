@@ -38,7 +38,9 @@ export function initialSettings(env: { maxUploadSize: number; defaultQuota: numb
 
 /** Writes the initial values of settings that have never been set; later changes are kept. */
 export async function ensureSettings(db: Db, initial: InstanceSettings): Promise<void> {
-  for (const key of keys) {
+  // Read first, as ensureBuiltinRoles does: a start with every setting in place writes nothing.
+  const present = new Set((await db.selectFrom('settings').select('key').where('key', 'in', keys).execute()).map((r) => r.key));
+  for (const key of keys.filter((k) => !present.has(k))) {
     await db
       .insertInto('settings')
       .values({ key, value: JSON.stringify(initial[key]) })

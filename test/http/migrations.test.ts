@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { freshDatabaseUrl, startTestServer } from '../support/server.ts';
 import { Client, signUp } from '../support/client.ts';
 import { hashPassword } from '../../src/auth/passwords.ts';
+import { ensureBuiltinRoles } from '../../src/auth/roles.ts';
+import { ensureSettings, initialSettings } from '../../src/settings/instance-settings.ts';
 import { createToken, uploadFile } from '../support/uploads.ts';
 import { fileRow } from '../support/file-rows.ts';
 import * as first0003 from '../support/earlier-migrations/0003-files-first.ts';
@@ -216,7 +218,10 @@ describe('an upgrade stopped part-way', () => {
 
   it('starts on an up-to-date database while another program holds its write lock (nothing to apply, nothing locked)', async () => {
     const { handle, databaseUrl, dataDir } = await freshHandle();
+    const initial = initialSettings({ maxUploadSize: 1_000_000, defaultQuota: 0 });
     await migrate(handle.db);
+    await ensureBuiltinRoles(handle.db);
+    await ensureSettings(handle.db, initial);
     await handle.close();
     // The write lock held by another program (a hand-run sqlite3 or psql session).
     const release = await (async () => {
@@ -224,7 +229,8 @@ describe('an upgrade stopped part-way', () => {
         const client = new pg.Client({ connectionString: databaseUrl });
         await client.connect();
         await client.query('begin');
-        await client.query('lock table settings in access exclusive mode');
+        // What a writer holds: reads go on, inserts wait.
+        await client.query('lock table settings, roles in share row exclusive mode');
         return async () => void (await client.query('commit'), await client.end());
       }
       const other = new Database(path.join(dataDir, 'hoard.sqlite'));
@@ -235,6 +241,9 @@ describe('an upgrade stopped part-way', () => {
     try {
       const began = performance.now();
       expect(await migrate(reopened.db)).toEqual([]);
+      // And the rest of what a start makes sure of (src/server.ts, prepareDatabase).
+      await ensureBuiltinRoles(reopened.db);
+      await ensureSettings(reopened.db, initial);
       expect(performance.now() - began).toBeLessThan(2000);
     } finally {
       await release();
