@@ -361,10 +361,12 @@ function isNotFound(err: unknown): boolean {
 /**
  * Ends a read whose store stops sending in the middle of the bytes while Hoard waits for them.
  * Silence counts only while the read's buffer has room: a slow reader holds it full, and then the
- * store is rightly asked for nothing. A read that fails on its connection (reset, cut off) is the
- * store's state too, answered 503 like a call that could not be made (`markIfCutOff`).
+ * store is rightly asked for nothing. Once the store has sent every byte (`complete`), nothing is
+ * awaited from it: a slow reader may take the last ones out of the buffer as slowly as it likes.
+ * A read that fails on its connection (reset, cut off) is the store's state too, answered 503 like
+ * a call that could not be made (`markIfCutOff`).
  */
-function watchForSilence(body: Readable & { socket?: Socket | null }, silenceMs: number): void {
+function watchForSilence(body: Readable & { socket?: Socket | null; complete?: boolean }, silenceMs: number): void {
   const socket = body.socket;
   let last = Date.now();
   const heard = () => {
@@ -372,6 +374,7 @@ function watchForSilence(body: Readable & { socket?: Socket | null }, silenceMs:
   };
   socket?.on('data', heard);
   const timer = setInterval(() => {
+    if (body.complete === true) return stop();
     if (body.readableLength >= body.readableHighWaterMark) return heard();
     if (Date.now() - last > silenceMs) body.destroy(new StorageUnavailableError(`The object store sent nothing for ${silenceMs} ms in the middle of an answer`));
   }, Math.max(25, Math.floor(silenceMs / 4)));

@@ -467,15 +467,19 @@ afterAll(async () => {
   await s3rver.stop();
 });
 
-function s3Backend(): Backend & { storage: S3Storage } {
-  const storage = new S3Storage({
+function s3Options() {
+  return {
     endpoint: s3rver.endpoint,
     region: s3rver.region,
     bucket: s3rver.bucket,
     accessKeyId: s3rver.accessKeyId,
     secretAccessKey: s3rver.secretAccessKey,
     forcePathStyle: true,
-  });
+  };
+}
+
+function s3Backend(): Backend & { storage: S3Storage } {
+  const storage = new S3Storage(s3Options());
   s3Storages.push(storage);
   return { storage, leftovers: () => s3rver.pendingUploadIds() };
 }
@@ -483,6 +487,32 @@ function s3Backend(): Backend & { storage: S3Storage } {
 storageContract('s3', s3Backend);
 
 describe('s3 storage specifics', { timeout: 60_000 }, () => {
+  // A read's watch for a store that stops in the middle of the bytes: once the store has sent them
+  // all, nothing more is awaited from it, however long the reader then takes the last ones (a slow
+  // client's download near its end was cut when they waited in the read's buffer).
+  it('keeps a read whose store has sent every byte, however long the reader takes the rest', async () => {
+    const storage = new S3Storage({ ...s3Options(), idleTimeoutMs: 200 });
+    s3Storages.push(storage);
+    const key = freshKey();
+    const data = randomBytes(MiB);
+    await storage.put(key, streamOf(data));
+    const body = (await storage.get(key)).stream as Readable & { complete: boolean };
+    const chunks: Buffer[] = [];
+    // Take the bytes as they come, leaving a few in the read's buffer, until the store has sent them all.
+    while (!body.complete) {
+      while (body.readableLength > 4096) chunks.push(body.read(4096) as Buffer);
+      body.read(0);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    if (body.readableLength > 1000) chunks.push(body.read(body.readableLength - 1000) as Buffer);
+    expect(body.readableLength).toBeGreaterThan(0);
+    expect(body.readableLength).toBeLessThan(body.readableHighWaterMark);
+    // Four times the store's allowed silence, with the last bytes still waiting in the buffer.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    chunks.push(await readAll(body));
+    expect(sha256(Buffer.concat(chunks))).toBe(sha256(data));
+  });
+
   it('reports its target as endpoint and bucket', () => {
     expect(s3Backend().storage.target).toBe(`s3:${s3rver.endpoint}/${s3rver.bucket}`);
   });
