@@ -258,7 +258,7 @@ const SQLITE_LOCK_WAIT_MS = 5000;
  */
 const SQLITE_LOCK_PAUSES_MS = [1, 2, 5, 10];
 
-function isSqliteBusy(error: unknown): boolean {
+export function isSqliteBusy(error: unknown): boolean {
   const code = (error as { code?: unknown } | null | undefined)?.code;
   return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }

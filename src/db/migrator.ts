@@ -1,5 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Migrator, PostgresAdapter, sql, type Migration } from 'kysely';
-import type { Db } from './database.ts';
+import { isSqliteBusy, type Db } from './database.ts';
 import * as accounts from './migrations/0001-accounts.ts';
 import * as tokens from './migrations/0002-tokens.ts';
 import * as files from './migrations/0003-files.ts';
@@ -81,11 +82,34 @@ export async function migrate(db: Db, upTo?: string): Promise<string[]> {
 }
 
 /**
+ * How long a start waits for another process's upgrade of the same SQLite database (a second
+ * worker, `migrate` run by hand, the import command): an upgrade of a large library takes its
+ * time, and a start that waited only the usual 5 s for SQLite's write lock failed with "database is
+ * locked" while the other process was still at it. PostgreSQL's migrator waits on its lock by itself.
+ */
+const MIGRATION_LOCK_WAIT_MS = 15 * 60_000;
+const MIGRATION_LOCK_PAUSE_MS = 250;
+
+/**
  * Applies the migrations of `list` not yet applied, all in one transaction with their records, on
  * both databases (SQLite's too: see TransactionalDdlSqliteAdapter), so a process stopped part-way
  * leaves the database as it was and the next start applies them again.
  */
 export async function applyMigrations(db: Db, list: Readonly<Record<string, Migration>>, upTo?: string): Promise<string[]> {
+  const began = performance.now();
+  for (;;) {
+    try {
+      return await applyPending(db, list, upTo);
+    } catch (error) {
+      // Nothing of this attempt remains (one transaction); once the other process commits, what it
+      // applied is no longer pending, and this start applies whatever is left.
+      if (!isSqliteBusy(error) || performance.now() - began >= MIGRATION_LOCK_WAIT_MS) throw error;
+      await sleep(MIGRATION_LOCK_PAUSE_MS);
+    }
+  }
+}
+
+async function applyPending(db: Db, list: Readonly<Record<string, Migration>>, upTo?: string): Promise<string[]> {
   // Nothing to apply, as at almost every start: told by the migration table alone, without the
   // transaction, whose IMMEDIATE begin waits for SQLite's write lock. A worker started while another
   // program held that lock failed to start, and at the first start that stops every worker.

@@ -203,6 +203,39 @@ describe('an upgrade stopped part-way', () => {
     }
   });
 
+  it('waits for another process that is upgrading the same database, longer than a usual lock, and applies nothing twice', async () => {
+    const { handle, databaseUrl, dataDir } = await freshHandle();
+    await migrate(handle.db);
+    await handle.close();
+    // Another process inside a migration for 7 s, past the 5 s a statement waits for SQLite's write lock.
+    const child = spawn(process.execPath, ['test/support/interrupted-migration.ts', dataDir, ...(databaseUrl ? [databaseUrl] : [])], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, HOLD_MS: '7000' },
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('inside') && resolve());
+      child.once('exit', (code) => reject(new Error(`the migrating process ended first (${code})`)));
+    });
+    const reopened = openDatabase({ databaseUrl: databaseUrl ?? null, dataDir });
+    try {
+      const same = {
+        async up(db: Kysely<any>): Promise<void> {
+          await db.schema.createTable('interruptedMigration').addColumn('n', 'integer').execute();
+        },
+      };
+      const began = performance.now();
+      expect(await applyMigrations(reopened.db, { ...migrations, '9999-interrupted': same })).toEqual([]);
+      expect(performance.now() - began).toBeGreaterThan(5000);
+      expect(await exited).toBe(0);
+      const rows = await sql<{ n: number }>`select n from ${sql.table('interruptedMigration')} order by n`.execute(reopened.db);
+      expect(rows.rows.map((r) => Number(r.n))).toEqual([1, 2, 3]);
+    } finally {
+      child.kill('SIGKILL');
+      await reopened.close();
+    }
+  }, 30_000);
+
   it('refuses, saying why, a database that a newer version of Hoard has upgraded', async () => {
     const { handle } = await freshHandle();
     try {
