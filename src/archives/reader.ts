@@ -36,9 +36,24 @@ export interface ArchiveEntry {
 /** The tar entry types that hold no file's bytes of their own. */
 export type TarSpecial = 'symlink' | 'link' | 'character-device' | 'block-device' | 'fifo';
 
+/**
+ * The largest size an entry may declare and be listed: sizes are exact numbers in JSON for a
+ * JavaScript client only up to 2^53 − 1 bytes (8 PiB). A ZIP64 field can declare up to 2^64.
+ */
+const LARGEST_DECLARED_SIZE = Number.MAX_SAFE_INTEGER;
+
+/**
+ * An entry's modification time; null when it has none or its header's field holds no time (a tar
+ * header whose checksum is right may still hold digits that are not octal, or a base-256 number past
+ * any date): the entry is listed and extracted all the same, as `tar` lists it with a warning.
+ */
+function timeOf(date: Date | undefined | null): string | null {
+  return date && Number.isFinite(date.getTime()) ? date.toISOString() : null;
+}
+
 /** A tar header's entry: the ArchiveEntry fields it gives; null for a header that is no entry. */
 function tarEntryOf(header: tar.Header): ArchiveEntry | null {
-  const common = { path: tarPath(header.name), compressedSize: 0, modifiedAt: header.mtime ? header.mtime.toISOString() : null, encrypted: false };
+  const common = { path: tarPath(header.name), compressedSize: 0, modifiedAt: timeOf(header.mtime), encrypted: false };
   switch (header.type) {
     case 'file':
     case 'contiguous-file': {
@@ -283,8 +298,13 @@ function manifestCollector(format: 'zip' | 'tar', limit: number) {
   return {
     manifest,
     add(entry: ArchiveEntry) {
+      // Only a ZIP can declare such sizes (a tar entry's bytes follow its header, within the file).
+      if (entry.size > LARGEST_DECLARED_SIZE || entry.compressedSize > LARGEST_DECLARED_SIZE) {
+        throw new NotAnArchiveError(`The ZIP file cannot be read: its entry "${entry.path}" declares more than ${LARGEST_DECLARED_SIZE} bytes`);
+      }
       manifest.entryCount += 1;
       if (!entry.directory) manifest.totalSize += entry.size;
+      if (manifest.totalSize > LARGEST_DECLARED_SIZE) throw new NotAnArchiveError(`The ZIP file cannot be read: its entries declare more than ${LARGEST_DECLARED_SIZE} bytes in all`);
       if (manifest.entries.length < limit) manifest.entries.push(entry);
       else manifest.truncated = true;
     },
@@ -356,7 +376,7 @@ function zipEntryOf(entry: yauzl.Entry): ArchiveEntry {
     directory,
     size: entry.uncompressedSize,
     compressedSize: entry.compressedSize,
-    modifiedAt: entry.getLastModDate({ timezone: 'UTC' }).toISOString(),
+    modifiedAt: timeOf(entry.getLastModDate({ timezone: 'UTC' })),
     encrypted: entry.isEncrypted(),
   };
 }
@@ -470,6 +490,7 @@ export async function openEntry(storage: Storage, key: string, size: number, wan
     for await (const entry of zipEntries(zip)) {
       const { path, directory } = zipPath(entry);
       if (directory || path !== wanted) continue;
+      if (entry.uncompressedSize > LARGEST_DECLARED_SIZE) throw new DamagedEntryError(`The entry cannot be read: it declares more than ${LARGEST_DECLARED_SIZE} bytes`);
       if (entry.isEncrypted()) return { stream: new PassThrough().end(), size: entry.uncompressedSize, encrypted: true };
       // Leaving the loop closes the ZipFile; yauzl keeps its reader open until this stream ends.
       const stream = await begun(await openZipEntry(zip, entry));

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { signUp } from '../support/client.ts';
 import { uploadFile } from '../support/uploads.ts';
-import { tarBytes, zipBytes, type ArchiveEntrySpec } from '../support/archives.ts';
+import { ARCHIVE_MTIME, retimedInTar, tarBytes, zipBytes, zipDeclaring, type ArchiveEntrySpec } from '../support/archives.ts';
 import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
 // Deterministic, so a failure can be replayed from its seed.
 import { seededRandom as random } from '../support/random.ts';
@@ -100,4 +100,66 @@ describe.each(providers)('damaged archives on %s storage', (provider) => {
     const user = await server.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', owner.userId).executeTakeFirstOrThrow();
     expect(Number(user.usedBytes)).toBe(files.reduce((sum, f) => sum + Number(f.size), 0));
   });
+
+  // Headers that are whole (their checksums and records hold) but whose values are impossible.
+  it('lists a tar entry whose time field holds no time, with no time, and extracts it', async () => {
+    const plain = await tarBytes([{ name: 'good.txt', data: 'good' }, { name: 'octal.txt', data: 'not octal' }, { name: 'far.txt', data: 'far future' }]);
+    // Digits that are not octal, and a base-256 number past any date.
+    const tarFile = retimedInTar(retimedInTar(plain, 'octal.txt', Buffer.from('99999999999\0', 'latin1')), 'far.txt', Buffer.concat([Buffer.from([0x80]), Buffer.alloc(11, 0xff)]));
+    const { id, share } = await uploadArchive('times.tar', tarFile);
+    const expected = {
+      format: 'tar',
+      entryCount: 3,
+      totalSize: 4 + 9 + 10,
+      truncated: false,
+      entries: [
+        { path: 'good.txt', size: 4, compressedSize: 4, directory: false, modifiedAt: ARCHIVE_MTIME.toISOString(), encrypted: false },
+        { path: 'octal.txt', size: 9, compressedSize: 9, directory: false, modifiedAt: null, encrypted: false },
+        { path: 'far.txt', size: 10, compressedSize: 10, directory: false, modifiedAt: null, encrypted: false },
+      ],
+    };
+    for (const answer of [await owner.get(`/api/archives/${id}`), await owner.post(share, {})]) {
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.body.data).toEqual(expected);
+    }
+    const extracted = await owner.post(`/api/archives/${id}/extract`, {});
+    expect(extracted.status, extracted.text).toBe(201);
+    expect(extracted.body.data.files.map((f: { name: string }) => f.name)).toEqual(['good.txt', 'octal.txt', 'far.txt']);
+    expect(extracted.body.data.skipped).toEqual([]);
+  });
+
+  it('refuses to list a ZIP that declares more bytes than a size can say, and extracts what it can', async () => {
+    // 2^63 bytes for one entry, in its ZIP64 field.
+    const huge = await zipDeclaring([{ name: 'small.txt', data: 'small' }, { name: 'huge.bin', data: 'twelve bytes' }], { 'huge.bin': 2n ** 63n });
+    const { id, share } = await uploadArchive('huge.zip', huge);
+    for (const answer of [await owner.get(`/api/archives/${id}`), await owner.post(share, {})]) {
+      expect(answer.status, answer.text).toBe(400);
+      expect(answer.body.error).toBe('The ZIP file cannot be read: its entry "huge.bin" declares more than 9007199254740991 bytes');
+    }
+    const entry = await owner.get(`/api/archives/${id}/entry?path=huge.bin`);
+    expect(entry.status, entry.text).toBe(400);
+    expect(entry.body.error).toBe('The entry cannot be read: it declares more than 9007199254740991 bytes');
+    expect((await owner.get(`/api/archives/${id}/entry?path=small.txt`)).text).toBe('small');
+    const extracted = await owner.post(`/api/archives/${id}/extract`, {});
+    expect(extracted.status, extracted.text).toBe(201);
+    expect(extracted.body.data.files.map((f: { name: string }) => f.name)).toEqual(['small.txt']);
+    expect(extracted.body.data.skipped).toEqual([{ path: 'huge.bin', reason: expect.stringMatching(/^larger than the maximum upload size/) }]);
+
+    // Three entries of 2^52 bytes each: every size can be said, their sum cannot.
+    const many = await zipDeclaring(
+      ['a', 'b', 'c'].map((name) => ({ name, data: name })),
+      { a: 2n ** 52n, b: 2n ** 52n, c: 2n ** 52n },
+    );
+    const summed = await uploadArchive('many.zip', many);
+    const answer = await owner.get(`/api/archives/${summed.id}`);
+    expect(answer.status, answer.text).toBe(400);
+    expect(answer.body.error).toBe('The ZIP file cannot be read: its entries declare more than 9007199254740991 bytes in all');
+  });
+
+  async function uploadArchive(name: string, bytes: Buffer): Promise<{ id: string; share: string }> {
+    const uploaded = await uploadFile(owner, name, bytes, { type: 'application/octet-stream' });
+    expect(uploaded.status, uploaded.text).toBe(200);
+    const urlId = (await owner.get('/api/auth/me')).body.data.user.urlId as string;
+    return { id: (uploaded.body.data.downloadUrl as string).split('/').at(-2)!, share: `/api/share/${urlId}/${encodeURIComponent(name)}/archive` };
+  }
 });

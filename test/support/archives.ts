@@ -339,18 +339,47 @@ export async function tarBytes(entries: ArchiveEntrySpec[], options: { gzip?: bo
  * UTF-8, as in tars written by older systems); the header's checksum is computed again.
  */
 export function renamedInTar(tarFile: Buffer, from: string, to: Buffer): Buffer {
+  return editedInTar(tarFile, from, (header) => {
+    header.fill(0, 0, 100);
+    to.copy(header, 0);
+  });
+}
+
+/**
+ * A plain tar whose ustar header named `name` holds `value` in its modification time's field
+ * (12 bytes at offset 136), the header's checksum computed again: a header whole but for that value.
+ */
+export function retimedInTar(tarFile: Buffer, name: string, value: Buffer): Buffer {
+  if (value.length !== 12) throw new Error('the time field is 12 bytes');
+  return editedInTar(tarFile, name, (header) => value.copy(header, 136));
+}
+
+function editedInTar(tarFile: Buffer, name: string, edit: (header: Buffer) => void): Buffer {
   const out = Buffer.from(tarFile);
   for (let at = 0; at + 512 <= out.length; at += 512) {
     const header = out.subarray(at, at + 512);
-    if (header.subarray(0, 100).toString('latin1').replace(/\0.*$/s, '') !== from) continue;
-    header.fill(0, 0, 100);
-    to.copy(header, 0);
+    if (header.subarray(0, 100).toString('latin1').replace(/\0.*$/s, '') !== name) continue;
+    edit(header);
     header.fill(0x20, 148, 156);
     const sum = header.reduce((total, byte) => total + byte, 0);
     header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'latin1');
     return out;
   }
-  throw new Error(`no header named ${from}`);
+  throw new Error(`no header named ${name}`);
+}
+
+/**
+ * A ZIP64 archive of `entries` whose central directory declares `sizes[name]` as the uncompressed
+ * size of each entry named there (in its ZIP64 extra field, up to 2^64 − 1); the data is unchanged.
+ */
+export async function zipDeclaring(entries: ArchiveEntrySpec[], sizes: Record<string, bigint>): Promise<Buffer> {
+  const bytes = await zipBytes(entries, { zip64: true });
+  for (const [name, size] of Object.entries(sizes)) {
+    const at = recordNamed(zipLayout(bytes), name).zip64.uncompressedSize;
+    if (at === undefined) throw new Error(`${name} has no ZIP64 uncompressed size`);
+    bytes.writeBigUInt64LE(size, at);
+  }
+  return bytes;
 }
 
 /** Bytes as a one-chunk stream, for `Storage.put`. */
