@@ -1,7 +1,14 @@
 import { z } from 'zod';
 
 /** Path parameter for a record ID; anything longer or stranger cannot be one of ours. */
-export const idParams = z.strictObject({ id: z.string().min(1).max(128) });
+/**
+ * A record's ID, or a name, in a path: any text the router passes (it answers 414 past
+ * MAX_PARAM_LENGTH). One no record has, however long, is the route's 404, as an unknown ID is
+ * (contract; the specification lists no 400 for DELETE /api/urls/{id}): a bound here made an
+ * over-long ID a 400.
+ */
+export const pathText = z.string().min(1);
+export const idParams = z.strictObject({ id: pathText });
 
 export const isoDateTime = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 timestamp with a time zone' });
 

@@ -11,9 +11,9 @@ import { uploadLinks } from '../../files/file-views.ts';
 import { openEntry, readManifest } from '../../archives/reader.ts';
 import { findOwnedFile } from '../../files/file-access.ts';
 import { notFound } from '../../errors.ts';
-import { onceQueryText } from '../schemas.ts';
+import { onceQueryText, pathText } from '../schemas.ts';
 
-const fileParams = z.strictObject({ fileId: z.string().min(1).max(128) });
+const fileParams = z.strictObject({ fileId: pathText });
 const fileId = z.string().min(1).max(128);
 const folderId = z.string().min(1).max(128).nullable().optional().describe('The folder the new files go to; null or absent: unfiled');
 const extractBody = z.strictObject({

@@ -13,6 +13,7 @@ import { bytes, headNotModifiedWithoutLength, noBody, ok } from '../responses.ts
 import { fileOcrResponse } from '../../api/files.ts';
 import { thumbnailVersion } from '../../media/media-kinds.ts';
 import { contentDisposition } from '../content-disposition.ts';
+import { pathText } from '../schemas.ts';
 
 
 /**
@@ -191,7 +192,7 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
       schema: {
         tags,
         summary: 'Raw bytes of a file (public, unlocked, or your own); counts a view',
-        params: z.object({ urlId: z.string().max(64), name: z.string().max(512) }),
+        params: z.object({ urlId: pathText, name: pathText }),
         response: byteResponses("The file's bytes with its stored Content-Type; types a browser would run (HTML, SVG, XML) come as an attachment"),
       },
     },
@@ -219,7 +220,7 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
       schema: {
         tags,
         summary: 'Download a file as an attachment; counts a download',
-        params: z.object({ id: z.string().max(128) }),
+        params: z.object({ id: pathText }),
         response: byteResponses("The file's bytes, `Content-Disposition: attachment`"),
       },
     },
@@ -237,7 +238,7 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
       schema: {
         tags,
         summary: 'Your own file, inline, for previews in the web app (browser session only); counts no view',
-        params: z.object({ id: z.string().max(128) }),
+        params: z.object({ id: pathText }),
         response: byteResponses("The file's bytes, inline unless a browser would run them"),
       },
     },
@@ -258,7 +259,7 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
       schema: {
         tags,
         summary: "A file's thumbnail: WebP, longest side at most 512 px, no metadata (public files to anyone, others to their owner)",
-        params: z.object({ id: z.string().max(128) }),
+        params: z.object({ id: pathText }),
         querystring: z.object({ v: z.string().max(64).optional().describe('The version the listing puts in `thumbnailUrl`; any value gives the current thumbnail') }),
         response: {
           200: bytes('The thumbnail', 'image/webp'),
@@ -275,7 +276,7 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
       schema: {
         tags,
         summary: "The text recognised in your own image (browser session only)",
-        params: z.object({ id: z.string().max(128) }),
+        params: z.object({ id: pathText }),
         response: { 200: fileOcrResponse },
       },
     },
@@ -294,7 +295,7 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
       schema: {
         tags,
         summary: 'Unlock a password-protected file for this browser',
-        params: z.object({ id: z.string().max(128) }),
+        params: z.object({ id: pathText }),
         body: z.strictObject({ password: z.string().min(1).max(1024) }),
         response: { 204: noBody('Unlocked: a cookie now opens this one file in this browser') },
       },

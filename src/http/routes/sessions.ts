@@ -5,6 +5,7 @@ import { sessionListResponse } from '../../api/sign-in-security.ts';
 import { endOtherSessions, endSession, listSessions } from '../../auth/sessions.ts';
 import { clearSessionCookie } from '../sign-in.ts';
 import { notFound } from '../../errors.ts';
+import { idParams } from '../schemas.ts';
 
 /**
  * Session history (contract §8): the account's live browser sessions, and ending them. Browser
@@ -20,7 +21,7 @@ export const sessionRoutes: RouteModule = async (app, { ctx }) => {
 
   app.delete(
     '/api/auth/sessions/:id',
-    { schema: { tags, summary: 'End one of your sessions (this one too, if it is its ID)', params: z.strictObject({ id: z.string().min(1).max(64) }), response: { 204: noBody('Ended') } } },
+    { schema: { tags, summary: 'End one of your sessions (this one too, if it is its ID)', params: idParams, response: { 204: noBody('Ended') } } },
     async (request, reply) => {
       const principal = principalOf(request);
       const ended = await endSession(ctx.db, principal.user.id, request.params.id, principal.sessionId);

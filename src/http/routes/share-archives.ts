@@ -11,8 +11,9 @@ import { openEntry, readManifest } from '../../archives/reader.ts';
 import { accessTo, findByUrlPath, type FileRow } from '../../files/file-access.ts';
 import { checkFilePassword } from '../../files/unlock.ts';
 import { forbidden, invalid, notFound } from '../../errors.ts';
+import { pathText } from '../schemas.ts';
 
-const shareParams = z.strictObject({ urlId: z.string().min(1).max(64), name: z.string().min(1).max(512) });
+const shareParams = z.strictObject({ urlId: pathText, name: pathText });
 const password = z.string().min(1).max(1024).describe("The file's password, when it has one and this browser has not unlocked it");
 // A browser posting the share page's form sends no body for the manifest; JSON and form bodies alike.
 const manifestBody = z.strictObject({ password: password.optional() }).nullish();

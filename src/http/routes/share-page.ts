@@ -10,6 +10,7 @@ import { abortableReads, ArchiveReadAborted } from '../../archives/abortable-rea
 import { uploadLinks } from '../../files/file-views.ts';
 import { viewerOf } from '../viewer.ts';
 import { html } from '../responses.ts';
+import { pathText } from '../schemas.ts';
 
 const TEXT_PREVIEW_BYTES = 64 * 1024;
 /**
@@ -74,7 +75,7 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
       schema: {
         tags: ['files'],
         summary: 'Share page (HTML) of a public file',
-        params: z.object({ urlId: z.string().max(64), name: z.string().max(512) }),
+        params: z.object({ urlId: pathText, name: pathText }),
         // The 404 is a page for people who followed a link, not an error body.
         response: { 200: html('The share page: a preview, or a password form for a protected file'), 404: html('"File not found" page: private, expired or missing') },
       },
