@@ -80,7 +80,12 @@ function optionalText(raw: RawQuery, name: string): string | undefined {
 }
 
 export function validId(value: string): boolean {
-  return value.length >= 1 && value.length <= listingLimits.idLength && !badIdCharacter.test(value);
+  // Characters are code points, as for names (docs/decisions.md); a UTF-16 unit count made 65 emoji
+  // too long. Past twice the limit in units no count of code points can be within it.
+  if (value.length === 0 || value.length > 2 * listingLimits.idLength || badIdCharacter.test(value)) return false;
+  let characters = 0;
+  for (const _ of value) characters++;
+  return characters <= listingLimits.idLength;
 }
 
 /** The selected-ID filter `ids`: 1 to 100 distinct file IDs, one parameter (spec, GET /api/files). */

@@ -222,6 +222,12 @@ describe('GET /api/files: records, access and isolation', () => {
     expect(ids(selected)).toEqual([mine]);
     expect(selected.body.pagination.total).toBe(1);
     expect(ids(await list(m, { ids: theirs }))).toEqual([]);
+    // An ID's 1 to 128 characters are code points: 128 emoji are an ID no file has, 129 are none.
+    const emoji = await list(m, { ids: `${mine},${'😀'.repeat(128)}` });
+    expect(emoji.status, emoji.text).toBe(200);
+    expect(ids(emoji)).toEqual([mine]);
+    expect((await list(m, { ids: '😀'.repeat(129) })).status).toBe(400);
+    expect((await list(m, { folder: '😀'.repeat(128) })).status).toBe(404);
     // folder and tag: another account's ID is a 404, as a missing one.
     const unknownIds: Array<Record<string, string>> = [{ folder: theirFolder }, { tag: theirTag }, { folder: 'nosuchfolder' }, { tag: 'nosuchtag' }];
     for (const params of unknownIds) {
