@@ -78,7 +78,10 @@ const httpOrigin = z.string().refine((v) => {
   } catch {
     return false;
   }
-}, 'must be an http(s) origin such as https://files.example.com, without a trailing slash or path');
+}, 'must be an http(s) origin such as https://files.example.com, without a trailing slash or path')
+  // As browsers spell an origin (lower-case scheme and host, no default port, IDN host names in
+  // ASCII): the Origin check compares with it, and an upper-case HTTPS:// set no Secure cookie.
+  .transform((v) => new URL(v).origin);
 
 const variables = {
   PORT: port.optional(),

@@ -194,3 +194,23 @@ describe('Origin check on cookie-authenticated state changes', () => {
     expect((await admin.get('/api/settings', { origin: null })).status).toBe(200);
   });
 });
+
+describe('a BASE_URL written in capitals, with its default port', () => {
+  it('is used as browsers spell its origin: Secure cookies for https, links and the Origin check in lower case', async () => {
+    const secure = await startTestServer({ BASE_URL: 'HTTPS://Files.Example.TEST:443' });
+    try {
+      const direct = `http://127.0.0.1:${secure.env.PORT}`;
+      expect(secure.baseUrl).toBe('https://files.example.test');
+      const registered = await new Client(direct).post('/api/auth/register', { email: uniqueEmail(), password: 'long enough pw' });
+      expect(registered.status, registered.text).toBe(201);
+      const cookie = registered.headers.getSetCookie().find((c) => c.startsWith('hoard_session='))!;
+      expect(cookie).toMatch(/; Secure/i);
+      // A state-changing request from the instance's own pages, as a browser sends it.
+      const session = cookie.split(';')[0]!;
+      const folder = await new Client(direct).post('/api/folders', { name: 'Mine' }, { headers: { cookie: session }, origin: 'https://files.example.test' });
+      expect(folder.status, folder.text).toBe(201);
+    } finally {
+      await secure.close();
+    }
+  });
+});
