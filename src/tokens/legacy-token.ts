@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
 import type { SecretBox } from '../auth/secret-box.ts';
 import { randomSecret, sha256Hex } from '../auth/secrets.ts';
+import { SECRET_PREFIX } from '../auth/token-format.ts';
 import { conflict } from '../errors.ts';
 
 /**
@@ -25,13 +26,24 @@ export async function getUploadToken(db: Db, box: SecretBox, log: Logger, userId
 
 /** A new value; the previous one (and every configuration embedding it) stops working at once. */
 export async function regenerateUploadToken(db: Db, box: SecretBox, userId: string): Promise<string> {
-  const token = randomSecret(32);
+  const token = newUploadCredential();
   await db
     .updateTable('users')
     .set({ uploadToken: null, uploadTokenEncrypted: box.seal(token, contextOf(userId)), uploadTokenHash: sha256Hex(token), updatedAt: Date.now() })
     .where('id', '=', userId)
     .execute();
   return token;
+}
+
+/**
+ * A credential value. Never one with a named token's prefix: a request bearing it would be judged
+ * as a named token and never authenticate (one random value in 16.7 million began so).
+ */
+export function newUploadCredential(random: () => string = () => randomSecret(32)): string {
+  for (;;) {
+    const value = random();
+    if (!value.startsWith(SECRET_PREFIX)) return value;
+  }
 }
 
 /**
