@@ -36,6 +36,7 @@ import * as untaggedCombinations from './migrations/0032-untagged-combinations.t
 import * as untaggedTimelineIndexes from './migrations/0033-untagged-timeline-indexes.ts';
 import * as searchFacets from './migrations/0034-search-facets.ts';
 import * as earlierVersions from './migrations/0035-earlier-versions.ts';
+import * as searchRefold from './migrations/0036-search-refold.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -74,6 +75,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0033-untagged-timeline-indexes': untaggedTimelineIndexes,
   '0034-search-facets': searchFacets,
   '0035-earlier-versions': earlierVersions,
+  '0036-search-refold': searchRefold,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

@@ -469,6 +469,17 @@ describe('GET /api/files: pages and sort orders', () => {
 });
 
 describe('GET /api/files: filters', () => {
+  it('search: the capital sharp s and Greek letters with dialytika and tonos match their other case', async () => {
+    const m = await member();
+    const grosse = await upload(m, 'GROẞE-Liste.txt');
+    const greek = await upload(m, 'διΐστημα.txt');
+    const [scanned] = await insert([row(m, { name: 'scan.png', mimeType: 'image/png', ocrText: 'STRAẞE 5' })]);
+    const found = async (search: string) => ids(await list(m, { search })).sort();
+    for (const term of ['große', 'GROSSE', 'groẞe', 'grosse-liste']) expect(await found(term), term).toEqual([grosse]);
+    for (const term of ['ΔΙΪ́ΣΤΗΜΑ', 'διΐστημα', 'ΐσ']) expect(await found(term), term).toEqual([greek]);
+    for (const term of ['straße', 'STRASSE']) expect(await found(term), term).toEqual([scanned]);
+  });
+
   it('search: case-insensitive on the name or OCR text, non-ASCII included, wildcards literal', async () => {
     const m = await member();
     const ärger = await upload(m, 'ärger.txt');

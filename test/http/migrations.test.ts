@@ -135,6 +135,38 @@ describe('upgrades from the first versions of migrations edited after they lande
   });
 });
 
+describe('search text folded by an earlier version', () => {
+  it('is folded again, so the capital sharp s and its other spellings find each other in names and OCR text', async () => {
+    const server = await startTestServer();
+    try {
+      const owner = await signUp(server.baseUrl);
+      const uploaded = await uploadFile(owner, 'GROẞE-Liste.txt', 'a list');
+      expect(uploaded.status, uploaded.text).toBe(200);
+      const plain = await uploadFile(owner, 'plain.txt', 'plain');
+      expect(plain.status, plain.text).toBe(200);
+      // What 0006-listing's folding stored: "ẞ" became "ß", not "ss".
+      await server.ctx.db
+        .updateTable('files')
+        .set({ ocrText: 'STRAẞE 5', searchName: 'große-liste.txt', searchOcr: 'straße 5' })
+        .where('name', '=', 'GROẞE-Liste.txt')
+        .execute();
+      await server.ctx.db.deleteFrom('kysely_migration' as never).where('name' as never, '=', '0036-search-refold' as never).execute();
+      expect(await migrate(server.ctx.db)).toEqual(['0036-search-refold']);
+      const rows = await server.ctx.db.selectFrom('files').select(['name', 'searchName', 'searchOcr']).where('userId', '=', owner.userId).orderBy('name').execute();
+      expect(rows).toEqual([
+        { name: 'GROẞE-Liste.txt', searchName: 'grosse-liste.txt', searchOcr: 'strasse 5' },
+        { name: 'plain.txt', searchName: 'plain.txt', searchOcr: null },
+      ]);
+      for (const search of ['große', 'GROSSE', 'strasse 5', 'STRAẞE']) {
+        const found = await owner.get(`/api/files?search=${encodeURIComponent(search)}`);
+        expect(found.body.data.map((f: { name: string }) => f.name), search).toEqual(['GROẞE-Liste.txt']);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('an upgrade stopped part-way', () => {
   it('leaves nothing of the migration it was in, and the next start applies it whole', async () => {
     const { handle, databaseUrl, dataDir } = await freshHandle();
@@ -186,7 +218,7 @@ describe('an upgrade stopped part-way', () => {
       expect(tables).not.toContain('failedMigration');
       // 0034 and 0035, pending before the failing one, were rolled back with it: applied again they succeed.
       expect(tables).not.toContain('searchFacetValues');
-      expect(await migrate(handle.db)).toEqual(['0034-search-facets', '0035-earlier-versions']);
+      expect(await migrate(handle.db)).toEqual(['0034-search-facets', '0035-earlier-versions', '0036-search-refold']);
     } finally {
       await handle.close();
     }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { foldForSearch } from '../../src/shared/search-text.ts';
 import { followingPrefix } from '../../src/listing/file-query.ts';
 import { foldForSearch as migration0006Fold } from '../../src/db/migrations/0006-listing.ts';
+import { foldForSearch as migration0036Fold } from '../../src/db/migrations/0036-search-refold.ts';
 
 // Text and the folded form stored in files.searchName / files.searchOcr.
 const cases: Array<[string, string]> = [
@@ -28,8 +29,34 @@ describe('search folding', () => {
   // Today the application folds the same way, so rows folded by the migration and rows written since
   // are compared alike. Were the application's folding ever changed on purpose, this would fail: the
   // change then needs a migration that refolds the stored values, and this case moves there.
-  it('the application folds as migration 0006 did', () => {
+  it('the application folds these as migration 0006 did', () => {
     for (const [text, folded] of cases) expect(foldForSearch(text), text).toBe(folded);
+  });
+
+  // Where 0006's folding was not closed under case, and the application's and migration 0036's are.
+  const refolded: Array<[string, string, string]> = [
+    ['GROẞE', 'große', 'grosse'],
+    ['\u0390', '\u03b9\u0308\u0301', '\u0390'],
+    ['\u1fe3', '\u03c5\u0308\u0301', '\u03b0'],
+  ];
+  it('folds the capital sharp s and Greek letters with dialytika and tonos as their other case, as 0036 refolded them', () => {
+    for (const [text, before, after] of refolded) {
+      expect(migration0006Fold(text), text).toBe(before);
+      expect(foldForSearch(text), text).toBe(after);
+      expect(migration0036Fold(text), text).toBe(after);
+    }
+    for (const [text, folded] of cases) expect(migration0036Fold(text), text).toBe(folded);
+  });
+
+  it('is closed under case: every code point, its upper and its lower case fold alike, and folding again changes nothing', () => {
+    const open: string[] = [];
+    for (let point = 0x20; point <= 0x2ffff; point++) {
+      if (point >= 0xd800 && point <= 0xdfff) continue;
+      const text = String.fromCodePoint(point);
+      const folded = foldForSearch(text);
+      if (foldForSearch(folded) !== folded || foldForSearch(text.toUpperCase()) !== folded || foldForSearch(text.toLowerCase()) !== folded) open.push(point.toString(16));
+    }
+    expect(open).toEqual([]);
   });
 });
 
