@@ -7,7 +7,7 @@ import { archiveLimits } from '../api/vocabulary.ts';
 import { notFound } from '../errors.ts';
 import type { FileRow } from '../files/file-access.ts';
 import { StorageLimitError, StorageNotFoundError } from '../storage/storage.ts';
-import { extensionOf, nameCandidates } from '../shared/naming.ts';
+import { extensionOf, nameCandidates, sanitizeFileName } from '../shared/naming.ts';
 import type { ResolvedOptions } from '../shared/upload-options.ts';
 import { overLimit, uploadAllowance } from '../uploads/allowance.ts';
 import { planUpload, resolveOptions } from '../uploads/upload-plan.ts';
@@ -45,10 +45,12 @@ export async function prepareCreation(ctx: AppContext, principal: Principal, req
   // default: made public, it would hand anyone the bytes those files keep to their owner.
   const guarded = found.some((file) => file.visibility === 'PRIVATE' || file.passwordHash !== null);
   const options = await resolveOptions(ctx.db, principal, plan, guarded ? { visibility: 'PRIVATE' } : {});
-  const name = request.name?.trim() || DEFAULT_NAME;
+  const given = request.name?.trim();
+  const named = given ? (extensionOf(given) === 'zip' ? given : `${given}.zip`) : DEFAULT_NAME;
   return {
     files: request.fileIds.map((id) => byId.get(id)!),
-    name: extensionOf(name) === 'zip' ? name : `${name}.zip`,
+    // A name of nothing a file name keeps ("???") would be left a bare "zip" by the naming rules.
+    name: extensionOf(sanitizeFileName(named)) === 'zip' ? named : DEFAULT_NAME,
     folderId: plan.folderId,
     options,
   };

@@ -7,7 +7,7 @@ import { hasPermission, type PermissionSet } from '../auth/permissions.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { findOwnedFolder } from '../organisation/folders.ts';
 import { assertOwnedTags } from '../organisation/tags.ts';
-import { sanitizeFileName } from '../shared/naming.ts';
+import { keptFileName } from '../shared/naming.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import { cancelExpiry, scheduleExpiry } from './expiry.ts';
 import { fileRecord } from './file-views.ts';
@@ -77,7 +77,9 @@ export async function updateFile(ctx: AppContext, userId: string, permissions: P
     if (!can('tags.manage')) throw forbidden();
     await assertOwnedTags(ctx.db, userId, changes.tagIds);
   }
-  const name = changes.name !== undefined ? sanitizeFileName(changes.name) : undefined;
+  const name = changes.name !== undefined ? keptFileName(changes.name) : undefined;
+  // A new name must keep something: "   " or "???" became "file", and the file lost its extension.
+  if (name === null) throw invalid('name: must contain a character a file name can hold (letters, digits, . _ - and the like)');
   const nameTaken = () => conflict(`A file named ${name} already exists`);
   const passwordHash = changes.password ? await hashPassword(changes.password) : changes.password === null || changes.password === '' ? null : undefined;
 

@@ -9,11 +9,16 @@ const alphanumeric = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
  * control characters or URL/shell metacharacters, no leading dot, bounded length, extension kept.
  */
 export function sanitizeFileName(raw: string): string {
+  return keptFileName(raw) ?? 'file';
+}
+
+/** sanitizeFileName's name, or null when nothing of `raw` is kept (blank, or only characters it drops). */
+export function keptFileName(raw: string): string | null {
   let name = path.posix.basename(raw.replaceAll('\\', '/')).normalize('NFC');
   name = name.replace(/[\p{Cc}\p{Cf}]/gu, '');
   name = name.replace(/[/?#%"<>|*:;`$&'{}[\]^~+=,@!]/g, '');
   name = name.replace(/\s+/gu, '_').replace(/^[._-]+/, '').replace(/_+/g, '_');
-  if (name === '' || name === '.' || name === '..') name = 'file';
+  if (name === '' || name === '.' || name === '..') return null;
   if (name.length > MAX_NAME_LENGTH) {
     const ext = path.posix.extname(name).slice(0, 20);
     let end = MAX_NAME_LENGTH - ext.length;

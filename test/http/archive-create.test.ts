@@ -82,6 +82,12 @@ describe.each(providers)('archive creation on %s storage', (provider) => {
     expect(unnamed.body.data.name).toBe('archive.zip');
     const again = await user.post('/api/archives', { fileIds: [png.id], folderId: null });
     expect(again.body.data.name).toBe('archive-1.zip');
+    // A name of nothing a file name keeps: the default, not a bare "zip".
+    for (const name of ['???', '?? ?.zip']) {
+      const punctuation = await user.post('/api/archives', { fileIds: [png.id], name });
+      expect(punctuation.status, punctuation.text).toBe(201);
+      expect(punctuation.body.data.name).toMatch(/^archive-\d\.zip$/);
+    }
   });
 
   it('keeps an archive of private or password-protected files private, whatever the default', async () => {

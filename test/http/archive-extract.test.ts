@@ -107,6 +107,10 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
     expect(answer.status, answer.text).toBe(201);
     expect(answer.body.data.files.map((f: { name: string }) => f.name)).toEqual(['plain.txt']);
     expect(answer.body.data.skipped).toEqual([{ path: 'packed.bin', reason: 'it is compressed with a method Hoard cannot read (14)' }]);
+    // Every field of the body has its default: no body at all is the same request.
+    const bodiless = await user.post(`/api/archives/${archiveId}/extract`);
+    expect(bodiless.status, bodiless.text).toBe(201);
+    expect(bodiless.body.data.files.map((f: { name: string }) => f.name)).toEqual(['plain-1.txt']);
     const entry = await user.get(`/api/archives/${archiveId}/entry?path=packed.bin`);
     expect([entry.status, entry.body.error]).toEqual([400, 'The entry cannot be read: unsupported compression method: 14']);
   });

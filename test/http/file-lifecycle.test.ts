@@ -111,6 +111,14 @@ describe.each(providers)('file lifecycle on %s storage', (provider) => {
       expect((await member.get(file.raw)).status).toBe(404);
       expect((await member.get(`/api/files/${urlId}/final_report.txt`)).text).toBe('draft text');
 
+      // A name must keep something of itself: blank, or only characters a file name drops, is a 400.
+      for (const name of ['   ', '???', '..']) {
+        const refused = await member.patch(`/api/files/${file.id}`, { name });
+        expect(refused.status, name).toBe(400);
+        expect(refused.body.error).toMatch(/^name: /);
+      }
+      expect((await member.get(`/api/files/${urlId}/final_report.txt`)).status).toBe(200);
+
       const cleared = await member.patch(`/api/files/${file.id}`, { password: null, expiresAt: null, folderId: null, tagIds: [], visibility: 'PUBLIC' });
       expect(cleared.body.data.file).toMatchObject({ hasPassword: false, expiresAt: null, expiryAction: null, folderId: null, tags: [], visibility: 'PUBLIC' });
       expect(await server.ctx.db.selectFrom('jobs').select('id').where('dedupeKey', '=', `file-expiry:${file.id}`).executeTakeFirst()).toBeUndefined();

@@ -25,7 +25,9 @@ const extractBody = z.strictObject({
     .optional()
     .describe('Entry paths as the manifest lists them; by default every file entry'),
   folderId,
-});
+})
+  // Every field has its default, so no body at all is every file entry, unfiled (contract §9).
+  .nullish();
 const createBody = z.strictObject({
   fileIds: z
     .array(fileId)
@@ -111,7 +113,7 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const prepared = await prepareExtraction(ctx, principal, request.params.fileId, request.body);
+      const prepared = await prepareExtraction(ctx, principal, request.params.fileId, request.body ?? {});
       if (!reserve(request, reply)) return reply;
       const result = await readingArchive(request.log, prepared.archive, () => extractArchive(ctx, principal, prepared, clientGone(reply)));
       return reply.code(201).send(ok(result));
