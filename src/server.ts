@@ -63,7 +63,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
  * once before starting them, so that they do not race to apply the same migration.
  */
 export async function prepareDatabase(db: Db, config: Config, log: Logger): Promise<void> {
-  const applied = await migrate(db);
+  const applied = await migrate(db, undefined, () => log.warn('the database is locked by another process (another start upgrading it, `migrate`, the import): waiting for it, up to 15 minutes'));
   if (applied.length > 0) log.info({ migrations: applied }, 'database migrated');
   await ensureBuiltinRoles(db);
   await ensureSettings(db, initialSettings(config));

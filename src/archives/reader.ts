@@ -45,10 +45,15 @@ const LARGEST_DECLARED_SIZE = Number.MAX_SAFE_INTEGER;
 /**
  * An entry's modification time; null when it has none or its header's field holds no time (a tar
  * header whose checksum is right may still hold digits that are not octal, or a base-256 number past
- * any date): the entry is listed and extracted all the same, as `tar` lists it with a warning.
+ * any date, or before year 0 or after 9999): the entry is listed and extracted all the same, as `tar`
+ * lists it with a warning.
  */
 function timeOf(date: Date | undefined | null): string | null {
-  return date && Number.isFinite(date.getTime()) ? date.toISOString() : null;
+  // Outside years 0 to 9999 an ISO instant needs an expanded year (+011476-…), which RFC 3339
+  // readers refuse: no archive was written then either.
+  if (!date || !Number.isFinite(date.getTime())) return null;
+  const year = date.getUTCFullYear();
+  return year >= 0 && year <= 9999 ? date.toISOString() : null;
 }
 
 /** A tar header's entry: the ArchiveEntry fields it gives; null for a header that is no entry. */

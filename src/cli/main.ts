@@ -75,7 +75,7 @@ async function run(argv: string[], config: Config): Promise<string> {
   if (command === 'migrate') {
     const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
     try {
-      const applied = await migrate(handle.db);
+      const applied = await migrate(handle.db, undefined, () => process.stderr.write('The database is locked by another process (a start upgrading it, another migrate, the import): waiting for it, up to 15 minutes\n'));
       return applied.length ? `Applied migrations: ${applied.join(', ')}` : 'Database is up to date';
     } finally {
       await handle.close();

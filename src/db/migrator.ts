@@ -79,8 +79,8 @@ export const migrations: Readonly<Record<string, Migration>> = {
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */
-export async function migrate(db: Db, upTo?: string): Promise<string[]> {
-  return applyMigrations(db, migrations, upTo);
+export async function migrate(db: Db, upTo?: string, onWaiting?: () => void): Promise<string[]> {
+  return applyMigrations(db, migrations, upTo, onWaiting);
 }
 
 /**
@@ -97,15 +97,17 @@ const MIGRATION_LOCK_PAUSE_MS = 250;
  * both databases (SQLite's too: see TransactionalDdlSqliteAdapter), so a process stopped part-way
  * leaves the database as it was and the next start applies them again.
  */
-export async function applyMigrations(db: Db, list: Readonly<Record<string, Migration>>, upTo?: string): Promise<string[]> {
+export async function applyMigrations(db: Db, list: Readonly<Record<string, Migration>>, upTo?: string, onWaiting?: () => void): Promise<string[]> {
   const began = performance.now();
-  for (;;) {
+  for (let waited = false; ; waited = true) {
     try {
       return await applyPending(db, list, upTo);
     } catch (error) {
       // Nothing of this attempt remains (one transaction); once the other process commits, what it
       // applied is no longer pending, and this start applies whatever is left.
       if (!isSqliteBusy(error) || performance.now() - began >= MIGRATION_LOCK_WAIT_MS) throw error;
+      // Said once, so an operator knows why a start stands still.
+      if (!waited) onWaiting?.();
       await sleep(MIGRATION_LOCK_PAUSE_MS);
     }
   }

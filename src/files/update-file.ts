@@ -79,7 +79,7 @@ export async function updateFile(ctx: AppContext, userId: string, permissions: P
   }
   const name = changes.name !== undefined ? keptFileName(changes.name) : undefined;
   // A new name must keep something: "   " or "???" became "file", and the file lost its extension.
-  if (name === null) throw invalid('name: must contain a character a file name can hold (letters, digits, . _ - and the like)');
+  if (name === null) throw invalid('name: must contain a letter, a digit or another character a file name keeps, not only spaces, dots, dashes, underscores or punctuation');
   const nameTaken = () => conflict(`A file named ${name} already exists`);
   const passwordHash = changes.password ? await hashPassword(changes.password) : changes.password === null || changes.password === '' ? null : undefined;
 

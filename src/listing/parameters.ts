@@ -80,12 +80,19 @@ function optionalText(raw: RawQuery, name: string): string | undefined {
 }
 
 export function validId(value: string): boolean {
-  // Characters are code points, as for names (docs/decisions.md); a UTF-16 unit count made 65 emoji
-  // too long. Past twice the limit in units no count of code points can be within it.
-  if (value.length === 0 || value.length > 2 * listingLimits.idLength || badIdCharacter.test(value)) return false;
+  return value.length > 0 && !badIdCharacter.test(value) && atMostCharacters(value, listingLimits.idLength);
+}
+
+/**
+ * Whether `value` has at most `limit` characters, counted as code points as names are
+ * (docs/decisions.md); a UTF-16 unit count made 65 emoji too long for an ID of 128.
+ */
+function atMostCharacters(value: string, limit: number): boolean {
+  // Past twice the limit in units no count of code points can be within it.
+  if (value.length > 2 * limit) return false;
   let characters = 0;
   for (const _ of value) characters++;
-  return characters <= listingLimits.idLength;
+  return characters <= limit;
 }
 
 /** The selected-ID filter `ids`: 1 to 100 distinct file IDs, one parameter (spec, GET /api/files). */
@@ -215,7 +222,7 @@ function parseTypes(raw: RawQuery): string[] | null {
 function parseSearch(raw: RawQuery): string | null {
   const value = optionalText(raw, 'search');
   if (value === undefined) return null;
-  if (value.length > listingLimits.searchLength) throw invalid(`search: at most ${listingLimits.searchLength} characters`);
+  if (!atMostCharacters(value, listingLimits.searchLength)) throw invalid(`search: at most ${listingLimits.searchLength} characters`);
   return foldForSearch(value.trim());
 }
 

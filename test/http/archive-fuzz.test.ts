@@ -103,19 +103,27 @@ describe.each(providers)('damaged archives on %s storage', (provider) => {
 
   // Headers that are whole (their checksums and records hold) but whose values are impossible.
   it('lists a tar entry whose time field holds no time, with no time, and extracts it', async () => {
-    const plain = await tarBytes([{ name: 'good.txt', data: 'good' }, { name: 'octal.txt', data: 'not octal' }, { name: 'far.txt', data: 'far future' }]);
-    // Digits that are not octal, and a base-256 number past any date.
-    const tarFile = retimedInTar(retimedInTar(plain, 'octal.txt', Buffer.from('99999999999\0', 'latin1')), 'far.txt', Buffer.concat([Buffer.from([0x80]), Buffer.alloc(11, 0xff)]));
+    const plain = await tarBytes([{ name: 'good.txt', data: 'good' }, { name: 'octal.txt', data: 'not octal' }, { name: 'far.txt', data: 'far future' }, { name: 'year.txt', data: 'year 11476' }]);
+    // Digits that are not octal, a base-256 number past any date, and one in the year 11476.
+    const year11476 = Buffer.alloc(12);
+    year11476[0] = 0x80;
+    year11476.writeBigUInt64BE(300_000_000_000n, 4);
+    const tarFile = retimedInTar(
+      retimedInTar(retimedInTar(plain, 'octal.txt', Buffer.from('99999999999\0', 'latin1')), 'far.txt', Buffer.concat([Buffer.from([0x80]), Buffer.alloc(11, 0xff)])),
+      'year.txt',
+      year11476,
+    );
     const { id, share } = await uploadArchive('times.tar', tarFile);
     const expected = {
       format: 'tar',
-      entryCount: 3,
-      totalSize: 4 + 9 + 10,
+      entryCount: 4,
+      totalSize: 4 + 9 + 10 + 10,
       truncated: false,
       entries: [
         { path: 'good.txt', size: 4, compressedSize: 4, directory: false, modifiedAt: ARCHIVE_MTIME.toISOString(), encrypted: false },
         { path: 'octal.txt', size: 9, compressedSize: 9, directory: false, modifiedAt: null, encrypted: false },
         { path: 'far.txt', size: 10, compressedSize: 10, directory: false, modifiedAt: null, encrypted: false },
+        { path: 'year.txt', size: 10, compressedSize: 10, directory: false, modifiedAt: null, encrypted: false },
       ],
     };
     for (const answer of [await owner.get(`/api/archives/${id}`), await owner.post(share, {})]) {
@@ -124,7 +132,7 @@ describe.each(providers)('damaged archives on %s storage', (provider) => {
     }
     const extracted = await owner.post(`/api/archives/${id}/extract`, {});
     expect(extracted.status, extracted.text).toBe(201);
-    expect(extracted.body.data.files.map((f: { name: string }) => f.name)).toEqual(['good.txt', 'octal.txt', 'far.txt']);
+    expect(extracted.body.data.files.map((f: { name: string }) => f.name)).toEqual(['good.txt', 'octal.txt', 'far.txt', 'year.txt']);
     expect(extracted.body.data.skipped).toEqual([]);
   });
 

@@ -478,6 +478,9 @@ describe('GET /api/files: filters', () => {
     for (const term of ['große', 'GROSSE', 'groẞe', 'grosse-liste']) expect(await found(term), term).toEqual([grosse]);
     for (const term of ['ΔΙΪ́ΣΤΗΜΑ', 'διΐστημα', 'ΐσ']) expect(await found(term), term).toEqual([greek]);
     for (const term of ['straße', 'STRASSE']) expect(await found(term), term).toEqual([scanned]);
+    // A search's 500 characters are code points too.
+    expect((await list(m, { search: '😀'.repeat(500) })).status).toBe(200);
+    expect((await list(m, { search: '😀'.repeat(501) })).status).toBe(400);
   });
 
   it('search: case-insensitive on the name or OCR text, non-ASCII included, wildcards literal', async () => {
