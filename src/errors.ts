@@ -34,3 +34,9 @@ export const tooLarge = (message: string) => new AppError('too_large', message);
 export const rateLimited = (message: string, retryAfter: number) => new AppError('rate_limited', message, retryAfter);
 /** The generic 401: error `Unauthorized`, the cause not revealed (spec, Errors: 401). */
 export const unauthorized = () => new AppError('unauthorized', 'Unauthorized');
+/**
+ * The caller's own account row is gone: an administrator deleted it while the request was under
+ * way. Its credential identifies no account any more, so the request is the generic 401, not the
+ * 500 of a missing row (for Kysely's executeTakeFirstOrThrow).
+ */
+export const accountGone = (): Error => unauthorized();

@@ -6,7 +6,7 @@ import type { SecretBox } from '../auth/secret-box.ts';
 import { verifyPassword } from '../auth/passwords.ts';
 import { randomSecret, sha256Hex } from '../auth/secrets.ts';
 import { clearHits, takeAttempt } from '../auth/throttle.ts';
-import { AppError, conflict, invalid, notFound, unauthorized } from '../errors.ts';
+import { accountGone, AppError, conflict, invalid, notFound, unauthorized } from '../errors.ts';
 import { loginAttemptKey, loginFailureKey, loginLimits, TOO_MANY_SIGN_INS } from './login.ts';
 import { assertCanManage, findUserById, type UserRow } from './users.ts';
 import type { PermissionSet } from '../auth/permissions.ts';
@@ -40,7 +40,7 @@ function totpFor(secretBase32: string, label: string): TOTP {
 }
 
 async function totpState(db: Executor, userId: string) {
-  return db.selectFrom('users').select(['id', 'email', 'totpSecretSealed', 'totpPendingSealed', 'totpLastStep']).where('id', '=', userId).executeTakeFirstOrThrow();
+  return db.selectFrom('users').select(['id', 'email', 'totpSecretSealed', 'totpPendingSealed', 'totpLastStep']).where('id', '=', userId).executeTakeFirstOrThrow(accountGone);
 }
 
 export async function twoFactorEnabled(db: Executor, userId: string): Promise<boolean> {

@@ -333,6 +333,11 @@ export async function deleteUserAsAdmin(db: Db, dialect: Dialect, actor: { id: s
   await inBatches(dialect, (rows) => removeFilesOfAccount(db, dialect, id, rows));
   const deleted = await db.transaction().execute(async (trx) => {
     await serializeAdministration(trx, dialect);
+    // The account's row first, as every upload's commit takes it (charging the quota): a commit under
+    // way ends before the files are read below, and its file is among them; one that comes after
+    // finds no account. Read before the lock, a file committed in between went with the account by
+    // cascade while its bytes, whose cleanup its commit had cancelled, stayed in storage for good.
+    await lockAccountRow(trx, dialect, id);
     // The records go with the account (foreign keys cascade); their bytes are removed by durable
     // jobs committed in the same transaction, so nothing stays in storage without a record.
     const files = await trx.selectFrom('files').select(['storageKey', 'thumbnailKey']).where('userId', '=', id).execute();

@@ -8,7 +8,7 @@ import { hashPassword } from '../auth/passwords.ts';
 import { findOwnedFolder } from '../organisation/folders.ts';
 import { assertOwnedTags } from '../organisation/tags.ts';
 import { keptFileName } from '../shared/naming.ts';
-import { conflict, forbidden, invalid, notFound } from '../errors.ts';
+import { accountGone, conflict, forbidden, invalid, notFound } from '../errors.ts';
 import { cancelExpiry, scheduleExpiry } from './expiry.ts';
 import { fileRecord } from './file-views.ts';
 import { foldForSearch } from '../shared/search-text.ts';
@@ -47,7 +47,7 @@ export async function describeFile(ctx: AppContext, userId: string, fileId: stri
   const account = forAccount(ctx.db, userId);
   const file = await account.selectFrom('files').selectAll().where('id', '=', fileId).executeTakeFirst();
   if (!file) throw notFound('File not found');
-  const owner = await ctx.db.selectFrom('users').select('urlId').where('id', '=', userId).executeTakeFirstOrThrow();
+  const owner = await ctx.db.selectFrom('users').select('urlId').where('id', '=', userId).executeTakeFirstOrThrow(accountGone);
   const tags = (await tagsOfFiles(ctx.db, [file.id])).get(file.id) ?? [];
   return fileRecord({ ...file, hasPassword: file.passwordHash !== null }, owner.urlId, tags, ctx.config.baseUrl);
 }

@@ -3,7 +3,7 @@ import type { Db } from '../db/database.ts';
 import type { SecretBox } from '../auth/secret-box.ts';
 import { randomSecret, sha256Hex } from '../auth/secrets.ts';
 import { SECRET_PREFIX } from '../auth/token-format.ts';
-import { conflict } from '../errors.ts';
+import { accountGone, conflict } from '../errors.ts';
 
 /**
  * The legacy upload credential is shown again whenever asked (uploader configurations embed it), so
@@ -13,7 +13,7 @@ const contextOf = (userId: string) => `upload-credential:${userId}`;
 
 /** The account's legacy upload credential, created on first request. */
 export async function getUploadToken(db: Db, box: SecretBox, log: Logger, userId: string): Promise<string> {
-  const row = await db.selectFrom('users').select('uploadTokenEncrypted').where('id', '=', userId).executeTakeFirstOrThrow();
+  const row = await db.selectFrom('users').select('uploadTokenEncrypted').where('id', '=', userId).executeTakeFirstOrThrow(accountGone);
   if (row.uploadTokenEncrypted === null) return regenerateUploadToken(db, box, userId);
   try {
     return box.open(row.uploadTokenEncrypted, contextOf(userId));

@@ -2,7 +2,7 @@ import type { Db } from '../db/database.ts';
 import type { Principal } from '../auth/principal.ts';
 import { hasPermission } from '../auth/permissions.ts';
 import { readSettings } from '../settings/instance-settings.ts';
-import { tooLarge } from '../errors.ts';
+import { accountGone, tooLarge } from '../errors.ts';
 import { effectiveQuotaBytes } from '../shared/quota.ts';
 import { reservedBytes } from './reservations.ts';
 
@@ -26,7 +26,7 @@ export function quotaFor(principal: Principal, userQuota: number | null, default
 /** What the account may still store: its quota less the bytes it uses and those its open chunked uploads reserve. */
 export async function uploadAllowance(db: Db, principal: Principal): Promise<Allowance> {
   const settings = await readSettings(db);
-  const user = await db.selectFrom('users').select(['quotaBytes', 'usedBytes']).where('id', '=', principal.user.id).executeTakeFirstOrThrow();
+  const user = await db.selectFrom('users').select(['quotaBytes', 'usedBytes']).where('id', '=', principal.user.id).executeTakeFirstOrThrow(accountGone);
   const quota = quotaFor(principal, user.quotaBytes, settings.defaultQuotaBytes);
   const quotaRemaining = quota === null ? null : Math.max(0, quota - user.usedBytes - (await reservedBytes(db, principal.user.id, Date.now())));
   return { sizeLimit: settings.maxUploadSizeBytes, quotaRemaining, maxBytes: Math.min(settings.maxUploadSizeBytes, quotaRemaining ?? Infinity) };

@@ -6,7 +6,7 @@ import type { Principal } from '../auth/principal.ts';
 import { hasPermission } from '../auth/permissions.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { readSettings, type InstanceSettings } from '../settings/instance-settings.ts';
-import { tooLarge } from '../errors.ts';
+import { accountGone, tooLarge } from '../errors.ts';
 import { quotaFor } from './allowance.ts';
 import { reservedBytes } from './reservations.ts';
 import { extensionOf, nameCandidates, randomFileName, sanitizeFileName } from '../shared/naming.ts';
@@ -75,7 +75,7 @@ export async function commitFiles(
       .set((eb) => ({ usedBytes: eb('usedBytes', '+', total), docSeq: eb('docSeq', '+', uploads.length) }))
       .where('id', '=', userId)
       .returning(['quotaBytes', 'usedBytes', 'urlId', 'lastUploadAt'])
-      .executeTakeFirstOrThrow();
+      .executeTakeFirstOrThrow(accountGone);
     const usedBefore = owner.usedBytes - total;
     const quota = quotaFor(principal, owner.quotaBytes, settings.defaultQuotaBytes);
     if (quota !== null) {

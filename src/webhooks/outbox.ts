@@ -1,6 +1,7 @@
 import type { Executor } from '../db/account-scope.ts';
 import { forAccount } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
+import { dialectOf } from '../db/database.ts';
 import { enqueueJob } from '../jobs/queue.ts';
 
 /**
@@ -115,6 +116,11 @@ export async function emitFileReady(trx: Executor, ownerUserId: string, file: Fi
 
 /** The account's enabled webhooks, in a stable order: those a file.ready event goes to. */
 export async function enabledWebhookIds(trx: Executor, ownerUserId: string): Promise<string[]> {
-  const rows = await forAccount(trx, ownerUserId).selectFrom('webhooks').select('id').where('enabled', '=', 1).orderBy('id').execute();
+  const query = forAccount(trx, ownerUserId).selectFrom('webhooks').select('id').where('enabled', '=', 1).orderBy('id');
+  // On PostgreSQL the webhooks read are held (FOR KEY SHARE) until the caller's transaction ends: one
+  // deleted in between broke the deliveries' foreign key and failed the whole commit (an upload
+  // answered 409, a chunked upload's session lost with it). A deletion now waits for the commit and
+  // takes its deliveries with it. SQLite runs one writing transaction at a time.
+  const rows = await (dialectOf(trx) === 'postgres' ? query.forKeyShare() : query).execute();
   return rows.map((row) => row.id);
 }
