@@ -31,7 +31,7 @@ export const archiveManifestResponse = success(archiveManifestSchema);
 /** An entry extraction left out, and why (contract §9). */
 export const skippedEntrySchema = z
   .object({
-    path: z.string().describe('The entry path as the manifest lists it'),
+    path: z.string().describe('The entry path as the manifest lists it; empty for damage between entries, whose names cannot be read'),
     reason: z.string().describe('Why it was not extracted: encrypted, too large, over the quota, larger than it declared, a directory, not in the archive…'),
   })
   .meta({ id: 'SkippedEntry' });

@@ -63,6 +63,7 @@ const reasons = {
   // yauzl reads stored and deflated entries; LZMA, bzip2, Zstandard… are not damage.
   method: (method: string) => `it is compressed with a method Hoard cannot read (${method})`,
   archiveDamaged: 'the archive is damaged from here on: extraction stopped',
+  archiveDamagedAfter: (path: string) => `the archive is damaged after "${path}": extraction stopped, and the entries after it cannot be read`,
   quota: 'over your storage quota',
   outOfSpace: 'the server is out of storage space',
   tooLarge: (limit: number) => `larger than the maximum upload size of ${limit} bytes`,
@@ -131,6 +132,21 @@ export async function extractArchive(ctx: AppContext, principal: Principal, prep
     }
   };
 
+  const visit = async (entry: ArchiveEntry, open: () => Promise<Readable>) => {
+    if (wanted && !wanted.has(entry.path)) return;
+    if (entry.special !== undefined) {
+      skipped.push({ path: entry.path, reason: reasons.special(entry.special) });
+      return;
+    }
+    if (entry.directory) {
+      if (wanted) skipped.push({ path: entry.path, reason: reasons.directory });
+      return;
+    }
+    await extractOne(entry, open);
+  };
+  /** The last entry the walk met, and whether it was dealt with. */
+  let last: { path: string; done: boolean } | null = null;
+
   try {
     await walkEntries(
       ctx.storage,
@@ -138,24 +154,20 @@ export async function extractArchive(ctx: AppContext, principal: Principal, prep
       archive.size,
       async (entry, open) => {
         seen.add(entry.path);
-        if (wanted && !wanted.has(entry.path)) return;
-        if (entry.special !== undefined) {
-          skipped.push({ path: entry.path, reason: reasons.special(entry.special) });
-          return;
-        }
-        if (entry.directory) {
-          if (wanted) skipped.push({ path: entry.path, reason: reasons.directory });
-          return;
-        }
-        await extractOne(entry, open);
+        const met = { path: entry.path, done: false };
+        last = met;
+        await visit(entry, open);
+        met.done = true;
       },
       signal,
     );
   } catch (error) {
     // Damage met after the walk began: what was extracted stays, and the answer says where it stopped.
-    if (!(error instanceof NotAnArchiveError) || seen.size === 0 || signal.aborted) throw error;
-    // The entry it stopped at is the last one the walk met.
-    skipped.push({ path: [...seen].at(-1)!, reason: reasons.archiveDamaged });
+    if (!(error instanceof NotAnArchiveError) || last === null || signal.aborted) throw error;
+    // In the middle of an entry's bytes: that entry. At the header after one already dealt with (and
+    // perhaps extracted), whose name cannot be read: the archive itself (no path), after that entry.
+    const stopped: { path: string; done: boolean } = last;
+    skipped.push(stopped.done ? { path: '', reason: reasons.archiveDamagedAfter(stopped.path) } : { path: stopped.path, reason: reasons.archiveDamaged });
     return { files, skipped };
   }
   if (wanted) for (const path of wanted) if (!seen.has(path)) skipped.push({ path, reason: reasons.missing });

@@ -164,6 +164,27 @@ describe.each(providers)('damaged archives on %s storage', (provider) => {
     expect(answer.body.error).toBe('The ZIP file cannot be read: its entries declare more than 9007199254740991 bytes in all');
   });
 
+  it('says where a damaged archive stopped the extraction, never naming an entry it extracted', async () => {
+    const plain = await tarBytes([{ name: 'one.txt', data: 'one' }, { name: 'two.txt', data: 'two two' }, { name: 'three.txt', data: 'three' }]);
+    // The second header (at 1,024: one.txt's header and its data block before it) with a byte
+    // changed, so its checksum fails; and the archive cut off in the middle of two.txt's bytes.
+    const badHeader = Buffer.from(plain);
+    badHeader[1024 + 100] = badHeader[1024 + 100]! ^ 0x01;
+    const cut = plain.subarray(0, 1024 + 512 + 3);
+    const answers = [];
+    for (const [name, bytes] of [['bad-header.tar', badHeader], ['cut.tar', cut]] as const) {
+      const { id } = await uploadArchive(name, bytes);
+      const answer = await owner.post(`/api/archives/${id}/extract`, {});
+      expect(answer.status, answer.text).toBe(201);
+      answers.push(answer.body.data);
+    }
+    expect(answers.map((a) => a.files.map((f: { name: string }) => f.name))).toEqual([['one.txt'], ['one-1.txt']]);
+    expect(answers.map((a) => a.skipped)).toEqual([
+      [{ path: '', reason: 'the archive is damaged after "one.txt": extraction stopped, and the entries after it cannot be read' }],
+      [{ path: 'two.txt', reason: 'the archive is damaged from here on: extraction stopped' }],
+    ]);
+  });
+
   async function uploadArchive(name: string, bytes: Buffer): Promise<{ id: string; share: string }> {
     const uploaded = await uploadFile(owner, name, bytes, { type: 'application/octet-stream' });
     expect(uploaded.status, uploaded.text).toBe(200);
