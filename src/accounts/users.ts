@@ -71,10 +71,16 @@ export async function describeSelf(db: Executor, user: UserRow): Promise<Me> {
   return selfView(user, await loadAccess(db, user.id), await loadSignInSecurity(db, user.id));
 }
 
+/** The advisory lock key of account creation and administration (any constant unique in this application). */
+const ADMINISTRATION_LOCK = 0x686f6164;
+
 // Two concurrent registrations on an empty instance must not both become Administrator; SQLite
-// already runs one write transaction at a time.
+// already runs one write transaction at a time. An advisory lock, taken by every creation and
+// administrative change: a lock on the users table also stopped every other writer of an account
+// row, and deadlocked an account's deletion, which waits for the account's row, with a request of
+// that account holding the row and waiting to update it (a tag's creation, an upload's charge).
 async function serializeAccountCreation(trx: Transaction<Database>, dialect: Dialect): Promise<void> {
-  if (dialect === 'postgres') await sql`lock table ${sql.table('users')} in share row exclusive mode`.execute(trx);
+  if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(${ADMINISTRATION_LOCK})`.execute(trx);
 }
 
 interface NewAccount {

@@ -5,7 +5,7 @@ import type { ArchiveExtraction, SkippedEntry } from '../api/archives.ts';
 import { AppError, notFound } from '../errors.ts';
 import { findOwnedFile, type FileRow } from '../files/file-access.ts';
 import { uploadLinks } from '../files/file-views.ts';
-import { isStorageFull, StorageLimitError } from '../storage/storage.ts';
+import { isStorageFull, StorageLimitError, StorageUnavailableError } from '../storage/storage.ts';
 import { isDatabaseFull } from '../db/database.ts';
 import type { ResolvedOptions } from '../shared/upload-options.ts';
 import { uploadAllowance } from '../uploads/allowance.ts';
@@ -64,6 +64,7 @@ const reasons = {
   method: (method: string) => `it is compressed with a method Hoard cannot read (${method})`,
   archiveDamaged: 'the archive is damaged from here on: extraction stopped',
   archiveDamagedAfter: (path: string) => `the archive is damaged after "${path}": extraction stopped, and the entries after it cannot be read`,
+  storeStopped: 'the archive could not be read from storage right now: extraction stopped here; extract the rest later',
   quota: 'over your storage quota',
   outOfSpace: 'the server is out of storage space',
   tooLarge: (limit: number) => `larger than the maximum upload size of ${limit} bytes`,
@@ -163,11 +164,14 @@ export async function extractArchive(ctx: AppContext, principal: Principal, prep
     );
   } catch (error) {
     // Damage met after the walk began: what was extracted stays, and the answer says where it stopped.
-    if (!(error instanceof NotAnArchiveError) || last === null || signal.aborted) throw error;
+    // A store that stopped answering ends it the same way, saying so: what was made is kept and listed.
+    const storeStopped = error instanceof StorageUnavailableError;
+    if (!(error instanceof NotAnArchiveError || storeStopped) || last === null || signal.aborted) throw error;
     // In the middle of an entry's bytes: that entry. At the header after one already dealt with (and
     // perhaps extracted), whose name cannot be read: the archive itself (no path), after that entry.
     const stopped: { path: string; done: boolean } = last;
-    skipped.push(stopped.done ? { path: '', reason: reasons.archiveDamagedAfter(stopped.path) } : { path: stopped.path, reason: reasons.archiveDamaged });
+    if (storeStopped) skipped.push({ path: stopped.done ? '' : stopped.path, reason: reasons.storeStopped });
+    else skipped.push(stopped.done ? { path: '', reason: reasons.archiveDamagedAfter(stopped.path) } : { path: stopped.path, reason: reasons.archiveDamaged });
     return { files, skipped };
   }
   if (wanted) for (const path of wanted) if (!seen.has(path)) skipped.push({ path, reason: reasons.missing });

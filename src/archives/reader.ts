@@ -3,7 +3,7 @@ import { PassThrough, pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import yauzl from 'yauzl';
 import tar from 'tar-stream';
-import type { Storage } from '../storage/storage.ts';
+import { StorageNotFoundError, StorageUnavailableError, type Storage } from '../storage/storage.ts';
 import { archiveLimits } from '../api/vocabulary.ts';
 import { nameFromBytes } from '../shared/naming.ts';
 
@@ -267,8 +267,17 @@ async function openZip(storage: Storage, key: string, size: number): Promise<yau
     // decodeStrings off: yauzl would refuse the `../` and absolute names the manifest must show as stored.
     return await yauzl.fromRandomAccessReaderPromise(new StorageReader(storage, key, size), size, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true, autoClose: true });
   } catch (error) {
-    throw new NotAnArchiveError(`The ZIP file cannot be read: ${(error as Error).message}`);
+    throw storeFailure(error) ?? new NotAnArchiveError(`The ZIP file cannot be read: ${(error as Error).message}`);
   }
+}
+
+/**
+ * A failure of the store under an archive being read, not of the archive: a store that stopped in
+ * the middle of the bytes (503), bytes gone since the read began (404). Both were "cannot be read"
+ * (400), the latter naming the storage key.
+ */
+function storeFailure(error: unknown): Error | null {
+  return error instanceof StorageUnavailableError || error instanceof StorageNotFoundError ? error : null;
 }
 
 function zipPath(entry: yauzl.Entry): { path: string; directory: boolean } {
@@ -283,7 +292,7 @@ async function* zipEntries(zip: yauzl.ZipFile): AsyncGenerator<yauzl.Entry> {
     new Promise<yauzl.Entry | null>((resolve, reject) => {
       const onEntry = (entry: yauzl.Entry) => done(() => resolve(entry));
       const onEnd = () => done(() => resolve(null));
-      const onError = (error: Error) => done(() => reject(new NotAnArchiveError(`The ZIP file cannot be read: ${error.message}`)));
+      const onError = (error: Error) => done(() => reject(storeFailure(error) ?? new NotAnArchiveError(`The ZIP file cannot be read: ${error.message}`)));
       const done = (then: () => void) => {
         zip.off('entry', onEntry).off('end', onEnd).off('error', onError);
         then();
@@ -343,7 +352,7 @@ async function walkTar(storage: Storage, key: string, gzipped: boolean, onEntry:
     }
   } catch (error) {
     if (visiting || error instanceof NotAnArchiveError) throw error;
-    throw new NotAnArchiveError(`The tar file cannot be read: ${(error as Error).message}`);
+    throw storeFailure(error) ?? new NotAnArchiveError(`The tar file cannot be read: ${(error as Error).message}`);
   } finally {
     stream.destroy();
     gunzip?.destroy();
@@ -355,7 +364,7 @@ async function* tarChunks(entry: TarEntry): AsyncGenerator<Buffer> {
   try {
     for await (const chunk of entry) yield chunk;
   } catch (error) {
-    throw new NotAnArchiveError(`The tar file cannot be read: ${(error as Error).message}`);
+    throw storeFailure(error) ?? new NotAnArchiveError(`The tar file cannot be read: ${(error as Error).message}`);
   }
 }
 

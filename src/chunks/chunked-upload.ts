@@ -6,7 +6,7 @@ import { forAccount, type Executor } from '../db/account-scope.ts';
 import { newId, randomLowerAlnum } from '../db/ids.ts';
 import type { Principal } from '../auth/principal.ts';
 import { sql } from 'kysely';
-import { conflict, forbidden, invalid, notFound, rateLimited, tooLarge } from '../errors.ts';
+import { accountGone, AppError, conflict, forbidden, invalid, notFound, rateLimited, tooLarge } from '../errors.ts';
 import { lockAccountRow } from '../db/locks.ts';
 import { liveSessions } from '../uploads/reservations.ts';
 import { StorageLimitError, StoragePartError, StorageUploadGoneError } from '../storage/storage.ts';
@@ -465,6 +465,16 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
     return file;
   } catch (error) {
     await lease.stop();
+    // An administrator deleted the account meanwhile: its sessions went with it, and their parts'
+    // removal may have pulled the bytes from under the assembly. The generic 401, as for any request
+    // of an account that is gone, not the 500 of parts the storage no longer finds.
+    const accountLeft = !(error instanceof AppError) && !(await ctx.db
+        .selectFrom('users')
+        .select('id')
+        .where('id', '=', principal.user.id)
+        .executeTakeFirst()
+        // A database that cannot answer says nothing of the account: the first error stands.
+        .catch(() => ({ id: principal.user.id })));
     if (assembled || error instanceof StorageUploadGoneError) {
       // The parts are gone into an object that will never be committed: the session cannot be retried.
       await ctx.storage.delete(session.fileKey).catch(() => undefined);
@@ -472,6 +482,7 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
     } else {
       await ctx.db.updateTable('chunkSessions').set({ state: 'open', completingUntil: null }).where('id', '=', session.id).execute();
     }
+    if (accountLeft) throw accountGone();
     if (error instanceof StorageUploadGoneError) throw conflict('The parts of this upload are no longer stored (an earlier completion was interrupted); start a new upload');
     throw error;
   }

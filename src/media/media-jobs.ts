@@ -159,19 +159,25 @@ export function thumbnailHandler(ctx: AppContext, processor: MediaProcessor, too
       const key = newThumbnailKey(file.storageKey);
       await scheduleStorageDelete(ctx.db, key, Date.now() + ORPHAN_GRACE_MS);
       await ctx.storage.put(key, createReadStream(outPath), { contentType: 'image/webp' });
-      const updated = await ctx.db
-        .updateTable('files')
-        .set({ thumbnailStatus: 'done', thumbnailKey: key, thumbnailWidth: outcome.width, thumbnailHeight: outcome.height, mediaWidth: outcome.sourceWidth, mediaHeight: outcome.sourceHeight })
-        .where('id', '=', fileId)
-        .where('thumbnailStatus', '=', 'pending')
-        .$call(ownerLockedFirst(ctx.dialect, fileId))
-        .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) === 0) {
+      // The record and the net's cancellation commit together: cancelled afterwards, the net could go
+      // after a deletion of the file had scheduled the thumbnail's removal under the same job key.
+      const recorded = await ctx.db.transaction().execute(async (trx) => {
+        const updated = await trx
+          .updateTable('files')
+          .set({ thumbnailStatus: 'done', thumbnailKey: key, thumbnailWidth: outcome.width, thumbnailHeight: outcome.height, mediaWidth: outcome.sourceWidth, mediaHeight: outcome.sourceHeight })
+          .where('id', '=', fileId)
+          .where('thumbnailStatus', '=', 'pending')
+          .$call(ownerLockedFirst(ctx.dialect, fileId))
+          .executeTakeFirst();
+        if (Number(updated.numUpdatedRows) === 0) return false;
+        await cancelStorageDelete(trx, key);
+        return true;
+      });
+      if (!recorded) {
         // Deleted (or turned off) while the thumbnail was made: its bytes go; the net stays as a backstop.
         await ctx.storage.delete(key);
         return;
       }
-      await cancelStorageDelete(ctx.db, key);
       if (file.thumbnailKey !== null) await removeThumbnail(ctx, file.thumbnailKey);
     } finally {
       await rm(outPath, { force: true });

@@ -95,15 +95,15 @@ export async function commitFiles(
       const numbering = { now, docSeqBack: uploads.length - 1 - i };
       files.push(await insertFile(ctx, trx, principal, settings, owner.urlId, numbering, upload, passwordHashes[i] ?? null, webhooks, trxHook));
     }
+    // The bytes have their records: the crash safety nets scheduled before streaming are cancelled
+    // with them, atomically. Cancelled after the commit, a net could be cancelled after an account's
+    // deletion had removed the new records and scheduled their bytes' removal under the same job
+    // key: the removal went with the net, and the bytes stayed for good.
+    await cancelStorageDeletes(trx, files.map((file) => file.storageKey));
     return files;
   });
   // The expiry jobs, webhook deliveries and media work committed with the files can start now.
   ctx.jobs.wake();
-  // The bytes have their records: the crash safety nets scheduled before streaming are not needed.
-  // They are cancelled after the commit, outside the account's lock; should this fail, each net
-  // finds its record when it runs and leaves the bytes alone.
-  const keys = committed.map((file) => file.storageKey);
-  await cancelStorageDeletes(ctx.db, keys).catch((error: unknown) => ctx.log.warn({ err: error, storageKeys: keys }, 'could not cancel storage clean-ups'));
   return committed;
 }
 

@@ -7,6 +7,7 @@ import { createToken, uploadFile } from '../support/uploads.ts';
 import { startS3rver } from '../support/s3rver.ts';
 import { s3Env } from '../support/storage-env.ts';
 import { startStallingProxy } from '../support/stalling-proxy.ts';
+import { tarBytes } from '../support/archives.ts';
 
 // An object store that cannot be reached (stopped, restarting, a network fault) is the storage's
 // state, not the request's: 503 with Retry-After, which upload tools and scripts retry on.
@@ -200,6 +201,40 @@ it('gives up on a read whose store stops sending in the middle of the bytes, whi
     expect(stalled.status, stalled.text.slice(0, 200)).toBe(503);
     expect(Date.now() - started).toBeLessThan(15_000);
     proxy.release();
+  } finally {
+    await server.close();
+    await proxy.close();
+    await s3.stop();
+  }
+}, 60_000);
+
+// An archive whose store stops in the middle of its bytes is the store's state (503), not an archive
+// that cannot be read (400): the ZIP's directory and a tar's stream alike.
+it('answers 503, not 400, to an archive whose store stops in the middle of its bytes', async () => {
+  const s3 = await startS3rver();
+  const proxy = await startStallingProxy(s3.endpoint);
+  const server = await startTestServer({ ...s3Env(s3), S3_ENDPOINT: proxy.endpoint, REQUEST_IDLE_TIMEOUT_MS: '1000', UPLOAD_RATE_LIMIT: '0' });
+  try {
+    const owner = await signUp(server.baseUrl);
+    const entries = Array.from({ length: 40 }, (_, i) => ({ name: `part-${i}.bin`, data: randomBytes(8 * 1024) }));
+    const tarFile = await tarBytes(entries);
+    const uploaded = await uploadFile(owner, 'big.tar', tarFile, { type: 'application/x-tar' });
+    expect(uploaded.status, uploaded.text).toBe(200);
+    const id = (uploaded.body.data.downloadUrl as string).split('/').at(-2)!;
+    expect((await owner.get(`/api/archives/${id}`)).status).toBe(200);
+    proxy.stallAfter(64 * 1024);
+    const stalled = await owner.get(`/api/archives/${id}`);
+    expect(stalled.status, stalled.text).toBe(503);
+    proxy.release();
+    // An extraction the store stops in the middle of keeps what it made, and says where it stopped.
+    proxy.stallAfter(96 * 1024);
+    const extracted = await owner.post(`/api/archives/${id}/extract`, {});
+    proxy.release();
+    expect(extracted.status, extracted.text).toBe(201);
+    const { files, skipped } = extracted.body.data as { files: Array<{ name: string }>; skipped: Array<{ path: string; reason: string }> };
+    expect(files.length).toBeGreaterThan(0);
+    expect(files.length).toBeLessThan(entries.length);
+    expect(skipped).toEqual([{ path: expect.any(String), reason: 'the archive could not be read from storage right now: extraction stopped here; extract the rest later' }]);
   } finally {
     await server.close();
     await proxy.close();
