@@ -322,7 +322,9 @@ describe('a search alone', () => {
     }
   });
 
-  it('finds exactly the plain answer through every change made to the files directly', async () => {
+  // This test and the next make several hundred requests one after another (searchesAgree): 8–11 s
+  // on a quiet machine, past the default 30 s on a busy one.
+  it('finds exactly the plain answer through every change made to the files directly', { timeout: 120_000 }, async () => {
     const owner = await signUp(server.baseUrl);
     const other = await signUp(server.baseUrl);
     const db = server.ctx.db;
@@ -361,7 +363,7 @@ describe('a search alone', () => {
     await agree('after deletes');
   });
 
-  it('with other filters, finds exactly the plain answer through every change of type, visibility, password, folder and tags', async () => {
+  it('with other filters, finds exactly the plain answer through every change of type, visibility, password, folder and tags', { timeout: 120_000 }, async () => {
     // On SQLite the trigram index holds each file's filter values (migration 0034-search-facets), so
     // every change of them must index the file again, whichever way it is made.
     const owner = await signUp(server.baseUrl);
