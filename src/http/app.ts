@@ -15,6 +15,7 @@ import { answerProblem, errorResponses, missingResponses, openApiComponents, ope
 import { methodsForUrl } from './route-match.ts';
 import { nulProblem } from './nul-text.ts';
 import { unexpectedBodyProblem } from './unexpected-body.ts';
+import { contentCodingProblem } from './content-coding.ts';
 import { answeredAlready, boundClients, clientHungUp, clientBoundOptions, MAX_PARAM_LENGTH, hostProblem, overCapMessage, overConnectionCap } from './client-bounds.ts';
 import { UploadStartLimit, UPLOAD_START_RETRY_AFTER_SECONDS } from '../uploads/upload-start-limit.ts';
 import { fileUploadRoutes } from './routes/file-upload.ts';
@@ -185,6 +186,15 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     // Set before the permission check so that a refused token request is audited too.
     request.principal = principal;
     checkAccess(policy, principal, { method: request.method, origin: request.headers.origin }, expectedOrigin);
+  });
+
+  // A body in a content coding is refused before it is read (src/http/content-coding.ts); a request
+  // that reached no route gets its 404 or 405 whatever it sends.
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    if (!request.routeOptions.config.policy) return payload;
+    const problem = contentCodingProblem(request.headers);
+    if (problem !== null) throw Object.assign(new Error(problem), { statusCode: 415 });
+    return payload;
   });
 
   // Text with a NUL character is a client mistake on every route (src/http/nul-text.ts), and so is a
