@@ -92,14 +92,19 @@ async function issueChallenge(db: Db, challenge: string, purpose: Purpose, userI
   await db.insertInto('webauthnChallenges').values({ challenge, purpose, userId, expiresAt: now + CHALLENGE_TTL_MS }).execute();
 }
 
-/** The challenge an answer's clientDataJSON names; null when it names none. */
-function challengeOf({ isoBase64URL }: WebAuthn, clientDataJSON: string): string | null {
+/**
+ * What an answer's clientDataJSON says: the challenge it names (null when it names none), and
+ * whether the browser made it in a frame of another site (`crossOrigin`). Hoard's pages refuse to be
+ * framed (frame-ancestors 'none'), so a framed answer was not made on them; the WebAuthn library
+ * checks this for sign-ins only, and only when the browser also names the top origin.
+ */
+function clientDataOf({ isoBase64URL }: WebAuthn, clientDataJSON: string): { challenge: string | null; framed: boolean } {
   try {
     const data: unknown = JSON.parse(isoBase64URL.toUTF8String(clientDataJSON));
-    const challenge = (data as { challenge?: unknown } | null)?.challenge;
-    return typeof challenge === 'string' && challenge.length > 0 && challenge.length <= 1024 ? challenge : null;
+    const { challenge, crossOrigin } = (data ?? {}) as { challenge?: unknown; crossOrigin?: unknown };
+    return { challenge: typeof challenge === 'string' && challenge.length > 0 && challenge.length <= 1024 ? challenge : null, framed: crossOrigin === true };
   } catch {
-    return null;
+    return { challenge: null, framed: false };
   }
 }
 
@@ -157,8 +162,8 @@ const REGISTRATION_FAILED = 'The passkey could not be verified; start again';
 /** Verifies a registration answer and stores the passkey; 400 when it does not verify. */
 export async function registerPasskey(db: Db, rp: RelyingParty, user: UserRow, input: { name: string; response: RegistrationResponseJSON }): Promise<Passkey> {
   const webauthn = await loadWebAuthn();
-  const challenge = challengeOf(webauthn, input.response.response.clientDataJSON);
-  if (!challenge || !(await consumeChallenge(db, challenge, 'registration', user.id))) throw invalid(REGISTRATION_FAILED);
+  const { challenge, framed } = clientDataOf(webauthn, input.response.response.clientDataJSON);
+  if (!challenge || !(await consumeChallenge(db, challenge, 'registration', user.id)) || framed) throw invalid(REGISTRATION_FAILED);
   let verified;
   try {
     verified = await webauthn.server.verifyRegistrationResponse({
@@ -256,10 +261,10 @@ export async function signInWithPasskey(db: Db, rp: RelyingParty, input: { respo
 
 async function verifySignIn(db: Db, rp: RelyingParty, response: AuthenticationResponseJSON): Promise<UserRow | null> {
   const webauthn = await loadWebAuthn();
-  const challenge = challengeOf(webauthn, response.response.clientDataJSON);
+  const { challenge, framed } = clientDataOf(webauthn, response.response.clientDataJSON);
   if (!challenge) return null;
   const issued = await consumeChallenge(db, challenge, 'authentication');
-  if (!issued) return null;
+  if (!issued || framed) return null;
   const passkey = await db.selectFrom('passkeys').selectAll().where('credentialId', '=', response.id).executeTakeFirst();
   if (!passkey) return null;
   if (issued.userId !== null && issued.userId !== passkey.userId) return null;

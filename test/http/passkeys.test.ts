@@ -140,11 +140,14 @@ describe('registering and managing passkeys', () => {
     }
   });
 
-  it('refuses (400) a registration from another origin, for another RP ID, without user verification or with a malformed answer', async () => {
+  it('refuses (400) a registration from another origin, for another RP ID, in another site\'s frame, without user verification or with a malformed answer', async () => {
     const user = await account();
     const cases: Array<[string, Parameters<SoftwareAuthenticator['register']>[1]]> = [
       ['origin', { origin: 'https://evil.example' }],
       ['rp id', { rpId: 'evil.example' }],
+      // Hoard's pages cannot be framed (frame-ancestors 'none'): an answer made in a frame is not theirs.
+      ['framed', { framedBy: 'https://evil.example' }],
+      ['framed, top origin not told', { framedBy: null }],
       ['user verification', { userVerified: false }],
     ];
     for (const [label, overrides] of cases) {
@@ -342,11 +345,11 @@ describe('signing in with a passkey', () => {
     }
   });
 
-  it('fails an answer from another origin, for another RP ID, or without user verification', async () => {
+  it('fails an answer from another origin, for another RP ID, in another site\'s frame, or without user verification', async () => {
     const user = await account();
     const authenticator = authenticatorFor();
     expect((await registerPasskey(user, authenticator)).status).toBe(201);
-    for (const overrides of [{ origin: 'https://evil.example' }, { origin: 'http://127.0.0.1:1' }, { rpId: 'evil.example' }, { userVerified: false }]) {
+    for (const overrides of [{ origin: 'https://evil.example' }, { origin: 'http://127.0.0.1:1' }, { rpId: 'evil.example' }, { framedBy: 'https://evil.example' }, { framedBy: null }, { userVerified: false }]) {
       const { answer } = await passkeySignIn(authenticator, user.email, overrides);
       expect(answer.status, JSON.stringify(overrides)).toBe(401);
       expect(answer.body).toEqual({ success: false, error: 'Unauthorized' });

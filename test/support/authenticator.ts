@@ -29,6 +29,11 @@ export interface CeremonyOverrides {
   challenge?: string;
   /** Report user verification (default true). */
   userVerified?: boolean;
+  /**
+   * Report the ceremony as made in a frame of another site: clientDataJSON's crossOrigin, with that
+   * site as topOrigin, or without one (null) as browsers that do not report it write.
+   */
+  framedBy?: string | null;
 }
 
 interface RegistrationOptions {
@@ -67,6 +72,11 @@ function coseKey(algorithm: Algorithm, publicKey: KeyObject): Uint8Array {
   return isoCBOR.encode(new Map<number, number | Uint8Array>([[1, 3], [3, -257], [-1, bytes(jwk.n)], [-2, bytes(jwk.e)]]));
 }
 
+/** clientDataJSON as a browser writes it: crossOrigin, and topOrigin when the page is in another site's frame. */
+function clientData(type: string, challenge: string, origin: string, framedBy: string | null | undefined): string {
+  return JSON.stringify({ type, challenge, origin, crossOrigin: framedBy !== undefined, ...(typeof framedBy === 'string' ? { topOrigin: framedBy } : {}) });
+}
+
 export class SoftwareAuthenticator {
   readonly origin: string;
   readonly algorithm: Algorithm;
@@ -97,7 +107,7 @@ export class SoftwareAuthenticator {
     const flags = FLAG_UP | FLAG_AT | (overrides.userVerified === false ? 0 : FLAG_UV);
     const authData = Buffer.concat([sha256(rpId), Buffer.from([flags]), counterBytes(0), Buffer.alloc(16), credentialIdLength, id, coseKey(this.algorithm, publicKey)]);
     const attestationObject = isoCBOR.encode(new Map<string, string | Map<string, string> | Uint8Array>([['fmt', 'none'], ['attStmt', new Map<string, string>()], ['authData', new Uint8Array(authData)]]));
-    const clientDataJSON = JSON.stringify({ type: 'webauthn.create', challenge: overrides.challenge ?? options.challenge, origin: overrides.origin ?? this.origin, crossOrigin: false });
+    const clientDataJSON = clientData('webauthn.create', overrides.challenge ?? options.challenge, overrides.origin ?? this.origin, overrides.framedBy);
     return {
       id: b64url(id),
       rawId: b64url(id),
@@ -125,7 +135,7 @@ export class SoftwareAuthenticator {
     credential.counter += this.counterStep;
     const flags = FLAG_UP | (overrides.userVerified === false ? 0 : FLAG_UV);
     const authenticatorData = Buffer.concat([sha256(rpId), Buffer.from([flags]), counterBytes(credential.counter)]);
-    const clientDataJSON = JSON.stringify({ type: 'webauthn.get', challenge: overrides.challenge ?? options.challenge, origin: overrides.origin ?? this.origin, crossOrigin: false });
+    const clientDataJSON = clientData('webauthn.get', overrides.challenge ?? options.challenge, overrides.origin ?? this.origin, overrides.framedBy);
     const signed = Buffer.concat([authenticatorData, sha256(clientDataJSON)]);
     // ES256: an ASN.1 DER ECDSA signature; RS256: RSASSA-PKCS1-v1_5 (node's defaults for these keys).
     const signature = sign('sha256', signed, credential.privateKey);
