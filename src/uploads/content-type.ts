@@ -38,14 +38,33 @@ export class ContentProbe {
   }
 }
 
+/**
+ * Other names browsers and operating systems send for a type, and the one it is stored under (the
+ * name content detection gives): Windows declares a .zip as application/x-zip-compressed, macOS a
+ * .gz as application/x-gzip, and the IANA names of RAR and icons differ from the common ones.
+ */
 const aliases: Record<string, string> = {
   'image/jpg': 'image/jpeg',
   'image/pjpeg': 'image/jpeg',
   'image/x-png': 'image/png',
+  'image/x-ms-bmp': 'image/bmp',
+  'image/x-bmp': 'image/bmp',
+  'image/vnd.microsoft.icon': 'image/x-icon',
   'audio/mp3': 'audio/mpeg',
   'audio/x-wav': 'audio/wav',
   'audio/wave': 'audio/wav',
   'application/x-zip-compressed': 'application/zip',
+  'application/x-zip': 'application/zip',
+  'multipart/x-zip': 'application/zip',
+  'application/x-gzip': 'application/gzip',
+  'application/x-gzip-compressed': 'application/gzip',
+  'application/gzip-compressed': 'application/gzip',
+  'application/vnd.rar': 'application/x-rar-compressed',
+  'application/x-rar': 'application/x-rar-compressed',
+  'application/x-zstd': 'application/zstd',
+  'application/x-msdos-program': 'application/x-msdownload',
+  'application/x-dosexec': 'application/x-msdownload',
+  'application/vnd.microsoft.portable-executable': 'application/x-msdownload',
   'application/x-pdf': 'application/pdf',
   'video/x-matroska': 'video/matroska',
 };
@@ -56,19 +75,28 @@ export function normalizeMimeType(value: string): string {
 }
 
 const zipContainers = /^application\/(vnd\.openxmlformats|vnd\.oasis\.opendocument|epub\+zip|java-archive|vnd\.android\.package-archive|x-xpinstall|vnd\.apple\.keynote|vnd\.apple\.pages|vnd\.apple\.numbers|x-ms-|zip)/;
+/** Formats stored in a Compound File (Word, Excel and PowerPoint 97–2003, Outlook messages, installers). */
+const compoundFiles = new Set(['application/x-cfb', 'application/x-ole-storage', 'application/msword', 'application/vnd.ms-excel', 'application/vnd.ms-powerpoint', 'application/vnd.ms-outlook', 'application/vnd.ms-project', 'application/vnd.visio', 'application/x-msi', 'application/x-ms-installer', 'application/vnd.ms-works']);
+/** What Windows and Linux declare a compressed tarball as: a gzip stream or, read through, a tar. */
+const tarballs = new Set(['application/x-compressed', 'application/x-compressed-tar', 'application/x-gtar', 'application/x-tgz']);
+/** Generic container names for audio or video. */
+const mediaContainers = new Set(['application/mp4', 'application/ogg']);
 
 /**
  * Whether a declared type is consistent with what the bytes are. Containers are ambiguous (an .m4a
- * and an .mp4 share a signature; a .docx is a ZIP), so within audio/video, and between ZIP and the
- * formats built on it, either name is accepted; anything else must match exactly.
+ * and an .mp4 share a signature; a .docx is a ZIP, a .doc a Compound File), so within audio/video,
+ * between ZIP or a Compound File and the formats built on them, and between a tarball's names and
+ * gzip or tar, either name is accepted; anything else must match exactly.
  */
 function compatible(declared: string, detected: string): boolean {
   if (declared === detected) return true;
   const [declaredType] = declared.split('/');
   const [detectedType] = detected.split('/');
   const media = new Set(['audio', 'video']);
-  if (media.has(declaredType!) && media.has(detectedType!)) return true;
+  if ((media.has(declaredType!) || mediaContainers.has(declared)) && media.has(detectedType!)) return true;
   if (zipContainers.test(declared) && zipContainers.test(detected)) return true;
+  if (compoundFiles.has(declared) && compoundFiles.has(detected)) return true;
+  if (tarballs.has(declared) && (detected === 'application/gzip' || detected === 'application/x-tar')) return true;
   if ((declared === 'application/xml' || declared === 'text/xml' || declared.endsWith('+xml')) && detected.endsWith('xml')) return true;
   return false;
 }

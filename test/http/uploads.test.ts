@@ -4,7 +4,8 @@ import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { createToken, PNG_1X1, uploadFile } from '../support/uploads.ts';
 import { storageEnv, storageKinds } from '../support/storage-env.ts';
 import { withoutEveryonePermission } from '../support/roles.ts';
-import { zipBytes } from '../support/archives.ts';
+import { tarBytes, zipBytes } from '../support/archives.ts';
+import { gzipSync } from 'node:zlib';
 
 describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
   let server: TestServer;
@@ -286,6 +287,58 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       expect(lie.body.error).toMatch(/does not match/);
       const jpegClaim = await uploadFile(user, 'photo.jpg', PNG_1X1, { type: 'image/jpeg' });
       expect(jpegClaim.status).toBe(400);
+    });
+
+    it('takes the other names browsers and systems send for a format, under the name content detection gives where it is only another spelling', async () => {
+      const user = await member();
+      const compound = Buffer.concat([Buffer.from('d0cf11e0a1b11ae1', 'hex'), Buffer.alloc(600, 0)]);
+      const gzip = gzipSync('hello gzip');
+      const tarball = await tarBytes([{ name: 'a.txt', data: 'inside' }], { gzip: true });
+      const tar = await tarBytes([{ name: 'a.txt', data: 'inside' }]);
+      const rar = Buffer.concat([Buffer.from('Rar!\x1a\x07\x00', 'latin1'), Buffer.alloc(64, 0)]);
+      const icon = Buffer.concat([Buffer.from('000001000100101000000100200068040000', 'hex'), Buffer.alloc(64, 0)]);
+      const bitmap = Buffer.concat([Buffer.from('BM', 'latin1'), Buffer.from([0x46, 0, 0, 0, 0, 0, 0, 0, 0x36, 0, 0, 0, 0x28, 0, 0, 0]), Buffer.alloc(64, 0)]);
+      const program = Buffer.concat([Buffer.from('MZ'), Buffer.from([0x90, 0, 3, 0, 0, 0, 4, 0, 0, 0, 0xff, 0xff, 0, 0]), Buffer.alloc(48)]);
+      const video = Buffer.concat([Buffer.from('000000186674797069736f6d0000020069736f6d6d703431', 'hex'), Buffer.alloc(64, 0)]);
+      const zip = await zipBytes([{ name: 'a.txt', data: 'inside' }]);
+      const cases: Array<[string, Uint8Array, string, string]> = [
+        // Office 97–2003, Outlook and installers are Compound Files: their own names are kept.
+        ['report.doc', compound, 'application/msword', 'application/msword'],
+        ['sheet.xls', compound, 'application/vnd.ms-excel', 'application/vnd.ms-excel'],
+        ['slides.ppt', compound, 'application/vnd.ms-powerpoint', 'application/vnd.ms-powerpoint'],
+        ['mail.msg', compound, 'application/vnd.ms-outlook', 'application/vnd.ms-outlook'],
+        ['setup.msi', compound, 'application/x-msi', 'application/x-msi'],
+        // Other spellings of one type are stored as the detected name.
+        ['notes.txt.gz', gzip, 'application/x-gzip', 'application/gzip'],
+        ['notes.txt.gz', gzip, 'application/x-gzip-compressed', 'application/gzip'],
+        ['backup.rar', rar, 'application/vnd.rar', 'application/x-rar-compressed'],
+        ['backup.rar', rar, 'application/x-rar', 'application/x-rar-compressed'],
+        ['favicon.ico', icon, 'image/vnd.microsoft.icon', 'image/x-icon'],
+        ['scan.bmp', bitmap, 'image/x-ms-bmp', 'image/bmp'],
+        ['scan.bmp', bitmap, 'image/x-bmp', 'image/bmp'],
+        ['tool.exe', program, 'application/x-msdos-program', 'application/x-msdownload'],
+        ['tool.exe', program, 'application/vnd.microsoft.portable-executable', 'application/x-msdownload'],
+        ['tool.exe', program, 'application/x-dosexec', 'application/x-msdownload'],
+        ['bundle.zip', zip, 'application/x-zip', 'application/zip'],
+        ['bundle.zip', zip, 'multipart/x-zip', 'application/zip'],
+        // A tarball as Windows (.tgz) and Linux name it; a generic MP4 container.
+        ['site.tgz', tarball, 'application/x-compressed', 'application/x-compressed'],
+        ['site.tar.gz', tarball, 'application/x-gtar', 'application/x-gtar'],
+        ['site.tgz', tarball, 'application/x-tgz', 'application/x-tgz'],
+        ['site.tar', tar, 'application/x-gtar', 'application/x-gtar'],
+        ['clip.mp4', video, 'application/mp4', 'application/mp4'],
+      ];
+      for (const [name, bytes, declared, stored] of cases) {
+        const answer = await uploadFile(user, name, bytes, { type: declared });
+        expect(answer.status, `${name} as ${declared}: ${answer.text}`).toBe(200);
+        expect(answer.body.data.type, `${name} as ${declared}`).toBe(stored);
+      }
+      // Each family holds only its own: a Compound File is no ZIP, gzip no Word document.
+      for (const [name, bytes, declared] of [['report.docx', compound, 'application/zip'], ['report.doc', gzip, 'application/msword'], ['site.tgz', zip, 'application/x-compressed']] as const) {
+        const answer = await uploadFile(user, name, bytes, { type: declared });
+        expect(answer.status, `${name} as ${declared}: ${answer.text}`).toBe(400);
+        expect(answer.body.error).toMatch(/does not match the content/);
+      }
     });
 
     it('keeps a text declaration for text whose first bytes happen to spell a short binary signature, and still refuses one for binary bytes', async () => {
