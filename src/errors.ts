@@ -13,7 +13,7 @@ export type ErrorKind =
 
 export class AppError extends Error {
   readonly kind: ErrorKind;
-  /** Seconds, for rate_limited. */
+  /** Seconds after which the request may pass: a 429, or a 409 that lasts only while another request is under way. */
   readonly retryAfter: number | undefined;
 
   constructor(kind: ErrorKind, message: string, retryAfter?: number) {

@@ -160,7 +160,7 @@ const PRESIGNED_ROOM = 'url-';
 function partsArriving(executor: Executor, sessionId: string, now: number) {
   return executor
     .selectFrom('chunkPartReservations')
-    .select('id')
+    .select(['id', 'liveUntil'])
     .where('sessionId', '=', sessionId)
     .where('liveUntil', '>', now)
     .where('id', 'not like', `${PRESIGNED_ROOM}%`);
@@ -296,10 +296,15 @@ async function reservePartRoom(
     // One request at a time per part: two copies of a part written at once could each remove the
     // other's file as an older version, losing the part after both were answered 200. A copy sent
     // while an earlier one is still arriving (a client retrying after its own time-out) waits for
-    // it; a request that died holds the part until its room lapses, within a minute.
+    // it; a request that died holds the part until its room lapses, within 20 seconds. The 409 says
+    // when to look again (Retry-After): unlike the specification's other 409s, the session stays
+    // usable, and a client that knows the header sends the part again then.
     if (!presigned) {
-      const arriving = await partsArriving(trx, session.id, now).where('partNumber', '=', partNumber).where('id', '!=', id).executeTakeFirst();
-      if (arriving) throw conflict(`Part ${partNumber} is still arriving in an earlier request; send it again once that request is answered (a request cut off frees the part within a minute)`);
+      const arriving = await partsArriving(trx, session.id, now).where('partNumber', '=', partNumber).where('id', '!=', id).orderBy('liveUntil', 'desc').executeTakeFirst();
+      if (arriving) {
+        const retryAfter = Math.max(1, Math.ceil((Number(arriving.liveUntil) - now) / 1000));
+        throw new AppError('conflict', `Part ${partNumber} is still arriving in an earlier request; send it again once that request is answered (a request cut off frees the part within ${chunkLimits.partReservationMs / 1000} seconds)`, retryAfter);
+      }
     }
     const claims = trx
       .selectFrom('chunkParts')

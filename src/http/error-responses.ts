@@ -88,7 +88,8 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   // A route that failed after preparing a file's answer (its store could not be read, say).
   dropFileHeaders(reply);
   if (error instanceof AppError) {
-    if (error.kind === 'rate_limited' && error.retryAfter !== undefined) reply.header('Retry-After', String(error.retryAfter));
+    // A 429, or a 409 that passes once an earlier request is done (a part still arriving).
+    if (error.retryAfter !== undefined) reply.header('Retry-After', String(error.retryAfter));
     return sendError(request, reply, statusOf[error.kind], error.message);
   }
   const fastifyError = error as FastifyError;

@@ -26,10 +26,11 @@ export const chunkLimits = {
   busyRetryAfterSeconds: 60,
   /**
    * A part's reserved room lapses this long after the request streaming it last pushed it back
-   * (every partReservationRenewMs): the room of a part whose process died is free again soon.
+   * (every partReservationRenewMs): the room of a part whose process died is free again soon, and
+   * a client re-sending that part after a restart waits no longer than this.
    */
-  partReservationMs: 60 * 1000,
-  partReservationRenewMs: 15 * 1000,
+  partReservationMs: 20 * 1000,
+  partReservationRenewMs: 5 * 1000,
 } as const;
 
 export const UPLOAD_ID_PATTERN = /^[a-z0-9]{1,100}$/;
