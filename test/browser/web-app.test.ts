@@ -371,19 +371,21 @@ describe('the web app in Chromium', () => {
     await failed('later.txt').getByRole('button', { name: 'Retry' }).click();
     await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'later.txt' }).waitFor();
 
-    // A part that fails with a 503 is sent again, and the upload completes.
+    // A part that fails with a 503 is sent again; so is one refused with a 409 that says when to come
+    // back (an earlier copy still arriving, as after a lost connection); and the upload completes.
     let attempts = 0;
     await page.route(/\/api\/files\/chunks\/[a-z0-9]+\/part\/2$/, (route) => {
       if (route.request().method() !== 'PUT') return route.continue();
       attempts += 1;
       if (attempts === 1) return route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: 'Service unavailable' }) });
+      if (attempts === 2) return route.fulfill({ status: 409, headers: { 'Retry-After': '1' }, contentType: 'application/json', body: JSON.stringify({ error: 'Part 2 is still arriving in an earlier request' }) });
       return route.continue();
     });
     const file = path.join(tmp, 'retried.bin');
     fs.writeFileSync(file, Buffer.alloc(33 * 1024 * 1024, 7));
     await page.getByTestId('file-input').setInputFiles(file);
     await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'retried.bin' }).waitFor({ timeout: 60_000 });
-    expect(attempts).toBe(2);
+    expect(attempts).toBe(3);
     await page.unroute(/\/part\/2$/);
 
     // A part refused with 507 (the server's disk is full) is not sent again: sending it again cannot

@@ -144,7 +144,14 @@ const sleep = (ms: number, signal: AbortSignal) =>
  * bytes again, so that failure is shown at once (docs/decisions.md, "A full disk").
  */
 const transientServerError = (error: unknown) => error instanceof ApiError && error.status >= 500 && error.status !== 507;
-const retryable = (error: unknown) => error instanceof NetworkError || (error instanceof ApiError && (error.status === 408 || error.status === 429)) || transientServerError(error);
+/**
+ * A 409 with Retry-After is a part still arriving in an earlier request (one cut off by a lost
+ * connection or a restart of the server): the session stays usable, and the part goes again once
+ * that request is done. Any other 409 means the session cannot go on.
+ */
+const passingConflict = (error: unknown) => error instanceof ApiError && error.status === 409 && error.retryAfter !== null;
+const retryable = (error: unknown) =>
+  error instanceof NetworkError || (error instanceof ApiError && (error.status === 408 || error.status === 429)) || passingConflict(error) || transientServerError(error);
 
 async function uploadChunked(file: File, selectors: Selectors, hooks: UploadHooks): Promise<UploadLinks> {
   hooks.onStatus?.('Starting');
