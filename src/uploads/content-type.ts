@@ -146,6 +146,8 @@ export async function resolveMimeType(declared: string | undefined, head: Buffer
     if (detected && !compatible(normalized, normalizeMimeType(detected)) && !(textTypes.test(normalized) && isText(head))) {
       throw invalid(`The declared file type ${normalized} does not match the content, which is ${detected}`);
     }
+    // Windows declares a .csv as Excel's type where Excel is installed: text named .csv is CSV.
+    if (normalized === 'application/vnd.ms-excel' && !detected && mime.getType(fileName) === 'text/csv' && isText(head)) return 'text/csv';
     return normalized;
   }
   // Text that spells a binary format's signature is named by its name first: notes.txt that begins

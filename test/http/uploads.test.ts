@@ -327,6 +327,8 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
         ['site.tgz', tarball, 'application/x-tgz', 'application/x-tgz'],
         ['site.tar', tar, 'application/x-gtar', 'application/x-gtar'],
         ['clip.mp4', video, 'application/mp4', 'application/mp4'],
+        // Windows declares a .csv as Excel's type where Excel is installed.
+        ['totals.csv', Buffer.from('month,total\nJanuary,12\n'), 'application/vnd.ms-excel', 'text/csv'],
       ];
       for (const [name, bytes, declared, stored] of cases) {
         const answer = await uploadFile(user, name, bytes, { type: declared });
