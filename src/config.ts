@@ -69,6 +69,8 @@ export class ConfigError extends Error {
 }
 
 const booleanText = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
+/** Node's timers hold at most 2^31 − 1 ms (24.8 days); a day is more than any client needs. */
+const MAX_IDLE_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 const byteCount = z.string().regex(/^\d+$/, 'must be a whole number of bytes').transform(Number).pipe(z.number().int().min(0).max(Number.MAX_SAFE_INTEGER));
 const port = z.string().regex(/^\d+$/, 'must be a port number').transform(Number).pipe(z.number().int().min(0).max(65535));
 const httpOrigin = z.string().refine((v) => {
@@ -101,7 +103,7 @@ const variables = {
   MAX_UPLOAD_SIZE: byteCount.pipe(z.number().min(1, 'must be at least 1 byte')).optional(),
   DEFAULT_QUOTA: byteCount.optional(),
   TRUST_PROXY: booleanText.optional(),
-  REQUEST_IDLE_TIMEOUT_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).pipe(z.number().min(100, 'must be at least 100 milliseconds')).optional(),
+  REQUEST_IDLE_TIMEOUT_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).pipe(z.number().min(100, 'must be at least 100 milliseconds').max(MAX_IDLE_TIMEOUT_MS, `must be at most ${MAX_IDLE_TIMEOUT_MS} milliseconds (a day)`)).optional(),
   MAX_CONNECTIONS: z.string().regex(/^\d+$/, 'must be a whole number of connections (0: no cap)').transform(Number).optional(),
   MAX_CONNECTIONS_PER_IP: z.string().regex(/^\d+$/, 'must be a whole number of connections (0: no cap)').transform(Number).optional(),
   WEBHOOK_ALLOW_PRIVATE: booleanText.optional(),

@@ -40,6 +40,9 @@ export function clientBoundOptions(config: Config) {
   const idle = config.requestIdleTimeoutMs;
   const http: ServerOptions = {
     headersTimeout: idle,
+    // As below; here too, as Node checks headersTimeout against it when it makes the server, before
+    // Fastify sets it: with Node's default (300 s) an idle time over 5 minutes stopped start-up.
+    requestTimeout: 0,
     maxHeaderSize: MAX_HEADER_BYTES,
     // How often Node looks for connections past the headers deadline (its default, 30 s, would double it).
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(idle / 4))),

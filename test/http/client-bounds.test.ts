@@ -171,6 +171,19 @@ describe('request deadlines', () => {
   });
 });
 
+describe('a long idle time', () => {
+  it('starts and serves with an idle time past Node\'s default request deadline (5 minutes)', async () => {
+    // Node checks the headers deadline against its own request deadline when the server is made.
+    const server = await startTestServer({ REQUEST_IDLE_TIMEOUT_MS: String(10 * 60 * 1000) });
+    try {
+      const health = await new Client(server.baseUrl).get('/api/health');
+      expect(health.status, health.text).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('errors Node and Fastify raise themselves', () => {
   let server: TestServer;
   let host: string;

@@ -69,6 +69,9 @@ describe('loadConfig', () => {
     ['CHUNKED_UPLOAD_TEMP_LIMIT', '20G'],
     ['WORKERS', '0'],
     ['WORKERS', 'all'],
+    // Past what Node's timers hold, a time-out would fire at once.
+    ['REQUEST_IDLE_TIMEOUT_MS', '3000000000'],
+    ['REQUEST_IDLE_TIMEOUT_MS', '99'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}=`));
