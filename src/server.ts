@@ -46,8 +46,12 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   return pino(
     {
       level,
-      // Credentials must never reach a log line.
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' },
+      // Credentials must never reach a log line: neither in the request's own line, nor where a library
+      // logs the headers it was handed (the multipart parser does at trace: `busboyOptions.headers`).
+      redact: {
+        paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.headers.authorization', '*.headers.cookie', '*.headers["proxy-authorization"]'],
+        censor: '[redacted]',
+      },
     },
     // Written in the background: lines logged while a write is under way go out together in the
     // next one, instead of a blocking write per line (two per request). pino flushes what is left

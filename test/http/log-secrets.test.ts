@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { Client, signUp } from '../support/client.ts';
+import { createToken, uploadFile } from '../support/uploads.ts';
+
+/**
+ * Credentials never reach a log line, at any level: `trace` is a documented LOG_LEVEL, and the
+ * libraries under Hoard log at it what they were handed (the multipart parser, every header of the
+ * request). A request's secrets are its Authorization header, its cookies, and a password in a body.
+ */
+describe('credentials in the log at LOG_LEVEL=trace', () => {
+  let server: TestServer;
+  const logged: Array<{ level: number; msg?: string; [field: string]: unknown }> = [];
+
+  beforeAll(async () => {
+    server = await startTestServer({ LOG_LEVEL: 'trace', UPLOAD_RATE_LIMIT: '0' }, undefined, logged);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('keeps out tokens, the legacy credential, session cookies and passwords', async () => {
+    const password = 'a password nobody logs';
+    const owner = await signUp(server.baseUrl, undefined, password);
+    const token = await createToken(owner, ['files:upload', 'files:read']);
+    const legacy = (await owner.get('/api/profile/upload-token')).body.data.uploadToken as string;
+    const session = [...owner.cookies.values()];
+    expect(session.length).toBeGreaterThan(0);
+
+    // Uploads in a form, by a named token, the legacy credential and the browser session.
+    for (const credential of [{ token }, { token: legacy }, {}]) {
+      const answer = await uploadFile(owner, 'note.txt', 'hello', credential);
+      expect(answer.status, answer.text).toBe(200);
+    }
+    // A chunked upload's part, and JSON routes.
+    const started = await new Client(server.baseUrl).post('/api/files/chunks', { filename: 'part.bin', size: 3 }, { token });
+    expect(started.status, started.text).toBe(200);
+    const part = await fetch(`${server.baseUrl}/api/files/chunks/${started.body.data.uploadId}/part/1`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+      body: 'abc',
+    });
+    expect(part.status).toBe(200);
+    expect((await new Client(server.baseUrl).get('/api/files', { token })).status).toBe(200);
+    expect((await new Client(server.baseUrl).post('/api/auth/login', { email: owner.email, password })).status).toBe(200);
+
+    expect(logged.some((line) => line.level === 10), 'trace lines were written').toBe(true);
+    const text = logged.map((line) => JSON.stringify(line)).join('\n');
+    for (const secret of [token, legacy, ...session, password]) {
+      expect(text.includes(secret), `a log line holds ${secret.slice(0, 6)}…`).toBe(false);
+    }
+  });
+});
