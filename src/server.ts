@@ -60,7 +60,6 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   );
 }
 
-/** Opens the database (migrating it), the storage and the HTTP server. */
 /**
  * What a process needs of the database before it serves: migrations applied, built-in roles and
  * instance settings present. Safe to repeat; the primary of several workers (src/workers.ts) runs it
@@ -73,6 +72,19 @@ export async function prepareDatabase(db: Db, config: Config, log: Logger): Prom
   await ensureSettings(db, initialSettings(config));
 }
 
+/**
+ * Why listening failed, in the words of the variable to change: Node's own ("getaddrinfo ENOTFOUND
+ * …", "listen EADDRINUSE …") name neither. Null for anything else.
+ */
+function listenProblem(error: unknown, config: Config): string | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'EADDRINUSE') return `PORT=${config.port}: the port is in use on ${config.host} (by another Hoard, or another program)`;
+  if (code === 'EACCES') return `PORT=${config.port}: not allowed to listen on this port (ports below 1024 need privileges)`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL' || code === 'EAI_NONAME') return `HOST=${config.host}: not an address of this machine`;
+  return null;
+}
+
+/** Opens the database (migrating it), the storage and the HTTP server. */
 export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   ensureDataDir(config.dataDir);
   fs.mkdirSync(path.join(config.dataDir, 'tmp'), { recursive: true });
@@ -115,7 +127,15 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     typeGate: { [THUMBNAIL_JOB]: giveWayToRequests(ctx.load), [OCR_JOB]: giveWayToRequests(ctx.load) },
   });
   const app = await buildApp(ctx);
-  const address = await app.listen({ port: config.port, host: config.host });
+  const address = await app.listen({ port: config.port, host: config.host }).catch(async (error: unknown) => {
+    await app.close();
+    await media?.close();
+    await ctx.audit.close();
+    await storage.close();
+    await database.close();
+    const problem = listenProblem(error, config);
+    throw problem === null ? error : new Error(problem, { cause: error });
+  });
   // Prunes now, then daily; a later start (of any process) moves the next prune to that start.
   await scheduleAuditPrune(ctx.db, config.auditRetentionDays);
   await scheduleRateLimitPrune(ctx.db);
