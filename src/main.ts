@@ -37,9 +37,16 @@ async function serve(config: Config) {
     if (closing) return;
     closing = true;
     server.ctx.log.info({ signal }, 'shutting down');
+    // The last line says whether every request was finished and everything closed.
     server.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
+      () => {
+        server.ctx.log.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        server.ctx.log.error({ err: error }, 'stopped, but shutting down failed');
+        process.exit(1);
+      },
     );
   };
   process.on('SIGINT', () => shutdown('SIGINT'));

@@ -35,6 +35,8 @@ export interface ServerProcessOptions {
    * process reaches it through `/proc/<pid>/root`.
    */
   diskBytes?: number;
+  /** Every line the process writes to stdout (its log), as it comes; else its output is dropped. */
+  output?: string[];
 }
 
 export async function serverProcess(env: Record<string, string>, dataDirPrefix = 'hoard-process-', options: ServerProcessOptions = {}): Promise<ServerProcess> {
@@ -62,13 +64,21 @@ export async function serverProcess(env: Record<string, string>, dataDirPrefix =
     async start() {
       const started =
         options.diskBytes === undefined
-          ? spawn(process.execPath, ['src/main.ts'], { cwd: repoRoot, env: fullEnv, stdio: 'ignore' })
+          ? spawn(process.execPath, ['src/main.ts'], { cwd: repoRoot, env: fullEnv, stdio: ['ignore', options.output ? 'pipe' : 'ignore', 'ignore'] })
           : spawn(
               'unshare',
               ['--user', '--map-root-user', '--mount', 'sh', '-c', `mount -t tmpfs -o size=${options.diskBytes} hoard-test "$DATA_DIR" && exec "$0" src/main.ts`, process.execPath],
               { cwd: repoRoot, env: fullEnv, stdio: ['ignore', 'ignore', 'inherit'] },
             );
       child = started;
+      if (options.output && started.stdout) {
+        let pending = '';
+        started.stdout.setEncoding('utf8').on('data', (text: string) => {
+          const lines = (pending + text).split('\n');
+          pending = lines.pop()!;
+          options.output!.push(...lines);
+        });
+      }
       await vi.waitFor(
         async () => {
           expect(started.exitCode).toBeNull();
