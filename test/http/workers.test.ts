@@ -210,7 +210,7 @@ describe('WORKERS=2', () => {
       const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
       const result = { code, stderr };
       expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(/hoard: could not start: .*EADDRINUSE/);
+      expect(result.stderr).toMatch(new RegExp(`hoard: could not start: PORT=${port}: the port is in use`));
     } finally {
       blocker.close();
     }
