@@ -62,6 +62,13 @@ const aliases: Record<string, string> = {
   'application/vnd.rar': 'application/x-rar-compressed',
   'application/x-rar': 'application/x-rar-compressed',
   'application/x-zstd': 'application/zstd',
+  'application/x-bzip': 'application/x-bzip2',
+  'application/vnd.debian.binary-package': 'application/x-deb',
+  'application/x-debian-package': 'application/x-deb',
+  'application/x-java': 'application/java-vm',
+  'application/x-java-vm': 'application/java-vm',
+  'application/x-java-class': 'application/java-vm',
+  'application/x-ms-dos-executable': 'application/x-msdownload',
   'application/x-msdos-program': 'application/x-msdownload',
   'application/x-dosexec': 'application/x-msdownload',
   'application/vnd.microsoft.portable-executable': 'application/x-msdownload',
@@ -74,12 +81,26 @@ export function normalizeMimeType(value: string): string {
   return aliases[base] ?? base;
 }
 
-const zipContainers = /^application\/(vnd\.openxmlformats|vnd\.oasis\.opendocument|epub\+zip|java-archive|vnd\.android\.package-archive|x-xpinstall|vnd\.apple\.keynote|vnd\.apple\.pages|vnd\.apple\.numbers|x-ms-|zip)/;
+const zipContainers = /^application\/(vnd\.openxmlformats|vnd\.oasis\.opendocument|epub\+zip|java-archive|x-java-archive|vnd\.android\.package-archive|x-xpinstall|vnd\.apple\.keynote|vnd\.apple\.pages|vnd\.apple\.numbers|x-ms-|zip)/;
 /** Formats stored in a Compound File (Word, Excel and PowerPoint 97–2003, Outlook messages, installers). */
 const compoundFiles = new Set(['application/x-cfb', 'application/x-ole-storage', 'application/msword', 'application/vnd.ms-excel', 'application/vnd.ms-powerpoint', 'application/vnd.ms-outlook', 'application/vnd.ms-project', 'application/vnd.visio', 'application/x-msi', 'application/x-ms-installer', 'application/vnd.ms-works']);
-/** What Windows and Linux declare a compressed tarball as: a gzip stream or, read through, a tar. */
-const tarballs = new Set(['application/x-compressed', 'application/x-compressed-tar', 'application/x-gtar', 'application/x-tgz']);
-/** Generic container names for audio or video. */
+/**
+ * What Windows and Linux declare a tarball as (Linux names each compression: its shared MIME
+ * database), and what its content is detected as: the compressed stream, or a tar read through.
+ */
+const tarballs: Record<string, string[]> = {
+  'application/x-compressed': ['application/gzip'],
+  'application/x-compressed-tar': ['application/gzip'],
+  'application/x-tgz': ['application/gzip'],
+  'application/x-gtar': ['application/gzip', 'application/x-bzip2', 'application/x-xz'],
+  'application/x-bzip-compressed-tar': ['application/x-bzip2'],
+  'application/x-bzip2-compressed-tar': ['application/x-bzip2'],
+  'application/x-xz-compressed-tar': ['application/x-xz'],
+  'application/x-zstd-compressed-tar': ['application/zstd'],
+};
+/** The names of an executable or library of Linux and other Unix systems (ELF). */
+const elfFiles = new Set(['application/x-elf', 'application/x-executable', 'application/x-sharedlib', 'application/x-pie-executable', 'application/x-object', 'application/x-coredump']);
+/** Generic container names for audio or video: stored under the detected type, which players know. */
 const mediaContainers = new Set(['application/mp4', 'application/ogg']);
 
 /**
@@ -96,7 +117,8 @@ function compatible(declared: string, detected: string): boolean {
   if ((media.has(declaredType!) || mediaContainers.has(declared)) && media.has(detectedType!)) return true;
   if (zipContainers.test(declared) && zipContainers.test(detected)) return true;
   if (compoundFiles.has(declared) && compoundFiles.has(detected)) return true;
-  if (tarballs.has(declared) && (detected === 'application/gzip' || detected === 'application/x-tar')) return true;
+  if (elfFiles.has(declared) && elfFiles.has(detected)) return true;
+  if (Object.hasOwn(tarballs, declared) && (tarballs[declared]!.includes(detected) || detected === 'application/x-tar')) return true;
   if ((declared === 'application/xml' || declared === 'text/xml' || declared.endsWith('+xml')) && detected.endsWith('xml')) return true;
   return false;
 }
@@ -143,11 +165,13 @@ export async function resolveMimeType(declared: string | undefined, head: Buffer
   if (plainTextByDefault && normalized === 'text/plain' && !isText(head)) normalized = '';
   if (normalized && normalized !== 'application/octet-stream') {
     checkDeclaredType(declared!);
+    // Windows declares a .csv as Excel's type where Excel is installed: text named .csv is CSV,
+    // whatever signature its first bytes happen to spell (as for a text declaration, below).
+    if (normalized === 'application/vnd.ms-excel' && mime.getType(fileName) === 'text/csv' && isText(head)) return 'text/csv';
     if (detected && !compatible(normalized, normalizeMimeType(detected)) && !(textTypes.test(normalized) && isText(head))) {
       throw invalid(`The declared file type ${normalized} does not match the content, which is ${detected}`);
     }
-    // Windows declares a .csv as Excel's type where Excel is installed: text named .csv is CSV.
-    if (normalized === 'application/vnd.ms-excel' && !detected && mime.getType(fileName) === 'text/csv' && isText(head)) return 'text/csv';
+    if (detected && mediaContainers.has(normalized)) return normalizeMimeType(detected);
     return normalized;
   }
   // Text that spells a binary format's signature is named by its name first: notes.txt that begins

@@ -301,6 +301,11 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       const program = Buffer.concat([Buffer.from('MZ'), Buffer.from([0x90, 0, 3, 0, 0, 0, 4, 0, 0, 0, 0xff, 0xff, 0, 0]), Buffer.alloc(48)]);
       const video = Buffer.concat([Buffer.from('000000186674797069736f6d0000020069736f6d6d703431', 'hex'), Buffer.alloc(64, 0)]);
       const zip = await zipBytes([{ name: 'a.txt', data: 'inside' }]);
+      const bzip2 = Buffer.concat([Buffer.from('BZh91AY&SY', 'latin1'), Buffer.alloc(64, 1)]);
+      const xz = Buffer.concat([Buffer.from('fd377a585a00', 'hex'), Buffer.alloc(64, 0)]);
+      const debian = Buffer.concat([Buffer.from('!<arch>\ndebian-binary   ', 'latin1'), Buffer.alloc(100, 0x20)]);
+      const elf = Buffer.concat([Buffer.from('7f454c46020101', 'hex'), Buffer.alloc(64, 0)]);
+      const javaClass = Buffer.concat([Buffer.from('cafebabe00000034', 'hex'), Buffer.alloc(64, 0)]);
       const cases: Array<[string, Uint8Array, string, string]> = [
         // Office 97–2003, Outlook and installers are Compound Files: their own names are kept.
         ['report.doc', compound, 'application/msword', 'application/msword'],
@@ -326,9 +331,20 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
         ['site.tar.gz', tarball, 'application/x-gtar', 'application/x-gtar'],
         ['site.tgz', tarball, 'application/x-tgz', 'application/x-tgz'],
         ['site.tar', tar, 'application/x-gtar', 'application/x-gtar'],
-        ['clip.mp4', video, 'application/mp4', 'application/mp4'],
+        ['clip.mp4', video, 'application/mp4', 'video/mp4'],
+        // As Chromium on Linux declares them (its shared MIME database).
+        ['notes.txt.bz2', bzip2, 'application/x-bzip', 'application/x-bzip2'],
+        ['site.tar.bz2', bzip2, 'application/x-bzip-compressed-tar', 'application/x-bzip-compressed-tar'],
+        ['site.tar.xz', xz, 'application/x-xz-compressed-tar', 'application/x-xz-compressed-tar'],
+        ['tool.exe', program, 'application/x-ms-dos-executable', 'application/x-msdownload'],
+        ['tool.deb', debian, 'application/vnd.debian.binary-package', 'application/x-deb'],
+        ['tool.jar', zip, 'application/x-java-archive', 'application/x-java-archive'],
+        ['libtool.so', elf, 'application/x-sharedlib', 'application/x-sharedlib'],
+        ['Tool.class', javaClass, 'application/x-java', 'application/java-vm'],
         // Windows declares a .csv as Excel's type where Excel is installed.
         ['totals.csv', Buffer.from('month,total\nJanuary,12\n'), 'application/vnd.ms-excel', 'text/csv'],
+        // Even when its first bytes spell a signature ("MZ", a Windows program's).
+        ['scores.csv', Buffer.from('MZ,score\nAda,12\n'), 'application/vnd.ms-excel', 'text/csv'],
       ];
       for (const [name, bytes, declared, stored] of cases) {
         const answer = await uploadFile(user, name, bytes, { type: declared });
@@ -336,7 +352,15 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
         expect(answer.body.data.type, `${name} as ${declared}`).toBe(stored);
       }
       // Each family holds only its own: a Compound File is no ZIP, gzip no Word document.
-      for (const [name, bytes, declared] of [['report.docx', compound, 'application/zip'], ['report.doc', gzip, 'application/msword'], ['site.tgz', zip, 'application/x-compressed']] as const) {
+      for (const [name, bytes, declared] of [
+        ['report.docx', compound, 'application/zip'],
+        ['report.doc', gzip, 'application/msword'],
+        ['site.tgz', zip, 'application/x-compressed'],
+        ['site.tar.xz', bzip2, 'application/x-xz-compressed-tar'],
+        ['clip.mp4', PNG_1X1, 'application/mp4'],
+        ['libtool.so', program, 'application/x-sharedlib'],
+        ['scores.csv', zip, 'application/vnd.ms-excel'],
+      ] as const) {
         const answer = await uploadFile(user, name, bytes, { type: declared });
         expect(answer.status, `${name} as ${declared}: ${answer.text}`).toBe(400);
         expect(answer.body.error).toMatch(/does not match the content/);
