@@ -101,8 +101,10 @@ async function issueChallenge(db: Db, challenge: string, purpose: Purpose, userI
 function clientDataOf({ isoBase64URL }: WebAuthn, clientDataJSON: string): { challenge: string | null; framed: boolean } {
   try {
     const data: unknown = JSON.parse(isoBase64URL.toUTF8String(clientDataJSON));
-    const { challenge, crossOrigin } = (data ?? {}) as { challenge?: unknown; crossOrigin?: unknown };
-    return { challenge: typeof challenge === 'string' && challenge.length > 0 && challenge.length <= 1024 ? challenge : null, framed: crossOrigin === true };
+    const { challenge, crossOrigin, topOrigin } = (data ?? {}) as { challenge?: unknown; crossOrigin?: unknown; topOrigin?: unknown };
+    // A top origin is only ever named for a frame; named without crossOrigin, the answer is not a
+    // browser's (the library refuses that sign-in too).
+    return { challenge: typeof challenge === 'string' && challenge.length > 0 && challenge.length <= 1024 ? challenge : null, framed: crossOrigin === true || topOrigin !== undefined };
   } catch {
     return { challenge: null, framed: false };
   }

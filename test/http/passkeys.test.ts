@@ -148,6 +148,7 @@ describe('registering and managing passkeys', () => {
       // Hoard's pages cannot be framed (frame-ancestors 'none'): an answer made in a frame is not theirs.
       ['framed', { framedBy: 'https://evil.example' }],
       ['framed, top origin not told', { framedBy: null }],
+      ['a top origin, not framed', { topOriginOnly: 'https://evil.example' }],
       ['user verification', { userVerified: false }],
     ];
     for (const [label, overrides] of cases) {
@@ -349,7 +350,7 @@ describe('signing in with a passkey', () => {
     const user = await account();
     const authenticator = authenticatorFor();
     expect((await registerPasskey(user, authenticator)).status).toBe(201);
-    for (const overrides of [{ origin: 'https://evil.example' }, { origin: 'http://127.0.0.1:1' }, { rpId: 'evil.example' }, { framedBy: 'https://evil.example' }, { framedBy: null }, { userVerified: false }]) {
+    for (const overrides of [{ origin: 'https://evil.example' }, { origin: 'http://127.0.0.1:1' }, { rpId: 'evil.example' }, { framedBy: 'https://evil.example' }, { framedBy: null }, { topOriginOnly: 'https://evil.example' }, { userVerified: false }]) {
       const { answer } = await passkeySignIn(authenticator, user.email, overrides);
       expect(answer.status, JSON.stringify(overrides)).toBe(401);
       expect(answer.body).toEqual({ success: false, error: 'Unauthorized' });

@@ -34,6 +34,8 @@ export interface CeremonyOverrides {
    * site as topOrigin, or without one (null) as browsers that do not report it write.
    */
   framedBy?: string | null;
+  /** Name this top origin in clientDataJSON without saying the page is framed (no browser does). */
+  topOriginOnly?: string;
 }
 
 interface RegistrationOptions {
@@ -73,8 +75,10 @@ function coseKey(algorithm: Algorithm, publicKey: KeyObject): Uint8Array {
 }
 
 /** clientDataJSON as a browser writes it: crossOrigin, and topOrigin when the page is in another site's frame. */
-function clientData(type: string, challenge: string, origin: string, framedBy: string | null | undefined): string {
-  return JSON.stringify({ type, challenge, origin, crossOrigin: framedBy !== undefined, ...(typeof framedBy === 'string' ? { topOrigin: framedBy } : {}) });
+function clientData(type: string, challenge: string, origin: string, overrides: CeremonyOverrides): string {
+  const { framedBy, topOriginOnly } = overrides;
+  const topOrigin = typeof framedBy === 'string' ? framedBy : topOriginOnly;
+  return JSON.stringify({ type, challenge, origin, crossOrigin: framedBy !== undefined, ...(topOrigin === undefined ? {} : { topOrigin }) });
 }
 
 export class SoftwareAuthenticator {
@@ -107,7 +111,7 @@ export class SoftwareAuthenticator {
     const flags = FLAG_UP | FLAG_AT | (overrides.userVerified === false ? 0 : FLAG_UV);
     const authData = Buffer.concat([sha256(rpId), Buffer.from([flags]), counterBytes(0), Buffer.alloc(16), credentialIdLength, id, coseKey(this.algorithm, publicKey)]);
     const attestationObject = isoCBOR.encode(new Map<string, string | Map<string, string> | Uint8Array>([['fmt', 'none'], ['attStmt', new Map<string, string>()], ['authData', new Uint8Array(authData)]]));
-    const clientDataJSON = clientData('webauthn.create', overrides.challenge ?? options.challenge, overrides.origin ?? this.origin, overrides.framedBy);
+    const clientDataJSON = clientData('webauthn.create', overrides.challenge ?? options.challenge, overrides.origin ?? this.origin, overrides);
     return {
       id: b64url(id),
       rawId: b64url(id),
@@ -135,7 +139,7 @@ export class SoftwareAuthenticator {
     credential.counter += this.counterStep;
     const flags = FLAG_UP | (overrides.userVerified === false ? 0 : FLAG_UV);
     const authenticatorData = Buffer.concat([sha256(rpId), Buffer.from([flags]), counterBytes(credential.counter)]);
-    const clientDataJSON = clientData('webauthn.get', overrides.challenge ?? options.challenge, overrides.origin ?? this.origin, overrides.framedBy);
+    const clientDataJSON = clientData('webauthn.get', overrides.challenge ?? options.challenge, overrides.origin ?? this.origin, overrides);
     const signed = Buffer.concat([authenticatorData, sha256(clientDataJSON)]);
     // ES256: an ASN.1 DER ECDSA signature; RS256: RSASSA-PKCS1-v1_5 (node's defaults for these keys).
     const signature = sign('sha256', signed, credential.privateKey);
