@@ -190,11 +190,13 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   // A body in a content coding is refused before it is read (src/http/content-coding.ts); a request
   // that reached no route gets its 404 or 405 whatever it sends.
-  app.addHook('preParsing', async (request, _reply, payload) => {
+  app.addHook('preParsing', async (request, reply, payload) => {
     if (!request.routeOptions.config.policy) return payload;
     const problem = contentCodingProblem(request.headers);
-    if (problem !== null) throw Object.assign(new Error(problem), { statusCode: 415 });
-    return payload;
+    if (problem === null) return payload;
+    // What it takes instead (RFC 9110 §12.5.3: a 415 for a coding ought to say).
+    reply.header('Accept-Encoding', 'identity');
+    throw Object.assign(new Error(problem), { statusCode: 415 });
   });
 
   // Text with a NUL character is a client mistake on every route (src/http/nul-text.ts), and so is a

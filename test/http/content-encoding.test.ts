@@ -48,6 +48,7 @@ describe.each(storageKinds)('request bodies with a Content-Encoding (%s storage)
     const partUrl = `${server.baseUrl}/api/files/chunks/${uploadId}/part/1`;
     const refused = await fetch(partUrl, { method: 'PUT', headers: { ...bearer(), 'content-type': 'application/octet-stream', 'content-encoding': 'gzip' }, body: gzipSync(text) });
     expect(refused.status).toBe(415);
+    expect(refused.headers.get('accept-encoding')).toBe('identity');
     expect(await refused.json()).toEqual({ error: 'Content-Encoding "gzip" is not supported: send the body as it is, without a content coding' });
 
     const stored = await fetch(partUrl, { method: 'PUT', headers: { ...bearer(), 'content-type': 'application/octet-stream', 'content-encoding': 'identity' }, body: text });
