@@ -117,6 +117,8 @@ function compatible(declared: string, detected: string): boolean {
   if ((media.has(declaredType!) || mediaContainers.has(declared)) && media.has(detectedType!)) return true;
   if (zipContainers.test(declared) && zipContainers.test(detected)) return true;
   if (compoundFiles.has(declared) && compoundFiles.has(detected)) return true;
+  // Word and Excel 2003 also save XML under .doc and .xls, with their Compound File types.
+  if ((declared === 'application/msword' || declared === 'application/vnd.ms-excel') && (detected === 'application/xml' || detected === 'text/xml')) return true;
   if (elfFiles.has(declared) && elfFiles.has(detected)) return true;
   if (Object.hasOwn(tarballs, declared) && (tarballs[declared]!.includes(detected) || detected === 'application/x-tar')) return true;
   if ((declared === 'application/xml' || declared === 'text/xml' || declared.endsWith('+xml')) && detected.endsWith('xml')) return true;

@@ -313,6 +313,8 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
         ['slides.ppt', compound, 'application/vnd.ms-powerpoint', 'application/vnd.ms-powerpoint'],
         ['mail.msg', compound, 'application/vnd.ms-outlook', 'application/vnd.ms-outlook'],
         ['setup.msi', compound, 'application/x-msi', 'application/x-msi'],
+        // Excel 2003's XML Spreadsheet, saved as .xls.
+        ['budget.xls', Buffer.from('<?xml version="1.0"?>\n<Workbook xmlns="urn:schemas-microsoft-com:office:spreadsheet"></Workbook>\n'), 'application/vnd.ms-excel', 'application/vnd.ms-excel'],
         // Other spellings of one type are stored as the detected name.
         ['notes.txt.gz', gzip, 'application/x-gzip', 'application/gzip'],
         ['notes.txt.gz', gzip, 'application/x-gzip-compressed', 'application/gzip'],
