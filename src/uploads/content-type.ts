@@ -106,8 +106,9 @@ const mediaContainers = new Set(['application/mp4', 'application/ogg']);
 /**
  * Whether a declared type is consistent with what the bytes are. Containers are ambiguous (an .m4a
  * and an .mp4 share a signature; a .docx is a ZIP, a .doc a Compound File), so within audio/video,
- * between ZIP or a Compound File and the formats built on them, and between a tarball's names and
- * gzip or tar, either name is accepted; anything else must match exactly.
+ * between ZIP, a Compound File or ELF and the formats built on them, between a tarball's names and
+ * its compression or tar, and between XML and the formats written in it, either name is accepted;
+ * anything else must match exactly.
  */
 function compatible(declared: string, detected: string): boolean {
   if (declared === detected) return true;
