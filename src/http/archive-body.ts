@@ -1,6 +1,7 @@
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { tooLarge } from '../errors.ts';
+import { hasBody } from './request-body.ts';
 
 /**
  * The body rules of every archive route (contract §9; spec, Limits, "Archive body"): a request body
@@ -38,17 +39,12 @@ class BoundedBody extends Transform {
 /** Methods whose body Fastify never reads; a body sent with them is left alone. */
 const BODYLESS = new Set(['GET', 'HEAD']);
 
-function hasBody(request: FastifyRequest): boolean {
-  const { 'content-length': length, 'transfer-encoding': encoding } = request.headers;
-  return encoding !== undefined || (length !== undefined && length !== '0');
-}
-
 /**
  * The preParsing hook: refuses a declared length over the limit before reading a byte, and hands
  * the parser a stream that enforces the limit and the deadline as the bytes come.
  */
 function boundArchiveBody(request: FastifyRequest, reply: FastifyReply, payload: Readable, done: (error: Error | null, payload?: Readable) => void): void {
-  if (BODYLESS.has(request.method) || !hasBody(request)) return done(null, payload);
+  if (BODYLESS.has(request.method) || !hasBody(request.headers)) return done(null, payload);
   if (Number(request.headers['content-length']) > ARCHIVE_BODY_LIMIT) {
     // The body is never read: the connection cannot carry another request after it.
     reply.header('Connection', 'close');

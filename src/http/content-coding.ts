@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { hasBody } from './request-body.ts';
 
 /** How much of a refused Content-Encoding the answer repeats. */
 const MAX_QUOTED = 64;
@@ -13,8 +14,7 @@ const MAX_QUOTED = 64;
 export function contentCodingProblem(headers: IncomingHttpHeaders): string | null {
   const coding = headers['content-encoding']?.trim();
   if (!coding) return null;
-  const hasBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
-  if (!hasBody) return null;
+  if (!hasBody(headers)) return null;
   const codings = coding.split(',').map((token) => token.trim().toLowerCase());
   if (codings.every((token) => token === 'identity' || token === '')) return null;
   const quoted = coding.length > MAX_QUOTED ? `${coding.slice(0, MAX_QUOTED)}…` : coding;

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { invalid, type AppError } from '../errors.ts';
 
 /**
@@ -11,6 +11,11 @@ export function discardRestOfBody(raw: IncomingMessage): void {
   if (raw.complete || raw.destroyed) return;
   raw.unpipe();
   raw.resume();
+}
+
+/** Whether a request's headers announce a body: a transfer coding, or a length other than 0. */
+export function hasBody(headers: IncomingHttpHeaders): boolean {
+  return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 }
 
 /** RFC 2046: a multipart boundary is 1 to 70 characters. */
