@@ -48,8 +48,13 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       level,
       // Credentials must never reach a log line: neither in the request's own line, nor where a library
       // logs the headers it was handed (the multipart parser does at trace: `busboyOptions.headers`).
+      // Paths named one by one: a wildcard path cost about 4 µs more on every line, the access log's
+      // line of every request among them; test/http/log-secrets.test.ts looks for any other leak.
       redact: {
-        paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.headers.authorization', '*.headers.cookie', '*.headers["proxy-authorization"]'],
+        paths: [
+          ...['req.headers', 'busboyOptions.headers'].flatMap((headers) => [`${headers}.authorization`, `${headers}.cookie`, `${headers}["proxy-authorization"]`]),
+          'res.headers["set-cookie"]',
+        ],
         censor: '[redacted]',
       },
     },
@@ -127,12 +132,17 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     typeGate: { [THUMBNAIL_JOB]: giveWayToRequests(ctx.load), [OCR_JOB]: giveWayToRequests(ctx.load) },
   });
   const app = await buildApp(ctx);
-  const address = await app.listen({ port: config.port, host: config.host }).catch(async (error: unknown) => {
-    await app.close();
+  // What the process opened besides the HTTP server, closed in order: on a stop, and when it cannot listen.
+  const closeBehindServer = async () => {
+    await jobs.stop();
     await media?.close();
     await ctx.audit.close();
     await storage.close();
     await database.close();
+  };
+  const address = await app.listen({ port: config.port, host: config.host }).catch(async (error: unknown) => {
+    await app.close();
+    await closeBehindServer();
     const problem = listenProblem(error, config);
     throw problem === null ? error : new Error(problem, { cause: error });
   });
@@ -163,11 +173,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       } finally {
         clearInterval(sweep);
       }
-      await jobs.stop();
-      await media?.close();
-      await ctx.audit.close();
-      await storage.close();
-      await database.close();
+      await closeBehindServer();
     },
   };
 }
