@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { ConfigError, loadConfig, loadDotEnv, type Config } from './config.ts';
-import { createLogger, startServer } from './server.ts';
+import { createLogger, startServer, type RunningServer } from './server.ts';
 import { releaseStartupMemory } from './memory.ts';
 import { runWorkers } from './workers.ts';
 
@@ -30,25 +30,40 @@ try {
 }
 
 async function serve(config: Config) {
-  const server = await startServer(config);
-  releaseStartupMemory();
-  let closing = false;
+  // The handlers go in before the server starts: it answers as soon as it listens, while its start
+  // still schedules its jobs, and a SIGTERM then would end the process without a shutdown.
+  // A signal while it starts (a migration may wait minutes for a lock) stops it once started; a
+  // second one stops it at once.
+  let server: RunningServer | null = null;
+  let stopping: string | null = null;
   const shutdown = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    server.ctx.log.info({ signal }, 'shutting down');
-    // The last line says whether every request was finished and everything closed.
-    server.close().then(
-      () => {
-        server.ctx.log.info('stopped');
-        process.exit(0);
-      },
-      (error: unknown) => {
-        server.ctx.log.error({ err: error }, 'stopped, but shutting down failed');
-        process.exit(1);
-      },
-    );
+    if (stopping !== null) {
+      if (!server) process.exit(1);
+      return;
+    }
+    stopping = signal;
+    if (server) stop(server, signal);
+    else console.error(`hoard: ${signal} while starting: stopping once started (send it again to stop at once)`);
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  server = await startServer(config);
+  releaseStartupMemory();
+  // A signal that came while it started: it stops now.
+  if (stopping !== null) stop(server, stopping);
+}
+
+function stop(server: RunningServer, signal: string) {
+  server.ctx.log.info({ signal }, 'shutting down');
+  // The last line says whether every request was finished and everything closed.
+  server.close().then(
+    () => {
+      server.ctx.log.info('stopped');
+      process.exit(0);
+    },
+    (error: unknown) => {
+      server.ctx.log.error({ err: error }, 'stopped, but shutting down failed');
+      process.exit(1);
+    },
+  );
 }
