@@ -12,7 +12,8 @@ import { liveSessions } from '../uploads/reservations.ts';
 import { StorageLimitError, StoragePartError, StorageUploadGoneError } from '../storage/storage.ts';
 import { CleanupNet } from '../jobs/storage-cleanup.ts';
 import { overLimit, uploadAllowance } from '../uploads/allowance.ts';
-import { resolveOptions, type UploadPlan } from '../uploads/upload-plan.ts';
+import { assertExpiryAction, resolveOptions, type UploadPlan } from '../uploads/upload-plan.ts';
+import { hashPassword } from '../auth/passwords.ts';
 import type { RequestOptions, ResolvedOptions } from '../shared/upload-options.ts';
 import { checkDeclaredType, normalizeMimeType, resolveMimeType } from '../uploads/content-type.ts';
 import { commitFile } from '../uploads/commit-file.ts';
@@ -44,6 +45,7 @@ export async function startChunkedUpload(ctx: AppContext, principal: Principal, 
   const allowance = await uploadAllowance(ctx.db, principal);
   if (init.size > allowance.maxBytes) throw overLimit(allowance);
   const options = await resolveOptions(ctx.db, principal, plan, init.options);
+  const passwordHash = options.password ? await hashPassword(options.password) : null;
   const fileId = newId();
   const fileKey = `files/${userId}/${fileId}`;
   const { uploadId: storageUploadId } = await ctx.storage.createMultipart(fileKey, init.mimeType);
@@ -85,7 +87,7 @@ export async function startChunkedUpload(ctx: AppContext, principal: Principal, 
           filename: init.filename,
           mimeType: init.mimeType ?? null,
           size: init.size,
-          options: JSON.stringify(options),
+          options: JSON.stringify(snapshotOf(options, passwordHash)),
           folderId: plan.folderId,
           profileId: plan.profileId,
           boundProfileId: principal.token?.profileId ?? null,
@@ -105,6 +107,11 @@ export async function startChunkedUpload(ctx: AppContext, principal: Principal, 
     throw error;
   }
   return { uploadId: id, fileKey };
+}
+
+/** The option snapshot a session keeps: its password hashed, never in clear (docs/decisions.md). */
+function snapshotOf(options: ResolvedOptions, passwordHash: string | null): ResolvedOptions {
+  return { ...options, password: null, passwordHash };
 }
 
 /** The advisory lock key of the instance's temporary-bytes sum (any constant unique in this application). */
@@ -423,7 +430,16 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
     if (request.visibility !== undefined) overrides.visibility = request.visibility;
     if (request.password) overrides.password = request.password;
     const resolved = await resolveOptions(ctx.db, principal, plan, overrides);
-    const options: ResolvedOptions = { ...snapshot, visibility: resolved.visibility, password: resolved.password ?? snapshot.password };
+    // The snapshot's expiry was set aside from the plan above; its action needs its permission still.
+    if (snapshot.expiresAt !== null || snapshot.expiresAfter != null) assertExpiryAction(principal, snapshot.expiryAction);
+    // An instant that passed while the parts arrived: refused as POST /api/files refuses it once its
+    // bytes are in, rather than a file made only to be expired at once.
+    if (snapshot.expiresAfter == null && snapshot.expiresAt !== null && snapshot.expiresAt <= Date.now()) {
+      throw invalid('expiresAt: the expiry given at the start passed before the upload was completed; start a new upload with a later expiresAt');
+    }
+    // A password given now replaces the snapshot's, which is kept hashed (snapshots of sessions
+    // started before that hold it in clear, and are hashed at the commit as any upload's).
+    const options: ResolvedOptions = resolved.password ? { ...snapshot, visibility: resolved.visibility, password: resolved.password, passwordHash: null } : { ...snapshot, visibility: resolved.visibility };
 
     // A completion that died after assembling left the object, and the parts are gone into it.
     const leftBehind = takenOver ? await ctx.storage.stat(session.fileKey) : null;

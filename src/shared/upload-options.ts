@@ -26,6 +26,12 @@ export interface ResolvedOptions {
   shareStyle: ShareStyle;
   tagIds: string[];
   password: string | null;
+  /**
+   * The password already hashed, in place of `password`: a chunked upload keeps its option snapshot
+   * in the database until it completes, and a file password is never kept there in clear
+   * (docs/decisions.md, "Chunked uploads keep no password in clear").
+   */
+  passwordHash?: string | null;
 }
 
 const builtinDefaults: Required<ProfileOptions> = {

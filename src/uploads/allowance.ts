@@ -11,6 +11,8 @@ export interface Allowance {
   sizeLimit: number;
   /** Bytes the account may still store, or null without a quota. */
   quotaRemaining: number | null;
+  /** Bytes the account's unfinished chunked uploads hold against the quota (0 without a quota). */
+  reserved: number;
   /** The smaller of the two: the most bytes this upload may have. */
   maxBytes: number;
 }
@@ -28,14 +30,25 @@ export async function uploadAllowance(db: Db, principal: Principal): Promise<All
   const settings = await readSettings(db);
   const user = await db.selectFrom('users').select(['quotaBytes', 'usedBytes']).where('id', '=', principal.user.id).executeTakeFirstOrThrow(accountGone);
   const quota = quotaFor(principal, user.quotaBytes, settings.defaultQuotaBytes);
-  const quotaRemaining = quota === null ? null : Math.max(0, quota - user.usedBytes - (await reservedBytes(db, principal.user.id, Date.now())));
-  return { sizeLimit: settings.maxUploadSizeBytes, quotaRemaining, maxBytes: Math.min(settings.maxUploadSizeBytes, quotaRemaining ?? Infinity) };
+  const reserved = quota === null ? 0 : await reservedBytes(db, principal.user.id, Date.now());
+  const quotaRemaining = quota === null ? null : Math.max(0, quota - user.usedBytes - reserved);
+  return { sizeLimit: settings.maxUploadSizeBytes, quotaRemaining, reserved, maxBytes: Math.min(settings.maxUploadSizeBytes, quotaRemaining ?? Infinity) };
 }
 
 /** The 413 for an upload that went past `maxBytes`, naming the limit that was reached. */
 export function overLimit(allowance: Allowance) {
   if (allowance.quotaRemaining !== null && allowance.quotaRemaining < allowance.sizeLimit) {
-    return tooLarge(`The upload exceeds your storage quota (${allowance.quotaRemaining} bytes left)`);
+    return quotaExceeded(allowance.quotaRemaining, allowance.reserved);
   }
   return tooLarge(`The file exceeds the maximum upload size of ${allowance.sizeLimit} bytes`);
+}
+
+/**
+ * The 413 of the quota. Room held by unfinished chunked uploads is named: the account's usage does
+ * not show it, and without the word an owner sees free room that uploads are refused (decisions.md,
+ * "Quota reservations").
+ */
+export function quotaExceeded(left: number, reserved: number) {
+  const held = reserved > 0 ? `; ${reserved} more are held by your unfinished chunked uploads until they complete or lapse after an hour without activity` : '';
+  return tooLarge(`The upload exceeds your storage quota (${left} bytes left${held})`);
 }

@@ -6,8 +6,8 @@ import type { Principal } from '../auth/principal.ts';
 import { hasPermission } from '../auth/permissions.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { readSettings, type InstanceSettings } from '../settings/instance-settings.ts';
-import { accountGone, tooLarge } from '../errors.ts';
-import { quotaFor } from './allowance.ts';
+import { accountGone } from '../errors.ts';
+import { quotaExceeded, quotaFor } from './allowance.ts';
 import { reservedBytes } from './reservations.ts';
 import { extensionOf, nameCandidates, randomFileName, sanitizeFileName } from '../shared/naming.ts';
 import { extensionFor } from './content-type.ts';
@@ -61,7 +61,7 @@ export async function commitFiles(
   uploads: ReadonlyArray<{ upload: StoredUpload; trxHook?: (trx: Transaction<Database>, file: FileRow) => Promise<void> }>,
   completesSession?: string,
 ): Promise<FileRow[]> {
-  const passwordHashes = await Promise.all(uploads.map(({ upload }) => (upload.options.password ? hashPassword(upload.options.password) : null)));
+  const passwordHashes = await Promise.all(uploads.map(({ upload: { options } }) => (options.password ? hashPassword(options.password) : (options.passwordHash ?? null))));
   const settings = await readSettings(ctx.db);
   const userId = principal.user.id;
   const committed = await ctx.db.transaction().execute(async (trx) => {
@@ -81,7 +81,7 @@ export async function commitFiles(
     if (quota !== null) {
       // Room the account's open chunked uploads reserved is not this upload's (src/uploads/reservations.ts).
       const reserved = await reservedBytes(trx, userId, Date.now(), completesSession);
-      if (owner.usedBytes + reserved > quota) throw tooLarge(`The upload exceeds your storage quota (${Math.max(0, quota - usedBefore - reserved)} bytes left)`);
+      if (owner.usedBytes + reserved > quota) throw quotaExceeded(Math.max(0, quota - usedBefore - reserved), reserved);
     }
     // Never before the account's previous upload, even when the clock was set back: on SQLite the
     // search index counts an account's matches per calendar bucket by their document numbers, which

@@ -89,10 +89,20 @@ export async function resolveOptions(db: Db, principal: Principal, plan: UploadP
   // The expiration action needs its permission: DELETE files.delete, SET_PRIVATE files.share (spec, POST /api/files rule 2).
   if (options.expiresAt !== null) {
     if (options.expiresAt <= now) throw invalid('expiresAt: must be in the future');
-    if (options.expiryAction === 'DELETE' && !can('files.delete')) throw forbidden();
-    if (options.expiryAction === 'SET_PRIVATE' && !can('files.share')) throw forbidden();
+    assertExpiryAction(principal, options.expiryAction);
   }
   if (plan.folderId !== null && !can('folders.manage')) throw forbidden();
   if (options.tagIds.length > 0 && !can('tags.manage')) throw forbidden();
   return options;
+}
+
+/**
+ * The expiration action needs its permission: DELETE files.delete, SET_PRIVATE files.share (spec,
+ * POST /api/files rule 2). Checked again when a chunked upload completes with its snapshot's expiry,
+ * since a role change takes effect on the next request.
+ */
+export function assertExpiryAction(principal: Principal, action: ResolvedOptions['expiryAction']): void {
+  const can = (permission: Parameters<typeof hasPermission>[1]) => hasPermission(principal.permissions, permission);
+  if (action === 'DELETE' && !can('files.delete')) throw forbidden();
+  if (action === 'SET_PRIVATE' && !can('files.share')) throw forbidden();
 }

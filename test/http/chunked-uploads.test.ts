@@ -983,6 +983,57 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       expect((await recordOf(user, fixed.body)).expiresAt).toBe(at);
     });
 
+    it('keeps a file password only hashed while it uploads; the password opens the file, one given at completion replaces it', async () => {
+      const { user, caller } = await scripted();
+      const unlock = (links: { downloadUrl: string }, password: string) => api(server.baseUrl, anonymous, 'POST', `/api/files/${fileIdOf(links)}/unlock`, { password });
+      const uploadId = await started(caller, { filename: 'locked.txt', size: 1, password: 'Kept-Only-As-A-Hash-1' });
+      const etag = etagOf(await putPart(caller, uploadId, 1, Buffer.from('x')));
+      const open = (await sessionRow(uploadId))!.options;
+      expect(open).not.toContain('Kept-Only-As-A-Hash-1');
+      expect(JSON.parse(open)).toMatchObject({ password: null, passwordHash: expect.stringMatching(/^\$argon2id\$/) });
+      const done = await complete(caller, uploadId, { parts: [{ PartNumber: 1, ETag: etag }] });
+      expect(done.status, done.text).toBe(200);
+      expect((await sessionRow(uploadId))!.options).not.toContain('Kept-Only-As-A-Hash-1');
+      expect((await recordOf(user, done.body)).hasPassword).toBe(true);
+      expect((await unlock(done.body, 'wrong password')).status).toBe(403);
+      expect((await unlock(done.body, 'Kept-Only-As-A-Hash-1')).status).toBe(204);
+
+      const replacedId = await started(caller, { filename: 'replaced.txt', size: 1, password: 'The-First-Password-2' });
+      const replacedEtag = etagOf(await putPart(caller, replacedId, 1, Buffer.from('y')));
+      const replaced = await complete(caller, replacedId, { parts: [{ PartNumber: 1, ETag: replacedEtag }], password: 'The-Second-Password-3' });
+      expect(replaced.status, replaced.text).toBe(200);
+      expect((await unlock(replaced.body, 'The-First-Password-2')).status).toBe(403);
+      expect((await unlock(replaced.body, 'The-Second-Password-3')).status).toBe(204);
+    });
+
+    it("checks the snapshot's expiry at completion: its action's permission, and an instant already past", async () => {
+      const { user, caller } = await scripted();
+      const ready = async (body: Record<string, unknown>) => {
+        const uploadId = await started(caller, { filename: 'expiring.txt', size: 1, ...body });
+        const etag = etagOf(await putPart(caller, uploadId, 1, Buffer.from('e')));
+        return { uploadId, finish: () => complete(caller, uploadId, { parts: [{ PartNumber: 1, ETag: etag }] }) };
+      };
+      const deleting = await ready({ expiration: 'DAY', expiryAction: 'DELETE' });
+      const hiding = await ready({ expiration: 'DAY', expiryAction: 'SET_PRIVATE' });
+      await withoutPermission('files.delete', async () => {
+        expect((await deleting.finish()).status).toBe(403);
+        expect((await sessionRow(deleting.uploadId))!.state).toBe('open');
+      });
+      await withoutPermission('files.share', async () => {
+        expect((await hiding.finish()).status).toBe(403);
+      });
+      expect((await deleting.finish()).status).toBe(200);
+      expect((await hiding.finish()).status).toBe(200);
+
+      // An instant that passed while the parts arrived: a 400, as POST /api/files gives, not a file deleted at once.
+      const soon = await ready({ expiresAt: new Date(Date.now() + 1500).toISOString() });
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const late = await soon.finish();
+      expect(late.status, late.text).toBe(400);
+      expect(late.body.error).toMatch(/expiresAt/);
+      expect(await fileCount(user.userId)).toBe(2);
+    });
+
     it('commits a file whose folder was deleted while it uploaded unfiled, as the folder\'s own files became', async () => {
       const { user, caller } = await scripted();
       const folder = (await user.post('/api/folders', { name: 'going' })).body.data.folder;
