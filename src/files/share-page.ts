@@ -13,6 +13,8 @@ export interface SharePageInput {
   rawUrl: string;
   downloadUrl: string;
   unlockUrl: string;
+  /** Why the password sent without the page's script was refused, shown on the form. */
+  unlockError?: string | undefined;
   /** The beginning of a text file, for its preview. */
   textPreview: string | null;
   /** The file's thumbnail (absolute), once made (contract §10). */
@@ -32,7 +34,8 @@ function humanSize(bytes: number): string {
     value /= 1024;
     unit++;
   }
-  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]}`;
+  if (unit === 0) return bytes === 1 ? '1 byte' : `${bytes} bytes`;
+  return `${value.toFixed(1)} ${units[unit]}`;
 }
 
 export function previewKind(mimeType: string): 'image' | 'video' | 'audio' | 'text' | 'pdf' | null {
@@ -76,7 +79,9 @@ function page(title: string, head: string, body: string, style = 'framed'): stri
 }
 
 /** The locked page's one script: constant (the unlock URL is in the form's data), so a hash allows it. */
-const unlockScript = `const f=document.getElementById('unlock');f.addEventListener('submit',async e=>{e.preventDefault();const r=await fetch(f.dataset.unlockUrl,{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify({password:document.getElementById('password').value})});if(r.ok)location.reload();else document.getElementById('error').textContent=r.status===429?'Too many attempts; try again later.':'Wrong password.'})`;
+/** What the password form says when the password is refused: by its script, or by the page without one. */
+export const unlockMessages = { wrong: 'Wrong password.', throttled: 'Too many attempts; try again later.' } as const;
+const unlockScript = `const f=document.getElementById('unlock');f.addEventListener('submit',async e=>{e.preventDefault();const r=await fetch(f.dataset.unlockUrl,{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify({password:document.getElementById('password').value})});if(r.ok)location.reload();else document.getElementById('error').textContent=r.status===429?${JSON.stringify(unlockMessages.throttled)}:${JSON.stringify(unlockMessages.wrong)}})`;
 
 const hashSource = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
@@ -109,8 +114,8 @@ export function renderSharePage(input: SharePageInput): string {
   const meta = `${escapeHtml(file.mimeType)} · ${humanSize(file.size)}`;
   if (input.locked) {
     const form = `<div class="card"><h1>${name}</h1><p class="meta">This file is protected by a password.</p>
-<form id="unlock" data-unlock-url="${escapeHtml(input.unlockUrl)}"><label for="password">Password</label><div class="actions"><input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
-<button type="submit">Unlock</button></div><p class="error" id="error" role="alert"></p></form></div>
+<form id="unlock" method="post" action="${escapeHtml(input.unlockUrl)}" data-unlock-url="${escapeHtml(input.unlockUrl)}"><label for="password">Password</label><div class="actions"><input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
+<button type="submit">Unlock</button></div><p class="error" id="error" role="alert">${escapeHtml(input.unlockError ?? '')}</p></form></div>
 <script>${unlockScript}</script>`;
     return page(`${file.name} · Hoard`, '<meta name="robots" content="noindex">', form, 'delivery');
   }

@@ -22,6 +22,7 @@ import { fileUploadRoutes } from './routes/file-upload.ts';
 import { chunkUploadRoutes } from './routes/chunk-upload.ts';
 import { fileServingRoutes } from './routes/file-serving.ts';
 import { sharePageRoutes } from './routes/share-page.ts';
+import { unlockRoutes } from './routes/unlock.ts';
 import { fileManagementRoutes } from './routes/file-management.ts';
 import { renderNotFoundPage } from '../files/share-page.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -53,7 +54,7 @@ import { apiDocsRoutes } from './routes/api-docs.ts';
 
 export type { App } from './route-module.ts';
 
-const routeModules: RouteModule[] = [healthRoutes, authRoutes, passkeyRoutes, sessionRoutes, twoFactorRoutes, archiveRoutes, shareArchiveRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes, auditRoutes, setupRoutes, apiDocsRoutes, webAppRoutes];
+const routeModules: RouteModule[] = [healthRoutes, authRoutes, passkeyRoutes, sessionRoutes, twoFactorRoutes, archiveRoutes, shareArchiveRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, unlockRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes, auditRoutes, setupRoutes, apiDocsRoutes, webAppRoutes];
 
 /** One access-log line per request, when it completes, instead of Fastify's two (received, completed). */
 class AccessLog extends LogController {

@@ -143,7 +143,8 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       const page = await anonymous().get(file.page);
       expect(page.status).toBe(200);
       expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
-      expect(page.text).toContain(`<form id="unlock" data-unlock-url="${server.baseUrl}/api/files/${file.id}/unlock">`);
+      // The form posts the password without the page's script too: never a GET that puts it in the URL.
+      expect(page.text).toContain(`<form id="unlock" method="post" action="${server.baseUrl}/api/files/${file.id}/unlock" data-unlock-url="${server.baseUrl}/api/files/${file.id}/unlock">`);
       expect(page.text).toContain('type="password"');
       expect(page.text).not.toContain('the secret text');
       expect(page.text).not.toContain('og:');
@@ -687,6 +688,41 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect((await owner.patch(`/api/files/${file.id}`, { password: 'new password' })).status).toBe(200);
       expect((await visitor.get(file.raw)).status).toBe(403);
       expect(await countsOf(file.id)).toEqual({ views: 1, downloads: 1 });
+    });
+
+    it("takes the share page's form without its script: the form again saying why, then back to the page, opened", async () => {
+      const file = await upload('formed.txt', 'opened by a form', { fields: { password: 'open sesame' } });
+      const visitor = anonymous();
+      const sendForm = (password: string) =>
+        visitor.request('POST', `/api/files/${file.id}/unlock`, { body: new URLSearchParams({ password }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.baseUrl } });
+      const wrong = await sendForm('wrong guess');
+      expect(wrong.status).toBe(403);
+      expect(wrong.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(wrong.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+      expect(wrong.text).toContain('<p class="error" id="error" role="alert">Wrong password.</p>');
+      expect(wrong.text).not.toContain('wrong guess');
+      expect(wrong.text).not.toContain('opened by a form');
+      expect(visitor.cookies.size).toBe(0);
+
+      const right = await sendForm('open sesame');
+      expect(right.status).toBe(303);
+      expect(right.headers.get('location')).toBe(server.baseUrl + file.page);
+      expect(right.headers.getSetCookie()[0]).toMatch(new RegExp(`^hoard_unlock_${file.id}=`));
+      const page = await visitor.get(file.page);
+      expect(page.text).toContain('opened by a form');
+
+      // Throttled as the script's requests are: the form says to wait.
+      const other = anonymous();
+      const guess = (password: string) =>
+        other.request('POST', `/api/files/${file.id}/unlock`, { body: `password=${encodeURIComponent(password)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      for (let i = 0; i < 10; i++) expect((await guess(`guess ${i}`)).status).toBe(403);
+      const blocked = await guess('open sesame');
+      expect(blocked.status).toBe(429);
+      expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(blocked.text).toContain('Too many attempts; try again later.');
+      // A field given twice is refused rather than guessed at.
+      const twice = await anonymous().request('POST', `/api/files/${file.id}/unlock`, { body: 'password=a&password=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      expect(twice.status).toBe(400);
     });
 
     it('is a 404 for files that are private or have no password', async () => {

@@ -4,9 +4,8 @@ import type { RouteModule } from '../route-module.ts';
 import type { AppContext } from '../../context.ts';
 import { isDatabaseFull, isDatabaseUnavailable } from '../../db/database.ts';
 import { dropFileHeaders } from '../error-responses.ts';
-import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveContent, parseRange, servedContentType, unlockCookieName, unlockToken, type FileRow } from '../../files/file-access.ts';
+import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveContent, parseRange, servedContentType, type FileRow } from '../../files/file-access.ts';
 import { viewerOf } from '../viewer.ts';
-import { checkFilePassword } from '../../files/unlock.ts';
 import { forbidden, notFound, unauthorized } from '../../errors.ts';
 import { StorageNotFoundError, type ByteRange, type StoredObject } from '../../storage/storage.ts';
 import { bytes, headNotModifiedWithoutLength, noBody, ok } from '../responses.ts';
@@ -287,31 +286,5 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
         if (file.userId !== viewerOf(request).userId) throw notFound('File not found');
         return reply.send(ok({ status: file.ocrStatus, text: file.ocrStatus === 'done' ? (file.ocrText ?? '') : null }));
       }),
-  );
-
-  app.post(
-    '/api/files/:id/unlock',
-    {
-      schema: {
-        tags,
-        summary: 'Unlock a password-protected file for this browser',
-        params: z.object({ id: pathText }),
-        body: z.strictObject({ password: z.string().min(1).max(1024) }),
-        response: { 204: noBody('Unlocked: a cookie now opens this one file in this browser') },
-      },
-    },
-    async (request, reply) => {
-      const found = await findById(ctx.db, request.params.id);
-      if (!found || accessTo(found.file, { userId: null, cookies: {} }) === 'hidden' || found.file.passwordHash === null) throw notFound('File not found');
-      await checkFilePassword(ctx.db, request.ip, found.file, request.body.password);
-      reply.setCookie(unlockCookieName(found.file.id), unlockToken(found.file), {
-        httpOnly: true,
-        sameSite: 'lax',
-        secure: ctx.config.baseUrl.startsWith('https:'),
-        path: '/',
-        maxAge: 7 * 24 * 3600,
-      });
-      return reply.code(204).send();
-    },
   );
 };

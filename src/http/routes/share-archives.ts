@@ -6,11 +6,12 @@ import { reserveArchiveSlot } from '../archive-slot.ts';
 import { readingArchive, sendEntry } from '../archive-answers.ts';
 import { ARCHIVE_BODY_LIMIT } from '../archive-body.ts';
 import { viewerOf } from '../viewer.ts';
+import { acceptFormBodies } from '../form-body.ts';
 import { archiveManifestResponse } from '../../api/archives.ts';
 import { openEntry, readManifest } from '../../archives/reader.ts';
 import { accessTo, findByUrlPath, type FileRow } from '../../files/file-access.ts';
 import { checkFilePassword } from '../../files/unlock.ts';
-import { forbidden, invalid, notFound } from '../../errors.ts';
+import { forbidden, notFound } from '../../errors.ts';
 import { pathText } from '../schemas.ts';
 
 const shareParams = z.strictObject({ urlId: pathText, name: pathText });
@@ -38,16 +39,7 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
 
   // The share page's download buttons are a plain form (no script, contract §9: "the share page of a
   // public archive shows its manifest"), so these two routes also read a form body; in this scope only.
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: ARCHIVE_BODY_LIMIT }, (_request, body, done) => {
-    const fields = new URLSearchParams(body as string);
-    const seen = new Set<string>();
-    for (const name of fields.keys()) {
-      if (seen.has(name)) return done(invalid(`body.${name}: given more than once`), undefined);
-      seen.add(name);
-    }
-    // fromEntries defines each field as an own property, so a field named __proto__ is just an unknown field.
-    done(null, Object.fromEntries(fields));
-  });
+  acceptFormBodies(app, ARCHIVE_BODY_LIMIT);
 
   /** The file these credentials may read, or the 404/403/429 that says why not. */
   async function sharedFile(request: FastifyRequest, urlId: string, name: string, givenPassword: string | undefined): Promise<FileRow> {

@@ -10,6 +10,7 @@ import { abortableReads, ArchiveReadAborted } from '../../archives/abortable-rea
 import { uploadLinks } from '../../files/file-views.ts';
 import { viewerOf } from '../viewer.ts';
 import { html } from '../responses.ts';
+import { sharePageHeaders } from '../share-page-headers.ts';
 import { pathText } from '../schemas.ts';
 
 const TEXT_PREVIEW_BYTES = 64 * 1024;
@@ -86,13 +87,7 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
       if (request.params.urlId === 'api') return reply.callNotFound();
       const found = await findByUrlPath(ctx.db, request.params.urlId, request.params.name);
       const access = found ? accessTo(found.file, viewerOf(request)) : 'hidden';
-      reply
-        .type('text/html; charset=utf-8')
-        .header('X-Content-Type-Options', 'nosniff')
-        .header('Referrer-Policy', 'same-origin')
-        .header('Content-Security-Policy', policy)
-        // For browsers without CSP frame-ancestors.
-        .header('X-Frame-Options', 'DENY');
+      sharePageHeaders(reply, policy);
       const notFoundPage = () => reply.code(404).header('Cache-Control', 'no-store').send(renderNotFoundPage());
       if (!found || access === 'hidden') return notFoundPage();
       const { file } = found;
