@@ -14,7 +14,8 @@ export function sanitizeFileName(raw: string): string {
 
 /** sanitizeFileName's name, or null when nothing of `raw` is kept (blank, or only characters it drops). */
 export function keptFileName(raw: string): string | null {
-  let name = path.posix.basename(raw.replaceAll('\\', '/')).normalize('NFC');
+  // Half of a surrogate pair alone (JSON can spell one) is no text: URLs cannot encode it.
+  let name = path.posix.basename(raw.toWellFormed().replaceAll('\\', '/')).normalize('NFC');
   name = name.replace(/[\p{Cc}\p{Cf}]/gu, '');
   name = name.replace(/[/?#%"<>|*:;`$&'{}[\]^~+=,@!]/g, '');
   name = name.replace(/\s+/gu, '_').replace(/^[._-]+/, '').replace(/_+/g, '_');
