@@ -55,7 +55,11 @@ export async function updateRole(
   const row = await db.selectFrom('roles').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw notFound('Role not found');
   const set: Partial<RoleRow> = { updatedAt: Date.now() };
-  if (changes.name !== undefined) {
+  if (changes.name !== undefined && changes.name.trim() !== row.name) {
+    // A new name changes what every holder's role reads as: the actor must hold what it grants, as
+    // for deleting it. Otherwise the built-in Administrator could be renamed to make room for a
+    // decoy of that name (docs/decisions.md, "Roles").
+    assertHoldsAll(actor, row.permissions, 'rename');
     set.name = changes.name.trim();
     await assertNameFree(db, set.name, id);
   }
@@ -78,12 +82,17 @@ export async function deleteRole(db: Db, dialect: Dialect, actor: PermissionSet,
   const row = await db.selectFrom('roles').select(['id', 'systemKey', 'permissions']).where('id', '=', id).executeTakeFirst();
   if (!row) throw notFound('Role not found');
   if (row.systemKey !== null) throw invalid('Built-in roles cannot be deleted');
-  for (const permission of parsePermissions(row.permissions)) {
-    if (!hasPermission(actor, permission)) throw forbidden(`You cannot delete a role granting the permission ${permission}, which you do not have`);
-  }
+  assertHoldsAll(actor, row.permissions, 'delete');
   await db.transaction().execute(async (trx) => {
     await serializeAdministration(trx, dialect);
     await trx.deleteFrom('roles').where('id', '=', id).execute();
     await assertAdministratorRemains(trx);
   });
+}
+
+/** Renaming or deleting a role: the actor must hold every permission it grants. */
+function assertHoldsAll(actor: PermissionSet, permissions: string, action: 'rename' | 'delete'): void {
+  for (const permission of parsePermissions(permissions)) {
+    if (!hasPermission(actor, permission)) throw forbidden(`You cannot ${action} a role granting the permission ${permission}, which you do not have`);
+  }
 }

@@ -86,6 +86,19 @@ describe('a manager without administrator', () => {
     expect(roles.map((r) => r.id)).toContain(auditRole);
   });
 
+  it('cannot rename a role granting a permission it lacks: no built-in Administrator renamed to make room for a decoy', async () => {
+    const administrator = await adminRoleId();
+    const renamed = await manager.client.patch(`/api/roles/${administrator}`, { name: 'Guests' });
+    expect([renamed.status, renamed.body.error]).toEqual([403, 'You cannot rename a role granting the permission administrator, which you do not have']);
+    expect((await manager.client.patch(`/api/roles/${auditRole}`, { name: 'Readers' })).status).toBe(403);
+    const roles = (await admin.get('/api/roles')).body.data.roles as Array<{ id: string; name: string }>;
+    expect(roles.find((r) => r.id === administrator)!.name).toBe('Administrator');
+    expect(roles.find((r) => r.id === auditRole)!.name).toBe('Auditors');
+    // A role within its permissions it renames.
+    const own = await createRole('Uploaders', ['files.upload']);
+    expect((await manager.client.patch(`/api/roles/${own}`, { name: 'Senders' })).status).toBe(200);
+  });
+
   it('cannot change its own quota without quotas.bypass: a quota is set on it, not by it', async () => {
     // A quota of 0 is no quota: lifting its own would be quotas.bypass, which it does not hold.
     await admin.patch(`/api/users/${manager.id}`, { quotaBytes: 5000 });
