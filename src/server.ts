@@ -31,6 +31,8 @@ import { RequestLoad } from './shared/request-load.ts';
 import { mediaBackfillHandler, scheduleMediaBackfillIfNeeded } from './media/backfill.ts';
 import { CHUNK_SESSION_SWEEP_JOB, CHUNK_STORAGE_ABORT_JOB, chunkSessionSweepHandler, chunkStorageAbortHandler } from './chunks/chunk-session-jobs.ts';
 import { ensureDataDir } from './data-dir.ts';
+import { loggedUrl } from './http/logged-url.ts';
+import type { FastifyRequest } from 'fastify';
 
 export interface RunningServer {
   app: App;
@@ -56,6 +58,16 @@ export function createLogger(level: string, destination?: pino.DestinationStream
           'res.headers["set-cookie"]',
         ],
         censor: '[redacted]',
+      },
+      // Fastify's request fields, with the URL's secrets left out (src/http/logged-url.ts).
+      serializers: {
+        req: (request: FastifyRequest) => ({
+          method: request.method,
+          url: loggedUrl(request.url),
+          host: request.host,
+          remoteAddress: request.ip,
+          remotePort: request.socket?.remotePort,
+        }),
       },
     },
     // Written in the background: lines logged while a write is under way go out together in the

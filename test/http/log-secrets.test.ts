@@ -44,9 +44,18 @@ describe('credentials in the log at LOG_LEVEL=trace', () => {
     expect((await new Client(server.baseUrl).get('/api/files', { token })).status).toBe(200);
     expect((await new Client(server.baseUrl).post('/api/auth/login', { email: owner.email, password })).status).toBe(200);
 
+    // Secrets a script put in the URL, against the rules: named like one, or shaped like a named token.
+    const inQuery = 'a password put in a query';
+    for (const url of [`/api/files?access_token=${token}`, `/api/files?limit=2&api_key=${legacy}`, `/api/files?password=${encodeURIComponent(inQuery)}`, `/api/files?q=${token}`, `/api/files/${token}`]) {
+      expect((await fetch(server.baseUrl + url)).status).toBeGreaterThanOrEqual(400);
+    }
+    const urls = logged.map((line) => (line.req as { url?: string } | undefined)?.url).filter((url) => url !== undefined);
+    expect(urls).toContain('/api/files?limit=2&api_key=[redacted]');
+    expect(urls).toContain('/api/files?q=svc_[redacted]');
+
     expect(logged.some((line) => line.level === 10), 'trace lines were written').toBe(true);
     const text = logged.map((line) => JSON.stringify(line)).join('\n');
-    for (const secret of [token, legacy, ...session, password]) {
+    for (const secret of [token, legacy, ...session, password, inQuery, encodeURIComponent(inQuery)]) {
       expect(text.includes(secret), `a log line holds ${secret.slice(0, 6)}…`).toBe(false);
     }
   });

@@ -1,0 +1,35 @@
+import { SECRET_PREFIX } from '../auth/token-format.ts';
+
+/** Query parameters whose value a log line never shows: by their name, a secret. */
+const SECRET_NAMES = /pass|token|secret|key|auth|sig|credential|session/i;
+const NAMED_TOKEN = new RegExp(`${SECRET_PREFIX}[^/?&#]*`, 'g');
+
+/**
+ * A request's URL as its log lines show it. Secrets belong in headers and bodies (spec: never put a
+ * token in a URL), but scripts do put them in query strings (`?access_token=`, `?password=`), and an
+ * access log kept for months would hold them: the values of parameters named like a secret, and
+ * anything shaped like a named token, are left out. Most URLs have neither and are returned as they are.
+ */
+export function loggedUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q === -1) return url.includes(SECRET_PREFIX) ? url.replace(NAMED_TOKEN, `${SECRET_PREFIX}[redacted]`) : url;
+  const path = url.slice(0, q);
+  const query = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      if (eq !== -1 && SECRET_NAMES.test(decodedName(pair.slice(0, eq)))) return `${pair.slice(0, eq)}=[redacted]`;
+      return pair.includes(SECRET_PREFIX) ? pair.replace(NAMED_TOKEN, `${SECRET_PREFIX}[redacted]`) : pair;
+    })
+    .join('&');
+  return `${path.includes(SECRET_PREFIX) ? path.replace(NAMED_TOKEN, `${SECRET_PREFIX}[redacted]`) : path}?${query}`;
+}
+
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replaceAll('+', ' '));
+  } catch {
+    return name;
+  }
+}
