@@ -1,8 +1,25 @@
 import { z } from 'zod';
 import { pickSelector } from '../uploads/upload-plan.ts';
+import { requestOptionsShape } from '../uploads/option-fields.ts';
 
-/** Selectors may also come as query parameters; other parameters are ignored (uploader tools add their own). */
-export const selectorQuery = z.object({ profileId: z.string().max(128).optional(), folderId: z.string().max(128).optional() });
+/** The upload options by name: given in the URL, they are refused rather than ignored. */
+const optionNames = new Set(Object.keys(requestOptionsShape));
+
+/**
+ * Selectors may also come as query parameters; other parameters are ignored (uploader tools add their
+ * own), except the upload options: a script that puts `?visibility=PRIVATE` or `?password=` in the
+ * URL would otherwise publish what it meant to keep private, told nothing (docs/decisions.md,
+ * "Upload options in the URL").
+ */
+export const selectorQuery = z
+  .object({ profileId: z.string().max(128).optional(), folderId: z.string().max(128).optional() })
+  .catchall(z.unknown())
+  .superRefine((query, context) => {
+    for (const name of Object.keys(query)) {
+      if (optionNames.has(name)) context.addIssue({ code: 'custom', path: [name], message: 'is an upload option: send it as a form field of the upload (or in the JSON body of a chunked upload), not in the URL' });
+    }
+  })
+  .transform(({ profileId, folderId }) => ({ profileId, folderId }));
 
 /** The same selectors as headers (documented only: selectorsOf reads them, and checks they agree). */
 export const selectorHeaders = z.object({

@@ -128,6 +128,13 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       const inFolder = await uploadFile(user, 'c.txt', 'a', { query: `folderId=${folder.id}` });
       expect(inFolder.status).toBe(200);
       expect((await recordOf(user, inFolder.body.data.downloadUrl)).folderId).toBe(folder.id);
+      // Parameters of uploader tools are ignored; the upload options are refused in the URL, not ignored.
+      expect((await uploadFile(user, 'tool.txt', 'a', { query: `folderId=${folder.id}&source=sharex&v=2` })).status).toBe(200);
+      for (const query of ['visibility=PRIVATE', 'password=hunter22', 'expiration=HOUR', 'expiresAt=2099-01-01T00:00:00Z', 'randomizeFileUrls=true']) {
+        const refused = await uploadFile(user, 'query.txt', 'a', { query });
+        expect(refused.status, query).toBe(400);
+        expect(refused.body.error, query).toBe(`querystring.${query.split('=')[0]}: is an upload option: send it as a form field of the upload (or in the JSON body of a chunked upload), not in the URL`);
+      }
 
       for (const [headers, message] of [
         [{ 'X-Upload-Profile': 'nosuchprofile' }, /profile/i],
