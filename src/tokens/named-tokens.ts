@@ -144,6 +144,10 @@ export async function rotateToken(db: Db, dialect: Dialect, userId: string, id: 
     if (!old) throw notFound('Token not found');
     const status = tokenStatus(old, now);
     if (status !== 'active') throw conflict(`This token is ${status}; only an active token can be rotated`);
+    // Its uploads are refused while its profile is gone: a new secret for it would never work.
+    if (old.profileId !== null && !(await account.selectFrom('uploadProfiles').select('id').where('id', '=', old.profileId).executeTakeFirst())) {
+      throw conflict('The upload profile this token is bound to no longer exists: create a new token instead, bound to another profile or to none');
+    }
     await account.updateTable('apiTokens').set({ revokedAt: now }).where('id', '=', id).execute();
     const { row, secret } = await insertToken(
       account,

@@ -174,6 +174,18 @@ describe('listing, rotating and revoking', () => {
     expect((await owner.post(`/api/tokens/${original.token.id}/rotate`)).status).toBe(409);
   });
 
+  it('refuses to rotate a token bound to a profile deleted since: the new secret could never upload', async () => {
+    const profile = (await owner.post('/api/upload-profiles', { name: 'going away', options: {} })).body.data.profile;
+    const bound = (await create(owner, { name: 'bound', scopes: ['files:upload'], profileId: profile.id })).body.data;
+    expect((await owner.delete(`/api/upload-profiles/${profile.id}`)).status).toBe(204);
+    const refused = await owner.post(`/api/tokens/${bound.token.id}/rotate`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toBe('The upload profile this token is bound to no longer exists: create a new token instead, bound to another profile or to none');
+    // The token stays as it was.
+    const listed = (await owner.get('/api/tokens')).body.data.tokens.find((t: { id: string }) => t.id === bound.token.id);
+    expect(listed.status).toBe('active');
+  });
+
   it('revokes idempotently and keeps the record', async () => {
     const { token } = (await create(owner, { name: 'short-lived', scopes: ['urls:read'] })).body.data;
     expect((await owner.delete(`/api/tokens/${token.id}`)).status).toBe(204);
