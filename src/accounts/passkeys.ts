@@ -214,10 +214,30 @@ export async function deletePasskey(db: Db, userId: string, id: string): Promise
 }
 
 /**
+ * Credential IDs of the lengths authenticators use (16 and 20 bytes from the platforms' password
+ * managers, 32 and 64 from others), so that a made-up one does not stand out by its length.
+ */
+const DECOY_ID_LENGTHS = [16, 16, 20, 32, 64] as const;
+
+/**
+ * The made-up credentials of an address without passkeys: one, or two for one address in four (as
+ * accounts with a second passkey have), each of a length authenticators use; every byte from keyed
+ * digests of the address, so the same on every request and in every process.
+ */
+function decoyCredentials(secretBox: SecretBox, email: string): Buffer[] {
+  const seed = secretBox.digest('passkey-decoy', email);
+  const count = seed[0]! % 4 === 0 ? 2 : 1;
+  return Array.from({ length: count }, (_, i) => {
+    const length = DECOY_ID_LENGTHS[seed[1 + i]! % DECOY_ID_LENGTHS.length]!;
+    return Buffer.concat([secretBox.digest(`passkey-decoy:${i}:0`, email), secretBox.digest(`passkey-decoy:${i}:1`, email)]).subarray(0, length);
+  });
+}
+
+/**
  * Options for signing in. With an email: that account's credentials as `allowCredentials`. So that
  * the answer does not tell whether the address has an account (or passkeys), an address without
- * passkeys gets one made-up credential, a keyed digest of the address: the same on every request and
- * in every process, and shaped like a real one. Without an email: a discoverable-credential request.
+ * passkeys gets made-up credentials (decoyCredentials): the same on every request and in every
+ * process, and shaped like real ones. Without an email: a discoverable-credential request.
  */
 export async function signInOptions(db: Db, rp: RelyingParty, secretBox: SecretBox, input: { email?: string | undefined; ip: string }): Promise<PublicKeyCredentialRequestOptionsJSON> {
   await takeAttempt(db, `passkey-options:ip:${input.ip}`, optionsLimit.perWindow, optionsLimit.windowMs, TOO_MANY_OPTIONS);
@@ -232,7 +252,7 @@ export async function signInOptions(db: Db, rp: RelyingParty, secretBox: SecretB
       // Transports are left out: a made-up credential would have none, and would stand out.
       allowCredentials = credentials.map((c) => ({ id: c.credentialId }));
     } else {
-      allowCredentials = [{ id: webauthn.isoBase64URL.fromBuffer(new Uint8Array(secretBox.digest('passkey-decoy', normalizeEmail(input.email)))) }];
+      allowCredentials = decoyCredentials(secretBox, normalizeEmail(input.email)).map((id) => ({ id: webauthn.isoBase64URL.fromBuffer(new Uint8Array(id)) }));
     }
   }
   const options = await webauthn.server.generateAuthenticationOptions({
