@@ -326,6 +326,7 @@ function manifestCollector(format: 'zip' | 'tar', limit: number) {
 }
 
 type TarEntry = AsyncIterable<Buffer>;
+const noBytes: TarEntry = { [Symbol.asyncIterator]: async function* () {} };
 
 /** Streams a tar (or tar.gz) object, calling `onEntry` for each header; it must consume the entry. */
 async function walkTar(storage: Storage, key: string, gzipped: boolean, onEntry: (header: tar.Header, entry: TarEntry) => Promise<'continue' | 'stop'>): Promise<void> {
@@ -346,7 +347,10 @@ async function walkTar(storage: Storage, key: string, gzipped: boolean, onEntry:
   try {
     for await (const entry of extract) {
       visiting = true;
-      const decision = await onEntry({ ...entry.header, name: tarName(entry.header) }, entry as unknown as TarEntry);
+      // tar-stream never feeds a directory's stream (the format says to ignore its size), and ends it
+      // only when its size is 0: one that declares a size would be waited on for ever.
+      const bytes = entry.header.type === 'directory' ? noBytes : (entry as unknown as TarEntry);
+      const decision = await onEntry({ ...entry.header, name: tarName(entry.header) }, bytes);
       visiting = false;
       if (decision === 'stop') break;
     }

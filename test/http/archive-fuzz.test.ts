@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { signUp } from '../support/client.ts';
 import { uploadFile } from '../support/uploads.ts';
-import { ARCHIVE_MTIME, retimedInTar, tarBytes, zipBytes, zipDeclaring, type ArchiveEntrySpec } from '../support/archives.ts';
+import { ARCHIVE_MTIME, resizedInTar, retimedInTar, tarBytes, zipBytes, zipDeclaring, type ArchiveEntrySpec } from '../support/archives.ts';
 import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
 // Deterministic, so a failure can be replayed from its seed.
 import { seededRandom as random } from '../support/random.ts';
@@ -134,6 +134,21 @@ describe.each(providers)('damaged archives on %s storage', (provider) => {
     expect(extracted.status, extracted.text).toBe(201);
     expect(extracted.body.data.files.map((f: { name: string }) => f.name)).toEqual(['good.txt', 'octal.txt', 'far.txt', 'year.txt']);
     expect(extracted.body.data.skipped).toEqual([]);
+  });
+
+  it('reads a tar whose directory declares a size, which the format ignores: no route waits for its bytes', async () => {
+    const plain = await tarBytes([{ dir: 'pkg/' }, { name: 'pkg/a.txt', data: 'ok' }, { dir: 'more/' }, { name: 'b.txt', data: 'bee' }]);
+    const tarFile = resizedInTar(resizedInTar(plain, 'pkg/', 4096), 'more/', 1);
+    const { id, share } = await uploadArchive('dir-sizes.tar', tarFile);
+    for (const answer of [await owner.get(`/api/archives/${id}`), await owner.post(share, {})]) {
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.body.data.entries.map((e: { path: string; directory: boolean }) => [e.path, e.directory])).toEqual([['pkg', true], ['pkg/a.txt', false], ['more', true], ['b.txt', false]]);
+    }
+    expect((await owner.get(`/api/archives/${id}/entry?path=b.txt`)).text).toBe('bee');
+    expect((await owner.post(`${share}/entry`, { path: 'b.txt' })).text).toBe('bee');
+    const extracted = await owner.post(`/api/archives/${id}/extract`, {});
+    expect(extracted.status, extracted.text).toBe(201);
+    expect(extracted.body.data.files.map((f: { name: string }) => f.name)).toEqual(['a.txt', 'b.txt']);
   });
 
   it('refuses to list a ZIP that declares more bytes than a size can say, and extracts what it can', async () => {

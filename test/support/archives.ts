@@ -354,6 +354,15 @@ export function retimedInTar(tarFile: Buffer, name: string, value: Buffer): Buff
   return editedInTar(tarFile, name, (header) => value.copy(header, 136));
 }
 
+/**
+ * A plain tar whose ustar header named `name` declares `size` bytes (octal, at offset 124), the
+ * header's checksum computed again; no bytes are added after it. For a directory, whose size the
+ * format says to ignore, the archive stays whole: GNU tar lists and extracts it.
+ */
+export function resizedInTar(tarFile: Buffer, name: string, size: number): Buffer {
+  return editedInTar(tarFile, name, (header) => header.write(`${size.toString(8).padStart(11, '0')}\0`, 124, 'latin1'));
+}
+
 function editedInTar(tarFile: Buffer, name: string, edit: (header: Buffer) => void): Buffer {
   const out = Buffer.from(tarFile);
   for (let at = 0; at + 512 <= out.length; at += 512) {
