@@ -10,12 +10,14 @@ import { contentDisposition } from './content-disposition.ts';
 /**
  * Work on an archive's bytes, as every archive route answers it (contract §9): a file that is not a
  * readable archive is the client's 400; a record whose bytes are gone is a 404 (and logged), as its
- * download would be.
+ * download would be; work stopped because its client went away (`gone`) is a 400 nobody reads.
  */
-export async function readingArchive<T>(log: FastifyBaseLogger, file: Pick<FileRow, 'id' | 'storageKey'>, work: () => Promise<T>): Promise<T> {
+export async function readingArchive<T>(log: FastifyBaseLogger, file: Pick<FileRow, 'id' | 'storageKey'>, work: () => Promise<T>, gone?: AbortSignal): Promise<T> {
   try {
     return await work();
   } catch (error) {
+    // The client went away and its reads were stopped: whatever they failed with, nobody hears the answer.
+    if (gone?.aborted) throw invalid('The request was given up before its answer');
     if (error instanceof NotAnArchiveError) throw invalid(error.message);
     if (error instanceof StorageNotFoundError) {
       log.error({ fileId: file.id, storageKey: file.storageKey }, 'file record without bytes');

@@ -52,7 +52,7 @@ const entryQuery = z.object({
  */
 export const archiveRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['archives'];
-  const reserve = (request: FastifyRequest, reply: FastifyReply) => reserveArchiveSlot(ctx.archiveCapacity, request, reply, 'library');
+  const reserve = (request: FastifyRequest, reply: FastifyReply) => reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply, 'library');
 
   /** The caller's own file, or 404 (another account's file too). */
   async function ownedFile(request: FastifyRequest, fileId: string) {
@@ -61,23 +61,15 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
     return file;
   }
 
-  /** Aborted when the client goes away before its answer is complete: the work stops with it. */
-  function clientGone(reply: FastifyReply): AbortSignal {
-    const controller = new AbortController();
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) controller.abort();
-    });
-    return controller.signal;
-  }
-
   app.get(
     '/api/archives/:fileId',
     { schema: { tags, summary: "The manifest of one of your ZIP or tar files (at most 10,000 entries listed; the counts cover all)", params: fileParams, response: { 200: archiveManifestResponse } } },
     async (request, reply) => {
       const file = await ownedFile(request, request.params.fileId);
-      if (!reserve(request, reply)) return reply;
+      const slot = reserve(request, reply);
+      if (!slot) return reply;
       reply.header('Cache-Control', 'private, no-store');
-      return ok(await readingArchive(request.log, file, () => readManifest(ctx.storage, file.storageKey, file.size)));
+      return ok(await readingArchive(request.log, file, () => readManifest(slot.storage, file.storageKey, file.size), slot.gone));
     },
   );
 
@@ -94,8 +86,9 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
     },
     async (request, reply) => {
       const file = await ownedFile(request, request.params.fileId);
-      if (!reserve(request, reply)) return reply;
-      const entry = await readingArchive(request.log, file, () => openEntry(ctx.storage, file.storageKey, file.size, request.query.path));
+      const slot = reserve(request, reply);
+      if (!slot) return reply;
+      const entry = await readingArchive(request.log, file, () => openEntry(slot.storage, file.storageKey, file.size, request.query.path), slot.gone);
       return sendEntry(reply.header('Cache-Control', 'private, no-store'), request.query.path, entry);
     },
   );
@@ -114,8 +107,11 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
     async (request, reply) => {
       const principal = principalOf(request);
       const prepared = await prepareExtraction(ctx, principal, request.params.fileId, request.body ?? {});
-      if (!reserve(request, reply)) return reply;
-      const result = await readingArchive(request.log, prepared.archive, () => extractArchive(ctx, principal, prepared, clientGone(reply)));
+      const slot = reserve(request, reply);
+      if (!slot) return reply;
+      // The walk stops between entries once the client is gone; the entry being stored is finished
+      // and committed (src/archives/extract.ts), so its reads are not the slot's stopped ones.
+      const result = await readingArchive(request.log, prepared.archive, () => extractArchive(ctx, principal, prepared, slot.gone));
       return reply.code(201).send(ok(result));
     },
   );
@@ -133,8 +129,9 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
     async (request, reply) => {
       const principal = principalOf(request);
       const prepared = await prepareCreation(ctx, principal, request.body);
-      if (!reserve(request, reply)) return reply;
-      const file = await createArchive(ctx, principal, prepared, clientGone(reply));
+      const slot = reserve(request, reply);
+      if (!slot) return reply;
+      const file = await createArchive(ctx, principal, prepared, slot.gone);
       return reply.code(201).send(ok(uploadLinks(ctx.config.baseUrl, principal.user.urlId, file)));
     },
   );

@@ -73,9 +73,10 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
     },
     async (request, reply) => {
       const file = await sharedFile(request, request.params.urlId, request.params.name, request.body?.password);
-      if (!reserveArchiveSlot(ctx.archiveCapacity, request, reply, 'shared')) return reply;
+      const slot = reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply, 'shared');
+      if (!slot) return reply;
       cacheHeaders(reply, file);
-      return ok(await readingArchive(request.log, file, () => readManifest(ctx.storage, file.storageKey, file.size)));
+      return ok(await readingArchive(request.log, file, () => readManifest(slot.storage, file.storageKey, file.size), slot.gone));
     },
   );
 
@@ -93,8 +94,9 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
     async (request, reply) => {
       const { path } = request.body;
       const file = await sharedFile(request, request.params.urlId, request.params.name, request.body.password);
-      if (!reserveArchiveSlot(ctx.archiveCapacity, request, reply, 'shared')) return reply;
-      const entry = await readingArchive(request.log, file, () => openEntry(ctx.storage, file.storageKey, file.size, path));
+      const slot = reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply, 'shared');
+      if (!slot) return reply;
+      const entry = await readingArchive(request.log, file, () => openEntry(slot.storage, file.storageKey, file.size, path), slot.gone);
       cacheHeaders(reply, file);
       return sendEntry(reply, path, entry);
     },
