@@ -384,7 +384,7 @@ describe('the web app in Chromium', () => {
     const file = path.join(tmp, 'retried.bin');
     fs.writeFileSync(file, Buffer.alloc(33 * 1024 * 1024, 7));
     await page.getByTestId('file-input').setInputFiles(file);
-    await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'retried.bin' }).waitFor({ timeout: 60_000 });
+    await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'retried.bin' }).waitFor({ timeout: 150_000 });
     expect(attempts).toBe(3);
     await page.unroute(/\/part\/2$/);
 
