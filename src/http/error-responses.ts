@@ -66,7 +66,19 @@ function describeValidation(error: FastifyError): string {
   if (first?.keyword === 'unrecognized_keys' && first.params?.keys?.length) {
     return `${field}: unknown field ${first.params.keys.map((k) => `"${k}"`).join(', ')}`;
   }
-  return `${field}: ${first?.message ?? 'invalid value'}`;
+  return `${field}: ${plainer(first?.message ?? 'invalid value', where, field)}`;
+}
+
+/**
+ * zod's words for the mistakes people make most, in the words of what to do instead: a field left
+ * out, a body that is not a JSON object, a query parameter given twice.
+ */
+function plainer(message: string, where: string, field: string): string {
+  const received = /^Invalid input: expected [\w ]+, received (\w+)$/.exec(message)?.[1];
+  if (received === 'undefined') return 'is required';
+  if (field === 'body' && (received === 'null' || received === 'string')) return 'must be a JSON object, sent with Content-Type: application/json';
+  if (where === 'querystring' && received === 'array') return 'give this parameter once';
+  return message;
 }
 
 /** Headers a route sets for the bytes it is about to send, which an error sent instead must not carry. */

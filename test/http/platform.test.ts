@@ -65,6 +65,19 @@ describe('platform routes', () => {
     expect((await owner.post('/api/auth/logout')).status).toBe(204);
   });
 
+  it('says what to do about the commonest body and query mistakes: a field left out, a body that is no JSON object, a parameter given twice', async () => {
+    const owner = await signUp(server.baseUrl);
+    const missing = await owner.post('/api/folders', {});
+    expect([missing.status, missing.body.error]).toEqual([400, 'body.name: is required']);
+    const empty = await owner.request('POST', '/api/folders', { body: 'null', headers: { 'content-type': 'application/json', origin: server.baseUrl } });
+    expect([empty.status, empty.body.error]).toEqual([400, 'body: must be a JSON object, sent with Content-Type: application/json']);
+    const asText = await owner.request('POST', '/api/folders', { body: '{"name":"x"}', headers: { 'content-type': 'text/plain', origin: server.baseUrl } });
+    expect([asText.status, asText.body.error]).toEqual([400, 'body: must be a JSON object, sent with Content-Type: application/json']);
+    const twice = await owner.get('/api/audit?before=a&before=b');
+    expect(twice.status).toBe(400);
+    expect(twice.body.error).toMatch(/^querystring\.before: give this parameter once$/);
+  });
+
   it('never leaks a stack trace', async () => {
     const client = new Client(server.baseUrl);
     const responses = await Promise.all([
