@@ -169,10 +169,34 @@ export function hostProblem(request: FastifyRequest): string | null {
   const host = request.headers.host;
   if (host === undefined) return request.raw.httpVersion === '1.1' ? 'The request has no Host header (HTTP/1.1 requires one)' : null;
   if (!HOST.test(host)) return 'The Host header is not a host name or address (with an optional port)';
+  if (timesGiven(request, 'host') > 1) return 'The request has more than one Host header';
+  return null;
+}
+
+/**
+ * What else is wrong with a request's headers, with its status. Two Authorization headers are a
+ * 400: Node keeps the first, and a proxy in front that keeps the last would have checked another
+ * credential than the one Hoard acts on. A transfer coding other than `chunked` alone is a 501
+ * (RFC 9112 §6.1): Node takes `gzip, chunked` and hands on the coded bytes, which were stored as a
+ * file's (docs/decisions.md, "No content coding on request bodies").
+ */
+export function headerProblem(request: FastifyRequest): { status: number; message: string } | null {
+  const { authorization } = request.headers;
+  if (authorization !== undefined && timesGiven(request, 'authorization') > 1) return { status: 400, message: 'The request has more than one Authorization header' };
+  const coding = request.headers['transfer-encoding'];
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
+    const quoted = coding.length > 64 ? `${coding.slice(0, 64)}…` : coding;
+    return { status: 501, message: `Transfer-Encoding "${quoted}" is not supported: send the body with Content-Length, or chunked alone` };
+  }
+  return null;
+}
+
+/** How many times the request carries a header (Node keeps only the first of most). */
+function timesGiven(request: FastifyRequest, lowerCaseName: string): number {
   const raw = request.raw.rawHeaders;
   let seen = 0;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host' && ++seen > 1) return 'The request has more than one Host header';
-  return null;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === lowerCaseName.length && raw[i]!.toLowerCase() === lowerCaseName) seen += 1;
+  return seen;
 }
 
 export function overCapMessage(config: Config): string {

@@ -291,6 +291,21 @@ describe('errors Node and Fastify raise themselves', () => {
     }
   });
 
+  it('answers two Authorization headers with a 400, and a transfer coding other than chunked with a 501, before reading the body', async () => {
+    const twice = await exchange(`GET /api/files HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer svc_first\r\nAuthorization: Bearer svc_second\r\n\r\n`);
+    expect(twice.status).toBe(400);
+    expect(twice.json).toEqual({ success: false, error: 'The request has more than one Authorization header' });
+    // A gzip-coded part would be stored as its coded bytes.
+    for (const coding of ['gzip, chunked', 'identity, chunked', 'deflate,chunked']) {
+      const coded = await exchange(`PUT /api/files/chunks/abc/part/1 HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: ${coding}\r\n\r\n3\r\nabc\r\n0\r\n\r\n`);
+      expect(coded.status, coding).toBe(501);
+      expect(coded.json.error, coding).toBe(`Transfer-Encoding "${coding}" is not supported: send the body with Content-Length, or chunked alone`);
+    }
+    const chunked = await exchange(`POST /api/auth/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`);
+    expect(chunked.status).toBe(400);
+    expect(chunked.json.error).toMatch(/^body\./);
+  });
+
   it('answers a body over the limit (413) and an unsupported Content-Type (415) in the route’s error shape', async () => {
     const client = new Client(server.baseUrl);
     const tooLarge = await client.request('POST', '/api/auth/login', { body: JSON.stringify({ email: 'a@example.test', password: 'p'.repeat(2 * 1024 * 1024) }), headers: { 'content-type': 'application/json' } });
