@@ -50,7 +50,8 @@ export interface DeliveryRequest {
 export function classifyStatus(status: number): DeliveryResult {
   if (status >= 200 && status < 300) return { result: 'delivered', status };
   if (status >= 300 && status < 400) return { result: 'final', status, error: `Receiver answered HTTP ${status}; redirects are not followed` };
-  if (status === 408 || status === 429 || status >= 500) return { result: 'retry', status, error: `Receiver answered HTTP ${status}` };
+  // 5xx: the receiver's own trouble, worth another attempt; a status past 599 is no HTTP status.
+  if (status === 408 || status === 429 || (status >= 500 && status < 600)) return { result: 'retry', status, error: `Receiver answered HTTP ${status}` };
   return { result: 'final', status, error: `Receiver answered HTTP ${status}` };
 }
 

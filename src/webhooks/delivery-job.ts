@@ -154,6 +154,8 @@ async function deliverOnce(options: WebhookDeliveryOptions, throttle: StallThrot
       'webhookDeliveries.test',
       'webhookDeliveries.status',
       'webhookDeliveries.attempts',
+      'webhookDeliveries.lastStatus',
+      'webhookDeliveries.lastError',
       'webhooks.url',
       'webhooks.enabled',
       'webhooks.secretEncrypted',
@@ -171,7 +173,11 @@ async function deliverOnce(options: WebhookDeliveryOptions, throttle: StallThrot
   };
 
   // Disabling a webhook stops what it has not sent yet; a test event is sent regardless.
-  if (row.enabled !== 1 && row.test !== 1) return fail('The webhook was disabled before this delivery was sent', row.attempts);
+  // One already attempted keeps what its last attempt met.
+  if (row.enabled !== 1 && row.test !== 1) {
+    if (row.attempts === 0) return fail('The webhook was disabled before this delivery was sent', 0);
+    return fail(`${row.lastError ?? 'Not delivered'} (the webhook was disabled before it was sent again)`, row.attempts, row.lastStatus);
+  }
 
   const delays = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
   let secret: string;

@@ -203,6 +203,9 @@ export class ReceiverRefusedError extends Error {
 export function hostRefusal(host: string, allowPrivate: boolean): string | null {
   const name = normalizeHost(host);
   if (metadataNames.has(name)) return `${name} is a cloud metadata host; webhook receivers there are always refused`;
+  // Always this machine (RFC 6761), whatever the resolver says: refused when the URL is given, not
+  // at every delivery after a 201.
+  if (!allowPrivate && (name === 'localhost' || name.endsWith('.localhost'))) return describe(`${name}, always this machine`, 'loopback');
   if (isIP(name) || parseIPv6(name)) return addressRefusal(name, allowPrivate)?.reason ?? null;
   return null;
 }

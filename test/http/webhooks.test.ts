@@ -585,6 +585,28 @@ describe('disabling', () => {
     );
     expect(receiver.at(path).map((r) => r.payload.test)).toEqual([true]);
   });
+
+  it('keeps what the last attempt met for a delivery sent once before the webhook was disabled', async () => {
+    const quiet = await startTestServer(fastRetries);
+    servers.push(quiet);
+    await quiet.jobs.stop();
+    await quiet.jobs.runDueJobs();
+    const owner = await signUp(quiet.baseUrl);
+    const { path, webhook } = await createHook(owner, [500]);
+    await quiet.ctx.db.transaction().execute((trx) => emitFileReady(trx, owner.userId, sampleFile(8)));
+    expect(await quiet.jobs.runDueJobs()).toBe(1);
+    expect((await deliveries(owner, webhook.id))[0]).toMatchObject({ status: 'pending', attempts: 1, lastStatus: 500 });
+    await owner.patch(`/api/webhooks/${webhook.id}`, { enabled: false });
+    await sleep(150);
+    expect(await quiet.jobs.runDueJobs()).toBe(1);
+    expect((await deliveries(owner, webhook.id))[0]).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      lastStatus: 500,
+      lastError: 'Receiver answered HTTP 500 (the webhook was disabled before it was sent again)',
+    });
+    expect(receiver.at(path)).toHaveLength(1);
+  });
 });
 
 describe('SSRF guard', () => {
@@ -597,19 +619,26 @@ describe('SSRF guard', () => {
     const literal = await owner.post('/api/webhooks', { name: 'loopback', url: `${receiver.url}/hook/literal` });
     expect(literal.status).toBe(400);
     expect(literal.body.error).toMatch(/^url: 127\.0\.0\.1, a loopback address/);
+    // A name that is always this machine, whatever a resolver says (RFC 6761), is refused as one.
+    for (const host of ['localhost', 'LOCALHOST.', 'api.localhost']) {
+      const named = await owner.post('/api/webhooks', { name: 'named', url: `http://${host}:8080/hook` });
+      expect([named.status, named.body.error], host).toEqual([400, `url: ${host.toLowerCase().replace(/\.$/, '')}, always this machine, a loopback address; webhook receivers must be on public addresses (WEBHOOK_ALLOW_PRIVATE=true allows loopback and private ones)`]);
+    }
     const unspecified = await owner.post('/api/webhooks', { name: 'nowhere', url: 'http://0.0.0.0/hook' });
     expect(unspecified.body.error).toMatch(/^url: 0\.0\.0\.0, an unspecified address/);
 
     // Test sends to webhooks that are not there send nothing, so they use none of the ten a minute.
     for (let i = 0; i < 12; i++) expect((await owner.post('/api/webhooks/nosuchwebhook/test')).status).toBe(404);
 
-    // A name is resolved and checked at delivery: localhost resolves to loopback.
+    // A name is resolved and checked at delivery. A receiver named localhost, as one made while
+    // WEBHOOK_ALLOW_PRIVATE was on and kept after it was turned off, resolves to loopback.
     const port = new URL(receiver.url).port;
     const path = `/hook/${++pathCounter}`;
-    const created = await owner.post('/api/webhooks', { name: 'by name', url: `http://localhost:${port}${path}` });
+    const created = await owner.post('/api/webhooks', { name: 'by name', url: `http://receiver.example${path}` });
     expect(created.status).toBe(201);
     receiver.expect(path, created.body.data.secret);
     const webhookId = created.body.data.webhook.id;
+    await strict.ctx.db.updateTable('webhooks').set({ url: `http://localhost:${port}${path}` }).where('id', '=', webhookId).execute();
     await owner.post(`/api/webhooks/${webhookId}/test`);
     const [delivery] = await settled(owner, webhookId);
     expect(delivery).toMatchObject({ status: 'failed', lastStatus: null, deliveredAt: null });

@@ -160,8 +160,10 @@ describe('resolveReceiver', () => {
     await expect(resolveReceiver('8.8.8.8', { allowPrivate: false })).resolves.toEqual({ address: '8.8.8.8', family: 4 });
   });
 
-  it('resolves localhost with the system resolver and refuses it', async () => {
-    await expect(resolveReceiver('localhost', { allowPrivate: false })).rejects.toThrow(/localhost resolves to .*loopback/);
+  it('refuses localhost and its subdomains by their names, before any resolver is asked', async () => {
+    for (const name of ['localhost', 'a.b.localhost']) {
+      await expect(resolveReceiver(name, { allowPrivate: false, lookup: fakeDns({}) })).rejects.toThrow(new RegExp(`^Refused to deliver: ${name.replaceAll('.', '\\.')}, always this machine, a loopback address`));
+    }
   });
 
   it('lets the resolver error through for names that do not resolve', async () => {

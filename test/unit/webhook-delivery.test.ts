@@ -59,6 +59,10 @@ describe('classifyStatus', () => {
     [500, 'retry'],
     [502, 'retry'],
     [503, 'retry'],
+    [599, 'retry'],
+    // No HTTP status: not the receiver's passing trouble that 5xx says.
+    [600, 'final'],
+    [999, 'final'],
   ])('HTTP %i is %s', (status, result) => {
     expect(classifyStatus(status).result).toBe(result);
   });
