@@ -178,6 +178,21 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect((await anonymous().get(image.raw)).headers.get('content-security-policy')).not.toContain('frame-ancestors');
     });
 
+    it('lets caches keep a public file no longer than until it expires', async () => {
+      const soon = await upload('soon.txt', 'for a little while', { fields: { expiresAt: new Date(Date.now() + 40_000).toISOString() } });
+      const lasting = await upload('lasting.txt', 'for ever');
+      const maxAge = (answer: { headers: Headers }) => Number(/max-age=(\d+)/.exec(answer.headers.get('cache-control') ?? '')?.[1]);
+      for (const path of [soon.raw, soon.download, soon.page]) {
+        const answer = await anonymous().get(path);
+        expect(answer.status, path).toBe(200);
+        expect(answer.headers.get('cache-control'), path).toMatch(/^public, max-age=\d+$/);
+        expect(maxAge(answer), path).toBeLessThanOrEqual(40);
+        expect(maxAge(answer), path).toBeGreaterThan(25);
+      }
+      expect((await anonymous().get(lasting.raw)).headers.get('cache-control')).toBe('public, max-age=300');
+      expect((await anonymous().get(lasting.page)).headers.get('cache-control')).toBe('public, max-age=60');
+    });
+
     it('is a 404 HTML page for private, expired and missing files, but the owner sees their own', async () => {
       const hidden = await upload('hidden.png', PNG_1X1, { type: 'image/png', fields: { visibility: 'PRIVATE' } });
       const expired = await upload('expired.txt', 'old news', { fields: { expiresAt: new Date(Date.now() + 3_600_000).toISOString() } });

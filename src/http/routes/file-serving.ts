@@ -6,6 +6,7 @@ import { isDatabaseFull, isDatabaseUnavailable } from '../../db/database.ts';
 import { dropFileHeaders } from '../error-responses.ts';
 import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveContent, parseRange, servedContentType, type FileRow } from '../../files/file-access.ts';
 import { viewerOf } from '../viewer.ts';
+import { publicCaching } from '../public-caching.ts';
 import { forbidden, notFound, unauthorized } from '../../errors.ts';
 import { StorageNotFoundError, type ByteRange, type StoredObject } from '../../storage/storage.ts';
 import { bytes, headNotModifiedWithoutLength, noBody, ok } from '../responses.ts';
@@ -42,7 +43,7 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
     .header('X-Content-Type-Options', 'nosniff')
     // Even if a browser were to render the bytes, they get no script and no access to this origin.
     .header('Content-Security-Policy', "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'; sandbox")
-    .header('Cache-Control', file.visibility === 'PUBLIC' && file.passwordHash === null ? 'public, max-age=300' : 'private, no-store')
+    .header('Cache-Control', file.visibility === 'PUBLIC' && file.passwordHash === null ? publicCaching(file, 300) : 'private, no-store')
     .header('Content-Disposition', contentDisposition(active ? 'attachment' : disposition, file.name))
     .type(servedContentType(file.mimeType));
 
@@ -169,7 +170,7 @@ async function sendThumbnail(ctx: AppContext, request: FastifyRequest, reply: Fa
     .header('X-Content-Type-Options', 'nosniff')
     // The listing's thumbnailUrl carries the version (`?v=`): a remade thumbnail has another URL, so
     // browsers may keep one long. Shared caches get a day, so a file made private stops being shown soon.
-    .header('Cache-Control', everyone ? 'public, max-age=86400' : 'private, max-age=31536000, immutable')
+    .header('Cache-Control', everyone ? publicCaching(file, 86400) : 'private, max-age=31536000, immutable')
     .type('image/webp');
   if (notModified(request, etag)) return reply.code(304).send();
   const object = await openStored(ctx, file.id, file.thumbnailKey, 'This file has no thumbnail');

@@ -11,6 +11,7 @@ import { uploadLinks } from '../../files/file-views.ts';
 import { viewerOf } from '../viewer.ts';
 import { html } from '../responses.ts';
 import { sharePageHeaders } from '../share-page-headers.ts';
+import { publicCaching } from '../public-caching.ts';
 import { pathText } from '../schemas.ts';
 
 const TEXT_PREVIEW_BYTES = 64 * 1024;
@@ -101,7 +102,7 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
       // The tree only for an archive this browser may open, and not for a HEAD request's empty answer.
       const manifest = access === 'open' && request.method === 'GET' ? await archiveManifest(file) : null;
       const cacheable = file.visibility === 'PUBLIC' && file.passwordHash === null && manifest !== 'later';
-      reply.header('Cache-Control', cacheable ? 'public, max-age=60' : 'private, no-store');
+      reply.header('Cache-Control', cacheable ? publicCaching(file, 60) : 'private, no-store');
       return reply.send(
         renderSharePage({
           file,
