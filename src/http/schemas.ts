@@ -10,7 +10,8 @@ import { z } from 'zod';
 export const pathText = z.string().min(1);
 export const idParams = z.strictObject({ id: pathText });
 
-export const isoDateTime = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 timestamp with a time zone' });
+/** An instant: ISO 8601 with a time zone, up to the year 9999 (src/shared/instants.ts). */
+export { instantText as isoDateTime } from '../shared/instants.ts';
 
 
 /**

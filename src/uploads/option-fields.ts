@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { invalid } from '../errors.ts';
+import { INSTANT_RULE, isInstant } from '../shared/instants.ts';
 import { nulAt, nulMessage } from '../shared/nul-text.ts';
 import { profileOptionsSchema, type RequestOptions } from '../shared/upload-options.ts';
 
@@ -10,8 +11,12 @@ import { profileOptionsSchema, type RequestOptions } from '../shared/upload-opti
 export const requestOptionsShape = {
   ...profileOptionsSchema.shape,
   password: z.string().max(1024).optional(),
+  // One schema rather than a union, whose refusal of a number or an array said only "Invalid input".
   expiresAt: z
-    .union([z.iso.datetime({ offset: true, message: 'must be an ISO 8601 timestamp with a time zone, or null' }), z.literal(''), z.null()])
+    .string({ error: `${INSTANT_RULE}, or null` })
+    .nullable()
+    .refine((value) => value === null || value === '' || isInstant(value), { message: `${INSTANT_RULE}, or null` })
+    .meta({ format: 'date-time' })
     .optional(),
 };
 

@@ -185,6 +185,16 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       const past = await uploadFile(user, 'past.txt', 'x', { fields: { expiresAt: '2001-01-01T00:00:00Z' } });
       expect(past.status).toBe(400);
       expect(past.body.error).toMatch(/expiresAt/);
+      const farthest = await uploadFile(user, 'far.txt', 'x', { fields: { expiresAt: '9999-12-31T23:59:59Z' } });
+      expect(farthest.status, farthest.text).toBe(200);
+      expect((await recordOf(user, farthest.body.data.downloadUrl)).expiresAt).toBe('9999-12-31T23:59:59.000Z');
+      const tooFar = await uploadFile(user, 'far.txt', 'x', { fields: { expiresAt: '9999-12-31T23:59:59-23:59' } });
+      expect([tooFar.status, tooFar.body.error]).toEqual([400, 'expiresAt: must be an ISO 8601 timestamp with a time zone, at the latest in the year 9999, or null']);
+      // In a chunked upload's JSON, a value of another type is told the same rule.
+      for (const expiresAt of [-1, true, [], 1767225600000]) {
+        const started = await new Client(server.baseUrl).post('/api/files/chunks', { filename: 'c.txt', size: 1, expiresAt }, { token: await createToken(user, ['files:upload']) });
+        expect([started.status, started.body.error], JSON.stringify(expiresAt)).toEqual([400, 'body.expiresAt: must be an ISO 8601 timestamp with a time zone, at the latest in the year 9999, or null']);
+      }
     });
 
     it('applies fields sent after the file part too', async () => {
