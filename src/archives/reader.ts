@@ -387,8 +387,20 @@ function tarName(header: tar.Header): string {
 
 const tarPath = (name: string) => name.replaceAll('\\', '/').replace(/\/+$/, '');
 
+/**
+ * Whether a ZIP entry is a symbolic link, as Info-ZIP stores one (`zip -y`): made on Unix, the mode
+ * in the upper half of its external attributes a link's, its data the target's path. Extracted, it
+ * became a file holding that path; a tar's links are skipped, and so is this.
+ */
+function isZipSymlink(entry: yauzl.Entry): boolean {
+  return entry.versionMadeBy >>> 8 === 3 && ((entry.externalFileAttributes >>> 16) & 0o170000) === 0o120000;
+}
+
 function zipEntryOf(entry: yauzl.Entry): ArchiveEntry {
   const { path, directory } = zipPath(entry);
+  if (!directory && isZipSymlink(entry)) {
+    return { path, directory: false, size: 0, compressedSize: entry.compressedSize, modifiedAt: timeOf(entry.getLastModDate({ timezone: 'UTC' })), encrypted: entry.isEncrypted(), special: 'symlink' };
+  }
   return {
     path,
     directory,
@@ -507,7 +519,7 @@ export async function openEntry(storage: Storage, key: string, size: number, wan
     const zip = await openZip(storage, key, size);
     for await (const entry of zipEntries(zip)) {
       const { path, directory } = zipPath(entry);
-      if (directory || path !== wanted) continue;
+      if (directory || path !== wanted || isZipSymlink(entry)) continue;
       if (entry.uncompressedSize > LARGEST_DECLARED_SIZE) throw new DamagedEntryError(`The entry cannot be read: it declares more than ${LARGEST_DECLARED_SIZE} bytes`);
       if (entry.isEncrypted()) return { stream: new PassThrough().end(), size: entry.uncompressedSize, encrypted: true };
       // Leaving the loop closes the ZipFile; yauzl keeps its reader open until this stream ends.

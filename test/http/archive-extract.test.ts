@@ -188,6 +188,20 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
     expect(entry.status).toBe(404);
   });
 
+  it("skips a ZIP's symbolic link as a tar's, rather than making a file of its target's path", async () => {
+    const user = await signUp(server.baseUrl);
+    const archiveId = await upload(user, 'links.zip', await zipBytes([{ name: 'real.txt', data: 'real bytes' }, { name: 'to-passwd', data: '/etc/passwd', mode: 0o120777, compress: false }]));
+    const manifest = await user.get(`/api/archives/${archiveId}`);
+    expect(manifest.status, manifest.text).toBe(200);
+    expect(manifest.body.data).toMatchObject({ entryCount: 2, totalSize: 10 });
+    expect(manifest.body.data.entries.map((e: { path: string; size: number }) => [e.path, e.size])).toEqual([['real.txt', 10], ['to-passwd', 0]]);
+    const answer = await user.post(`/api/archives/${archiveId}/extract`, {});
+    expect(answer.status, answer.text).toBe(201);
+    expect(answer.body.data.files.map((f: { name: string }) => f.name)).toEqual(['real.txt']);
+    expect(answer.body.data.skipped).toEqual([{ path: 'to-passwd', reason: 'a symbolic link, not a file: Hoard extracts the files links point to, not links' }]);
+    expect((await user.get(`/api/archives/${archiveId}/entry?path=to-passwd`)).status).toBe(404);
+  });
+
   it('reads tar, tar.gz and ZIP64 archives', async () => {
     const user = await signUp(server.baseUrl);
     const entries = [{ dir: 'd' }, { name: 'd/x.txt', data: 'ex' }, { name: 'y\\z.txt', data: 'why zed' }];

@@ -39,7 +39,8 @@ export const ARCHIVE_MTIME = new Date('2026-01-02T03:04:06Z');
  * ZIP; ignored in a tar) or an empty directory (`dir`, a trailing `/` is added in a ZIP if missing).
  * Names are written byte for byte as given (UTF-8), `..`, leading `/` and `\` included.
  */
-export type ArchiveEntrySpec = { name: string; data: string | Uint8Array; compress?: boolean } | { dir: string };
+/** `mode`: the Unix mode a ZIP entry records (as `zip -y` stores a symbolic link: 0o120777, its target as data). */
+export type ArchiveEntrySpec = { name: string; data: string | Uint8Array; compress?: boolean; mode?: number } | { dir: string };
 
 export interface ZipOptions {
   /** yazl's `forceZip64Format`, on every entry and on the end record. */
@@ -153,7 +154,7 @@ function build(entries: ArchiveEntrySpec[], planned: PlannedEntry[], options: Zi
     if ('dir' in entry) file.addEmptyDirectory(given, { mtime });
     else {
       const data = typeof entry.data === 'string' ? Buffer.from(entry.data, 'utf8') : Buffer.from(entry.data.buffer, entry.data.byteOffset, entry.data.byteLength);
-      file.addBuffer(data, given, { mtime, compress: entry.compress ?? true, forceZip64Format: zip64 });
+      file.addBuffer(data, given, { mtime, compress: entry.compress ?? true, forceZip64Format: zip64, ...(entry.mode !== undefined ? { mode: entry.mode } : {}) });
     }
   });
   file.end({ forceZip64Format: zip64, comment: '' });
