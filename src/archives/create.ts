@@ -4,7 +4,7 @@ import type { AppContext } from '../context.ts';
 import type { Principal } from '../auth/principal.ts';
 import { forAccount } from '../db/account-scope.ts';
 import { archiveLimits } from '../api/vocabulary.ts';
-import { notFound } from '../errors.ts';
+import { conflict, notFound } from '../errors.ts';
 import type { FileRow } from '../files/file-access.ts';
 import { StorageLimitError, StorageNotFoundError } from '../storage/storage.ts';
 import { extensionOf, nameCandidates, sanitizeFileName } from '../shared/naming.ts';
@@ -130,8 +130,21 @@ function zipStream(ctx: AppContext, files: FileRow[]): Readable {
           // Only bytes that are gone are the selection's fault; a store that cannot be read right now
           // fails the archive with its own error, answered as any storage outage is (503).
           if (!(error instanceof StorageNotFoundError)) return fail(error instanceof Error ? error : new Error(String(error)));
-          ctx.log.error({ fileId: file.id, storageKey: file.storageKey }, 'file record without bytes: the archive is not made');
-          fail(notFound(`The bytes of ${file.name} are missing; remove it from the selection`));
+          // Deleted while the archive was being made (its record went first, then its bytes): the
+          // selection is out of date, and nothing is broken. Bytes gone under a record still there are.
+          void forAccount(ctx.db, file.userId)
+            .selectFrom('files')
+            .select('id')
+            .where('id', '=', file.id)
+            .executeTakeFirst()
+            .then(
+              (row) => {
+                if (!row) return fail(conflict(`${file.name} was deleted while the archive was being made; make it again without it`));
+                ctx.log.error({ fileId: file.id, storageKey: file.storageKey }, 'file record without bytes: the archive is not made');
+                fail(notFound(`The bytes of ${file.name} are missing; remove it from the selection`));
+              },
+              (lookup: unknown) => fail(lookup instanceof Error ? lookup : new Error(String(lookup))),
+            );
         },
       );
     });

@@ -133,6 +133,20 @@ describe.each(providers)('archive creation on %s storage', (provider) => {
     expect(await storage.leftovers(server.dataDir)).toEqual([]);
   });
 
+  it('answers 409 when a file of the selection is deleted while the archive is made: the selection is out of date, nothing is lost', async () => {
+    const user = await signUp(server.baseUrl);
+    // Deflated first, for a second or more: the second file's bytes are read only after it.
+    const big = await upload(user, 'big.bin', randomBytes(48 * 1024 * 1024), 'application/octet-stream');
+    const victim = await upload(user, 'victim.txt', 'going');
+    const making = user.post('/api/archives', { fileIds: [big.id, victim.id] });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect((await user.delete(`/api/files/${victim.id}`)).status).toBe(204);
+    const answer = await making;
+    expect([answer.status, answer.body.error]).toEqual([409, 'victim.txt was deleted while the archive was being made; make it again without it']);
+    expect((await user.get('/api/files')).body.pagination.total).toBe(1);
+    expect(await storage.leftovers(server.dataDir)).toEqual([]);
+  });
+
   it('answers 404 naming a file whose bytes are gone, wherever it is in the selection, and keeps serving', async () => {
     const user = await signUp(server.baseUrl);
     const kept = await upload(user, 'kept.txt', 'kept');
