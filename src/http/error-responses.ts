@@ -96,6 +96,17 @@ export function dropFileHeaders(reply: FastifyReply): FastifyReply {
   return reply;
 }
 
+/**
+ * What a route's body is to be sent as, for its 415: the types it declares it reads (`consumes`:
+ * an upload's form, a chunk's bytes), else JSON, which every other route with a body reads; the
+ * share page's forms are sent by browsers, which never miss.
+ */
+function bodyTypeHint(request: FastifyRequest): string {
+  const consumes = (request.routeOptions.schema as { consumes?: unknown } | undefined)?.consumes;
+  const types = Array.isArray(consumes) && consumes.length > 0 ? consumes.map(String) : ['application/json'];
+  return `send the body as ${types.join(' or ')}`;
+}
+
 export function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   // A route that failed after preparing a file's answer (its store could not be read, say).
   dropFileHeaders(reply);
@@ -116,7 +127,7 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   }
   if (fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     // A body of a type the route does not read: no parser for it in the route's scope.
-    return sendError(request, reply, 415, `Unsupported Content-Type: ${request.headers['content-type'] ?? 'none'}`);
+    return sendError(request, reply, 415, `Unsupported Content-Type: ${request.headers['content-type'] ?? 'none'}; ${bodyTypeHint(request)}`);
   }
   const status = fastifyError.statusCode;
   if (status !== undefined && status >= 400 && status < 500) return sendError(request, reply, status, fastifyError.message);

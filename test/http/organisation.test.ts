@@ -521,7 +521,7 @@ describe('tags', () => {
     const before = (await owner.client.get('/api/tags')).body.data.tags.length;
     const response = await owner.client.request('POST', '/api/tags', { body: JSON.stringify({ name: 'raw bytes' }), headers: { 'content-type': 'application/octet-stream' } });
     expect(response.status, response.text).toBe(415);
-    expect(response.body).toEqual({ success: false, error: 'Unsupported Content-Type: application/octet-stream' });
+    expect(response.body).toEqual({ success: false, error: 'Unsupported Content-Type: application/octet-stream; send the body as application/json' });
     // Likewise a form: only POST /api/files reads multipart bodies.
     const form = new FormData();
     form.append('name', 'a form');

@@ -105,6 +105,9 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       expect(badValue.body.error).toMatch(/^visibility: /);
       const text = await user.request('POST', '/api/files', { body: 'hello', headers: { 'content-type': 'text/plain' } });
       expect(text.status).toBe(400);
+      // Raw bytes, as curl --data-binary sends them: the answer says what the route reads.
+      const raw = await user.request('POST', '/api/files', { body: 'hello', headers: { 'content-type': 'application/octet-stream', origin: server.baseUrl } });
+      expect([raw.status, raw.body.error]).toEqual([415, 'Unsupported Content-Type: application/octet-stream; send the body as multipart/form-data']);
     });
   });
 
