@@ -3,6 +3,7 @@ import { findUserForLogin, normalizeEmail, type UserRow } from './users.ts';
 import { AppError } from '../errors.ts';
 import { verifyPassword } from '../auth/passwords.ts';
 import { clearHits, takeAttempt } from '../auth/throttle.ts';
+import { clientKey } from '../shared/client-key.ts';
 
 /**
  * Sign-in attempts allowed per window. Attempts on one email address are counted per client IP,
@@ -22,7 +23,7 @@ export const loginLimits = {
 
 /** The throttle key of failed sign-ins from one address, whatever the account. */
 export function loginFailureKey(ip: string): string {
-  return `login:ip:${ip}`;
+  return `login:ip:${clientKey(ip)}`;
 }
 
 export const TOO_MANY_SIGN_INS = 'Too many sign-in attempts; try again later';
@@ -30,7 +31,7 @@ const TOO_MANY = TOO_MANY_SIGN_INS;
 
 /** The throttle key of sign-in attempts on one account from one address (password and code steps). */
 export function loginAttemptKey(email: string, ip: string): string {
-  return `login:account:${normalizeEmail(email)}:ip:${ip}`;
+  return `login:account:${normalizeEmail(email)}:ip:${clientKey(ip)}`;
 }
 
 export async function login(db: Db, input: { email: string; password: string; ip: string }): Promise<UserRow> {

@@ -10,6 +10,7 @@ import { conflict, invalid, notFound, unauthorized } from '../errors.ts';
 import type { Passkey } from '../api/sign-in-security.ts';
 import { loginFailureKey, loginLimits } from './login.ts';
 import { findUserById, findUserForLogin, normalizeEmail, type UserRow } from './users.ts';
+import { clientKey } from '../shared/client-key.ts';
 
 /**
  * Passkeys (contract §8, "Passkeys"): WebAuthn credentials registered on an account, and signing in
@@ -240,7 +241,7 @@ function decoyCredentials(secretBox: SecretBox, email: string): Buffer[] {
  * process, and shaped like real ones. Without an email: a discoverable-credential request.
  */
 export async function signInOptions(db: Db, rp: RelyingParty, secretBox: SecretBox, input: { email?: string | undefined; ip: string }): Promise<PublicKeyCredentialRequestOptionsJSON> {
-  await takeAttempt(db, `passkey-options:ip:${input.ip}`, optionsLimit.perWindow, optionsLimit.windowMs, TOO_MANY_OPTIONS);
+  await takeAttempt(db, `passkey-options:ip:${clientKey(input.ip)}`, optionsLimit.perWindow, optionsLimit.windowMs, TOO_MANY_OPTIONS);
   const webauthn = await loadWebAuthn();
   let userId: string | null = null;
   let allowCredentials: Array<{ id: string }> | undefined;

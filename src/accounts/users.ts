@@ -19,6 +19,7 @@ import { scheduleSessionStorageAbort } from '../chunks/chunk-session-jobs.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import type { Me } from '../api/accounts.ts';
 import type { AdminUser } from '../api/admin.ts';
+import { clientKey } from '../shared/client-key.ts';
 
 // Defined with the principal it identifies (auth sits below accounts); exported here for callers.
 export type { UserRow };
@@ -129,7 +130,7 @@ export async function register(
     else await assertRegistrationOpen(db);
   }
   // Counted before the (slow) hash, so a flood of registrations costs little.
-  await takeAttempt(db, `register:ip:${input.ip}`, registrationLimit.perIp, registrationLimit.windowMs, 'Too many registrations from this address; try again later');
+  await takeAttempt(db, `register:ip:${clientKey(input.ip)}`, registrationLimit.perIp, registrationLimit.windowMs, 'Too many registrations from this address; try again later');
   const passwordHash = await hashPassword(input.password);
   return db.transaction().execute(async (trx) => {
     await serializeAccountCreation(trx, dialect);

@@ -3,6 +3,7 @@ import { verifyPassword } from '../auth/passwords.ts';
 import { clearHits, takeAttempt } from '../auth/throttle.ts';
 import { AppError } from '../errors.ts';
 import type { FileRow } from './file-access.ts';
+import { clientKey } from '../shared/client-key.ts';
 
 /** Wrong passwords for one file from one address: this many per window, then 429 until it closes. */
 const UNLOCK_LIMIT = { attempts: 10, windowMs: 15 * 60 * 1000 };
@@ -14,7 +15,7 @@ const UNLOCK_LIMIT = { attempts: 10, windowMs: 15 * 60 * 1000 };
  * so parallel guesses cannot all pass the limit; a right password clears the count.
  */
 export async function checkFilePassword(db: Db, ip: string, file: Pick<FileRow, 'id' | 'passwordHash'>, password: string): Promise<void> {
-  const key = `unlock:${ip}:${file.id}`;
+  const key = `unlock:${clientKey(ip)}:${file.id}`;
   await takeAttempt(db, key, UNLOCK_LIMIT.attempts, UNLOCK_LIMIT.windowMs, 'Too many wrong passwords; try again later');
   if (!(await verifyPassword(file.passwordHash, password))) throw new AppError('forbidden', 'Wrong password');
   await clearHits(db, key);

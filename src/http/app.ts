@@ -51,6 +51,7 @@ import { setupRoutes } from './routes/setup.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { webAppRoutes } from './routes/web-app.ts';
 import { apiDocsRoutes } from './routes/api-docs.ts';
+import { clientKey } from '../shared/client-key.ts';
 
 export type { App } from './route-module.ts';
 
@@ -171,7 +172,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     const { policy } = request.routeOptions.config;
     if (!policy) return;
     // Upload-start rate limit, counted before authentication (spec, Limits): 429 with Retry-After.
-    if (policy.uploadStart && !uploadStarts.allow(request.ip)) {
+    if (policy.uploadStart && !uploadStarts.allow(clientKey(request.ip))) {
       reply.header('Retry-After', String(UPLOAD_START_RETRY_AFTER_SECONDS));
       return sendError(request, reply, 429, 'Too many requests');
     }

@@ -89,6 +89,19 @@ describe('parallel wrong passwords', () => {
     expect((await clientAt().post(`/api/files/${fileId}/unlock`, { password: 'open sesame' })).status).toBe(204);
   });
 
+  it('counts an IPv6 network, not each of its addresses: a /64 is one client', async () => {
+    const uploaded = await uploadFile(admin, 'locked-v6.txt', 'behind a password', { fields: { password: 'open sesame' } });
+    const fileId = (uploaded.body.data.downloadUrl as string).split('/').at(-2);
+    const statuses: number[] = [];
+    for (const host of ['1', '2', 'abcd:1234:5678:9abc']) {
+      const visitor = clientAt(`2001:db8:77:${ipCounter}::${host}`);
+      for (let i = 0; i < 5; i++) statuses.push((await visitor.post(`/api/files/${fileId}/unlock`, { password: `guess ${i}` })).status);
+    }
+    expect(statuses).toEqual([...Array(10).fill(403), ...Array(5).fill(429)]);
+    // The next network is another client.
+    expect((await clientAt(`2001:db8:77:${++ipCounter}::1`).post(`/api/files/${fileId}/unlock`, { password: 'open sesame' })).status).toBe(204);
+  });
+
   it('let at most 10 password-change attempts reach verification; the rest are 429', async () => {
     const account = await createAccount();
     const session = await signedIn(account);
