@@ -137,10 +137,13 @@ export function servedContentType(mimeType: string): string {
 /** One `bytes=` range of the Range header; multiple ranges are answered with the whole file. */
 export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
   if (!header) return null;
-  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  // The unit is case-insensitive (RFC 9110 §14.1); a range whose last byte comes before its first is
+  // no range, and the header is ignored (§14.1.1: the whole file, not a 416).
+  const match = /^bytes\s*=\s*(\d*)-(\d*)$/i.exec(header.trim());
   if (!match) return null;
   const [, from, to] = match;
   if (from === '' && to === '') return null;
+  if (from !== '' && to !== '' && Number(to) < Number(from)) return null;
   if (from === '') {
     const suffix = Number(to);
     // A suffix of nothing, or of an empty file, has no bytes to send (RFC 9110 §14.1.3).

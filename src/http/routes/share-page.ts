@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { text } from 'node:stream/consumers';
+import { buffer } from 'node:stream/consumers';
 import type { RouteModule } from '../route-module.ts';
 import { accessTo, findByUrlPath, type FileRow } from '../../files/file-access.ts';
 import { StorageNotFoundError } from '../../storage/storage.ts';
@@ -34,7 +34,10 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
     if (!withText || file.size === 0) return (await ctx.storage.stat(file.storageKey)) ? { textPreview: null } : null;
     try {
       const object = await ctx.storage.get(file.storageKey, { start: 0, end: Math.min(file.size, TEXT_PREVIEW_BYTES) - 1 });
-      return { textPreview: await text(object.stream) };
+      const bytes = await buffer(object.stream);
+      if (file.size <= TEXT_PREVIEW_BYTES) return { textPreview: new TextDecoder().decode(bytes) };
+      // Cut short: not in the middle of a character (the decoder keeps an unfinished one back), and said so.
+      return { textPreview: `${new TextDecoder().decode(bytes, { stream: true })}\n…` };
     } catch (error) {
       if (error instanceof StorageNotFoundError) return null;
       throw error;
