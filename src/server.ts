@@ -31,8 +31,7 @@ import { RequestLoad } from './shared/request-load.ts';
 import { mediaBackfillHandler, scheduleMediaBackfillIfNeeded } from './media/backfill.ts';
 import { CHUNK_SESSION_SWEEP_JOB, CHUNK_STORAGE_ABORT_JOB, chunkSessionSweepHandler, chunkStorageAbortHandler } from './chunks/chunk-session-jobs.ts';
 import { ensureDataDir } from './data-dir.ts';
-import { loggedUrl } from './http/logged-url.ts';
-import type { FastifyRequest } from 'fastify';
+import { requestLogFields } from './http/logged-url.ts';
 
 export interface RunningServer {
   app: App;
@@ -60,15 +59,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
         censor: '[redacted]',
       },
       // Fastify's request fields, with the URL's secrets left out (src/http/logged-url.ts).
-      serializers: {
-        req: (request: FastifyRequest) => ({
-          method: request.method,
-          url: loggedUrl(request.url),
-          host: request.host,
-          remoteAddress: request.ip,
-          remotePort: request.socket?.remotePort,
-        }),
-      },
+      serializers: { req: requestLogFields },
     },
     // Written in the background: lines logged while a write is under way go out together in the
     // next one, instead of a blocking write per line (two per request). pino flushes what is left

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { SECRET_PREFIX } from '../auth/token-format.ts';
 
 /** Query parameters whose value a log line never shows: by their name, a secret. */
@@ -32,4 +33,9 @@ function decodedName(name: string): string {
   } catch {
     return name;
   }
+}
+
+/** A request's fields in a log line: Fastify's own, with the URL's secrets left out. */
+export function requestLogFields(request: FastifyRequest) {
+  return { method: request.method, url: loggedUrl(request.url), host: request.host, remoteAddress: request.ip, remotePort: request.socket?.remotePort };
 }
