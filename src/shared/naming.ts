@@ -18,7 +18,8 @@ export function keptFileName(raw: string): string | null {
   let name = path.posix.basename(raw.toWellFormed().replaceAll('\\', '/')).normalize('NFC');
   name = name.replace(/[\p{Cc}\p{Cf}]/gu, '');
   name = name.replace(/[/?#%"<>|*:;`$&'{}[\]^~+=,@!]/g, '');
-  name = name.replace(/\s+/gu, '_').replace(/^[._-]+/, '').replace(/_+/g, '_');
+  // Spaces around the name are no part of it (a trailing one would become `_` after the extension).
+  name = name.trim().replace(/\s+/gu, '_').replace(/^[._-]+/, '').replace(/_+/g, '_');
   if (name === '' || name === '.' || name === '..') return null;
   if (name.length > MAX_NAME_LENGTH) {
     const ext = path.posix.extname(name).slice(0, 20);

@@ -15,6 +15,8 @@ describe('sanitised file names', () => {
   it('are cut to length between characters, never inside one', () => {
     // 195 letters, then emoji of two UTF-16 units each: the cut before `.txt` (at 196 units) falls
     // inside the first emoji, which goes whole.
+    expect(sanitizeFileName('a.txt ')).toBe('a.txt');
+    expect(sanitizeFileName(' two words.txt\t')).toBe('two_words.txt');
     expect(sanitizeFileName('half\ud83d.txt')).toBe('half\ufffd.txt');
     expect(sanitizeFileName('\udc00lone.txt')).toBe('\ufffdlone.txt');
     const cut = sanitizeFileName(`${'a'.repeat(195)}😀😀😀.txt`);
