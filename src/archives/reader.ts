@@ -388,6 +388,21 @@ function tarName(header: tar.Header): string {
 const tarPath = (name: string) => name.replaceAll('\\', '/').replace(/\/+$/, '');
 
 /**
+ * A ZIP entry's modification time, from its MS-DOS date and time; null when they hold no time (a
+ * 13th month, a 32nd day, a 25th hour: `0xFFFF` in both read as 2108-04-01 08:04:02 once rolled
+ * over), as a tar's impossible time is.
+ */
+function zipTimeOf(entry: yauzl.Entry): string | null {
+  const date = entry.lastModFileDate;
+  const time = entry.lastModFileTime;
+  const [day, month] = [date & 0x1f, (date >> 5) & 0x0f];
+  const [seconds, minutes, hours] = [(time & 0x1f) * 2, (time >> 5) & 0x3f, time >> 11];
+  if (month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(1980 + (date >> 9), month, 0)).getUTCDate()) return null;
+  if (hours > 23 || minutes > 59 || seconds > 59) return null;
+  return timeOf(entry.getLastModDate({ timezone: 'UTC' }));
+}
+
+/**
  * Whether a ZIP entry is a symbolic link, as Info-ZIP stores one (`zip -y`): made on Unix, the mode
  * in the upper half of its external attributes a link's, its data the target's path. Extracted, it
  * became a file holding that path; a tar's links are skipped, and so is this.
@@ -399,14 +414,14 @@ function isZipSymlink(entry: yauzl.Entry): boolean {
 function zipEntryOf(entry: yauzl.Entry): ArchiveEntry {
   const { path, directory } = zipPath(entry);
   if (!directory && isZipSymlink(entry)) {
-    return { path, directory: false, size: 0, compressedSize: entry.compressedSize, modifiedAt: timeOf(entry.getLastModDate({ timezone: 'UTC' })), encrypted: entry.isEncrypted(), special: 'symlink' };
+    return { path, directory: false, size: 0, compressedSize: entry.compressedSize, modifiedAt: zipTimeOf(entry), encrypted: entry.isEncrypted(), special: 'symlink' };
   }
   return {
     path,
     directory,
     size: entry.uncompressedSize,
     compressedSize: entry.compressedSize,
-    modifiedAt: timeOf(entry.getLastModDate({ timezone: 'UTC' })),
+    modifiedAt: zipTimeOf(entry),
     encrypted: entry.isEncrypted(),
   };
 }

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { signUp } from '../support/client.ts';
 import { uploadFile } from '../support/uploads.ts';
-import { ARCHIVE_MTIME, resizedInTar, retimedInTar, tarBytes, zipBytes, zipDeclaring, type ArchiveEntrySpec } from '../support/archives.ts';
+import { ARCHIVE_MTIME, resizedInTar, retimedInTar, tarBytes, zipBytes, zipDeclaring, zipLayout, type ArchiveEntrySpec } from '../support/archives.ts';
 import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
 // Deterministic, so a failure can be replayed from its seed.
 import { seededRandom as random } from '../support/random.ts';
@@ -134,6 +134,25 @@ describe.each(providers)('damaged archives on %s storage', (provider) => {
     expect(extracted.status, extracted.text).toBe(201);
     expect(extracted.body.data.files.map((f: { name: string }) => f.name)).toEqual(['good.txt', 'octal.txt', 'far.txt', 'year.txt']);
     expect(extracted.body.data.skipped).toEqual([]);
+  });
+
+  it('lists a ZIP entry whose MS-DOS date or time holds no time, with no time', async () => {
+    const bytes = await zipBytes([{ name: 'good.txt', data: 'good' }, { name: 'ones.txt', data: 'all ones' }, { name: 'feb30.txt', data: 'leap' }]);
+    const dated = (name: string, time: number, date: number) => {
+      const record = zipLayout(bytes).find((r) => r.name.toString('utf8') === name)!;
+      for (const [at, value] of [[record.central + 12, time], [record.central + 14, date], [record.local + 10, time], [record.local + 12, date]] as const) bytes.writeUInt16LE(value, at);
+    };
+    // Every bit set (read as 2108-04-01 once rolled over), and the 30th of February 2024 at noon.
+    dated('ones.txt', 0xffff, 0xffff);
+    dated('feb30.txt', 12 << 11, ((2024 - 1980) << 9) | (2 << 5) | 30);
+    const { id } = await uploadArchive('dates.zip', bytes);
+    const manifest = await owner.get(`/api/archives/${id}`);
+    expect(manifest.status, manifest.text).toBe(200);
+    expect(manifest.body.data.entries.map((e: { path: string; modifiedAt: string | null }) => [e.path, e.modifiedAt])).toEqual([
+      ['good.txt', ARCHIVE_MTIME.toISOString()],
+      ['ones.txt', null],
+      ['feb30.txt', null],
+    ]);
   });
 
   it('reads a tar whose directory declares a size, which the format ignores: no route waits for its bytes', async () => {
