@@ -151,7 +151,8 @@ async function begun(stream: Readable): Promise<Readable> {
 function openZipEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
   return new Promise<Readable>((resolve, reject) =>
     zip.openReadStream(entry, (error, opened) => {
-      if (error) return reject(new DamagedEntryError(`The entry cannot be read: ${error.message}`));
+      // A header that points past the end of the file: storage's words for it are not the client's.
+      if (error) return reject(new DamagedEntryError(`The entry cannot be read: ${/not satisfiable/i.test(error.message) ? 'it lies past the end of the file' : error.message}`));
       // yauzl reports a damaged entry's data by emitting 'error' on the stream (a tick later)
       // without destroying it, so the stream is left neither ended nor errored: a reader that
       // attaches after that moment (storage's write opens its file first) would wait for ever, and

@@ -155,6 +155,16 @@ describe.each(providers)('damaged archives on %s storage', (provider) => {
     ]);
   });
 
+  it("answers an entry whose header lies past the end of the ZIP in the archive's words, not storage's", async () => {
+    const bytes = await zipBytes([{ name: 'good.txt', data: 'good' }, { name: 'far.txt', data: 'far away' }]);
+    const record = zipLayout(bytes).find((r) => r.name.toString('utf8') === 'far.txt')!;
+    bytes.writeUInt32LE(bytes.length + 1000, record.central + 42);
+    const { id } = await uploadArchive('far.zip', bytes);
+    const entry = await owner.get(`/api/archives/${id}/entry?path=far.txt`);
+    expect([entry.status, entry.body.error]).toEqual([400, 'The entry cannot be read: it lies past the end of the file']);
+    expect((await owner.get(`/api/archives/${id}/entry?path=good.txt`)).text).toBe('good');
+  });
+
   it('reads a tar whose directory declares a size, which the format ignores: no route waits for its bytes', async () => {
     const plain = await tarBytes([{ dir: 'pkg/' }, { name: 'pkg/a.txt', data: 'ok' }, { dir: 'more/' }, { name: 'b.txt', data: 'bee' }]);
     const tarFile = resizedInTar(resizedInTar(plain, 'pkg/', 4096), 'more/', 1);
