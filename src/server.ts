@@ -149,6 +149,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     const problem = listenProblem(error, config);
     throw problem === null ? error : new Error(problem, { cause: error });
   });
+  // PORT=0 listens on a port chosen now, which the default BASE_URL cannot name: every link would say port 0.
+  if (new URL(config.baseUrl).port === '0') ctx.log.warn({ address }, 'BASE_URL names port 0: the links Hoard returns point nowhere; set BASE_URL to the address clients reach');
   // Prunes now, then daily; a later start (of any process) moves the next prune to that start.
   await scheduleAuditPrune(ctx.db, config.auditRetentionDays);
   await scheduleRateLimitPrune(ctx.db);

@@ -27,3 +27,16 @@ describe('a start that cannot listen', () => {
     expect((await new Client(again.baseUrl).get('/api/health')).status).toBe(200);
   });
 });
+
+describe('PORT=0', () => {
+  it('warns when the links would name port 0, and not when BASE_URL names the address', async () => {
+    const logged: Array<{ level: number; msg?: string }> = [];
+    const unnamed = await startTestServer({ PORT: '0', BASE_URL: 'http://localhost:0', LOG_LEVEL: 'warn' }, undefined, logged);
+    await unnamed.close();
+    expect(logged.filter((line) => line.level === 40).map((line) => line.msg)).toEqual(['BASE_URL names port 0: the links Hoard returns point nowhere; set BASE_URL to the address clients reach']);
+    const quiet: Array<{ level: number; msg?: string }> = [];
+    const named = await startTestServer({ PORT: '0', BASE_URL: 'https://files.example.org', LOG_LEVEL: 'warn' }, undefined, quiet);
+    await named.close();
+    expect(quiet.filter((line) => line.level >= 40)).toEqual([]);
+  });
+});
