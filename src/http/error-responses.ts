@@ -61,7 +61,8 @@ export function rawErrorResponse(status: number, shape: ErrorShape, message: str
 /** Names the field and says what is wrong with it, e.g. `body.email: must be an email address`. */
 function describeValidation(error: FastifyError): string {
   const first = error.validation?.[0] as { keyword?: string; instancePath?: string; message?: string; params?: { keys?: string[] } } | undefined;
-  const where = error.validationContext ?? 'request';
+  // `query`, as a person says it and as the NUL check names it (src/http/nul-text.ts), not Fastify's `querystring`.
+  const where = error.validationContext === 'querystring' ? 'query' : (error.validationContext ?? 'request');
   const field = first?.instancePath && first.instancePath !== '/' ? `${where}.${first.instancePath.slice(1).replaceAll('/', '.')}` : where;
   if (first?.keyword === 'unrecognized_keys' && first.params?.keys?.length) {
     return `${field}: unknown field ${first.params.keys.map((k) => `"${k}"`).join(', ')}`;
@@ -77,7 +78,7 @@ function plainer(message: string, where: string, field: string): string {
   const received = /^Invalid input: expected [\w ]+, received (\w+)$/.exec(message)?.[1];
   if (received === 'undefined') return 'is required';
   if (field === 'body' && (received === 'null' || received === 'string')) return 'must be a JSON object, sent with Content-Type: application/json';
-  if (where === 'querystring' && received === 'array') return 'give this parameter once';
+  if (where === 'query' && received === 'array') return 'give this parameter once';
   return message;
 }
 

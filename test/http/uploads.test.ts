@@ -136,7 +136,7 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       for (const query of ['visibility=PRIVATE', 'password=hunter22', 'expiration=HOUR', 'expiresAt=2099-01-01T00:00:00Z', 'randomizeFileUrls=true']) {
         const refused = await uploadFile(user, 'query.txt', 'a', { query });
         expect(refused.status, query).toBe(400);
-        expect(refused.body.error, query).toBe(`querystring.${query.split('=')[0]}: is an upload option: send it as a form field of the upload (or in the JSON body of a chunked upload), not in the URL`);
+        expect(refused.body.error, query).toBe(`query.${query.split('=')[0]}: is an upload option: send it as a form field of the upload (or in the JSON body of a chunked upload), not in the URL`);
       }
 
       for (const [headers, message] of [
