@@ -14,10 +14,8 @@ import { contentDisposition } from './content-disposition.ts';
  */
 export async function readingArchive<T>(log: FastifyBaseLogger, file: Pick<FileRow, 'id' | 'storageKey'>, work: () => Promise<T>, gone?: AbortSignal): Promise<T> {
   try {
-    return await work();
+    return await whileWanted(gone, work);
   } catch (error) {
-    // The client went away and its reads were stopped: whatever they failed with, nobody hears the answer.
-    if (gone?.aborted) throw invalid('The request was given up before its answer');
     if (error instanceof NotAnArchiveError) throw invalid(error.message);
     if (error instanceof StorageNotFoundError) {
       log.error({ fileId: file.id, storageKey: file.storageKey }, 'file record without bytes');
@@ -41,4 +39,18 @@ export function sendEntry(reply: FastifyReply, path: string, entry: { stream: Re
     .header('Content-Security-Policy', "default-src 'none'; sandbox")
     .type(mime.getType(name) ?? 'application/octet-stream')
     .send(entry.stream);
+}
+
+/**
+ * Archive work for a client that may hang up (`gone`): once it has, whatever the stopped work failed
+ * with is a client's mistake answered to nobody (a 400, logged at info as any hang-up), not a server
+ * error in the log.
+ */
+export async function whileWanted<T>(gone: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (gone?.aborted) throw invalid('The request was given up before its answer');
+    throw error;
+  }
 }

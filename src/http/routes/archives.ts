@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { bytes, ok } from '../responses.ts';
 import { reserveArchiveSlot } from '../archive-slot.ts';
-import { readingArchive, sendEntry } from '../archive-answers.ts';
+import { readingArchive, sendEntry, whileWanted } from '../archive-answers.ts';
 import { archiveCreatedResponse, archiveExtractionResponse, archiveManifestResponse } from '../../api/archives.ts';
 import { extractArchive, prepareExtraction } from '../../archives/extract.ts';
 import { ARCHIVE_FILES_LIMIT, createArchive, prepareCreation } from '../../archives/create.ts';
@@ -109,9 +109,10 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
       const prepared = await prepareExtraction(ctx, principal, request.params.fileId, request.body ?? {});
       const slot = reserve(request, reply);
       if (!slot) return reply;
-      // The walk stops between entries once the client is gone; the entry being stored is finished
-      // and committed (src/archives/extract.ts), so its reads are not the slot's stopped ones.
-      const result = await readingArchive(request.log, prepared.archive, () => extractArchive(ctx, principal, prepared, slot.gone));
+      // Extraction reads through storage itself and stops when the client goes: the entry being
+      // stored is abandoned, its bytes removed, and the files committed before it stay
+      // (src/archives/extract.ts).
+      const result = await readingArchive(request.log, prepared.archive, () => extractArchive(ctx, principal, prepared, slot.gone), slot.gone);
       return reply.code(201).send(ok(result));
     },
   );
@@ -131,7 +132,7 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
       const prepared = await prepareCreation(ctx, principal, request.body);
       const slot = reserve(request, reply);
       if (!slot) return reply;
-      const file = await createArchive(ctx, principal, prepared, slot.gone);
+      const file = await whileWanted(slot.gone, () => createArchive(ctx, principal, prepared, slot.gone));
       return reply.code(201).send(ok(uploadLinks(ctx.config.baseUrl, principal.user.urlId, file)));
     },
   );
