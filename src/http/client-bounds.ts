@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'nod
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
+import { loggedUrl } from './logged-url.ts';
 import { errorBody, errorShapeOf, handleError, rawErrorResponse, sendError } from './error-responses.ts';
 
 /**
@@ -127,7 +128,7 @@ export function boundClients(server: Server, config: Config, log: FastifyBaseLog
     // The body is being read and the client stopped sending it.
     if (!req.complete && req.readableFlowing === true) {
       answeredOnConnection.set(req, { status: 408, message: bodyMessage(idle) });
-      log.info({ method: req.method, url: req.url, remoteAddress: socket.remoteAddress }, 'request body stopped arriving: answered 408 and closed');
+      log.info({ method: req.method, url: loggedUrl(req.url ?? ''), remoteAddress: socket.remoteAddress }, 'request body stopped arriving: answered 408 and closed');
       writeAndClose(socket, rawErrorResponse(408, errorShapeOf(req as { method: string; url: string }), bodyMessage(idle)));
       return;
     }

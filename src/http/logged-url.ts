@@ -2,12 +2,13 @@ import type { FastifyRequest } from 'fastify';
 import { SECRET_PREFIX } from '../auth/token-format.ts';
 
 /** Query parameters whose value a log line never shows: by their name, a secret. */
-const SECRET_NAMES = /pass|token|secret|key|auth|sig|credential|session/i;
+const SECRET_NAMES = /pass|pwd|pin|otp|code|invite|token|secret|key|auth|sig|credential|session/i;
 const NAMED_TOKEN = new RegExp(`${SECRET_PREFIX}[^/?&#]*`, 'g');
 
 /**
  * A request's URL as its log lines show it. Secrets belong in headers and bodies (spec: never put a
- * token in a URL), but scripts do put them in query strings (`?access_token=`, `?password=`), and an
+ * token in a URL), but scripts do put them in query strings (`?access_token=`, `?password=`), Hoard's own invite links
+ * carry a single-use code (`/app/signin?invite=`), and an
  * access log kept for months would hold them: the values of parameters named like a secret, and
  * anything shaped like a named token, are left out. Most URLs have neither and are returned as they are.
  */

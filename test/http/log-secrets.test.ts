@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp } from '../support/client.ts';
 import { createToken, uploadFile } from '../support/uploads.ts';
+import { RawConnection } from '../support/raw-http.ts';
 
 /**
  * Credentials never reach a log line, at any level: `trace` is a documented LOG_LEVEL, and the
@@ -13,7 +14,8 @@ describe('credentials in the log at LOG_LEVEL=trace', () => {
   const logged: Array<{ level: number; msg?: string; [field: string]: unknown }> = [];
 
   beforeAll(async () => {
-    server = await startTestServer({ LOG_LEVEL: 'trace', UPLOAD_RATE_LIMIT: '0' }, undefined, logged);
+    // A body that stops arriving is answered within a second, and logged (below).
+    server = await startTestServer({ LOG_LEVEL: 'trace', UPLOAD_RATE_LIMIT: '0', REQUEST_IDLE_TIMEOUT_MS: '1000' }, undefined, logged);
   });
   afterAll(async () => {
     await server?.close();
@@ -49,13 +51,22 @@ describe('credentials in the log at LOG_LEVEL=trace', () => {
     for (const url of [`/api/files?access_token=${token}`, `/api/files?limit=2&api_key=${legacy}`, `/api/files?password=${encodeURIComponent(inQuery)}`, `/api/files?q=${token}`, `/api/files/${token}`]) {
       expect((await fetch(server.baseUrl + url)).status).toBeGreaterThanOrEqual(400);
     }
-    const urls = logged.map((line) => (line.req as { url?: string } | undefined)?.url).filter((url) => url !== undefined);
+    // A request whose body stops arriving is logged by the connection's timer, not the access log.
+    const stalled = await RawConnection.open(server.baseUrl);
+    await stalled.send(`POST /api/auth/login?password=${encodeURIComponent(inQuery)}&token=${token} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"em`);
+    expect((await stalled.nextResponse()).status).toBe(408);
+    stalled.destroy();
+    // Hoard's own invite links carry a single-use code.
+    await fetch(`${server.baseUrl}/app/signin?invite=single-use-invite-code`);
+    const urls = logged.map((line) => (line.req as { url?: string } | undefined)?.url ?? (typeof line.url === 'string' ? line.url : undefined)).filter((url) => url !== undefined);
+    expect(urls).toContain(`/api/auth/login?password=[redacted]&token=[redacted]`);
+    expect(urls).toContain('/app/signin?invite=[redacted]');
     expect(urls).toContain('/api/files?limit=2&api_key=[redacted]');
     expect(urls).toContain('/api/files?q=svc_[redacted]');
 
     expect(logged.some((line) => line.level === 10), 'trace lines were written').toBe(true);
     const text = logged.map((line) => JSON.stringify(line)).join('\n');
-    for (const secret of [token, legacy, ...session, password, inQuery, encodeURIComponent(inQuery)]) {
+    for (const secret of [token, legacy, ...session, password, inQuery, encodeURIComponent(inQuery), 'single-use-invite-code']) {
       expect(text.includes(secret), `a log line holds ${secret.slice(0, 6)}…`).toBe(false);
     }
   });
