@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 /**
  * The client a throttle counts for an address: an IPv4 address itself (an IPv4 address written
  * inside IPv6, `::ffff:192.0.2.1`, is that address), and for IPv6 its /64 network. One home or
@@ -5,8 +7,13 @@
  * give it some 18 billion billion sets of guesses (docs/decisions.md, "Throttles count networks").
  */
 export function clientKey(ip: string): string {
-  if (!ip.includes(':')) return ip;
-  const address = ip.replace(/%.*$/, '').toLowerCase();
+  // Some proxies add the client's port to X-Forwarded-For (`192.0.2.1:5555`, `[2001:db8::1]:443`).
+  const bare = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(ip)?.[1] ?? /^\[([^\]]+)\](?::\d+)?$/.exec(ip)?.[1] ?? ip;
+  const family = isIP(bare.replace(/%.*$/, ''));
+  if (family === 4) return bare;
+  // Not an address at all: counted as it is.
+  if (family !== 6) return ip;
+  const address = bare.replace(/%.*$/, '').toLowerCase();
   const mapped = /^(?:0{0,4}:){0,5}(?:0{0,4}:)?ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(address.replace(/^::/, '0:'));
   if (mapped) return mapped[1]!;
   const [head = '', tail] = address.split('::');

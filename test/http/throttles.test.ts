@@ -93,13 +93,18 @@ describe('parallel wrong passwords', () => {
     const uploaded = await uploadFile(admin, 'locked-v6.txt', 'behind a password', { fields: { password: 'open sesame' } });
     const fileId = (uploaded.body.data.downloadUrl as string).split('/').at(-2);
     const statuses: number[] = [];
-    for (const host of ['1', '2', 'abcd:1234:5678:9abc']) {
+    for (const host of ['1', '2', 'abcd:1234:9abc']) {
       const visitor = clientAt(`2001:db8:77:${ipCounter}::${host}`);
       for (let i = 0; i < 5; i++) statuses.push((await visitor.post(`/api/files/${fileId}/unlock`, { password: `guess ${i}` })).status);
     }
     expect(statuses).toEqual([...Array(10).fill(403), ...Array(5).fill(429)]);
     // The next network is another client.
     expect((await clientAt(`2001:db8:77:${++ipCounter}::1`).post(`/api/files/${fileId}/unlock`, { password: 'open sesame' })).status).toBe(204);
+    // A port some proxies add is no part of the client: two addresses with one port are two clients.
+    const withPort = clientAt(`203.0.113.${++ipCounter}:61000`);
+    for (let i = 0; i < 10; i++) expect((await withPort.post(`/api/files/${fileId}/unlock`, { password: `guess ${i}` })).status).toBe(403);
+    expect((await withPort.post(`/api/files/${fileId}/unlock`, { password: 'open sesame' })).status).toBe(429);
+    expect((await clientAt(`203.0.113.${++ipCounter}:61000`).post(`/api/files/${fileId}/unlock`, { password: 'open sesame' })).status).toBe(204);
   });
 
   it('let at most 10 password-change attempts reach verification; the rest are 429', async () => {

@@ -17,4 +17,12 @@ describe('the client a throttle counts', () => {
     expect(clientKey('2001:db8::')).toBe('2001:db8:0:0::/64');
     expect(clientKey('64:ff9b::192.0.2.1')).toBe('64:ff9b:0:0::/64');
   });
+  it('leaves out a port a proxy added, and counts what is no address as it is', () => {
+    expect(clientKey('192.0.2.1:5555')).toBe('192.0.2.1');
+    expect(clientKey('198.51.100.7:5555')).toBe('198.51.100.7');
+    expect(clientKey('[2001:db8:aaaa:1::1]:443')).toBe('2001:db8:aaaa:1::/64');
+    expect(clientKey('[2001:db8:aaaa:1::1]')).toBe('2001:db8:aaaa:1::/64');
+    expect(clientKey('unknown')).toBe('unknown');
+    expect(clientKey('not:an:address')).toBe('not:an:address');
+  });
 });
