@@ -2,8 +2,20 @@ import { z } from 'zod';
 import { pickSelector } from '../uploads/upload-plan.ts';
 import { requestOptionsShape } from '../uploads/option-fields.ts';
 
-/** The upload options by name: given in the URL, they are refused rather than ignored. */
-const optionNames = new Set(Object.keys(requestOptionsShape));
+/** The upload options by name, as written in any case: given in the URL, they are refused rather than ignored. */
+const optionNames = new Set(Object.keys(requestOptionsShape).map((name) => name.toLowerCase()));
+
+/** Refuses upload options among a route's query parameters, spelled in any case or as `name[]`. */
+function refuseOptions(query: Record<string, unknown>, context: z.RefinementCtx): void {
+  for (const name of Object.keys(query)) {
+    if (optionNames.has(name.toLowerCase().replace(/\[.*$/, ''))) {
+      context.addIssue({ code: 'custom', path: [name], message: 'is an upload option: send it as a form field of the upload (or in the JSON body of a chunked upload), not in the URL' });
+    }
+  }
+}
+
+/** The query of a chunked upload's completion: nothing it reads, and no upload option (those go in its body). */
+export const completionQuery = z.object({}).catchall(z.unknown()).superRefine(refuseOptions);
 
 /**
  * Selectors may also come as query parameters; other parameters are ignored (uploader tools add their
@@ -14,11 +26,7 @@ const optionNames = new Set(Object.keys(requestOptionsShape));
 export const selectorQuery = z
   .object({ profileId: z.string().max(128).optional(), folderId: z.string().max(128).optional() })
   .catchall(z.unknown())
-  .superRefine((query, context) => {
-    for (const name of Object.keys(query)) {
-      if (optionNames.has(name)) context.addIssue({ code: 'custom', path: [name], message: 'is an upload option: send it as a form field of the upload (or in the JSON body of a chunked upload), not in the URL' });
-    }
-  })
+  .superRefine(refuseOptions)
   .transform(({ profileId, folderId }) => ({ profileId, folderId }));
 
 /** The same selectors as headers (documented only: selectorsOf reads them, and checks they agree). */

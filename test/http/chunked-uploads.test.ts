@@ -1008,6 +1008,22 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       expect((await unlock(replaced.body, 'The-Second-Password-3')).status).toBe(204);
     });
 
+    it('refuses the sharing options of a completion in its URL, on both routes: they go in its body', async () => {
+      const { user, caller } = await scripted();
+      const uploadId = await started(caller, { filename: 'query.txt', size: 1 });
+      const parts = [{ PartNumber: 1, ETag: etagOf(await putPart(caller, uploadId, 1, Buffer.from('q'))) }];
+      const message = 'is an upload option: send it as a form field of the upload (or in the JSON body of a chunked upload), not in the URL';
+      const unwrapped = await api(server.baseUrl, caller, 'POST', `/api/files/chunks/${uploadId}/complete?visibility=PRIVATE`, { parts });
+      expect([unwrapped.status, unwrapped.body.error]).toEqual([400, `query.visibility: ${message}`]);
+      const wrapped = await api(server.baseUrl, caller, 'PUT', '/api/files/chunks?password=hunter22', { uploadId, parts });
+      expect([wrapped.status, wrapped.body.error]).toEqual([400, `query.password: ${message}`]);
+      expect((await sessionRow(uploadId))!.state).toBe('open');
+      // In the body, as the contract has it.
+      const done = await complete(caller, uploadId, { parts, visibility: 'PRIVATE' });
+      expect(done.status, done.text).toBe(200);
+      expect((await recordOf(user, done.body)).visibility).toBe('PRIVATE');
+    });
+
     it("checks the snapshot's expiry at completion: its action's permission, and an instant already past", async () => {
       const { user, caller } = await scripted();
       const ready = async (body: Record<string, unknown>) => {

@@ -133,7 +133,7 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       expect((await recordOf(user, inFolder.body.data.downloadUrl)).folderId).toBe(folder.id);
       // Parameters of uploader tools are ignored; the upload options are refused in the URL, not ignored.
       expect((await uploadFile(user, 'tool.txt', 'a', { query: `folderId=${folder.id}&source=sharex&v=2` })).status).toBe(200);
-      for (const query of ['visibility=PRIVATE', 'password=hunter22', 'expiration=HOUR', 'expiresAt=2099-01-01T00:00:00Z', 'randomizeFileUrls=true']) {
+      for (const query of ['visibility=PRIVATE', 'password=hunter22', 'expiration=HOUR', 'expiresAt=2099-01-01T00:00:00Z', 'randomizeFileUrls=true', 'Visibility=PRIVATE', 'visibility[]=PRIVATE']) {
         const refused = await uploadFile(user, 'query.txt', 'a', { query });
         expect(refused.status, query).toBe(400);
         expect(refused.body.error, query).toBe(`query.${query.split('=')[0]}: is an upload option: send it as a form field of the upload (or in the JSON body of a chunked upload), not in the URL`);

@@ -10,7 +10,7 @@ import { requestOptionsShape, toRequestOptions } from '../../uploads/option-fiel
 import { uploadLinks } from '../../files/file-views.ts';
 import { isTokenActive } from '../../tokens/named-tokens.ts';
 import { checkUploadId, completeChunkedUpload, parsePartNumber, partUrl, putPart, startChunkedUpload, type CompletionRequest } from '../../chunks/chunked-upload.ts';
-import { selectorHeaders, selectorQuery, selectorsOf } from '../upload-selectors.ts';
+import { completionQuery, selectorHeaders, selectorQuery, selectorsOf } from '../upload-selectors.ts';
 import { discardRestOfBody } from '../request-body.ts';
 import { onceQueryText } from '../schemas.ts';
 import { chunkSessionResponse, partResponse, partUrlQueryResponse, partUrlResponse, uploadLinksSchema, wrappedUploadLinksResponse } from '../../api/uploads.ts';
@@ -113,6 +113,7 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
         tags,
         summary: 'Complete a chunked upload (upload links, unwrapped)',
         params: z.object({ uploadId: z.string() }),
+        querystring: completionQuery,
         // The wrapped route's body is taken here too, its uploadId the path's.
         body: z.strictObject({ ...completionFields, uploadId: z.string().optional() }),
         response: { 200: uploadLinksSchema },
@@ -129,7 +130,7 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
 
   app.put(
     '/api/files/chunks',
-    { schema: { tags, summary: 'Complete a chunked upload ({data: upload links})', body: z.strictObject({ uploadId: z.string(), ...completionFields }), response: { 200: wrappedUploadLinksResponse } } },
+    { schema: { tags, summary: 'Complete a chunked upload ({data: upload links})', querystring: completionQuery, body: z.strictObject({ uploadId: z.string(), ...completionFields }), response: { 200: wrappedUploadLinksResponse } } },
     async (request) => {
       const principal = principalOf(request);
       const { uploadId, ...completion } = request.body;
