@@ -14,6 +14,7 @@ import { resetTwoFactor } from '../accounts/two-factor.ts';
 import { IMPORT_CONCURRENCY, newImportProgress, prepareImport, runImport, type ImportOutcome } from '../imports/import-tree.ts';
 import { openOfflineInstance } from './offline-context.ts';
 import { megabytes, ProgressLine } from './progress.ts';
+import { INSTANT_RULE, isInstant } from '../shared/instants.ts';
 
 const usage = `Usage: npm run cli -- <command>
 
@@ -112,8 +113,9 @@ async function run(argv: string[], config: Config): Promise<string> {
     if (unknown) throw new UsageError(`Unknown scope ${unknown}; scopes are ${scopes.join(', ')}`);
     let expiresAt: Date | null = null;
     if (values.expires !== undefined) {
+      // The API's rule (src/shared/instants.ts): with a time zone, at the latest in the year 9999.
+      if (!isInstant(values.expires)) throw new UsageError(`--expires ${INSTANT_RULE}, e.g. 2027-01-01T00:00:00Z`);
       expiresAt = new Date(values.expires);
-      if (!/^\d{4}-\d{2}-\d{2}T/.test(values.expires) || Number.isNaN(expiresAt.getTime())) throw new UsageError('--expires must be an ISO 8601 timestamp, e.g. 2027-01-01T00:00:00Z');
     }
     return withDatabase(config, async ({ db, dialect }) => {
       const user = await findUserForLogin(db, values.email!);

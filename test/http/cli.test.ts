@@ -47,6 +47,12 @@ describe('command-line tool', () => {
     const list = await new Client(server.baseUrl).get('/api/urls', { token: secret });
     expect(list.status).toBe(200);
     expect((await new Client(server.baseUrl).post('/api/urls', { url: 'https://example.com/' }, { token: secret })).status).toBe(401);
+    // Instants as the API takes them: a time zone, and no later than the year 9999.
+    for (const expires of ['9999-12-31T23:59:59-23:59', '2030-01-01T00:00:00']) {
+      const refused = cli('token', 'create', '--email', 'ops@example.test', '--name', 'x', '--scopes', 'urls:read', '--expires', expires);
+      expect(refused.status, expires).toBe(2);
+      expect(refused.stderr, expires).toMatch(/--expires must be an ISO 8601 timestamp with a time zone, at the latest in the year 9999/);
+    }
     const bad = cli('token', 'create', '--email', 'ops@example.test', '--name', 'x', '--scopes', 'files:delete');
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/Unknown scope files:delete/);
