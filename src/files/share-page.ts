@@ -80,8 +80,17 @@ function page(title: string, head: string, body: string, style = 'framed'): stri
 
 /** The locked page's one script: constant (the unlock URL is in the form's data), so a hash allows it. */
 /** What the password form says when the password is refused: by its script, or by the page without one. */
-export const unlockMessages = { wrong: 'Wrong password.', throttled: 'Too many attempts; try again later.' } as const;
-const unlockScript = `const f=document.getElementById('unlock');f.addEventListener('submit',async e=>{e.preventDefault();const r=await fetch(f.dataset.unlockUrl,{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify({password:document.getElementById('password').value})});if(r.ok)location.reload();else document.getElementById('error').textContent=r.status===429?${JSON.stringify(unlockMessages.throttled)}:${JSON.stringify(unlockMessages.wrong)}})`;
+export const unlockMessages = { wrong: 'Wrong password.', throttled: 'Too many attempts; try again later.', empty: 'Enter the password.' } as const;
+/** Why a password sent by the form without its script did not open the file: the share page says it. */
+export type UnlockOutcome = keyof typeof unlockMessages;
+
+/** The message of an outcome named in a share page's URL; none for anything else. */
+export function unlockMessageOf(outcome: string | undefined): string | undefined {
+  return outcome !== undefined && Object.hasOwn(unlockMessages, outcome) ? unlockMessages[outcome as UnlockOutcome] : undefined;
+}
+// Unlocked, it goes to the share page rather than reloading: the form may be shown at the unlock
+// route's URL, after a post without the script, where a reload would post the old password again.
+const unlockScript = `const f=document.getElementById('unlock');f.addEventListener('submit',async e=>{e.preventDefault();const r=await fetch(f.dataset.unlockUrl,{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify({password:document.getElementById('password').value})});if(r.ok)location.assign(f.dataset.pageUrl);else document.getElementById('error').textContent=r.status===429?${JSON.stringify(unlockMessages.throttled)}:${JSON.stringify(unlockMessages.wrong)}})`;
 
 const hashSource = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
@@ -114,7 +123,7 @@ export function renderSharePage(input: SharePageInput): string {
   const meta = `${escapeHtml(file.mimeType)} · ${humanSize(file.size)}`;
   if (input.locked) {
     const form = `<div class="card"><h1>${name}</h1><p class="meta">This file is protected by a password.</p>
-<form id="unlock" method="post" action="${escapeHtml(input.unlockUrl)}" data-unlock-url="${escapeHtml(input.unlockUrl)}"><label for="password">Password</label><div class="actions"><input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
+<form id="unlock" method="post" action="${escapeHtml(input.unlockUrl)}" data-unlock-url="${escapeHtml(input.unlockUrl)}" data-page-url="${escapeHtml(input.pageUrl)}"><label for="password">Password</label><div class="actions"><input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
 <button type="submit">Unlock</button></div><p class="error" id="error" role="alert">${escapeHtml(input.unlockError ?? '')}</p></form></div>
 <script>${unlockScript}</script>`;
     return page(`${file.name} · Hoard`, '<meta name="robots" content="noindex">', form, 'delivery');

@@ -58,4 +58,25 @@ describe('the share page in Chromium, under its Content-Security-Policy', () => 
     await page.getByText('the hidden text').waitFor();
     expect(violations).toEqual([]);
   });
+
+  test('unlocks through its form without JavaScript too, the password never in the address', async () => {
+    const locked = await uploadFile(owner, 'no-script.txt', 'text for a browser without scripts', { fields: { password: 'open sesame 2' } });
+    expect(locked.status, locked.text).toBe(200);
+    const plain = await launchBrowser({ javaScriptEnabled: false });
+    try {
+      const noScript = plain.context.pages()[0] ?? (await plain.context.newPage());
+      const address = server.baseUrl + pageOf(locked);
+      await noScript.goto(address);
+      await noScript.locator('input[type=password]').fill('a wrong password');
+      await noScript.locator('input[type=password]').press('Enter');
+      await noScript.waitForURL(`${address}?unlock=wrong`);
+      expect(await noScript.getByRole('alert').textContent()).toBe('Wrong password.');
+      await noScript.locator('input[type=password]').fill('open sesame 2');
+      await noScript.locator('input[type=password]').press('Enter');
+      await noScript.getByText('text for a browser without scripts').waitFor();
+      expect(noScript.url()).toBe(address);
+    } finally {
+      await plain.close();
+    }
+  });
 });

@@ -150,7 +150,7 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect(page.status).toBe(200);
       expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
       // The form posts the password without the page's script too: never a GET that puts it in the URL.
-      expect(page.text).toContain(`<form id="unlock" method="post" action="${server.baseUrl}/api/files/${file.id}/unlock" data-unlock-url="${server.baseUrl}/api/files/${file.id}/unlock">`);
+      expect(page.text).toContain(`<form id="unlock" method="post" action="${server.baseUrl}/api/files/${file.id}/unlock" data-unlock-url="${server.baseUrl}/api/files/${file.id}/unlock" data-page-url="${server.baseUrl}${file.page}">`);
       expect(page.text).toContain('type="password"');
       expect(page.text).not.toContain('the secret text');
       expect(page.text).not.toContain('og:');
@@ -719,39 +719,45 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect(await countsOf(file.id)).toEqual({ views: 1, downloads: 1 });
     });
 
-    it("takes the share page's form without its script: the form again saying why, then back to the page, opened", async () => {
+    it("takes the share page's form without its script: back to the page, saying why it stays locked, or opened", async () => {
       const file = await upload('formed.txt', 'opened by a form', { fields: { password: 'open sesame' } });
       const visitor = anonymous();
-      const sendForm = (password: string) =>
-        visitor.request('POST', `/api/files/${file.id}/unlock`, { body: new URLSearchParams({ password }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.baseUrl } });
-      const wrong = await sendForm('wrong guess');
-      expect(wrong.status).toBe(403);
-      expect(wrong.headers.get('content-type')).toBe('text/html; charset=utf-8');
-      expect(wrong.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
-      expect(wrong.text).toContain('<p class="error" id="error" role="alert">Wrong password.</p>');
-      expect(wrong.text).not.toContain('wrong guess');
-      expect(wrong.text).not.toContain('opened by a form');
+      const sendForm = (client: Client, body: string) =>
+        client.request('POST', `/api/files/${file.id}/unlock`, { body, headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.baseUrl } });
+      const page = server.baseUrl + file.page;
+      // Post, then redirect: the address bar shows the page, Back and reload post nothing again.
+      const wrong = await sendForm(visitor, new URLSearchParams({ password: 'wrong guess' }).toString());
+      expect([wrong.status, wrong.headers.get('location')]).toEqual([303, `${page}?unlock=wrong`]);
       expect(visitor.cookies.size).toBe(0);
+      const told = await visitor.get(`${file.page}?unlock=wrong`);
+      expect(told.status).toBe(200);
+      expect(told.text).toContain('<p class="error" id="error" role="alert">Wrong password.</p>');
+      expect(told.text).not.toContain('opened by a form');
+      // An empty password (text browsers send the form whatever `required` says).
+      const empty = await sendForm(visitor, 'password=');
+      expect([empty.status, empty.headers.get('location')]).toEqual([303, `${page}?unlock=empty`]);
+      expect((await visitor.get(`${file.page}?unlock=empty`)).text).toContain('>Enter the password.</p>');
+      // A word the page does not know says nothing.
+      expect((await visitor.get(`${file.page}?unlock=<b>`)).text).toContain('<p class="error" id="error" role="alert"></p>');
 
-      const right = await sendForm('open sesame');
-      expect(right.status).toBe(303);
-      expect(right.headers.get('location')).toBe(server.baseUrl + file.page);
+      const right = await sendForm(visitor, new URLSearchParams({ password: 'open sesame' }).toString());
+      expect([right.status, right.headers.get('location')]).toEqual([303, page]);
       expect(right.headers.getSetCookie()[0]).toMatch(new RegExp(`^hoard_unlock_${file.id}=`));
-      const page = await visitor.get(file.page);
-      expect(page.text).toContain('opened by a form');
+      expect((await visitor.get(file.page)).text).toContain('opened by a form');
 
-      // Throttled as the script's requests are: the form says to wait.
+      // Throttled as the script's requests are.
       const other = anonymous();
-      const guess = (password: string) =>
-        other.request('POST', `/api/files/${file.id}/unlock`, { body: `password=${encodeURIComponent(password)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-      for (let i = 0; i < 10; i++) expect((await guess(`guess ${i}`)).status).toBe(403);
-      const blocked = await guess('open sesame');
-      expect(blocked.status).toBe(429);
-      expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
-      expect(blocked.text).toContain('Too many attempts; try again later.');
-      // A field given twice is refused rather than guessed at.
-      const twice = await anonymous().request('POST', `/api/files/${file.id}/unlock`, { body: 'password=a&password=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-      expect(twice.status).toBe(400);
+      for (let i = 0; i < 10; i++) expect((await sendForm(other, `password=guess+${i}`)).headers.get('location')).toBe(`${page}?unlock=wrong`);
+      expect((await sendForm(other, 'password=open+sesame')).headers.get('location')).toBe(`${page}?unlock=throttled`);
+      expect((await other.get(`${file.page}?unlock=throttled`)).text).toContain('Too many attempts; try again later.');
+      // A field given twice is refused rather than guessed at; the script's empty password is a 400.
+      expect((await sendForm(anonymous(), 'password=a&password=b')).status).toBe(400);
+      const script = await anonymous().post(`/api/files/${file.id}/unlock`, { password: '' });
+      expect([script.status, script.body.error]).toEqual([400, 'body.password: is required']);
+      // A file gone since the page was loaded: the page a browser would now see.
+      expect((await owner.delete(`/api/files/${file.id}`)).status).toBe(204);
+      const gone = await sendForm(anonymous(), 'password=open+sesame');
+      expect([gone.status, gone.headers.get('content-type')]).toEqual([404, 'text/html; charset=utf-8']);
     });
 
     it('is a 404 for files that are private or have no password', async () => {

@@ -26,7 +26,7 @@ export interface BrowserSession {
  * A headless Chromium with a fresh profile directory: nothing from another run (cookies, cache,
  * storage) leaks in, and no background network traffic leaves.
  */
-export async function launchBrowser(options: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number } } = {}): Promise<BrowserSession> {
+export async function launchBrowser(options: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number }; javaScriptEnabled?: boolean } = {}): Promise<BrowserSession> {
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: chromiumPath(),
@@ -36,6 +36,7 @@ export async function launchBrowser(options: { colorScheme?: 'light' | 'dark'; v
     viewport: options.viewport ?? { width: 1280, height: 860 },
     colorScheme: options.colorScheme ?? 'light',
     acceptDownloads: true,
+    javaScriptEnabled: options.javaScriptEnabled ?? true,
   });
   return {
     context,

@@ -4,7 +4,7 @@ import type { RouteModule } from '../route-module.ts';
 import { accessTo, findByUrlPath, type FileRow } from '../../files/file-access.ts';
 import { StorageNotFoundError } from '../../storage/storage.ts';
 import { thumbnailUrl } from '../../media/media-kinds.ts';
-import { mayBeArchive, previewKind, renderNotFoundPage, renderSharePage, sharePagePolicy } from '../../files/share-page.ts';
+import { mayBeArchive, previewKind, renderNotFoundPage, renderSharePage, sharePagePolicy, unlockMessageOf } from '../../files/share-page.ts';
 import { NotAnArchiveError, readManifest, type ArchiveManifest } from '../../archives/reader.ts';
 import { abortableReads, ArchiveReadAborted } from '../../archives/abortable-reads.ts';
 import { uploadLinks } from '../../files/file-views.ts';
@@ -81,6 +81,8 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
         tags: ['files'],
         summary: 'Share page (HTML) of a public file',
         params: z.object({ urlId: pathText, name: pathText }),
+        // Set by the password form's answer when it was sent without the page's script (src/http/routes/unlock.ts).
+        querystring: z.object({ unlock: z.string().optional().describe('Why the password sent by the form did not open the file: `wrong`, `throttled` or `empty`') }),
         // The 404 is a page for people who followed a link, not an error body.
         response: { 200: html('The share page: a preview, or a password form for a protected file'), 404: html('"File not found" page: private, expired or missing') },
       },
@@ -114,6 +116,7 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
           rawUrl: links.rawUrl,
           downloadUrl: links.downloadUrl,
           unlockUrl: `${ctx.config.baseUrl}/api/files/${file.id}/unlock`,
+          unlockError: access === 'locked' ? unlockMessageOf(request.query.unlock) : undefined,
           textPreview,
           thumbnailUrl: thumbnailUrl(ctx.config.baseUrl, file),
           archive: manifest === 'later' || manifest === null ? null : {
