@@ -420,6 +420,8 @@ describe('the web app in Chromium', () => {
     await reveal.waitFor();
     const secret = (await reveal.getByTestId('secret-value').textContent())!;
     expect(secret).toMatch(/^svc_/);
+    // The focus went to the secret shown above the form, not to the page's body.
+    await expect.poll(() => page.evaluate("document.activeElement?.closest('[data-testid=secret-reveal]') !== null")).toBe(true);
     // The command it suggests is one this token may run: it can read, so a listing.
     expect(await reveal.getByText(/^Try it:/).textContent()).toBe(`Try it: curl -H "Authorization: Bearer ${secret.slice(0, 8)}…" ${server.baseUrl}/api/files`);
     await page.getByTestId('token-row').filter({ hasText: 'backup script' }).getByText('Active').waitFor();

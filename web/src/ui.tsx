@@ -248,8 +248,13 @@ let dialogShows = 0;
 export function useSubmit(action: () => Promise<void>): { submit: (event: FormEvent) => Promise<void>; error: unknown; busy: boolean; clearError: () => void } {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  // Submit buttons are not disabled while busy (a disabled button drops the keyboard's focus), so a
+  // second Enter reaches here: it is ignored while an attempt runs.
+  const running = useRef(false);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
+    if (running.current) return;
+    running.current = true;
     setError(null);
     setBusy(true);
     try {
@@ -257,6 +262,7 @@ export function useSubmit(action: () => Promise<void>): { submit: (event: FormEv
     } catch (caught) {
       setError(caught);
     } finally {
+      running.current = false;
       setBusy(false);
     }
   };
@@ -300,9 +306,9 @@ export function FormDialog({ title, onClose, onSubmit, submitLabel = 'Save', ope
           <button type="button" onClick={onClose}>
             Cancel
           </button>
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? 'Saving…' : submitLabel}
-          </button>
+          <SubmitButton busy={busy} busyLabel="Saving…">
+            {submitLabel}
+          </SubmitButton>
         </div>
       </form>
     </Dialog>
@@ -384,9 +390,15 @@ export function CopyButton({ text, label = 'Copy', ariaLabel, className, describ
 /** A secret shown once: its value, a copy button, and a warning that it will not be shown again. */
 export function SecretReveal({ title, secret, onDone, children }: { title: string; secret: string; onDone: () => void; children?: ReactNode }) {
   const id = useId();
+  // Shown where the focus is not (above the form that made it): the focus goes to it, so that a
+  // keyboard or screen-reader user is told of it and is where its copy button is.
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), [secret]);
   return (
     <section className="secret" aria-labelledby={`${id}-title`} data-testid="secret-reveal">
-      <h3 id={`${id}-title`}>{title}</h3>
+      <h3 id={`${id}-title`} ref={heading} tabIndex={-1}>
+        {title}
+      </h3>
       <p>Copy it now: it is shown only this once and cannot be retrieved later.</p>
       <div className="secret-row">
         <code id={id} className="secret-value" data-testid="secret-value">

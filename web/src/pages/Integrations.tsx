@@ -125,7 +125,7 @@ function TokensSection() {
         )}
         <ErrorNote error={error} />
         <div>
-          <button type="submit" className="primary" disabled={busy || scopes.length === 0}>
+          <button type="submit" className="primary" disabled={scopes.length === 0} aria-disabled={busy || undefined}>
             {busy ? 'Creating…' : 'Create token'}
           </button>
         </div>

@@ -104,7 +104,7 @@ function SignInForm({ onDone }: { onDone: (me: Me) => void }) {
         <input type="password" name="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
       </label>
       <ErrorNote error={error} />
-      <button type="submit" className="primary" disabled={busy}>
+      <button type="submit" className="primary" aria-disabled={busy || undefined}>
         {busy ? 'Signing in…' : 'Sign in'}
       </button>
     </form>
@@ -144,7 +144,7 @@ function CodeStep({ ticket, onDone, onRestart }: { ticket: string; onDone: (me: 
         )}
       </label>
       <ErrorNote error={error} />
-      <button type="submit" className="primary" disabled={busy}>
+      <button type="submit" className="primary" aria-disabled={busy || undefined}>
         {busy ? 'Checking…' : 'Verify'}
       </button>
       <p className="auth-switch">
@@ -225,7 +225,7 @@ function RegisterForm({
         </label>
       )}
       <ErrorNote error={error} />
-      <button type="submit" className="primary" disabled={busy}>
+      <button type="submit" className="primary" aria-disabled={busy || undefined}>
         {busy ? 'Creating…' : submitLabel}
       </button>
     </form>

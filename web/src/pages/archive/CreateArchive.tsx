@@ -63,7 +63,7 @@ export function CreateArchiveForm({ files, folders, onCreated, onClose }: { file
         <button type="button" onClick={onClose}>
           Cancel
         </button>
-        <button type="submit" className="primary" disabled={busy}>
+        <button type="submit" className="primary" aria-disabled={busy || undefined}>
           {busy ? 'Creating…' : 'Create archive'}
         </button>
       </div>
