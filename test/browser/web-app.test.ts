@@ -153,6 +153,9 @@ describe('the web app in Chromium', () => {
   test('uploading files shows them in the grid, the list and the gallery', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Upload' }).click();
     await page.getByRole('heading', { name: 'Upload', level: 1 }).waitFor();
+    // A file dropped beside the drop zone is not opened by the browser in place of the app.
+    const droppedBeside = `(() => { const files = new DataTransfer(); files.items.add(new File(['x'], 'x.txt')); const drop = new DragEvent('drop', { dataTransfer: files, bubbles: true, cancelable: true }); document.querySelector('main').dispatchEvent(drop); return drop.defaultPrevented; })()`;
+    expect(await page.evaluate(droppedBeside)).toBe(true);
     const colours: Array<[string, [number, number, number]]> = [
       ['sunrise.png', [249, 115, 22]],
       ['forest.png', [22, 163, 74]],

@@ -6,6 +6,14 @@ import './styles.css';
 
 applyTheme(storedTheme());
 
+// A file dropped anywhere but on a drop zone would otherwise be opened by the browser in place of the
+// app, leaving the page (and any uploads under way). Drop zones handle their own events first.
+for (const type of ['dragover', 'drop'] as const) {
+  window.addEventListener(type, (event) => {
+    if (event.dataTransfer?.types.includes('Files')) event.preventDefault();
+  });
+}
+
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <App />
