@@ -38,8 +38,8 @@ export const unlockRoutes: RouteModule = async (app, { ctx }) => {
         tags: ['files'],
         summary: 'Unlock a password-protected file for this browser (JSON, or the share page\'s form)',
         params: z.object({ id: pathText }),
-        // An empty password is answered by the route: a form gets the form again (text browsers
-        // send the form whatever `required` says), a script a 400.
+        // An empty password is answered by the route: a form is sent back to the page saying so
+        // (text browsers send the form whatever `required` says), a script gets a 400.
         body: z.strictObject({ password: z.string().max(1024) }),
         response: {
           204: noBody('Unlocked: a cookie now opens this one file in this browser'),
