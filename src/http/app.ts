@@ -16,7 +16,7 @@ import { methodsForUrl } from './route-match.ts';
 import { nulProblem } from './nul-text.ts';
 import { unexpectedBodyProblem } from './unexpected-body.ts';
 import { contentCodingProblem } from './content-coding.ts';
-import { answeredAlready, boundClients, clientHungUp, clientBoundOptions, MAX_PARAM_LENGTH, headerProblem, hostProblem, overCapMessage, overConnectionCap } from './client-bounds.ts';
+import { answeredAlready, boundClients, clientHungUp, clientBoundOptions, MAX_PARAM_LENGTH, headerProblem, overCapMessage, overConnectionCap } from './client-bounds.ts';
 import { UploadStartLimit, UPLOAD_START_RETRY_AFTER_SECONDS } from '../uploads/upload-start-limit.ts';
 import { fileUploadRoutes } from './routes/file-upload.ts';
 import { chunkUploadRoutes } from './routes/chunk-upload.ts';
@@ -154,14 +154,12 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   app.addHook('onRequest', async (request, reply) => {
     // Background media work gives way while requests keep coming (src/shared/request-load.ts).
     ctx.load.note();
-    // Before anything else: a request without Host (which Node would refuse with an empty 400) or with a bad one, and
-    // one on a connection over the per-address cap (answered, then closed).
-    const badHost = hostProblem(request);
-    if (badHost !== null) return sendError(request, reply, 400, badHost);
+    // Before anything else: a request without Host (which Node would refuse with an empty 400) or
+    // with bad headers, and one on a connection over the per-address cap (answered, then closed).
     const badHeader = headerProblem(request);
     if (badHeader !== null) {
-      // The body, if any, is not read: the connection cannot be used again.
-      reply.header('connection', 'close');
+      // A body not read leaves the connection unusable.
+      if (badHeader.close) reply.header('connection', 'close');
       return sendError(request, reply, badHeader.status, badHeader.message);
     }
     if (overConnectionCap(request)) {

@@ -162,42 +162,37 @@ export function boundClients(server: Server, config: Config, log: FastifyBaseLog
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~%!$&'()*+,;=]+)(?::\d{1,5})?$/;
 
 /**
- * What is wrong with a request's Host header, if anything (RFC 9112 §3.2: an HTTP/1.1 request
- * without one, any request with two, or one that is no host, is a 400). Node keeps the first of two
- * and takes any text, so both are looked for here.
+ * What is wrong with a request's headers, if anything, with its answer; checked on every request,
+ * in one pass over its raw headers (Node keeps only the first of most repeated headers, so repeats
+ * are looked for here).
+ * - Host (RFC 9112 §3.2): an HTTP/1.1 request without one, any request with two, or one that is no
+ *   host, is a 400. Node takes any text.
+ * - Two Authorization headers are a 400: a proxy in front that keeps the last would have checked
+ *   another credential than the one Hoard acts on.
+ * - A transfer coding other than `chunked` alone is a 501 (RFC 9112 §6.1): Node takes `gzip,
+ *   chunked` and hands on the coded bytes, which were stored as a file's (docs/decisions.md, "No
+ *   content coding on request bodies"). Its body is not read, so its connection is closed.
  */
-export function hostProblem(request: FastifyRequest): string | null {
-  const host = request.headers.host;
-  if (host === undefined) return request.raw.httpVersion === '1.1' ? 'The request has no Host header (HTTP/1.1 requires one)' : null;
-  if (!HOST.test(host)) return 'The Host header is not a host name or address (with an optional port)';
-  if (timesGiven(request, 'host') > 1) return 'The request has more than one Host header';
-  return null;
-}
-
-/**
- * What else is wrong with a request's headers, with its status. Two Authorization headers are a
- * 400: Node keeps the first, and a proxy in front that keeps the last would have checked another
- * credential than the one Hoard acts on. A transfer coding other than `chunked` alone is a 501
- * (RFC 9112 §6.1): Node takes `gzip, chunked` and hands on the coded bytes, which were stored as a
- * file's (docs/decisions.md, "No content coding on request bodies").
- */
-export function headerProblem(request: FastifyRequest): { status: number; message: string } | null {
-  const { authorization } = request.headers;
-  if (authorization !== undefined && timesGiven(request, 'authorization') > 1) return { status: 400, message: 'The request has more than one Authorization header' };
+export function headerProblem(request: FastifyRequest): { status: number; message: string; close?: true } | null {
+  const { host, authorization } = request.headers;
+  if (host === undefined) return request.raw.httpVersion === '1.1' ? { status: 400, message: 'The request has no Host header (HTTP/1.1 requires one)' } : null;
+  if (!HOST.test(host)) return { status: 400, message: 'The Host header is not a host name or address (with an optional port)' };
+  const raw = request.raw.rawHeaders;
+  let hosts = 0;
+  let authorizations = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') hosts += 1;
+    else if (authorization !== undefined && name.length === 13 && name.toLowerCase() === 'authorization') authorizations += 1;
+  }
+  if (hosts > 1) return { status: 400, message: 'The request has more than one Host header' };
+  if (authorizations > 1) return { status: 400, message: 'The request has more than one Authorization header', close: true };
   const coding = request.headers['transfer-encoding'];
   if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
     const quoted = coding.length > 64 ? `${coding.slice(0, 64)}…` : coding;
-    return { status: 501, message: `Transfer-Encoding "${quoted}" is not supported: send the body with Content-Length, or chunked alone` };
+    return { status: 501, message: `Transfer-Encoding "${quoted}" is not supported: send the body with Content-Length, or chunked alone`, close: true };
   }
   return null;
-}
-
-/** How many times the request carries a header (Node keeps only the first of most). */
-function timesGiven(request: FastifyRequest, lowerCaseName: string): number {
-  const raw = request.raw.rawHeaders;
-  let seen = 0;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === lowerCaseName.length && raw[i]!.toLowerCase() === lowerCaseName) seen += 1;
-  return seen;
 }
 
 export function overCapMessage(config: Config): string {
