@@ -47,7 +47,7 @@ export function clientBoundOptions(config: Config) {
     maxHeaderSize: MAX_HEADER_BYTES,
     // How often Node looks for connections past the headers deadline (its default, 30 s, would double it).
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(idle / 4))),
-    // Node would answer a request without Host with an empty 400 of its own; hostProblem() below answers it instead.
+    // Node would answer a request without Host with an empty 400 of its own; headerProblem() below answers it instead.
     requireHostHeader: false,
   };
   return {
