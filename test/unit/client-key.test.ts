@@ -6,6 +6,7 @@ describe('the client a throttle counts', () => {
     expect(clientKey('192.0.2.1')).toBe('192.0.2.1');
     expect(clientKey('::ffff:192.0.2.1')).toBe('192.0.2.1');
     expect(clientKey('::FFFF:198.51.100.7')).toBe('198.51.100.7');
+    expect(clientKey('0:0:0:0:0:ffff:192.0.2.9')).toBe('192.0.2.9');
   });
   it("is an IPv6 address's /64, however the address is written", () => {
     for (const address of ['2001:db8:1:1::1', '2001:db8:1:1::2', '2001:0db8:0001:0001:ffff:ffff:ffff:ffff', '2001:DB8:1:1:0:0:0:3', '2001:db8:1:1::1%eth0']) {
