@@ -5,7 +5,7 @@ import type { Principal } from '../auth/principal.ts';
 import { forAccount } from '../db/account-scope.ts';
 import { archiveLimits } from '../api/vocabulary.ts';
 import { conflict, notFound } from '../errors.ts';
-import type { FileRow } from '../files/file-access.ts';
+import { findOwnedFile, type FileRow } from '../files/file-access.ts';
 import { StorageLimitError, StorageNotFoundError } from '../storage/storage.ts';
 import { extensionOf, nameCandidates, sanitizeFileName } from '../shared/naming.ts';
 import type { ResolvedOptions } from '../shared/upload-options.ts';
@@ -99,6 +99,17 @@ function entryNames(files: FileRow[]): string[] {
 }
 
 /**
+ * Why a file's bytes were not found while its archive was made. Deleted meanwhile (its record went
+ * first, then its bytes): the selection is out of date, and nothing is broken. Bytes gone under a
+ * record still there are a lost file, logged as one.
+ */
+async function missingBytes(ctx: AppContext, file: FileRow): Promise<Error> {
+  if (!(await findOwnedFile(ctx.db, file.userId, file.id))) return conflict(`${file.name} was deleted while the archive was being made; make it again without it`);
+  ctx.log.error({ fileId: file.id, storageKey: file.storageKey }, 'file record without bytes: the archive is not made');
+  return notFound(`The bytes of ${file.name} are missing; remove it from the selection`);
+}
+
+/**
  * The ZIP of the files, streamed: each file is read from storage only when its turn comes, and the
  * archive goes to storage as it is made (contract §9: never held whole). A file whose bytes cannot
  * be read fails the stream, so nothing half-made is committed.
@@ -129,22 +140,9 @@ function zipStream(ctx: AppContext, files: FileRow[]): Readable {
         (error: unknown) => {
           // Only bytes that are gone are the selection's fault; a store that cannot be read right now
           // fails the archive with its own error, answered as any storage outage is (503).
-          if (!(error instanceof StorageNotFoundError)) return fail(error instanceof Error ? error : new Error(String(error)));
-          // Deleted while the archive was being made (its record went first, then its bytes): the
-          // selection is out of date, and nothing is broken. Bytes gone under a record still there are.
-          void forAccount(ctx.db, file.userId)
-            .selectFrom('files')
-            .select('id')
-            .where('id', '=', file.id)
-            .executeTakeFirst()
-            .then(
-              (row) => {
-                if (!row) return fail(conflict(`${file.name} was deleted while the archive was being made; make it again without it`));
-                ctx.log.error({ fileId: file.id, storageKey: file.storageKey }, 'file record without bytes: the archive is not made');
-                fail(notFound(`The bytes of ${file.name} are missing; remove it from the selection`));
-              },
-              (lookup: unknown) => fail(lookup instanceof Error ? lookup : new Error(String(lookup))),
-            );
+          const asError = (problem: unknown) => (problem instanceof Error ? problem : new Error(String(problem)));
+          if (!(error instanceof StorageNotFoundError)) return fail(asError(error));
+          missingBytes(ctx, file).then(fail, (lookup: unknown) => fail(asError(lookup)));
         },
       );
     });
