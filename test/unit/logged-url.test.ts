@@ -14,5 +14,7 @@ describe('the URL a log line shows', () => {
     expect(loggedUrl('/api/svc_secret')).toBe('/api/svc_[redacted]');
     // A name that is not valid percent-encoding is judged as it is.
     expect(loggedUrl('/x?%zztoken=1')).toBe('/x?%zztoken=[redacted]');
+    // A name spelled with escapes is read as it is meant.
+    expect(loggedUrl('/x?p%61ss=1&limit=2')).toBe('/x?p%61ss=[redacted]&limit=2');
   });
 });
