@@ -37,6 +37,7 @@ import * as untaggedTimelineIndexes from './migrations/0033-untagged-timeline-in
 import * as searchFacets from './migrations/0034-search-facets.ts';
 import * as earlierVersions from './migrations/0035-earlier-versions.ts';
 import * as searchRefold from './migrations/0036-search-refold.ts';
+import * as searchSpaces from './migrations/0037-search-spaces.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -76,6 +77,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0034-search-facets': searchFacets,
   '0035-earlier-versions': earlierVersions,
   '0036-search-refold': searchRefold,
+  '0037-search-spaces': searchSpaces,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

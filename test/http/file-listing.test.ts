@@ -505,7 +505,8 @@ describe('GET /api/files: filters', () => {
     expect(await found('nothing like it')).toEqual([]);
     // Shorter than a trigram: the same answers, without the search index.
     expect(await found('XB')).toEqual([plain]);
-    expect(await found('_')).toEqual([underscore]);
+    // An underscore is white space to search (the next test): the name with one, and the text with spaces.
+    expect(await found('_')).toEqual([scanned, underscore].sort());
     // Another account's files never match, however well their names or text do.
     const other = await member();
     await insert([row(other, { name: 'scan-002.png', mimeType: 'image/png', ocrText: 'Invoice №42 from Müller GmbH' })]);
@@ -517,6 +518,37 @@ describe('GET /api/files: filters', () => {
     expect((await m.client.patch(`/api/files/${ärger}`, { name: 'ÜBERMUT.txt' })).status).toBe(200);
     expect(await found('übermut')).toEqual([ärger]);
     expect(await found('ärger')).toEqual([]);
+  });
+
+  it('search: white space and underscores are alike, in names and OCR text, with and without the search index', async () => {
+    const m = await member();
+    // Stored as `data_sheet.csv`: a name keeps no spaces.
+    const sheet = await upload(m, '  Data Sheet.csv', 'a,b');
+    const [scanned, report, other] = await insert([
+      row(m, { name: 'scan.png', mimeType: 'image/png', ocrText: 'QUARTERLY\n  report 2024' }),
+      row(m, { name: 'quarterly_report.pdf', mimeType: 'application/pdf' }),
+      row(m, { name: 'quarterlyreport.txt' }),
+    ]);
+    expect((await list(m, { ids: sheet })).body.data[0].name).toBe('Data_Sheet.csv');
+    const found = async (search: string) => ids(await list(m, { search })).sort();
+    for (const term of ['data sheet', 'DATA_SHEET', 'data  sheet', 'a s', ' data\tsheet ']) expect(await found(term), JSON.stringify(term)).toEqual([sheet]);
+    for (const term of ['quarterly report', 'Quarterly_Report', 'y r', 'quarterly\nreport']) expect(await found(term), JSON.stringify(term)).toEqual([scanned, report].sort());
+    expect(await found('quarterlyreport')).toEqual([other]);
+    // Shorter than a trigram: read without the search index, folded the same way.
+    expect(await found('_r')).toEqual([scanned, report].sort());
+    expect(await found('a s')).toEqual(await found('a_s'));
+    // The total, each sort order and the timeline agree.
+    for (const sortBy of ['newest', 'name', 'largest']) {
+      const answer = await list(m, { search: 'quarterly report', sortBy });
+      expect(answer.body.pagination.total, sortBy).toBe(2);
+    }
+    expect(ids(await list(m, { search: 'quarterly report', sortBy: 'name' }))).toEqual([report, scanned]);
+    const buckets = (await timeline(m, { groupBy: 'year', search: 'quarterly_report' })).body.data;
+    expect(buckets.total).toBe(2);
+    // Renamed, the new name's words are found with either spelling.
+    expect((await m.client.patch(`/api/files/${other}`, { name: 'annual review.txt' })).status).toBe(200);
+    expect(await found('annual review')).toEqual([other]);
+    expect(await found('annual_review')).toEqual([other]);
   });
 
   it('types: exact MIME types, comma-separated', async () => {

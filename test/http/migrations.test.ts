@@ -167,6 +167,45 @@ describe('search text folded by an earlier version', () => {
   });
 });
 
+describe('search text stored before white space and underscores were folded alike', () => {
+  it('is folded again, so "data sheet" finds data_sheet.csv and text with line breaks, and rows written without the columns follow', async () => {
+    const server = await startTestServer();
+    try {
+      const owner = await signUp(server.baseUrl);
+      for (const name of ['Data Sheet.csv', 'plain.txt']) {
+        const uploaded = await uploadFile(owner, name, 'a,b');
+        expect(uploaded.status, uploaded.text).toBe(200);
+      }
+      await server.ctx.db
+        .updateTable('files')
+        .set({ ocrText: 'DATA\nsheet', searchName: 'data_sheet.csv', searchOcr: 'data\nsheet' })
+        .where('name', '=', 'Data_Sheet.csv')
+        .execute();
+      const before = await owner.get(`/api/files?search=${encodeURIComponent('data sheet')}`);
+      expect(before.body.data).toEqual([]);
+      await server.ctx.db.deleteFrom('kysely_migration' as never).where('name' as never, '=', '0037-search-spaces' as never).execute();
+      expect(await migrate(server.ctx.db)).toEqual(['0037-search-spaces']);
+      const rows = await server.ctx.db.selectFrom('files').select(['name', 'searchName', 'searchOcr']).where('userId', '=', owner.userId).orderBy('name').execute();
+      expect(rows).toEqual([
+        { name: 'Data_Sheet.csv', searchName: 'data sheet.csv', searchOcr: 'data sheet' },
+        { name: 'plain.txt', searchName: 'plain.txt', searchOcr: null },
+      ]);
+      for (const search of ['data sheet', 'DATA_SHEET', 'a s']) {
+        const found = await owner.get(`/api/files?search=${encodeURIComponent(search)}`);
+        expect(found.body.data.map((f: { name: string }) => f.name), search).toEqual(['Data_Sheet.csv']);
+        expect(found.body.pagination.total, search).toBe(1);
+      }
+      // The backstop for a row written without the search columns turns underscores into spaces too.
+      const written = fileRow(owner.userId, 'written-by-hand', { name: 'Hand_Made.txt', ocrText: 'SOME\ttext', size: 1, sha256: '0'.repeat(64) });
+      await server.ctx.db.insertInto('files').values({ ...written, searchName: null, searchOcr: null }).execute();
+      const backstopped = await server.ctx.db.selectFrom('files').select(['searchName', 'searchOcr']).where('id', '=', 'written-by-hand').executeTakeFirstOrThrow();
+      expect(backstopped).toEqual({ searchName: 'hand made.txt', searchOcr: 'some text' });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('an upgrade stopped part-way', () => {
   it('leaves nothing of the migration it was in, and the next start applies it whole', async () => {
     const { handle, databaseUrl, dataDir } = await freshHandle();
@@ -218,7 +257,7 @@ describe('an upgrade stopped part-way', () => {
       expect(tables).not.toContain('failedMigration');
       // 0034 and 0035, pending before the failing one, were rolled back with it: applied again they succeed.
       expect(tables).not.toContain('searchFacetValues');
-      expect(await migrate(handle.db)).toEqual(['0034-search-facets', '0035-earlier-versions', '0036-search-refold']);
+      expect(await migrate(handle.db)).toEqual(['0034-search-facets', '0035-earlier-versions', '0036-search-refold', '0037-search-spaces']);
     } finally {
       await handle.close();
     }

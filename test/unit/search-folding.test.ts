@@ -3,6 +3,7 @@ import { foldForSearch } from '../../src/shared/search-text.ts';
 import { followingPrefix } from '../../src/listing/file-query.ts';
 import { foldForSearch as migration0006Fold } from '../../src/db/migrations/0006-listing.ts';
 import { foldForSearch as migration0036Fold } from '../../src/db/migrations/0036-search-refold.ts';
+import { foldForSearch as migration0037Fold } from '../../src/db/migrations/0037-search-spaces.ts';
 
 // Text and the folded form stored in files.searchName / files.searchOcr.
 const cases: Array<[string, string]> = [
@@ -19,6 +20,15 @@ const cases: Array<[string, string]> = [
   ['', ''],
 ];
 
+// A stored name has `_` where its uploader typed a space; recognised text has spaces and line breaks.
+const spaced: Array<[string, string]> = [
+  ['data_sheet.csv', 'data sheet.csv'],
+  ['Data  Sheet\n2024\t_x', 'data sheet 2024 x'],
+  ['a\u3000b\u00a0c', 'a b c'],
+  ['_', ' '],
+  ['ＤＡＴＡ\uff3fSHEET', 'data sheet'],
+];
+
 describe('search folding', () => {
   // Migration 0006 folded the rows that existed when it ran with its own copy of the function: a
   // migration is frozen, so that copy's output must never change.
@@ -26,11 +36,16 @@ describe('search folding', () => {
     for (const [text, folded] of cases) expect(migration0006Fold(text), text).toBe(folded);
   });
 
-  // Today the application folds the same way, so rows folded by the migration and rows written since
-  // are compared alike. Were the application's folding ever changed on purpose, this would fail: the
-  // change then needs a migration that refolds the stored values, and this case moves there.
-  it('the application folds these as migration 0006 did', () => {
-    for (const [text, folded] of cases) expect(foldForSearch(text), text).toBe(folded);
+  // Today the application folds the same way but for white space and underscores (0037), so rows
+  // folded by the migrations and rows written since are compared alike. Were the application's
+  // folding ever changed on purpose, this would fail: the change then needs a migration that refolds
+  // the stored values, and these cases move there.
+  it('the application folds these as migration 0006 did, with white space and underscores as 0037 refolded them', () => {
+    for (const [text, folded] of cases) expect(foldForSearch(text), text).toBe(folded.replaceAll('_', ' '));
+    for (const [text, folded] of spaced) {
+      expect(foldForSearch(text), JSON.stringify(text)).toBe(folded);
+      expect(migration0037Fold(text), JSON.stringify(text)).toBe(folded);
+    }
   });
 
   // Where 0006's folding was not closed under case, and the application's and migration 0036's are.
