@@ -163,11 +163,14 @@ export async function resetTwoFactor(db: Db, userId: string): Promise<void> {
 
 /**
  * An administrator turns another account's two-factor off (contract §8), under the rule of every
- * change to an account: not one holding a permission the administrator lacks.
+ * change to an account: not one holding a permission the administrator lacks. Never its own: that
+ * takes its password (POST /api/auth/totp/disable), or a stolen session of any account managing
+ * users would drop its second factor without it.
  */
-export async function resetTwoFactorAsAdmin(db: Db, actor: PermissionSet, userId: string): Promise<void> {
+export async function resetTwoFactorAsAdmin(db: Db, actor: { id: string; permissions: PermissionSet }, userId: string): Promise<void> {
+  if (actor.id === userId) throw invalid('You cannot turn off your own two-factor from the administration: turn it off in your account settings, with your password');
   if (!(await findUserById(db, userId))) throw notFound('User not found');
-  await assertCanManage(db, actor, userId);
+  await assertCanManage(db, actor.permissions, userId);
   await resetTwoFactor(db, userId);
 }
 

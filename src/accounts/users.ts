@@ -294,6 +294,14 @@ export async function updateUserAsAdmin(
   if (changes.quotaBytes === 0 && !hasPermission(actor.permissions, 'quotas.bypass')) {
     throw forbidden('You cannot remove the quota of an account without the permission quotas.bypass');
   }
+  // Nor may it raise one above the instance default: a limit of 2^53 - 1 bytes lifts the quota as
+  // surely as 0 does. Up to the default (or any limit, where the default is no quota) it restricts.
+  if (changes.quotaBytes && !hasPermission(actor.permissions, 'quotas.bypass')) {
+    const { defaultQuotaBytes } = await readSettings(db);
+    if (defaultQuotaBytes > 0 && changes.quotaBytes > defaultQuotaBytes) {
+      throw forbidden(`You cannot set a quota above the instance default (${defaultQuotaBytes} bytes) without the permission quotas.bypass`);
+    }
+  }
   if (changes.roleIds !== undefined) {
     const current = await db.selectFrom('userRoles').select('roleId').where('userId', '=', id).execute();
     const currentIds = new Set(current.map((r) => r.roleId));

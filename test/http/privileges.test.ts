@@ -113,7 +113,7 @@ describe('a manager without administrator', () => {
     expect((await admin.patch(`/api/users/${admin.userId}`, { quotaBytes: 0 })).status).toBe(200);
   });
 
-  it("cannot lift another account's quota to none without quotas.bypass: it would grant the exemption it lacks", async () => {
+  it("cannot lift another account's quota to none, or above the default, without quotas.bypass: it would grant the exemption it lacks", async () => {
     // Otherwise it could make an account of its own choosing (it sets the password) and give it
     // unlimited storage.
     await admin.patch('/api/settings', { defaultQuotaBytes: 100 });
@@ -124,11 +124,20 @@ describe('a manager without administrator', () => {
       expect(await userOf(puppet.id)).toMatchObject({ quotaBytes: null });
       const upload = await uploadFile(puppet.client, 'big.bin', new Uint8Array(500));
       expect(upload.status).toBe(413);
-      // A quota of its own choosing, and back to the instance default, it may set.
-      expect((await manager.client.patch(`/api/users/${puppet.id}`, { quotaBytes: 10_000 })).status).toBe(200);
+      // Nor raise it above the instance default: a limit of 2^53 - 1 bytes lifts it as surely as 0 does.
+      for (const quotaBytes of [101, 10_000, Number.MAX_SAFE_INTEGER]) {
+        const raised = await manager.client.patch(`/api/users/${puppet.id}`, { quotaBytes });
+        expect([raised.status, raised.body.error], String(quotaBytes)).toEqual([403, 'You cannot set a quota above the instance default (100 bytes) without the permission quotas.bypass']);
+      }
+      expect(await userOf(puppet.id)).toMatchObject({ quotaBytes: null });
+      // A quota up to the default, and back to the instance default, it may set.
+      expect((await manager.client.patch(`/api/users/${puppet.id}`, { quotaBytes: 100 })).status).toBe(200);
+      expect((await manager.client.patch(`/api/users/${puppet.id}`, { quotaBytes: 40 })).status).toBe(200);
       expect((await manager.client.patch(`/api/users/${puppet.id}`, { quotaBytes: null })).status).toBe(200);
-      // An administrator may lift it.
+      // An administrator may lift it, or raise it; a manager may then lower it to the default again.
       expect((await admin.patch(`/api/users/${puppet.id}`, { quotaBytes: 0 })).status).toBe(200);
+      expect((await admin.patch(`/api/users/${puppet.id}`, { quotaBytes: 10_000 })).status).toBe(200);
+      expect((await manager.client.patch(`/api/users/${puppet.id}`, { quotaBytes: 100 })).status).toBe(200);
     } finally {
       await admin.patch('/api/settings', { defaultQuotaBytes: 0 });
     }

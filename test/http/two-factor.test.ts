@@ -340,6 +340,23 @@ describe('turning two-factor off', () => {
     expect((await member.client.delete(`/api/users/${acc.userId}/two-factor`)).status).toBe(403);
   });
 
+  it('an administrator cannot turn off its own two-factor from the administration: that takes its password', async () => {
+    // Else a stolen session of any account managing users would drop its second factor without the
+    // password that POST /api/auth/totp/disable asks for, and without the throttle on wrong ones.
+    const acc = await account();
+    await enable(acc);
+    const role = await admin.post('/api/roles', { name: `Own two-factor ${acc.userId}`, permissions: ['users.manage'] });
+    expect((await admin.patch(`/api/users/${acc.userId}`, { roleIds: [role.body.data.role.id] })).status).toBe(200);
+    const own = await acc.client.delete(`/api/users/${acc.userId}/two-factor`);
+    expect([own.status, own.body.error]).toEqual([400, 'You cannot turn off your own two-factor from the administration: turn it off in your account settings, with your password']);
+    expect((await acc.client.get('/api/auth/me')).body.data.user.twoFactorEnabled).toBe(true);
+    expect((await admin.delete(`/api/users/${admin.userId}/two-factor`)).status).toBe(400);
+    // Another account's it turns off as before.
+    const other = await account();
+    await enable(other);
+    expect((await acc.client.delete(`/api/users/${other.userId}/two-factor`)).status).toBe(204);
+  });
+
   it("the administration's user record says whether two-factor is on", async () => {
     const acc = await account();
     const record = async () => ((await admin.get('/api/users')).body.data.users as Array<{ id: string; twoFactorEnabled: boolean }>).find((u) => u.id === acc.userId)!;

@@ -48,7 +48,8 @@ export const userRoutes: RouteModule = async (app, { ctx }) => {
     '/api/users/:id/two-factor',
     { schema: { tags, summary: "Turn another account's two-factor off, for a user locked out of it", params: idParams, response: { 204: noBody('Two-factor is off') } } },
     async (request, reply) => {
-      await resetTwoFactorAsAdmin(ctx.db, principalOf(request).permissions, request.params.id);
+      const principal = principalOf(request);
+      await resetTwoFactorAsAdmin(ctx.db, { id: principal.user.id, permissions: principal.permissions }, request.params.id);
       return reply.code(204).send();
     },
   );
