@@ -216,18 +216,17 @@ async function permissionsOfRoles(db: Executor, roleIds: string[]): Promise<stri
 }
 
 export async function listUsers(db: Executor): Promise<AdminUser[]> {
-  const users = await db.selectFrom('users').select(userColumns).orderBy('createdAt', 'asc').orderBy('id').execute();
+  const users = await db.selectFrom('users').select([...userColumns, 'usedBytes', 'fileCount', 'totpSecretSealed']).orderBy('createdAt', 'asc').orderBy('id').execute();
   const assignments = await db
     .selectFrom('userRoles')
     .innerJoin('roles', 'roles.id', 'userRoles.roleId')
     .select(['userRoles.userId', 'roles.id', 'roles.name', 'roles.systemKey'])
     .execute();
-  const withTwoFactor = new Set((await db.selectFrom('users').select('id').where('totpSecretSealed', 'is not', null).execute()).map((r) => r.id));
-  return users.map((u) => toAdminView(u, assignments.filter((a) => a.userId === u.id), withTwoFactor.has(u.id)));
+  return users.map((u) => toAdminView(u, assignments.filter((a) => a.userId === u.id)));
 }
 
 export async function getUserForAdmin(db: Executor, id: string): Promise<AdminUser> {
-  const user = await findUserById(db, id);
+  const user = await db.selectFrom('users').select([...userColumns, 'usedBytes', 'fileCount', 'totpSecretSealed']).where('id', '=', id).executeTakeFirst();
   if (!user) throw notFound('User not found');
   const roles = await db
     .selectFrom('userRoles')
@@ -235,11 +234,10 @@ export async function getUserForAdmin(db: Executor, id: string): Promise<AdminUs
     .select(['roles.id', 'roles.name', 'roles.systemKey'])
     .where('userRoles.userId', '=', id)
     .execute();
-  const secondFactor = await db.selectFrom('users').select('totpSecretSealed').where('id', '=', id).executeTakeFirst();
-  return toAdminView(user, roles, secondFactor?.totpSecretSealed != null);
+  return toAdminView(user, roles);
 }
 
-function toAdminView(user: UserRow, roles: RoleSummary[], twoFactorEnabled: boolean): AdminUser {
+function toAdminView(user: UserRow & { usedBytes: number | string; fileCount: number | string; totpSecretSealed: string | null }, roles: RoleSummary[]): AdminUser {
   // In the role list's order, whatever order the database's collation gives.
   const inOrder = [...roles].sort(rolesInOrder);
   return {
@@ -249,9 +247,11 @@ function toAdminView(user: UserRow, roles: RoleSummary[], twoFactorEnabled: bool
     urlId: user.urlId,
     emailVerified: user.emailVerified === 1,
     quotaBytes: user.quotaBytes,
+    usedBytes: Number(user.usedBytes),
+    fileCount: Number(user.fileCount),
     roles: inOrder.map(({ id, name, systemKey }) => ({ id, name, systemKey })),
     roleIds: inOrder.map((r) => r.id),
-    twoFactorEnabled,
+    twoFactorEnabled: user.totpSecretSealed !== null,
     createdAt: new Date(user.createdAt).toISOString(),
   };
 }
@@ -278,8 +278,13 @@ export async function updateUserAsAdmin(
   dialect: Dialect,
   actor: { id: string; permissions: PermissionSet },
   id: string,
-  changes: { name?: string | undefined; roleIds?: string[] | undefined; emailVerified?: boolean | undefined; quotaBytes?: number | null | undefined },
+  changes: { name?: string | undefined; roleIds?: string[] | undefined; emailVerified?: boolean | undefined; quotaBytes?: number | null | undefined; password?: string | undefined },
 ): Promise<AdminUser> {
+  // One's own password changes in one's account settings, with the current one (PATCH
+  // /api/account): else a stolen session of any account managing users would take the account.
+  if (changes.password !== undefined && actor.id === id) {
+    throw invalid('password: you cannot set your own password from the administration; change it in your account settings, with your current one');
+  }
   const user = await findUserById(db, id);
   if (!user) throw notFound('User not found');
   await assertCanManage(db, actor.permissions, id);
@@ -310,13 +315,19 @@ export async function updateUserAsAdmin(
     const removed = [...currentIds].filter((r) => !changes.roleIds!.includes(r));
     assertCanGrant(actor.permissions, await permissionsOfRoles(db, added), await permissionsOfRoles(db, removed));
   }
+  // Hashing is slow; it happens before the transaction so no lock is held meanwhile.
+  const passwordHash = changes.password === undefined ? undefined : await hashPassword(changes.password);
   await db.transaction().execute(async (trx) => {
     if (changes.roleIds !== undefined) await serializeAdministration(trx, dialect);
-    const set: Partial<{ name: string; emailVerified: number; quotaBytes: number | null; updatedAt: number }> = { updatedAt: Date.now() };
+    const set: Partial<{ name: string; emailVerified: number; quotaBytes: number | null; passwordHash: string; updatedAt: number }> = { updatedAt: Date.now() };
     if (changes.name !== undefined) set.name = changes.name.trim();
     if (changes.emailVerified !== undefined) set.emailVerified = changes.emailVerified ? 1 : 0;
     if (changes.quotaBytes !== undefined) set.quotaBytes = changes.quotaBytes;
+    if (passwordHash !== undefined) set.passwordHash = passwordHash;
     await trx.updateTable('users').set(set).where('id', '=', id).execute();
+    // A password set for someone ends every browser session of theirs, as changing one's own ends
+    // the others; named tokens and the legacy credential stay (spec, Authentication 10).
+    if (passwordHash !== undefined) await forAccount(trx, id).deleteFrom('sessions').execute();
     if (changes.roleIds !== undefined) {
       await trx.deleteFrom('userRoles').where('userId', '=', id).execute();
       const roleIds = [...new Set(changes.roleIds)];

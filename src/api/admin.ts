@@ -12,6 +12,8 @@ export const adminUserSchema = z
     urlId: z.string(),
     emailVerified: z.boolean(),
     quotaBytes: z.number().int().nullable().describe("The account's own storage quota in bytes (0: no quota); null: the instance's default quota applies"),
+    usedBytes: z.number().int().describe("Bytes of the account's files, which its quota counts (room held by unfinished chunked uploads aside)"),
+    fileCount: z.number().int().describe('How many files the account has'),
     roles: z.array(roleSummarySchema).describe('The roles assigned to the account, by name (Everyone applies to every account without being assigned)'),
     roleIds: z.array(z.string()).describe('The IDs of `roles`, in the same order'),
     twoFactorEnabled: z.boolean().describe('Whether the account signs in with a two-factor code; an administrator can turn it off (DELETE /api/users/{id}/two-factor, contract §8)'),

@@ -5,7 +5,8 @@ import { openDatabase } from '../db/database.ts';
 import { migrate } from '../db/migrator.ts';
 import { ensureBuiltinRoles, roleIdBySystemKey } from '../auth/roles.ts';
 import { ensureSettings, initialSettings } from '../settings/instance-settings.ts';
-import { createUserAsAdmin, findUserForLogin } from '../accounts/users.ts';
+import { createUserAsAdmin, findUserForLogin, updateUserAsAdmin } from '../accounts/users.ts';
+import { randomSecret } from '../auth/secrets.ts';
 import { accountNameSchema, emailSchema, passwordSchema } from '../accounts/account-settings.ts';
 import { createToken, tokenNameSchema } from '../tokens/named-tokens.ts';
 import { scopes, type Scope } from '../auth/route-policy.ts';
@@ -22,6 +23,9 @@ Commands:
   migrate                                              apply database migrations
   user create --email E --password P [--name N] [--admin]
                                                        create an account (--admin: Administrator role)
+  user reset-password --email E [--password P]         set an account's password (a user who forgot it);
+                                                       without --password, a random one is printed once.
+                                                       Ends the account's browser sessions
   user reset-two-factor --email E                      turn an account's two-factor off (a user who lost
                                                        the authenticator and the recovery codes)
   token create --email E --name N --scopes a,b [--expires ISO] [--profile ID]
@@ -102,6 +106,21 @@ async function run(argv: string[], config: Config): Promise<string> {
       if (!user) throw new Error(`No account with the email ${values.email}`);
       await resetTwoFactor(db, user.id);
       return `Two-factor is off for ${user.email}; they sign in with their password and may set it up again`;
+    });
+  }
+  if (command === 'user' && sub === 'reset-password') {
+    const { values } = parseArgs({ args: rest, options: { email: { type: 'string' }, password: { type: 'string' } }, strict: true });
+    if (!values.email) throw new UsageError('user reset-password needs --email');
+    if (values.password !== undefined) checkFlags({ password: passwordSchema }, values);
+    // Without --password, one no one chose: 128 random bits, shown once and never stored in clear.
+    const password = values.password ?? randomSecret(16);
+    return withDatabase(config, async ({ db, dialect }) => {
+      const user = await findUserForLogin(db, values.email!);
+      if (!user) throw new Error(`No account with the email ${values.email}`);
+      // The operator at the console holds every permission and is no account.
+      await updateUserAsAdmin(db, dialect, { id: '', permissions: new Set(allPermissions) }, user.id, { password });
+      const said = values.password === undefined ? `; the new password, shown once: ${password}` : '';
+      return `Password set for ${user.email}; their browser sessions ended, named tokens keep working${said}`;
     });
   }
   if (command === 'token' && sub === 'create') {

@@ -659,8 +659,20 @@ describe('the web app in Chromium', () => {
     // The administrator sees the new account.
     await page.getByRole('link', { name: 'Users' }).click();
     await page.getByTestId('user-row').filter({ hasText: 'bob@example.test' }).waitFor();
+    // What each account stores is in its row.
+    await expect(page.getByTestId('user-row').filter({ hasText: 'bob@example.test' }).textContent()).resolves.toMatch(/\(\d+ files?\)/);
     await page.getByRole('button', { name: 'Edit bob@example.test' }).click();
     await shot('28-admin-user-edit');
+    // Bob forgot his password: the administrator sets a new one, with which he signs in.
+    await page.getByLabel(/^New password/).fill('bob has a new password');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    // Signed in apart from this browser, whose cookies stay the administrator's.
+    const signIn = await fetch(`${server.baseUrl}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', origin: server.baseUrl }, body: JSON.stringify({ email: 'bob@example.test', password: 'bob has a new password' }) });
+    expect(signIn.status).toBe(200);
+    // Its own password an administrator changes under Account, not here.
+    await page.getByRole('button', { name: 'Edit ada@example.test' }).click();
+    await expect(page.getByLabel(/^New password/).count()).resolves.toBe(0);
     await page.keyboard.press('Escape');
     await shot('29-admin-users');
   });

@@ -20,6 +20,7 @@ const updateBody = z.strictObject({
   roleIds: roleIds.optional(),
   emailVerified: z.boolean().optional(),
   quotaBytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional(),
+  password: passwordSchema.optional().describe("A new password for another account (a user who forgot theirs); ends the account's browser sessions, named tokens stay"),
 });
 
 export const userRoutes: RouteModule = async (app, { ctx }) => {
@@ -31,7 +32,7 @@ export const userRoutes: RouteModule = async (app, { ctx }) => {
     return reply.code(201).send(ok({ user }));
   });
 
-  app.patch('/api/users/:id', { schema: { tags, summary: 'Change an account: name, roles, verification, quota', params: idParams, body: updateBody, response: { 200: adminUserResponse } } }, async (request) => {
+  app.patch('/api/users/:id', { schema: { tags, summary: 'Change an account: name, roles, verification, quota, password', params: idParams, body: updateBody, response: { 200: adminUserResponse } } }, async (request) => {
     const principal = principalOf(request);
     const user = await updateUserAsAdmin(ctx.db, ctx.dialect, { id: principal.user.id, permissions: principal.permissions }, request.params.id, request.body);
     return ok({ user });

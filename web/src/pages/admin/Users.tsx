@@ -39,7 +39,7 @@ export function UsersSection() {
       {users.loading && !users.data && <Loading />}
       {users.data && users.data.length === 0 && <Empty>No accounts.</Empty>}
       {users.data && users.data.length > 0 && (
-        <DataTable columns={['Name', 'Email', 'Roles', 'Verified', 'Quota', 'Created']} caption="Users">
+        <DataTable columns={['Name', 'Email', 'Roles', 'Verified', 'Stored', 'Quota', 'Created']} caption="Users">
           {users.data.map((user) => (
             <tr key={user.id} data-testid="user-row" data-item-key={user.id}>
               <td>
@@ -48,6 +48,9 @@ export function UsersSection() {
               <td>{user.email}</td>
               <td>{user.roles.map((r) => r.name).join(', ') || '–'}</td>
               <td>{user.emailVerified ? <Badge kind="ok">Verified</Badge> : <Badge kind="warn">No</Badge>}</td>
+              <td>
+                {formatBytes(user.usedBytes)} <span className="muted">({user.fileCount === 1 ? '1 file' : `${user.fileCount} files`})</span>
+              </td>
               <td>{quotaText(user.quotaBytes)}</td>
               <td>{formatDate(user.createdAt)}</td>
               <td>
@@ -121,6 +124,9 @@ function UserDialog({ user, roles, onClose, onSaved }: { user: AdminUser | null;
   const [roleIds, setRoleIds] = useState<string[]>(user?.roleIds ?? []);
   const [verified, setVerified] = useState(user?.emailVerified ?? true);
   const [quota, setQuota] = useState(user ? toMiB(user.quotaBytes) : '');
+  const [newPassword, setNewPassword] = useState('');
+  // One's own password changes under Account, with the current one; the server refuses it here.
+  const offerPassword = user !== null && user.id !== me.id;
   // Roles the account has that this list does not show stay assigned.
   const shownRoles = [...roles, ...(user?.roles.filter((r) => r.systemKey !== 'everyone' && !roles.some((x) => x.id === r.id)) ?? [])];
 
@@ -134,6 +140,7 @@ function UserDialog({ user, roles, onClose, onSaved }: { user: AdminUser | null;
       if ([...roleIds].sort().join() !== [...user.roleIds].sort().join()) body.roleIds = roleIds;
       if (verified !== user.emailVerified) body.emailVerified = verified;
       if (!quotaLocked && quota.trim() !== toMiB(user.quotaBytes)) body.quotaBytes = quota.trim() === '' ? null : fromMiB(quota);
+      if (offerPassword && newPassword !== '') body.password = newPassword;
       if (Object.keys(body).length > 0) await patch(`/api/users/${encodeURIComponent(user.id)}`, body);
     } else {
       const body: Record<string, unknown> = { email, password, roleIds, emailVerified: verified };
@@ -185,8 +192,17 @@ function UserDialog({ user, roles, onClose, onSaved }: { user: AdminUser | null;
       )}
       {user && !quotaLocked && (
         <label>
-          Quota in MiB <span className="muted">{canLiftQuota ? '(empty: the instance default; 0: no quota)' : '(empty: the instance default; 0, no quota, needs the permission quotas.bypass)'}</span>
+          Quota in MiB{' '}
+          <span className="muted">
+            {canLiftQuota ? '(empty: the instance default; 0: no quota)' : '(empty: the instance default; 0, no quota, or more than the default needs the permission quotas.bypass)'}
+          </span>
           <input type="number" min={0} step="any" value={quota} onChange={(e) => setQuota(e.target.value)} />
+        </label>
+      )}
+      {offerPassword && (
+        <label>
+          New password <span className="muted">(optional; for someone who forgot theirs: it ends their browser sessions, their API tokens keep working)</span>
+          <input type="password" value={newPassword} onChange={(e) => setNewPassword(e.target.value)} minLength={8} autoComplete="new-password" data-testid="new-password" />
         </label>
       )}
     </FormDialog>

@@ -1,0 +1,112 @@
+/**
+ * A user who forgot their password: Hoard sends no email, so an administrator sets a new one
+ * (PATCH /api/users/{id} with `password`, or the CLI's `user reset-password`). It ends the account's
+ * browser sessions; named tokens stay. Nobody sets their own this way, nor one of an account holding
+ * a permission they lack. The administration also shows what each account stores.
+ */
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { Client, signUp } from '../support/client.ts';
+import { createToken, uploadFile } from '../support/uploads.ts';
+
+let server: TestServer;
+let admin: Awaited<ReturnType<typeof signUp>>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  admin = await signUp(server.baseUrl);
+  expect((await admin.patch('/api/settings', { registration: 'open' })).status).toBe(200);
+});
+afterAll(() => server.close());
+
+const signIn = (email: string, password: string) => new Client(server.baseUrl).post('/api/auth/login', { email, password });
+const cli = (...args: string[]) => spawnSync(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, ...server.env }, encoding: 'utf8' });
+
+describe('an administrator sets a password for an account that forgot its own', () => {
+  it('through the API: the new password signs in, the old one no longer does, its sessions end and its tokens keep working', async () => {
+    const user = await signUp(server.baseUrl);
+    const token = await createToken(user, ['files:read']);
+    const other = new Client(server.baseUrl);
+    expect((await other.post('/api/auth/login', { email: user.email, password: user.password })).status).toBe(200);
+
+    const set = await admin.patch(`/api/users/${user.userId}`, { password: 'a brand new password' });
+    expect(set.status, set.text).toBe(200);
+    expect(JSON.stringify(set.body)).not.toContain('a brand new password');
+    for (const session of [user, other]) expect((await session.get('/api/auth/me')).status).toBe(401);
+    expect((await signIn(user.email, user.password)).status).toBe(401);
+    expect((await signIn(user.email, 'a brand new password')).status).toBe(200);
+    expect((await new Client(server.baseUrl).get('/api/files', { token })).status).toBe(200);
+  });
+
+  it('never its own (that takes the current password), never too short, never for an account holding more than the setter', async () => {
+    const own = await admin.patch(`/api/users/${admin.userId}`, { password: 'an administrator password' });
+    expect([own.status, own.body.error]).toEqual([400, 'password: you cannot set your own password from the administration; change it in your account settings, with your current one']);
+    expect((await signIn(admin.email, admin.password)).status).toBe(200);
+
+    const user = await signUp(server.baseUrl);
+    const short = await admin.patch(`/api/users/${user.userId}`, { password: 'short' });
+    expect(short.status).toBe(400);
+    expect(short.body.error).toContain('password');
+    expect((await signIn(user.email, user.password)).status).toBe(200);
+
+    // A manager of users without administrator cannot take an administrator's account this way.
+    const role = await admin.post('/api/roles', { name: 'Password managers', permissions: ['users.manage'] });
+    const manager = await signUp(server.baseUrl);
+    expect((await admin.patch(`/api/users/${manager.userId}`, { roleIds: [role.body.data.role.id] })).status).toBe(200);
+    const taken = await manager.patch(`/api/users/${admin.userId}`, { password: 'taken over at last' });
+    expect(taken.status).toBe(403);
+    expect((await signIn(admin.email, 'taken over at last')).status).toBe(401);
+    expect((await signIn(admin.email, admin.password)).status).toBe(200);
+    // An ordinary account it may help.
+    expect((await manager.patch(`/api/users/${user.userId}`, { password: 'helped by a manager' })).status).toBe(200);
+    expect((await signIn(user.email, 'helped by a manager')).status).toBe(200);
+    // And members may not at all.
+    const member = await signUp(server.baseUrl);
+    expect((await member.patch(`/api/users/${user.userId}`, { password: 'member was here' })).status).toBe(403);
+  });
+
+  it('on the server: npm run cli -- user reset-password, with a password chosen or one printed once', async () => {
+    const user = await signUp(server.baseUrl);
+    const chosen = cli('user', 'reset-password', '--email', user.email, '--password', 'chosen at the console');
+    expect(chosen.status, chosen.stderr).toBe(0);
+    expect(chosen.stdout).toContain(user.email);
+    expect(chosen.stdout).not.toContain('chosen at the console');
+    expect((await user.get('/api/auth/me')).status).toBe(401);
+    expect((await signIn(user.email, 'chosen at the console')).status).toBe(200);
+
+    const printed = cli('user', 'reset-password', '--email', user.email.toUpperCase());
+    expect(printed.status, printed.stderr).toBe(0);
+    const password = /shown once: (\S+)/.exec(printed.stdout)?.[1];
+    expect(password, printed.stdout).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect((await signIn(user.email, password!)).status).toBe(200);
+    expect((await signIn(user.email, 'chosen at the console')).status).toBe(401);
+
+    const unknown = cli('user', 'reset-password', '--email', 'nobody@example.invalid');
+    expect([unknown.status, unknown.stderr.includes('No account')]).toEqual([1, true]);
+    const missing = cli('user', 'reset-password');
+    expect([missing.status, missing.stderr.includes('--email')]).toEqual([2, true]);
+    const short = cli('user', 'reset-password', '--email', user.email, '--password', 'short');
+    expect(short.status).toBe(2);
+    expect(short.stderr).toContain('password');
+    expect(short.stderr).not.toContain('    at ');
+  });
+});
+
+describe('the administration shows what each account stores', () => {
+  it("lists each account's stored bytes and files, which follow its uploads and deletes", async () => {
+    const user = await signUp(server.baseUrl);
+    const record = async () => ((await admin.get('/api/users')).body.data.users as Array<{ id: string; usedBytes: number; fileCount: number }>).find((u) => u.id === user.userId)!;
+    expect(await record()).toMatchObject({ usedBytes: 0, fileCount: 0 });
+    const first = await uploadFile(user, 'one.txt', 'x'.repeat(1000));
+    expect(first.status, first.text).toBe(200);
+    expect((await uploadFile(user, 'two.txt', 'y'.repeat(24))).status).toBe(200);
+    expect(await record()).toMatchObject({ usedBytes: 1024, fileCount: 2 });
+    const id = (first.body.data.downloadUrl as string).split('/').at(-2)!;
+    expect((await user.delete(`/api/files/${id}`)).status).toBe(204);
+    expect(await record()).toMatchObject({ usedBytes: 24, fileCount: 1 });
+    // The record a change answers with says the same.
+    const changed = await admin.patch(`/api/users/${user.userId}`, { name: 'Stores a little' });
+    expect(changed.body.data.user).toMatchObject({ usedBytes: 24, fileCount: 1 });
+  });
+});
