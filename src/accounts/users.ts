@@ -204,14 +204,20 @@ export async function assertAdministratorRemains(trx: Transaction<Database>): Pr
   if (!holder) throw conflict('This would remove the last Administrator: at least one account must keep the administrator permission');
 }
 
-async function permissionsOfRoles(db: Executor, roleIds: string[]): Promise<string[]> {
+/**
+ * What `roleIds` grant. `assigning`: they are being given to an account, which Everyone never is: it
+ * applies to every account without being assigned, and an account listing it among its roles would
+ * read as if the others did not have it.
+ */
+async function permissionsOfRoles(db: Executor, roleIds: string[], assigning: boolean): Promise<string[]> {
   if (roleIds.length === 0) return [];
   const unique = [...new Set(roleIds)];
-  const rows = await db.selectFrom('roles').select(['id', 'permissions']).where('id', 'in', unique).execute();
+  const rows = await db.selectFrom('roles').select(['id', 'permissions', 'systemKey']).where('id', 'in', unique).execute();
   if (rows.length !== unique.length) {
     const known = new Set(rows.map((r) => r.id));
     throw invalid(`roleIds: unknown role ${unique.find((id) => !known.has(id))}`);
   }
+  if (assigning && rows.some((r) => r.systemKey === 'everyone')) throw invalid('roleIds: Everyone applies to every account without being assigned');
   return rows.flatMap((r) => parsePermissions(r.permissions));
 }
 
@@ -263,7 +269,7 @@ export async function createUserAsAdmin(
   input: { email: string; password: string; name?: string | undefined; roleIds?: string[] | undefined; emailVerified?: boolean | undefined },
 ): Promise<AdminUser> {
   const roleIds = input.roleIds ?? [];
-  assertCanGrant(actor, await permissionsOfRoles(db, roleIds));
+  assertCanGrant(actor, await permissionsOfRoles(db, roleIds, true));
   const passwordHash = await hashPassword(input.password);
   const user = await db.transaction().execute(async (trx) => {
     await serializeAccountCreation(trx, dialect);
@@ -313,7 +319,7 @@ export async function updateUserAsAdmin(
     // Only what changes hands needs the actor's own permissions, in both directions.
     const added = changes.roleIds.filter((r) => !currentIds.has(r));
     const removed = [...currentIds].filter((r) => !changes.roleIds!.includes(r));
-    assertCanGrant(actor.permissions, await permissionsOfRoles(db, added), await permissionsOfRoles(db, removed));
+    assertCanGrant(actor.permissions, await permissionsOfRoles(db, added, true), await permissionsOfRoles(db, removed, false));
   }
   // Hashing is slow; it happens before the transaction so no lock is held meanwhile.
   const passwordHash = changes.password === undefined ? undefined : await hashPassword(changes.password);

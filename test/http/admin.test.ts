@@ -109,6 +109,18 @@ describe('users', () => {
     expect((await admin.delete(`/api/users/${admin.userId}`)).status).toBe(400);
   });
 
+  it('does not assign Everyone, which applies to every account without being assigned', async () => {
+    const roles = (await admin.get('/api/roles')).body.data.roles as Array<{ id: string; systemKey: string | null }>;
+    const everyone = roles.find((r) => r.systemKey === 'everyone')!.id;
+    const created = await admin.post('/api/users', { email: uniqueEmail(), password: 'a good password', roleIds: [everyone] });
+    expect([created.status, created.body.error]).toEqual([400, 'roleIds: Everyone applies to every account without being assigned']);
+    const member = await createMember();
+    const changed = await admin.patch(`/api/users/${member.id}`, { roleIds: [everyone] });
+    expect([changed.status, changed.body.error]).toEqual([400, 'roleIds: Everyone applies to every account without being assigned']);
+    const listed = ((await admin.get('/api/users')).body.data.users as Array<{ id: string; roleIds: string[] }>).find((u) => u.id === member.id)!;
+    expect(listed.roleIds).toEqual([]);
+  });
+
   it('refuses control characters in account and role names, as an account\'s own settings do', async () => {
     const member = await createMember();
     const controlled = 'a\u001b[31mred\u0007';
