@@ -12,6 +12,7 @@ import { checkProfileOptions, findOwnedProfile } from '../organisation/profiles.
 import { parseField } from '../organisation/common.ts';
 import { ACCOUNT_NAME_LENGTH, nameSchema } from '../shared/display-name.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
+import { claimEmail } from './users.ts';
 
 /**
  * Account fields, as sign-up, the administrators' account routes, the account's own settings and
@@ -55,6 +56,8 @@ export interface AccountChanges {
   uploadDefaults?: unknown;
   currentPassword?: string | undefined;
   newPassword?: string | undefined;
+  /** Needs `currentPassword`; the new address is unverified until an administrator verifies it. */
+  email?: string | undefined;
 }
 
 export interface Actor {
@@ -93,19 +96,29 @@ export async function updateAccountSettings(db: Db, dialect: Dialect, actor: Act
   const name = changes.name === undefined ? undefined : parseField(accountNameSchema, changes.name, 'name');
 
   let passwordHash: string | undefined;
-  if (changes.newPassword !== undefined || changes.currentPassword !== undefined) {
-    if (changes.newPassword === undefined) throw invalid('newPassword: required when currentPassword is given');
-    if (changes.currentPassword === undefined) throw invalid('currentPassword: required to change the password');
-    if (changes.newPassword.length < MIN_PASSWORD_LENGTH) throw invalid(`newPassword: must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  if (changes.newPassword !== undefined || changes.currentPassword !== undefined || changes.email !== undefined) {
+    if (changes.newPassword === undefined && changes.email === undefined) throw invalid('newPassword: required when currentPassword is given');
+    if (changes.currentPassword === undefined) throw invalid(`currentPassword: required to change the ${changes.newPassword === undefined ? 'email' : 'password'}`);
+    if (changes.newPassword !== undefined && changes.newPassword.length < MIN_PASSWORD_LENGTH) throw invalid(`newPassword: must be at least ${MIN_PASSWORD_LENGTH} characters`);
     await checkCurrentPassword(db, userId, changes.currentPassword);
     // Hashing is slow; it happens before the transaction so no lock is held meanwhile.
-    passwordHash = await hashPassword(changes.newPassword);
+    if (changes.newPassword !== undefined) passwordHash = await hashPassword(changes.newPassword);
   }
 
   await db.transaction().execute(async (trx) => {
+    // The address first: claiming it takes the administration's lock, which an administrator's
+    // change takes before the account's row; taking them in the other order here could deadlock.
+    const email = changes.email === undefined ? undefined : await claimEmail(trx, dialect, userId, changes.email);
     // Serialised with profile and tag deletion, which rewrite the fields checked here.
     await lockAccountRow(trx, dialect, userId);
-    const set: { name?: string; defaultProfileId?: string | null; uploadDefaults?: string; passwordHash?: string; updatedAt: number } = { updatedAt: Date.now() };
+    const set: { name?: string; email?: string; emailVerified?: number; defaultProfileId?: string | null; uploadDefaults?: string; passwordHash?: string; updatedAt: number } = {
+      updatedAt: Date.now(),
+    };
+    if (email !== undefined) {
+      const current = await trx.selectFrom('users').select('email').where('id', '=', userId).executeTakeFirstOrThrow();
+      // Verification is an administrator vouching for an address (Hoard sends no email): not for this one.
+      if (email !== current.email) Object.assign(set, { email, emailVerified: 0 });
+    }
     if (name !== undefined) set.name = name;
     if (changes.defaultProfileId !== undefined) {
       if (changes.defaultProfileId !== null && !(await findOwnedProfile(trx, userId, changes.defaultProfileId))) throw notFound('Upload profile not found');

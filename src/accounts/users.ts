@@ -84,6 +84,19 @@ async function serializeAccountCreation(trx: Transaction<Database>, dialect: Dia
   if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(${ADMINISTRATION_LOCK})`.execute(trx);
 }
 
+/**
+ * An address given to an existing account (its own settings, or an administrator's change): normalised
+ * as sign-in normalises it, and refused (409) when another account has it. Runs in the change's
+ * transaction, serialised with account creation, so two accounts never end up with one address.
+ */
+export async function claimEmail(trx: Transaction<Database>, dialect: Dialect, userId: string, email: string): Promise<string> {
+  const normalized = normalizeEmail(email);
+  await serializeAccountCreation(trx, dialect);
+  const holder = await trx.selectFrom('users').select('id').where('email', '=', normalized).executeTakeFirst();
+  if (holder && holder.id !== userId) throw conflict('An account with this email already exists');
+  return normalized;
+}
+
 interface NewAccount {
   email: string;
   password: string;
@@ -284,8 +297,19 @@ export async function updateUserAsAdmin(
   dialect: Dialect,
   actor: { id: string; permissions: PermissionSet },
   id: string,
-  changes: { name?: string | undefined; roleIds?: string[] | undefined; emailVerified?: boolean | undefined; quotaBytes?: number | null | undefined; password?: string | undefined },
+  changes: {
+    name?: string | undefined;
+    email?: string | undefined;
+    roleIds?: string[] | undefined;
+    emailVerified?: boolean | undefined;
+    quotaBytes?: number | null | undefined;
+    password?: string | undefined;
+  },
 ): Promise<AdminUser> {
+  // One's own address, like one's own password, changes in one's account settings, with the password.
+  if (changes.email !== undefined && actor.id === id) {
+    throw invalid('email: you cannot change your own email from the administration; change it in your account settings, with your password');
+  }
   // One's own password changes in one's account settings, with the current one (PATCH
   // /api/account): else a stolen session of any account managing users would take the account.
   if (changes.password !== undefined && actor.id === id) {
@@ -325,8 +349,13 @@ export async function updateUserAsAdmin(
   const passwordHash = changes.password === undefined ? undefined : await hashPassword(changes.password);
   await db.transaction().execute(async (trx) => {
     if (changes.roleIds !== undefined) await serializeAdministration(trx, dialect);
-    const set: Partial<{ name: string; emailVerified: number; quotaBytes: number | null; passwordHash: string; updatedAt: number }> = { updatedAt: Date.now() };
+    const set: Partial<{ name: string; email: string; emailVerified: number; quotaBytes: number | null; passwordHash: string; updatedAt: number }> = { updatedAt: Date.now() };
     if (changes.name !== undefined) set.name = changes.name.trim();
+    if (changes.email !== undefined) {
+      set.email = await claimEmail(trx, dialect, id, changes.email);
+      // An administrator giving an address vouches for it, as for an account it creates.
+      if (set.email !== user.email) set.emailVerified = 1;
+    }
     if (changes.emailVerified !== undefined) set.emailVerified = changes.emailVerified ? 1 : 0;
     if (changes.quotaBytes !== undefined) set.quotaBytes = changes.quotaBytes;
     if (passwordHash !== undefined) set.passwordHash = passwordHash;

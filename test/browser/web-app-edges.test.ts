@@ -339,7 +339,7 @@ describe('the web app at its edges', () => {
     expect(problems).toEqual([]);
   });
 
-  test('an account without profile.update can still change its password', async () => {
+  test('an account without profile.update can still change its password and its email', async () => {
     const roles = (await owner.get('/api/roles')).body.data.roles as Array<{ id: string; systemKey: string | null; permissions: string[] }>;
     const everyone = roles.find((r) => r.systemKey === 'everyone')!;
     expect(everyone.permissions).toContain('profile.update');
@@ -358,10 +358,17 @@ describe('the web app at its edges', () => {
         await form.getByLabel('Repeat the new password').fill('a brand new password');
         await form.getByRole('button', { name: 'Change password' }).click();
         await other.getByRole('status').getByText(/Password changed/).waitFor();
+        // And its address, mistyped at sign-up.
+        const email = other.getByRole('form', { name: 'Change email' });
+        await email.getByLabel('New email').fill(`fixed.${memberEmail}`);
+        await email.getByLabel('Current password').fill('a brand new password');
+        await email.getByRole('button', { name: 'Change email' }).click();
+        await other.getByRole('status').getByText(/Email changed/).waitFor();
+        await other.getByText(`fixed.${memberEmail}`).first().waitFor();
       } finally {
         await member.session.close();
       }
-      const login = await new Client(server.baseUrl).post('/api/auth/login', { email: memberEmail, password: 'a brand new password' });
+      const login = await new Client(server.baseUrl).post('/api/auth/login', { email: `fixed.${memberEmail}`, password: 'a brand new password' });
       expect(login.status, login.text).toBe(200);
     } finally {
       await owner.patch(`/api/roles/${everyone.id}`, { permissions: everyone.permissions });

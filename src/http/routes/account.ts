@@ -5,7 +5,7 @@ import { accountResponse } from '../../api/organisation.ts';
 import { hasPermission } from '../../auth/permissions.ts';
 import type { Principal } from '../../auth/principal.ts';
 import { profileOptionsSchema } from '../../shared/upload-options.ts';
-import { accountNameSchema, getAccountSettings, passwordSchema, updateAccountSettings } from '../../accounts/account-settings.ts';
+import { accountNameSchema, emailSchema, getAccountSettings, passwordSchema, updateAccountSettings } from '../../accounts/account-settings.ts';
 
 const updateBody = z.strictObject({
   name: accountNameSchema.optional(),
@@ -13,6 +13,7 @@ const updateBody = z.strictObject({
   uploadDefaults: profileOptionsSchema.optional(),
   currentPassword: z.string().min(1).max(1024).optional(),
   newPassword: passwordSchema.optional(),
+  email: emailSchema.optional().describe('A new address to sign in with; needs currentPassword, and is unverified until an administrator verifies it'),
 });
 
 const exemptFromDefaultQuota = (principal: Principal) => hasPermission(principal.permissions, 'quotas.bypass');
@@ -27,7 +28,7 @@ export const accountRoutes: RouteModule = async (app, { ctx }) => {
 
   app.patch(
     '/api/account',
-    { schema: { tags, summary: 'Change your name, upload defaults, default profile or password (a new password ends your other sessions)', body: updateBody, response: { 200: accountResponse } } },
+    { schema: { tags, summary: 'Change your name, upload defaults, default profile, email or password (a new password ends your other sessions)', body: updateBody, response: { 200: accountResponse } } },
     async (request) => {
       const principal = principalOf(request);
       const account = await updateAccountSettings(

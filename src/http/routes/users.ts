@@ -17,6 +17,7 @@ const createBody = z.strictObject({
 });
 const updateBody = z.strictObject({
   name: accountNameSchema.optional(),
+  email: emailSchema.optional().describe("Another account's new address (a typo at sign-up); it signs in with it from then on, verified unless emailVerified says otherwise"),
   roleIds: roleIds.optional(),
   emailVerified: z.boolean().optional(),
   quotaBytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional(),
@@ -32,7 +33,7 @@ export const userRoutes: RouteModule = async (app, { ctx }) => {
     return reply.code(201).send(ok({ user }));
   });
 
-  app.patch('/api/users/:id', { schema: { tags, summary: 'Change an account: name, roles, verification, quota, password', params: idParams, body: updateBody, response: { 200: adminUserResponse } } }, async (request) => {
+  app.patch('/api/users/:id', { schema: { tags, summary: 'Change an account: name, email, roles, verification, quota, password', params: idParams, body: updateBody, response: { 200: adminUserResponse } } }, async (request) => {
     const principal = principalOf(request);
     const user = await updateUserAsAdmin(ctx.db, ctx.dialect, { id: principal.user.id, permissions: principal.permissions }, request.params.id, request.body);
     return ok({ user });

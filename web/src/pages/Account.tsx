@@ -7,7 +7,7 @@ import type { Account, ProfileOptions, Tag, UploadProfile } from '@api';
 import { OptionsEditor } from './Organisation.tsx';
 import { UploadProfileOptions } from './FolderOptions.tsx';
 
-/** GET/PATCH /api/account: name, default profile, upload defaults, password. */
+/** GET/PATCH /api/account: name, default profile, upload defaults, email, password. */
 export function AccountPage() {
   const { can, me, refresh } = useSession();
   const toast = useToast();
@@ -25,6 +25,17 @@ export function AccountPage() {
     setDefaultProfileId(account.data.defaultProfileId ?? '');
     setDefaults(account.data.uploadDefaults);
   }, [account.data]);
+
+  const [newEmail, setNewEmail] = useState('');
+  const [emailPassword, setEmailPassword] = useState('');
+  const { submit: changeEmail, error: emailError } = useSubmit(async () => {
+    const data = await patch<{ account: Account }>('/api/account', { email: newEmail, currentPassword: emailPassword });
+    account.setData(data.account);
+    setNewEmail('');
+    setEmailPassword('');
+    toast('Email changed; sign in with the new address from now on');
+    void refresh();
+  });
 
   const [currentPassword, setCurrentPassword] = useState('');
   const [newPassword, setNewPassword] = useState('');
@@ -118,7 +129,27 @@ export function AccountPage() {
         </form>
       )}
       {!editable && <p className="muted">Your account cannot change its settings, only its password.</p>}
-      {/* Any account may change its password: profile.update governs the settings above only. */}
+      {/* Any account may change its address and password: profile.update governs the settings above only. */}
+      <form className="card stack" onSubmit={changeEmail} aria-label="Change email">
+        <h2>Change email</h2>
+        <div className="hinted">
+          <label>
+            New email
+            <input type="email" name="email" autoComplete="email" value={newEmail} onChange={(e) => setNewEmail(e.target.value)} required aria-describedby="new-email-hint" />
+          </label>
+          <span id="new-email-hint" className="hint">
+            You sign in with it from then on. Hoard sends no email: the new address counts as unverified until an administrator verifies it.
+          </span>
+        </div>
+        <label>
+          Current password
+          <input type="password" name="emailPassword" autoComplete="current-password" value={emailPassword} onChange={(e) => setEmailPassword(e.target.value)} required />
+        </label>
+        <ErrorNote error={emailError} />
+        <div>
+          <button type="submit">Change email</button>
+        </div>
+      </form>
       <form className="card stack" onSubmit={changePassword} aria-label="Change password">
         <h2>Change password</h2>
         <input type="email" autoComplete="username" value={data?.email ?? ''} readOnly hidden />

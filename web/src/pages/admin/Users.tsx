@@ -125,8 +125,9 @@ function UserDialog({ user, roles, onClose, onSaved }: { user: AdminUser | null;
   const [verified, setVerified] = useState(user?.emailVerified ?? true);
   const [quota, setQuota] = useState(user ? toMiB(user.quotaBytes) : '');
   const [newPassword, setNewPassword] = useState('');
-  // One's own password changes under Account, with the current one; the server refuses it here.
-  const offerPassword = user !== null && user.id !== me.id;
+  const [changedEmail, setChangedEmail] = useState(user?.email ?? '');
+  // One's own address and password change under Account, with the password; the server refuses them here.
+  const otherAccount = user !== null && user.id !== me.id;
   // Roles the account has that this list does not show stay assigned.
   const shownRoles = [...roles, ...(user?.roles.filter((r) => r.systemKey !== 'everyone' && !roles.some((x) => x.id === r.id)) ?? [])];
 
@@ -140,7 +141,8 @@ function UserDialog({ user, roles, onClose, onSaved }: { user: AdminUser | null;
       if ([...roleIds].sort().join() !== [...user.roleIds].sort().join()) body.roleIds = roleIds;
       if (verified !== user.emailVerified) body.emailVerified = verified;
       if (!quotaLocked && quota.trim() !== toMiB(user.quotaBytes)) body.quotaBytes = quota.trim() === '' ? null : fromMiB(quota);
-      if (offerPassword && newPassword !== '') body.password = newPassword;
+      if (otherAccount && newPassword !== '') body.password = newPassword;
+      if (otherAccount && changedEmail.trim().toLowerCase() !== user.email) body.email = changedEmail.trim();
       if (Object.keys(body).length > 0) await patch(`/api/users/${encodeURIComponent(user.id)}`, body);
     } else {
       const body: Record<string, unknown> = { email, password, roleIds, emailVerified: verified };
@@ -168,6 +170,12 @@ function UserDialog({ user, roles, onClose, onSaved }: { user: AdminUser | null;
         Name {!user && <span className="muted">(optional)</span>}
         <input type="text" value={name} onChange={(e) => setName(e.target.value)} maxLength={100} />
       </label>
+      {otherAccount && (
+        <label>
+          Email <span className="muted">(they sign in with it)</span>
+          <input type="email" value={changedEmail} onChange={(e) => setChangedEmail(e.target.value)} required autoComplete="off" />
+        </label>
+      )}
       <fieldset>
         <legend>Roles</legend>
         <p className="hint">Everyone’s permissions apply to every account in addition to these.</p>
@@ -199,7 +207,7 @@ function UserDialog({ user, roles, onClose, onSaved }: { user: AdminUser | null;
           <input type="number" min={0} step="any" value={quota} onChange={(e) => setQuota(e.target.value)} />
         </label>
       )}
-      {offerPassword && (
+      {otherAccount && (
         <label>
           New password <span className="muted">(optional; for someone who forgot theirs: it ends their browser sessions, their API tokens keep working)</span>
           <input type="password" value={newPassword} onChange={(e) => setNewPassword(e.target.value)} minLength={8} autoComplete="new-password" data-testid="new-password" />

@@ -2,7 +2,8 @@
  * A user who forgot their password: Hoard sends no email, so an administrator sets a new one
  * (PATCH /api/users/{id} with `password`, or the CLI's `user reset-password`). It ends the account's
  * browser sessions; named tokens stay. Nobody sets their own this way, nor one of an account holding
- * a permission they lack. The administration also shows what each account stores.
+ * a permission they lack. An address mistyped at sign-up is changed by the account (with its
+ * password) or by an administrator. The administration also shows what each account stores.
  */
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -108,5 +109,50 @@ describe('the administration shows what each account stores', () => {
     // The record a change answers with says the same.
     const changed = await admin.patch(`/api/users/${user.userId}`, { name: 'Stores a little' });
     expect(changed.body.data.user).toMatchObject({ usedBytes: 24, fileCount: 1 });
+  });
+});
+
+describe('an address mistyped at sign-up is changed', () => {
+  it('by the account, with its password: it signs in with the new address, which is unverified until an administrator verifies it', async () => {
+    const user = await signUp(server.baseUrl);
+    expect((await admin.patch(`/api/users/${user.userId}`, { emailVerified: true })).status).toBe(200);
+    const address = `Fixed.${user.email}`;
+    const without = await user.patch('/api/account', { email: address });
+    expect([without.status, without.body.error]).toEqual([400, 'currentPassword: required to change the email']);
+    const wrong = await user.patch('/api/account', { email: address, currentPassword: 'not the password' });
+    expect(wrong.status).toBe(403);
+    const taken = await user.patch('/api/account', { email: admin.email.toUpperCase(), currentPassword: user.password });
+    expect([taken.status, taken.body.error]).toEqual([409, 'An account with this email already exists']);
+    const invalidAddress = await user.patch('/api/account', { email: 'not an address', currentPassword: user.password });
+    expect(invalidAddress.status).toBe(400);
+
+    const changed = await user.patch('/api/account', { email: ` ${address} `, currentPassword: user.password });
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.body.data.account.email).toBe(address.toLowerCase());
+    expect((await user.get('/api/auth/me')).body.data.user).toMatchObject({ email: address.toLowerCase(), emailVerified: false });
+    expect((await signIn(user.email, user.password)).status).toBe(401);
+    expect((await signIn(address, user.password)).status).toBe(200);
+    // Its own address again, in another case: nothing changes, the flag included.
+    expect((await admin.patch(`/api/users/${user.userId}`, { emailVerified: true })).status).toBe(200);
+    expect((await user.patch('/api/account', { email: address.toUpperCase(), currentPassword: user.password })).status).toBe(200);
+    expect((await user.get('/api/auth/me')).body.data.user.emailVerified).toBe(true);
+  });
+
+  it('by an administrator, who vouches for it; never its own from the administration, nor that of an account holding more', async () => {
+    const user = await signUp(server.baseUrl);
+    const address = `renamed.${user.email}`;
+    const changed = await admin.patch(`/api/users/${user.userId}`, { email: address });
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.body.data.user).toMatchObject({ email: address, emailVerified: true });
+    expect((await signIn(address, user.password)).status).toBe(200);
+    const taken = await admin.patch(`/api/users/${user.userId}`, { email: admin.email });
+    expect([taken.status, taken.body.error]).toEqual([409, 'An account with this email already exists']);
+    const own = await admin.patch(`/api/users/${admin.userId}`, { email: `other.${admin.email}` });
+    expect([own.status, own.body.error]).toEqual([400, 'email: you cannot change your own email from the administration; change it in your account settings, with your password']);
+    const role = await admin.post('/api/roles', { name: 'Address managers', permissions: ['users.manage'] });
+    const manager = await signUp(server.baseUrl);
+    expect((await admin.patch(`/api/users/${manager.userId}`, { roleIds: [role.body.data.role.id] })).status).toBe(200);
+    expect((await manager.patch(`/api/users/${admin.userId}`, { email: `stolen.${admin.email}` })).status).toBe(403);
+    expect((await signIn(admin.email, admin.password)).status).toBe(200);
   });
 });
