@@ -214,6 +214,8 @@ const errorText = (error: unknown) => (error instanceof Error ? error.message : 
 
 /** While the database cannot be used, how often the job queue says so. */
 const UNAVAILABLE_LOG_INTERVAL_MS = 60_000;
+/** The key of the shared slots among the groups of slots (a type is never named so). */
+const SHARED_SLOTS = '*';
 
 export class JobRunner {
   /** Identifies this runner in lease tokens (host, pid, random). */
@@ -235,11 +237,16 @@ export class JobRunner {
   private started = false;
   private stopping = false;
   private timer: NodeJS.Timeout | null = null;
+  private timerDueAt = 0;
   private heartbeat: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
   private again = false;
-  /** Set when the last claim filled every free slot: more jobs may be due. */
-  private saturated = false;
+  /**
+   * The groups of slots (SHARED_SLOTS, or a type with slots of its own) whose last claim filled every
+   * free slot: more of their jobs may be due, and one of them finishing claims again at once. A
+   * group with no free slot is not asked, and keeps what its last claim found.
+   */
+  private readonly saturatedGroups = new Set<string>();
   /** Running attempts by lease token (one per job). */
   private readonly running = new Map<string, { type: string; promise: Promise<void> }>();
   /** When claims began failing for want of the database, and when that was last logged. */
@@ -312,18 +319,22 @@ export class JobRunner {
     await Promise.allSettled([...this.running.values()].map((r) => r.promise));
   }
 
+  private groupOf(type: string): string {
+    return this.ownSlots.has(type) ? type : SHARED_SLOTS;
+  }
+
   /** Free slots: of the shared pool, and of each type with slots of its own (and open gate). */
-  private freeSlots(gated: boolean): Array<{ types: string[]; free: number }> {
+  private freeSlots(gated: boolean): Array<{ key: string; types: string[]; free: number }> {
     const busy = new Map<string, number>();
     let shared = 0;
     for (const { type } of this.running.values()) {
       if (this.ownSlots.has(type)) busy.set(type, (busy.get(type) ?? 0) + 1);
       else shared += 1;
     }
-    const groups = [{ types: this.types, free: this.concurrency - shared }];
+    const groups = [{ key: SHARED_SLOTS, types: this.types, free: this.concurrency - shared }];
     for (const [type, slots] of this.ownSlots) {
       if (gated && this.gates[type] && !this.gates[type]()) continue;
-      groups.push({ types: [type], free: slots - (busy.get(type) ?? 0) });
+      groups.push({ key: type, types: [type], free: slots - (busy.get(type) ?? 0) });
     }
     return groups.filter((g) => g.types.length > 0 && g.free > 0);
   }
@@ -334,7 +345,12 @@ export class JobRunner {
     let saturated = false;
     for (const group of this.freeSlots(gated)) {
       const claimed = await this.claim(group.types, group.free, dueBy);
-      if (claimed.length === group.free) saturated = true;
+      if (claimed.length === group.free) {
+        saturated = true;
+        this.saturatedGroups.add(group.key);
+      } else {
+        this.saturatedGroups.delete(group.key);
+      }
       jobs.push(...claimed);
     }
     return { jobs, saturated };
@@ -342,7 +358,12 @@ export class JobRunner {
 
   private schedule(delayMs: number): void {
     if (this.stopping) return;
+    const dueAt = Date.now() + delayMs;
+    // A poll already due sooner stays: the next interval's poll, set when a tick ends, must not
+    // put off one that a job finishing during that tick asked for now.
+    if (this.timer && this.timerDueAt <= dueAt) return;
     if (this.timer) clearTimeout(this.timer);
+    this.timerDueAt = dueAt;
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.tick();
@@ -380,9 +401,8 @@ export class JobRunner {
           this.unavailableSince = null;
           this.unavailableLoggedAt = 0;
         }
-        this.saturated = saturated;
         for (const job of jobs) void this.launch(job);
-        if (this.saturated) this.again = true;
+        if (saturated) this.again = true;
       } while (this.again && !this.stopping);
     } catch (error) {
       if (this.stopping) return;
@@ -437,7 +457,10 @@ export class JobRunner {
     const token = row.leasedBy!;
     const promise = this.execute(row).finally(() => {
       this.running.delete(token);
-      if (this.saturated && this.started) this.schedule(0);
+      // Per group: one flag for all once let a pass that found the shared slots busy, and nothing
+      // more of another type due, stop finishing jobs from claiming, and a backlog went at one
+      // batch of slots per poll (16 jobs a second).
+      if (this.saturatedGroups.has(this.groupOf(row.type)) && this.started) this.schedule(0);
     });
     this.running.set(token, { type: row.type, promise });
     return promise;

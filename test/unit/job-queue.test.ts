@@ -344,6 +344,23 @@ describe('JobRunner loop', () => {
   });
 });
 
+describe('a finishing job starts the next', () => {
+  it('runs a backlog larger than the slots without waiting for the next poll, in the shared pool and in slots of their own', async () => {
+    // The poll after start comes in a minute: only finishing jobs can start the rest. (They once
+    // did so only until a claim found every slot busy, after which the backlog went at a batch of
+    // `concurrency` jobs per poll: 16 jobs a second, so a deleted account's bytes took hours.)
+    const ran = { quick: 0, media: 0 };
+    const jobs = runner(
+      { quick: async () => void ran.quick++, media: async () => void ran.media++ },
+      { concurrency: 3, pollIntervalMs: 60_000, typeConcurrency: { media: 1 } },
+    );
+    for (let n = 0; n < 40; n++) await enqueueJob(handle.db, { type: 'quick', payload: n });
+    for (let n = 0; n < 10; n++) await enqueueJob(handle.db, { type: 'media', payload: n });
+    jobs.start();
+    await waitFor(async () => ran.quick === 40 && ran.media === 10 && (await jobRows()).length === 0, 20_000);
+  });
+});
+
 describe('slow handlers', () => {
   it('runs every job, never more than `concurrency` at once, when handlers outlast the poll interval', async () => {
     let running = 0;
