@@ -45,6 +45,23 @@ Commands:
 
 class UsageError extends Error {}
 
+type FlagOptions = Record<string, { type: 'string' } | { type: 'boolean'; default?: boolean }>;
+
+/**
+ * The flags of a command. A flag given twice is a mistake (`--email a --email b` made the token for
+ * the second address without a word), as is a word the command does not take.
+ */
+function parseFlags<T extends FlagOptions>(args: string[], options: T, allowPositionals = false) {
+  const parsed = parseArgs({ args, options, allowPositionals, strict: true, tokens: true });
+  const seen = new Set<string>();
+  for (const token of parsed.tokens) {
+    if (token.kind !== 'option') continue;
+    if (seen.has(token.name)) throw new UsageError(`--${token.name} is given more than once`);
+    seen.add(token.name);
+  }
+  return parsed;
+}
+
 /** Checks flag values with the schemas the API checks the same fields with; a mistake names its flag. */
 function checkFlags(shape: Record<string, z.ZodType>, values: Record<string, unknown>): void {
   for (const [flag, schema] of Object.entries(shape)) {
@@ -78,6 +95,7 @@ async function run(argv: string[], config: Config): Promise<string> {
   const [command, sub, ...rest] = argv;
   if (command === 'import') return importDirectory(argv.slice(1), config);
   if (command === 'migrate') {
+    if (argv.length > 1) throw new UsageError(`migrate takes nothing more (given: ${argv.slice(1).join(' ')})`);
     const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
     try {
       const applied = await migrate(handle.db, undefined, () => process.stderr.write('The database is locked by another process (a start upgrading it, another migrate, the import): waiting for it, up to 15 minutes\n'));
@@ -87,7 +105,7 @@ async function run(argv: string[], config: Config): Promise<string> {
     }
   }
   if (command === 'user' && sub === 'create') {
-    const { values } = parseArgs({ args: rest, options: { email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' }, admin: { type: 'boolean', default: false } }, strict: true });
+    const { values } = parseFlags(rest, { email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' }, admin: { type: 'boolean', default: false } });
     if (!values.email || !values.password) throw new UsageError('user create needs --email and --password');
     // The rules POST /api/users holds an account to (contract §2).
     checkFlags({ email: emailSchema, password: passwordSchema, name: accountNameSchema.optional() }, values);
@@ -99,7 +117,7 @@ async function run(argv: string[], config: Config): Promise<string> {
     });
   }
   if (command === 'user' && sub === 'reset-two-factor') {
-    const { values } = parseArgs({ args: rest, options: { email: { type: 'string' } }, strict: true });
+    const { values } = parseFlags(rest, { email: { type: 'string' } });
     if (!values.email) throw new UsageError('user reset-two-factor needs --email');
     return withDatabase(config, async ({ db }) => {
       const user = await findUserForLogin(db, values.email!);
@@ -109,7 +127,7 @@ async function run(argv: string[], config: Config): Promise<string> {
     });
   }
   if (command === 'user' && sub === 'reset-password') {
-    const { values } = parseArgs({ args: rest, options: { email: { type: 'string' }, password: { type: 'string' } }, strict: true });
+    const { values } = parseFlags(rest, { email: { type: 'string' }, password: { type: 'string' } });
     if (!values.email) throw new UsageError('user reset-password needs --email');
     if (values.password !== undefined) checkFlags({ password: passwordSchema }, values);
     // Without --password, one no one chose: 128 random bits, shown once and never stored in clear.
@@ -124,7 +142,7 @@ async function run(argv: string[], config: Config): Promise<string> {
     });
   }
   if (command === 'token' && sub === 'create') {
-    const { values } = parseArgs({ args: rest, options: { email: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, expires: { type: 'string' }, profile: { type: 'string' } }, strict: true });
+    const { values } = parseFlags(rest, { email: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, expires: { type: 'string' }, profile: { type: 'string' } });
     if (!values.email || !values.name || !values.scopes) throw new UsageError('token create needs --email, --name and --scopes');
     checkFlags({ name: tokenNameSchema }, values);
     const requested = values.scopes.split(',').map((s) => s.trim()).filter(Boolean);
@@ -149,13 +167,15 @@ async function run(argv: string[], config: Config): Promise<string> {
 async function importDirectory(args: string[], config: Config): Promise<string> {
   let parsed;
   try {
-    parsed = parseArgs({ args, options: { email: { type: 'string' }, folder: { type: 'string' }, profile: { type: 'string' } }, allowPositionals: true, strict: true });
+    parsed = parseFlags(args, { email: { type: 'string' }, folder: { type: 'string' }, profile: { type: 'string' } }, true);
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
   const { values, positionals } = parsed;
   if (positionals.length !== 1 || !values.email) throw new UsageError('import needs one directory and --email');
   const directory = positionals[0]!;
+  if (directory.trim() === '') throw new UsageError('import needs a directory: the one given is an empty path');
   // A second Ctrl-C ends the process at once; the first lets the files in flight finish.
   const interrupt = new AbortController();
   process.once('SIGINT', () => {
@@ -216,7 +236,8 @@ function importSummary(outcome: ImportOutcome, seconds: number): string {
 }
 
 const argv = process.argv.slice(2);
-if (argv.length > 0 && ['--help', '-h', 'help'].includes(argv[0]!)) {
+// Help anywhere (`user create --help`) is help, not an unknown flag.
+if ((argv.length > 0 && argv[0] === 'help') || argv.some((arg) => arg === '--help' || arg === '-h')) {
   console.log(usage);
   process.exit(0);
 }

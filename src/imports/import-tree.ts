@@ -371,7 +371,10 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
           continue;
         }
         if (quotaLeft !== null && file.size > quotaLeft) {
-          stop(file, `${file.size} bytes, ${quotaLeft} bytes left`);
+          // Room held by unfinished chunked uploads is named, as the API's 413 names it: the
+          // account's usage does not show it.
+          const held = allowance.reserved > 0 ? `; ${allowance.reserved} more are held by unfinished chunked uploads` : '';
+          stop(file, `${file.size} bytes, ${quotaLeft} bytes left${held}`);
           break;
         }
         if (quotaLeft !== null) quotaLeft -= file.size;

@@ -248,6 +248,12 @@ describe('npm run cli -- import', { timeout: 120_000 }, () => {
     expect(summaryCount(stopped.stdout, 'imported')).toBe(2);
     expect((await listFiles(user)).map((f) => f.name)).toEqual(['a.bin', 'b.bin']);
     expect((await user.get('/api/account')).body.data.account.usedBytes).toBe(2000);
+    // Room held by an unfinished chunked upload, which the account's usage does not show, is named.
+    const held = await user.post('/api/files/chunks', { filename: 'held.bin', size: 300 });
+    expect(held.status, held.text).toBe(200);
+    const heldRun = await cli('import', tree, '--email', user.email);
+    expect(heldRun.status).toBe(1);
+    expect(heldRun.stderr.trim().split('\n').at(-1)).toMatch(/ is reached at c\.bin \(1000 bytes, 200 bytes left; 300 more are held by unfinished chunked uploads\): the import stopped/);
 
     expect((await owner.patch(`/api/users/${user.userId}`, { quotaBytes: 10_000 })).status).toBe(200);
     const resumed = await cli('import', tree, '--email', user.email);

@@ -77,6 +77,22 @@ describe('command-line tool', () => {
     const help = cli('--help');
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/^Usage: npm run cli/);
+    // Help after a command is help too.
+    const commandHelp = cli('user', 'create', '--help');
+    expect([commandHelp.status, commandHelp.stdout.startsWith('Usage: npm run cli')]).toEqual([0, true]);
+    // A flag given twice, or a word a command does not take, is a mistake, not the last one winning.
+    const twice = cli('token', 'create', '--email', 'ops@example.test', '--email', 'plain@example.test', '--name', 'x', '--scopes', 'urls:read');
+    expect(twice.status).toBe(2);
+    expect(twice.stderr).toMatch(/^--email is given more than once/);
+    const extra = cli('migrate', 'now');
+    expect(extra.status).toBe(2);
+    expect(extra.stderr).toMatch(/^migrate takes nothing more \(given: now\)/);
+    const stray = cli('user', 'reset-two-factor', 'ops@example.test');
+    expect(stray.status).toBe(2);
+    expect(stray.stderr).toMatch(/Unexpected argument 'ops@example.test'/);
+    const empty = cli('import', '', '--email', 'ops@example.test');
+    expect(empty.status).toBe(2);
+    expect(empty.stderr).toMatch(/^import needs a directory: the one given is an empty path/);
   });
 
   it('says why the database cannot be opened, in one line', () => {
