@@ -446,6 +446,43 @@ describe('the web app at its edges', () => {
     expect(problems).toEqual([]);
   });
 
+  test("the bulk bar keeps the keyboard's focus: on Move after a move, on the heading once the bar goes", async () => {
+    const folder = await owner.post('/api/folders', { name: 'Bulk target' });
+    expect(folder.status, folder.text).toBe(201);
+    for (const name of ['bulk-a.txt', 'bulk-b.txt']) expect((await uploadFile(owner, name, `${name}\n`)).status).toBe(200);
+    await page.goto(`${server.baseUrl}/app/files?search=bulk-`);
+    await expect.poll(() => page.getByTestId('file-card').count()).toBe(2);
+    const bar = page.getByRole('region', { name: 'Selected files' });
+    await page.getByLabel('Select bulk-a.txt').check();
+    await page.getByLabel('Select bulk-b.txt').check();
+    // A move empties the folder choice; the button stays focused, marked unusable until another is chosen.
+    await bar.getByLabel('Move to folder').selectOption({ label: 'Bulk target' });
+    await bar.getByRole('button', { name: 'Move', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').getByText('Moved: 2 files').waitFor();
+    await expect.poll(focused).toEqual({ tag: 'BUTTON', name: 'Move' });
+    await expect(bar.getByRole('button', { name: 'Move', exact: true }).getAttribute('aria-disabled')).resolves.toBe('true');
+    await page.keyboard.press('Enter');
+    // Clear selection takes the bar away: focus goes to the heading, not the page's body.
+    await bar.getByRole('button', { name: 'Clear selection' }).focus();
+    await page.keyboard.press('Enter');
+    await bar.waitFor({ state: 'detached' });
+    await expect.poll(focused).toEqual({ tag: 'H1', name: 'Files' });
+    // So does deleting the selection.
+    await page.getByLabel('Select bulk-a.txt').check();
+    await page.getByLabel('Select bulk-b.txt').check();
+    await bar.getByRole('button', { name: 'Delete', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(async () => (await focused()).name).toBe('Cancel');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await bar.waitFor({ state: 'detached' });
+    await expect.poll(focused).toEqual({ tag: 'H1', name: 'Files' });
+    await expect.poll(() => page.getByTestId('file-card').count()).toBe(0);
+    expect((await owner.delete(`/api/folders/${folder.body.data.folder.id}`)).status).toBe(204);
+    expect(problems).toEqual([]);
+  });
+
   test('deleting a tag or a folder with the keyboard leaves focus on the next one, else the previous one, else the heading', async () => {
     // Tags, listed by name: Home, Play, Work.
     expect((await owner.get('/api/tags')).body.data.tags).toEqual([]);

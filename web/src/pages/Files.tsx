@@ -263,10 +263,25 @@ export function FilesPage() {
     refresh();
   };
 
+  // The bar goes when the selection is emptied (Delete, Clear selection): focus on one of its
+  // buttons would fall to the page's body, so it goes to the page's heading once the bar is gone.
+  const barRef = useRef<HTMLDivElement>(null);
+  const headingAfterBar = useRef(false);
+  const clearSelection = () => {
+    const bar = barRef.current;
+    headingAfterBar.current = bar !== null && (bar.contains(document.activeElement) || document.activeElement === document.body);
+    setSelection(new Map());
+  };
+  useEffect(() => {
+    if (selection.size > 0 || !headingAfterBar.current) return;
+    headingAfterBar.current = false;
+    focusPageHeading();
+  }, [selection]);
+
   const bulkDelete = async () => {
     if (!(await confirm('Delete files', `Delete ${pluralize(selection.size, 'selected file')}? This cannot be undone.`, `Delete ${selection.size}`))) return;
     await bulk('Deleted', (file) => del(`/api/files/${encodeURIComponent(file.id)}`));
-    setSelection(new Map());
+    clearSelection();
   };
 
   const [moveTarget, setMoveTarget] = useState('');
@@ -381,7 +396,7 @@ export function FilesPage() {
       />
 
       {selection.size > 0 && (
-        <div className="bulk-bar" role="region" aria-label="Selected files">
+        <div className="bulk-bar" role="region" aria-label="Selected files" ref={barRef}>
           <strong>{pluralize(selection.size, 'file')} selected</strong>
           <button
             type="button"
@@ -412,10 +427,13 @@ export function FilesPage() {
                   <FolderOptions folders={folders.data ?? []} />
                 </select>
               </label>
+              {/* Marked, not disabled, when no folder is chosen: emptied after a move, a disabled
+                  button would drop the focus it had to the page's body. */}
               <button
                 type="button"
-                disabled={!moveTarget}
+                aria-disabled={!moveTarget}
                 onClick={() => {
+                  if (!moveTarget) return;
                   const folderId = moveTarget === 'unfiled' ? null : moveTarget;
                   void bulk('Moved', (file) => patch(`/api/files/${encodeURIComponent(file.id)}`, { folderId }));
                   setMoveTarget('');
@@ -442,7 +460,7 @@ export function FilesPage() {
               Delete
             </button>
           )}
-          <button type="button" className="link-button" onClick={() => setSelection(new Map())}>
+          <button type="button" className="link-button" onClick={clearSelection}>
             Clear selection
           </button>
         </div>
