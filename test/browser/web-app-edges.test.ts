@@ -408,6 +408,19 @@ describe('the web app at its edges', () => {
     await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
     await expect.poll(focused).toEqual({ tag: 'BUTTON', name: `Withdraw invite ${invites[1]!.code}` });
 
+    // Tokens: a revoked token stays listed without its buttons; focus goes on to the next one's Revoke.
+    for (const name of ['revoked first', 'revoked second']) expect((await owner.post('/api/tokens', { name, scopes: ['files:read'] })).status).toBe(201);
+    await page.goto(`${server.baseUrl}/app/integrations`);
+    const tokenRows = page.getByTestId('token-row');
+    await tokenRows.filter({ hasText: 'revoked second' }).waitFor();
+    // This file's server has no other token: the two are the list's active rows, in its order.
+    const active = async () => (await tokenRows.allTextContents()).filter((text) => text.includes('Revoke')).map((text) => (text.includes('revoked first') ? 'revoked first' : text.includes('revoked second') ? 'revoked second' : 'other'));
+    const [firstShown, secondShown, ...others] = await active();
+    expect(others).toEqual([]);
+    await remove(`Revoke ${firstShown}`, 'Revoke');
+    await page.getByRole('status').getByText('Token revoked').waitFor();
+    await expect.poll(focused).toEqual({ tag: 'BUTTON', name: `Revoke ${secondShown}` });
+
     // Accounts: the next account's Delete.
     const first = uniqueEmail('first');
     await createAccount(first);

@@ -2,7 +2,7 @@ import { Fragment, useState } from 'react';
 import { del, get, patch, post } from '../api.ts';
 import { formatDateTime, fromLocalInput } from '../format.ts';
 import { useSession } from '../session.tsx';
-import { Badge, CopyButton, DataTable, Empty, ErrorNote, Loading, SecretReveal, TabbedPage, useAction, useConfirm, useLoad, useSubmit, useToast } from '../ui.tsx';
+import { Badge, CopyButton, DataTable, Empty, ErrorNote, Loading, SecretReveal, TabbedPage, useAction, useConfirm, useFocusAfterRemoval, useLoad, useSubmit, useToast } from '../ui.tsx';
 import type { Delivery, Scope, TokenRecord, UploadProfile, Webhook } from '@api';
 import { scopes as allScopes } from '@api/vocabulary.ts';
 import { UploadProfileOptions } from './FolderOptions.tsx';
@@ -49,6 +49,8 @@ function TokensSection() {
   const run = useAction();
   const confirm = useConfirm();
   const tokens = useLoad(() => get<{ tokens: TokenRecord[]; activeCount: number; limit: number }>('/api/tokens'), []);
+  // A revoked token stays listed without its buttons: focus goes on to the next row's Revoke.
+  const keepFocus = useFocusAfterRemoval(tokens.data);
   const profiles = useLoad(() => (can('uploadProfiles.manage') ? get<{ profiles: UploadProfile[] }>('/api/upload-profiles').then((d) => d.profiles) : Promise.resolve([] as UploadProfile[])), []);
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Scope[]>(['files:upload']);
@@ -144,7 +146,7 @@ function TokensSection() {
         {tokens.data && tokens.data.tokens.length > 0 && (
           <DataTable columns={['Name', 'Scopes', 'Status', 'Profile', 'Created', 'Expires', 'Last used']} caption="Tokens">
             {tokens.data.tokens.map((token) => (
-              <tr key={token.id} data-testid="token-row">
+              <tr key={token.id} data-testid="token-row" data-item-key={token.id}>
                 <td>{token.name}</td>
                 <td>
                   {token.scopes.map((s) => (
@@ -165,6 +167,7 @@ function TokensSection() {
                         type="button"
                         className="small"
                         aria-label={`Rotate ${token.name}`}
+                        data-action="rotate"
                         onClick={async () => {
                           if (!(await confirm('Rotate token', `Replace “${token.name}” with a new secret? The current secret stops working at once.`, 'Rotate'))) return;
                           await run(async () => {
@@ -180,9 +183,13 @@ function TokensSection() {
                         type="button"
                         className="small danger"
                         aria-label={`Revoke ${token.name}`}
+                        data-action="revoke"
                         onClick={async () => {
                           if (!(await confirm('Revoke token', `Revoke “${token.name}”? Scripts using it stop working at once. It stays listed as revoked.`, 'Revoke'))) return;
-                          if (await run(() => del(`/api/tokens/${encodeURIComponent(token.id)}`), 'Token revoked')) void tokens.reload();
+                          if (await run(() => del(`/api/tokens/${encodeURIComponent(token.id)}`), 'Token revoked')) {
+                            keepFocus();
+                            void tokens.reload();
+                          }
                         }}
                       >
                         Revoke
