@@ -199,6 +199,19 @@ describe('the web app at its edges', () => {
       await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'staying.bin' }).waitFor({ timeout: 30_000 });
       expect(await names('staying')).toEqual(['staying.bin']);
 
+      // Cancel and Retry with the keyboard: one button whose word changes, so the focus stays on it;
+      // once the upload is done, it is on the new link's Copy button.
+      await page.getByTestId('file-input').setInputFiles(onDisk('keyboard.bin'));
+      const keyboardRow = (status: string) => page.locator(`[data-testid=upload-item][data-status=${status}]`, { hasText: 'keyboard.bin' });
+      await keyboardRow('uploading').waitFor();
+      await keyboardRow('uploading').getByRole('button', { name: 'Cancel the upload of keyboard.bin' }).focus();
+      await page.keyboard.press('Enter');
+      await keyboardRow('cancelled').waitFor();
+      await expect.poll(focused).toEqual({ tag: 'BUTTON', name: 'Retry the upload of keyboard.bin' });
+      await page.keyboard.press('Enter');
+      await keyboardRow('done').waitFor({ timeout: 30_000 });
+      await expect.poll(focused).toEqual({ tag: 'BUTTON', name: 'Copy link to keyboard.bin' });
+
       // Nothing running: the menu leaves without asking.
       await nav().getByRole('link', { name: 'Files' }).click();
       await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();

@@ -216,7 +216,12 @@ export function UploadPage() {
           <UploadRow
             key={item.id}
             item={item}
-            onCancel={() => controllers.current.get(item.id)?.abort()}
+            onCancel={() => {
+              const controller = controllers.current.get(item.id);
+              // A file still waiting for its turn has nothing to abort: it just leaves the queue.
+              if (controller) controller.abort();
+              else update(item.id, { status: 'cancelled', detail: 'Cancelled', loaded: 0, speed: 0 });
+            }}
             onRetry={() => update(item.id, { status: 'queued', detail: 'Waiting', error: undefined, loaded: 0 })}
           />
         ))}
@@ -227,9 +232,27 @@ export function UploadPage() {
 
 function UploadRow({ item, onCancel, onRetry }: { item: Item; onCancel: () => void; onRetry: () => void }) {
   const labelId = useId();
+  // Cancel and Retry are one button whose word changes, so the keyboard's focus stays on it from one
+  // to the other (two buttons, one taking the other's place, dropped it to the page's body). When
+  // the upload is done and the button goes, focus moves to the new link's Copy button.
+  const actionRef = useRef<HTMLButtonElement>(null);
+  const rowRef = useRef<HTMLLIElement>(null);
+  const actionHadFocus = useRef(false);
+  actionHadFocus.current = actionRef.current !== null && document.activeElement === actionRef.current;
+  useEffect(() => {
+    if (item.status !== 'done' || !actionHadFocus.current) return;
+    actionHadFocus.current = false;
+    rowRef.current?.querySelector<HTMLElement>('.upload-result button')?.focus();
+  }, [item.status]);
+  const action =
+    item.status === 'uploading' || item.status === 'queued'
+      ? { word: 'Cancel', label: `Cancel the upload of ${item.file.name}`, run: onCancel }
+      : item.status === 'failed' || item.status === 'cancelled'
+        ? { word: 'Retry', label: `Retry the upload of ${item.file.name}`, run: onRetry }
+        : null;
   const percent = item.file.size === 0 ? (item.status === 'done' ? 100 : 0) : Math.min(100, Math.floor((item.loaded / item.file.size) * 100));
   return (
-    <li className={`upload-item upload-${item.status}`} data-testid="upload-item" data-status={item.status}>
+    <li className={`upload-item upload-${item.status}`} data-testid="upload-item" data-status={item.status} ref={rowRef}>
       <div className="upload-item-head">
         <span id={labelId} className="upload-name">
           {item.file.name}
@@ -242,14 +265,9 @@ function UploadRow({ item, onCancel, onRetry }: { item: Item; onCancel: () => vo
           {item.status === 'uploading' ? `${percent}% · ${formatSpeed(item.speed)} · ${item.detail}` : item.detail}
         </span>
         <span className="row-actions">
-          {item.status === 'uploading' && (
-            <button type="button" onClick={onCancel} aria-label={`Cancel the upload of ${item.file.name}`}>
-              Cancel
-            </button>
-          )}
-          {(item.status === 'failed' || item.status === 'cancelled') && (
-            <button type="button" onClick={onRetry} aria-label={`Retry the upload of ${item.file.name}`}>
-              Retry
+          {action && (
+            <button type="button" ref={actionRef} onClick={action.run} aria-label={action.label}>
+              {action.word}
             </button>
           )}
         </span>
