@@ -1,9 +1,9 @@
 import type { Db } from '../db/database.ts';
-import { findUserForLogin, normalizeEmail, type UserRow } from './users.ts';
+import { findUserForLogin, type UserRow } from './users.ts';
+import { loginAttemptKey, loginFailureKey } from './sign-in-keys.ts';
 import { AppError } from '../errors.ts';
 import { verifyPassword } from '../auth/passwords.ts';
 import { clearHits, takeAttempt } from '../auth/throttle.ts';
-import { clientKey } from '../shared/client-key.ts';
 
 /**
  * Sign-in attempts allowed per window. Attempts on one email address are counted per client IP,
@@ -21,18 +21,12 @@ export const loginLimits = {
   failuresPerIp: 30,
 } as const;
 
-/** The throttle key of failed sign-ins from one address, whatever the account. */
-export function loginFailureKey(ip: string): string {
-  return `login:ip:${clientKey(ip)}`;
-}
+
+export { loginAttemptKey, loginFailureKey };
 
 export const TOO_MANY_SIGN_INS = 'Too many sign-in attempts; try again later';
 const TOO_MANY = TOO_MANY_SIGN_INS;
 
-/** The throttle key of sign-in attempts on one account from one address (password and code steps). */
-export function loginAttemptKey(email: string, ip: string): string {
-  return `login:account:${normalizeEmail(email)}:ip:${clientKey(ip)}`;
-}
 
 export async function login(db: Db, input: { email: string; password: string; ip: string }): Promise<UserRow> {
   const user = await findUserForLogin(db, input.email);

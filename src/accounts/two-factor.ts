@@ -5,9 +5,10 @@ import { newId } from '../db/ids.ts';
 import type { SecretBox } from '../auth/secret-box.ts';
 import { verifyPassword } from '../auth/passwords.ts';
 import { randomSecret, sha256Hex } from '../auth/secrets.ts';
-import { clearHits, takeAttempt } from '../auth/throttle.ts';
+import { clearHits, clearHitsStartingWith, takeAttempt } from '../auth/throttle.ts';
 import { accountGone, AppError, conflict, invalid, notFound, unauthorized } from '../errors.ts';
 import { loginAttemptKey, loginFailureKey, loginLimits, TOO_MANY_SIGN_INS } from './login.ts';
+import { accountSignInKeys } from './sign-in-keys.ts';
 import { assertCanManage, findUserById, type UserRow } from './users.ts';
 import type { PermissionSet } from '../auth/permissions.ts';
 
@@ -159,6 +160,10 @@ export async function resetTwoFactor(db: Db, userId: string): Promise<void> {
     await forAccount(trx, userId).deleteFrom('recoveryCodes').execute();
     await forAccount(trx, userId).deleteFrom('signInTickets').execute();
   });
+  // Wrong codes counted on the account (until a code step succeeds) would hold the sign-in the
+  // reset is for: they go, from every address.
+  const user = await findUserById(db, userId);
+  if (user) await clearHitsStartingWith(db, accountSignInKeys(user.email));
 }
 
 /**

@@ -13,22 +13,21 @@ import { readSettings } from '../settings/instance-settings.ts';
 import { assertInviteUsable, consumeInvite } from './invites.ts';
 import { ACCOUNT_NAME_LENGTH } from '../shared/display-name.ts';
 import { rolesInOrder } from '../shared/name-order.ts';
-import { takeAttempt } from '../auth/throttle.ts';
+import { clearHitsStartingWith, takeAttempt } from '../auth/throttle.ts';
 import { scheduleStorageDeletes } from '../jobs/storage-cleanup.ts';
 import { scheduleSessionStorageAbort } from '../chunks/chunk-session-jobs.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import type { Me } from '../api/accounts.ts';
 import type { AdminUser } from '../api/admin.ts';
 import { clientKey } from '../shared/client-key.ts';
+import { accountSignInKeys, normalizeEmail } from './sign-in-keys.ts';
 
 // Defined with the principal it identifies (auth sits below accounts); exported here for callers.
 export type { UserRow };
 
 const userColumns = ['id', 'email', 'name', 'urlId', 'emailVerified', 'quotaBytes', 'createdAt'] as const;
 
-export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
-}
+export { normalizeEmail };
 
 export async function findUserById(db: Executor, id: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').select(userColumns).where('id', '=', id).executeTakeFirst();
@@ -370,6 +369,9 @@ export async function updateUserAsAdmin(
       await assertAdministratorRemains(trx);
     }
   });
+  // Who forgot a password has often locked the sign-in by trying: the new one works at once, from
+  // every address (their failures on the account go; those counted on an address alone stay).
+  if (passwordHash !== undefined) await clearHitsStartingWith(db, accountSignInKeys(user.email));
   return getUserForAdmin(db, id);
 }
 

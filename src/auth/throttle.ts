@@ -44,6 +44,15 @@ export async function clearHits(db: Db, key: string): Promise<void> {
   await db.deleteFrom('rateLimits').where('key', '=', key).execute();
 }
 
+/** Clears every key that begins with `prefix` (an account's sign-in from any address). */
+export async function clearHitsStartingWith(db: Db, prefix: string): Promise<void> {
+  // substr() rather than LIKE, whose `_` and `%` an email address may hold; lengths in characters.
+  await db
+    .deleteFrom('rateLimits')
+    .where(sql<string>`substr(${sql.ref('key')}, 1, ${[...prefix].length})`, '=', prefix)
+    .execute();
+}
+
 /**
  * Gives back one attempt `takeAttempt` counted, for work that turned out well (a successful sign-in
  * on a per-address limit): counted before, so parallel attempts cannot slip past; given back after,

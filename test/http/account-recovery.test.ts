@@ -40,6 +40,14 @@ describe('an administrator sets a password for an account that forgot its own', 
     expect((await new Client(server.baseUrl).get('/api/files', { token })).status).toBe(200);
   });
 
+  it('lifts the lock its owner put on the sign-in by guessing: the new password works at once', async () => {
+    const user = await signUp(server.baseUrl);
+    for (let i = 0; i < 10; i++) expect((await signIn(user.email, `guess number ${i}`)).status).toBe(401);
+    expect((await signIn(user.email, user.password)).status).toBe(429);
+    expect((await admin.patch(`/api/users/${user.userId}`, { password: 'set after the lockout' })).status).toBe(200);
+    expect((await signIn(user.email, 'set after the lockout')).status).toBe(200);
+  });
+
   it('never its own (that takes the current password), never too short, never for an account holding more than the setter', async () => {
     const own = await admin.patch(`/api/users/${admin.userId}`, { password: 'an administrator password' });
     expect([own.status, own.body.error]).toEqual([400, 'password: you cannot set your own password from the administration; change it in your account settings, with your current one']);
