@@ -329,10 +329,13 @@ export async function updateUserAsAdmin(
     throw forbidden('You cannot remove the quota of an account without the permission quotas.bypass');
   }
   // Nor may it raise one above the instance default: a limit of 2^53 - 1 bytes lifts the quota as
-  // surely as 0 does. Up to the default (or any limit, where the default is no quota) it restricts.
+  // surely as 0 does. Up to the default (or any limit, where the default is no quota), or below
+  // the account's own larger limit or none (which an administrator set), it restricts.
   if (changes.quotaBytes && !hasPermission(actor.permissions, 'quotas.bypass')) {
     const { defaultQuotaBytes } = await readSettings(db);
-    if (defaultQuotaBytes > 0 && changes.quotaBytes > defaultQuotaBytes) {
+    const own = user.quotaBytes === null ? null : Number(user.quotaBytes);
+    const lowering = own !== null && (own === 0 || changes.quotaBytes <= own);
+    if (defaultQuotaBytes > 0 && changes.quotaBytes > defaultQuotaBytes && !lowering) {
       throw forbidden(`You cannot set a quota above the instance default (${defaultQuotaBytes} bytes) without the permission quotas.bypass`);
     }
   }

@@ -134,10 +134,34 @@ describe('a manager without administrator', () => {
       expect((await manager.client.patch(`/api/users/${puppet.id}`, { quotaBytes: 100 })).status).toBe(200);
       expect((await manager.client.patch(`/api/users/${puppet.id}`, { quotaBytes: 40 })).status).toBe(200);
       expect((await manager.client.patch(`/api/users/${puppet.id}`, { quotaBytes: null })).status).toBe(200);
-      // An administrator may lift it, or raise it; a manager may then lower it to the default again.
+      // An administrator may lift it, or raise it; a manager may then lower it, to the default or
+      // to any limit below the larger one (or none) the administrator set, but not raise it again.
       expect((await admin.patch(`/api/users/${puppet.id}`, { quotaBytes: 0 })).status).toBe(200);
-      expect((await admin.patch(`/api/users/${puppet.id}`, { quotaBytes: 10_000 })).status).toBe(200);
+      expect((await manager.client.patch(`/api/users/${puppet.id}`, { quotaBytes: 20_000 })).status).toBe(200);
+      expect((await manager.client.patch(`/api/users/${puppet.id}`, { quotaBytes: 5_000 })).status).toBe(200);
+      expect((await manager.client.patch(`/api/users/${puppet.id}`, { quotaBytes: 6_000 })).status).toBe(403);
       expect((await manager.client.patch(`/api/users/${puppet.id}`, { quotaBytes: 100 })).status).toBe(200);
+      expect(await userOf(puppet.id)).toMatchObject({ quotaBytes: 100 });
+    } finally {
+      await admin.patch('/api/settings', { defaultQuotaBytes: 0 });
+    }
+  });
+
+  it('with settings.manage but not quotas.bypass, lowers the default quota but neither raises nor removes it', async () => {
+    const settingsManager = await createAccount([await createRole('Settings managers', ['settings.manage'])]);
+    await admin.patch('/api/settings', { defaultQuotaBytes: 1000 });
+    try {
+      for (const defaultQuotaBytes of [0, 1001, Number.MAX_SAFE_INTEGER]) {
+        const refused = await settingsManager.client.patch('/api/settings', { defaultQuotaBytes });
+        expect([refused.status, refused.body.error], String(defaultQuotaBytes)).toEqual([403, 'You cannot raise or remove the default quota without the permission quotas.bypass']);
+      }
+      expect((await admin.get('/api/settings')).body.data.defaultQuotaBytes).toBe(1000);
+      // The same value again (a form sending what was not edited), or less, it may.
+      expect((await settingsManager.client.patch('/api/settings', { defaultQuotaBytes: 1000, registration: 'closed' })).status).toBe(200);
+      expect((await settingsManager.client.patch('/api/settings', { defaultQuotaBytes: 500 })).status).toBe(200);
+      // Where there is no default quota, any limit restricts.
+      await admin.patch('/api/settings', { defaultQuotaBytes: 0 });
+      expect((await settingsManager.client.patch('/api/settings', { defaultQuotaBytes: 5000 })).status).toBe(200);
     } finally {
       await admin.patch('/api/settings', { defaultQuotaBytes: 0 });
     }

@@ -1,5 +1,6 @@
-import type { RouteModule } from '../route-module.ts';
-import { instanceSettingsInput, readSettings, updateSettings } from '../../settings/instance-settings.ts';
+import { principalOf, type RouteModule } from '../route-module.ts';
+import { instanceSettingsInput, readSettings } from '../../settings/instance-settings.ts';
+import { updateSettingsAs } from '../../accounts/settings-changes.ts';
 import { afterSettingsChange, mediaProgress } from '../../media/backfill.ts';
 import { ok } from '../responses.ts';
 import { instanceSettingsResponse, mediaProgressResponse } from '../../api/admin.ts';
@@ -9,7 +10,7 @@ export const settingsRoutes: RouteModule = async (app, { ctx }) => {
   app.get('/api/settings', { schema: { tags, summary: 'Instance settings', response: { 200: instanceSettingsResponse } } }, async () => ok(await readSettings(ctx.db)));
   app.patch('/api/settings', { schema: { tags, summary: 'Change instance settings', body: instanceSettingsInput.partial(), response: { 200: instanceSettingsResponse } } }, async (request) => {
     const before = await readSettings(ctx.db);
-    const after = await updateSettings(ctx.db, request.body);
+    const after = await updateSettingsAs(ctx.db, principalOf(request).permissions, request.body);
     await afterSettingsChange(ctx, before, after);
     return ok(after);
   });

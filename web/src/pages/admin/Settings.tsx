@@ -2,11 +2,13 @@ import { useEffect, useState } from 'react';
 import { MediaProgressPanel } from './MediaProgress.tsx';
 import { get, patch } from '../../api.ts';
 import { ErrorNote, Loading, useLoad, useSubmit, useToast } from '../../ui.tsx';
+import { useSession } from '../../session.tsx';
 import type { InstanceSettings } from '@api';
 import { fromMiB, ONE_BYTE_IN_MIB, toMiB } from './mib.ts';
 
 export function SettingsSection() {
   const toast = useToast();
+  const { can } = useSession();
   const settings = useLoad(() => get<InstanceSettings>('/api/settings'), []);
   const [registration, setRegistration] = useState<InstanceSettings['registration']>('closed');
   const [requireVerification, setRequireVerification] = useState(false);
@@ -64,7 +66,8 @@ export function SettingsSection() {
         <input type="number" min={ONE_BYTE_IN_MIB} step="any" value={maxUpload} onChange={(e) => setMaxUpload(e.target.value)} required />
       </label>
       <label>
-        Default quota per account (MiB, 0 = none)
+        Default quota per account (MiB, 0 = none){' '}
+        {!can('quotas.bypass') && <span className="muted">(raising or removing it needs the permission quotas.bypass)</span>}
         <input type="number" min={0} step="any" value={quota} onChange={(e) => setQuota(e.target.value)} required />
       </label>
       <fieldset>
