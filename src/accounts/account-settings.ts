@@ -56,7 +56,7 @@ export interface AccountChanges {
   uploadDefaults?: unknown;
   currentPassword?: string | undefined;
   newPassword?: string | undefined;
-  /** Needs `currentPassword`; the new address is unverified until an administrator verifies it. */
+  /** Needs `currentPassword`; the account's verification stays as it is. */
   email?: string | undefined;
 }
 
@@ -114,11 +114,10 @@ export async function updateAccountSettings(db: Db, dialect: Dialect, actor: Act
     const set: { name?: string; email?: string; emailVerified?: number; defaultProfileId?: string | null; uploadDefaults?: string; passwordHash?: string; updatedAt: number } = {
       updatedAt: Date.now(),
     };
-    if (email !== undefined) {
-      const current = await trx.selectFrom('users').select('email').where('id', '=', userId).executeTakeFirstOrThrow();
-      // Verification is an administrator vouching for an address (Hoard sends no email): not for this one.
-      if (email !== current.email) Object.assign(set, { email, emailVerified: 0 });
-    }
+    // Verification, an administrator vouching for the account (Hoard sends no email), stays: made
+    // unverified, an account fixing a typo found its tokens and uploader apps refused where the
+    // instance requires verified addresses, until an administrator came by.
+    if (email !== undefined) set.email = email;
     if (name !== undefined) set.name = name;
     if (changes.defaultProfileId !== undefined) {
       if (changes.defaultProfileId !== null && !(await findOwnedProfile(trx, userId, changes.defaultProfileId))) throw notFound('Upload profile not found');

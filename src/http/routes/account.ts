@@ -13,7 +13,7 @@ const updateBody = z.strictObject({
   uploadDefaults: profileOptionsSchema.optional(),
   currentPassword: z.string().min(1).max(1024).optional(),
   newPassword: passwordSchema.optional(),
-  email: emailSchema.optional().describe('A new address to sign in with; needs currentPassword, and is unverified until an administrator verifies it'),
+  email: emailSchema.optional().describe("A new address to sign in with; needs currentPassword. The account's verification stays as it is"),
 });
 
 const exemptFromDefaultQuota = (principal: Principal) => hasPermission(principal.permissions, 'quotas.bypass');

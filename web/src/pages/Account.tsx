@@ -138,7 +138,7 @@ export function AccountPage() {
             <input type="email" name="email" autoComplete="email" value={newEmail} onChange={(e) => setNewEmail(e.target.value)} required aria-describedby="new-email-hint" />
           </label>
           <span id="new-email-hint" className="hint">
-            You sign in with it from then on. Hoard sends no email: the new address counts as unverified until an administrator verifies it.
+            You sign in with it from then on. Your tokens, uploader apps and passkeys keep working.
           </span>
         </div>
         <label>
