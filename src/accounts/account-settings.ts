@@ -97,7 +97,7 @@ export async function updateAccountSettings(db: Db, dialect: Dialect, actor: Act
 
   let passwordHash: string | undefined;
   if (changes.newPassword !== undefined || changes.currentPassword !== undefined || changes.email !== undefined) {
-    if (changes.newPassword === undefined && changes.email === undefined) throw invalid('newPassword: required when currentPassword is given');
+    if (changes.newPassword === undefined && changes.email === undefined) throw invalid('currentPassword: given without newPassword or email, the changes it is for');
     if (changes.currentPassword === undefined) throw invalid(`currentPassword: required to change the ${changes.newPassword === undefined ? 'email' : 'password'}`);
     if (changes.newPassword !== undefined && changes.newPassword.length < MIN_PASSWORD_LENGTH) throw invalid(`newPassword: must be at least ${MIN_PASSWORD_LENGTH} characters`);
     await checkCurrentPassword(db, userId, changes.currentPassword);

@@ -175,7 +175,7 @@ async function importDirectory(args: string[], config: Config): Promise<string> 
   const { values, positionals } = parsed;
   if (positionals.length !== 1 || !values.email) throw new UsageError('import needs one directory and --email');
   const directory = positionals[0]!;
-  if (directory.trim() === '') throw new UsageError('import needs a directory: the one given is an empty path');
+  if (directory === '') throw new UsageError('import needs a directory: the one given is an empty path');
   // A second Ctrl-C ends the process at once; the first lets the files in flight finish.
   const interrupt = new AbortController();
   process.once('SIGINT', () => {

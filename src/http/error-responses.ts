@@ -75,10 +75,12 @@ function describeValidation(error: FastifyError): string {
  * out, a body that is not a JSON object, a query parameter given twice.
  */
 function plainer(message: string, where: string, field: string): string {
-  const received = /^Invalid input: expected [\w ]+, received (\w+)$/.exec(message)?.[1];
+  const [, expected, received] = /^Invalid input: expected ([\w ]+), received (\w+)$/.exec(message) ?? [];
   if (received === 'undefined') return 'is required';
   if (field === 'body' && (received === 'null' || received === 'string')) return 'must be a JSON object, sent with Content-Type: application/json';
   if (where === 'query' && received === 'array') return 'give this parameter once';
+  // "expected string, received null" said as what the field takes.
+  if (expected !== undefined && received !== undefined) return `must be ${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}, not ${received === 'null' ? 'null' : `${/^[aeiou]/.test(received) ? 'an' : 'a'} ${received}`}`;
   return message;
 }
 

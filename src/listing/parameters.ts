@@ -223,7 +223,10 @@ function parseSearch(raw: RawQuery): string | null {
   const value = optionalText(raw, 'search');
   if (value === undefined) return null;
   if (!atMostCharacters(value, listingLimits.searchLength)) throw invalid(`search: at most ${listingLimits.searchLength} characters`);
-  return foldForSearch(value.trim());
+  // Trimmed once folded: an underscore is white space to search, so "sheet_" is "sheet", as
+  // "sheet " is, and a search of underscores alone is no search.
+  const folded = foldForSearch(value).trim();
+  return folded === '' ? null : folded;
 }
 
 function parseFolder(raw: RawQuery): FileFilters['folder'] {

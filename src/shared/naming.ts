@@ -16,6 +16,9 @@ export function sanitizeFileName(raw: string): string {
 export function keptFileName(raw: string): string | null {
   // Half of a surrogate pair alone (JSON can spell one) is no text: URLs cannot encode it.
   let name = path.posix.basename(raw.toWellFormed().replaceAll('\\', '/')).normalize('NFC');
+  // Control characters that separate words (a tab, a line break) become a space first, and so `_`
+  // below: dropped, "Foo\tBar" became "FooBar" and a search for "bar" or "foo bar" missed it.
+  name = name.replace(/[\t\n\v\f\r\u0085]/g, ' ');
   name = name.replace(/[\p{Cc}\p{Cf}]/gu, '');
   name = name.replace(/[/?#%"<>|*:;`$&'{}[\]^~+=,@!]/g, '');
   // Spaces around the name are no part of it (a trailing one would become `_` after the extension).

@@ -505,8 +505,8 @@ describe('GET /api/files: filters', () => {
     expect(await found('nothing like it')).toEqual([]);
     // Shorter than a trigram: the same answers, without the search index.
     expect(await found('XB')).toEqual([plain]);
-    // An underscore is white space to search (the next test): the name with one, and the text with spaces.
-    expect(await found('_')).toEqual([scanned, underscore].sort());
+    // An underscore is white space to search (the next test): alone, like a blank search, it filters nothing.
+    expect(await found('_')).toEqual([ärger, strasse, scanned, underscore, plain].sort());
     // Another account's files never match, however well their names or text do.
     const other = await member();
     await insert([row(other, { name: 'scan-002.png', mimeType: 'image/png', ocrText: 'Invoice №42 from Müller GmbH' })]);
@@ -534,8 +534,8 @@ describe('GET /api/files: filters', () => {
     for (const term of ['data sheet', 'DATA_SHEET', 'data  sheet', 'a s', ' data\tsheet ']) expect(await found(term), JSON.stringify(term)).toEqual([sheet]);
     for (const term of ['quarterly report', 'Quarterly_Report', 'y r', 'quarterly\nreport']) expect(await found(term), JSON.stringify(term)).toEqual([scanned, report].sort());
     expect(await found('quarterlyreport')).toEqual([other]);
-    // Shorter than a trigram: read without the search index, folded the same way.
-    expect(await found('_r')).toEqual([scanned, report].sort());
+    // Underscores around a term are trimmed as spaces are.
+    expect(await found('_sheet_')).toEqual([sheet]);
     expect(await found('a s')).toEqual(await found('a_s'));
     // The total, each sort order and the timeline agree.
     for (const sortBy of ['newest', 'name', 'largest']) {

@@ -653,10 +653,11 @@ describe('account settings', () => {
     [{ defaultProfileId: 5 }, /^body\.defaultProfileId: /],
     [{ uploadDefaults: { visibility: 'HIDDEN' } }, /^body\.uploadDefaults\.visibility: /],
     [{ uploadDefaults: { folderId: 'x' } }, /^body\.uploadDefaults: unknown field "folderId"/],
-    [{ email: 'new@example.test' }, /^body: unknown field "email"/],
+    [{ email: 'new@example.test' }, /^currentPassword: required to change the email/],
+    [{ email: 'not an address', currentPassword: 'member password' }, /^body\.email: must be an email address/],
     [{ currentPassword: 'member password', newPassword: 'short' }, /^body\.newPassword: must be at least 8 characters/],
     [{ newPassword: 'long enough password' }, /^currentPassword: required/],
-    [{ currentPassword: 'member password' }, /^newPassword: required/],
+    [{ currentPassword: 'member password' }, /^currentPassword: given without newPassword or email/],
   ])('rejects %j with 400 naming the field', async (body, message) => {
     await expectInvalid(await owner.client.patch('/api/account', body), message);
   });

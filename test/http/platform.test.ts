@@ -65,7 +65,7 @@ describe('platform routes', () => {
     expect((await owner.post('/api/auth/logout')).status).toBe(204);
   });
 
-  it('says what to do about the commonest body and query mistakes: a field left out, a body that is no JSON object, a parameter given twice', async () => {
+  it('says what to do about the commonest body and query mistakes: a field left out or of the wrong kind, a body that is no JSON object, a parameter given twice', async () => {
     const client = new Client(server.baseUrl);
     const missing = await client.post('/api/auth/login', { email: 'someone@example.com' });
     expect([missing.status, missing.body.error]).toEqual([400, 'body.password: is required']);
@@ -75,6 +75,11 @@ describe('platform routes', () => {
     expect([asText.status, asText.body.error]).toEqual([400, 'body: must be a JSON object, sent with Content-Type: application/json']);
     const twice = await client.get('/api/files/some-file/thumbnail?v=1&v=2');
     expect([twice.status, twice.body.error]).toEqual([400, 'query.v: give this parameter once']);
+    // A field of the wrong kind says what it takes.
+    const nullPassword = await client.post('/api/auth/login', { email: 'someone@example.com', password: null });
+    expect([nullPassword.status, nullPassword.body.error]).toEqual([400, 'body.password: must be a string, not null']);
+    const numberEmail = await client.post('/api/auth/login', { email: 5, password: 'x' });
+    expect([numberEmail.status, numberEmail.body.error]).toEqual([400, 'body.email: must be a string, not a number']);
   });
 
   it('never leaks a stack trace', async () => {

@@ -17,6 +17,9 @@ describe('sanitised file names', () => {
     // inside the first emoji, which goes whole.
     expect(sanitizeFileName('a.txt ')).toBe('a.txt');
     expect(sanitizeFileName(' two words.txt\t')).toBe('two_words.txt');
+    // A tab or line break between words separates them, as a space does.
+    expect(sanitizeFileName('Foo  Bar\tBaz\r\nQux\u0085end.txt')).toBe('Foo_Bar_Baz_Qux_end.txt');
+    expect(sanitizeFileName('bell\u0007ring.txt')).toBe('bellring.txt');
     expect(sanitizeFileName('half\ud83d.txt')).toBe('half\ufffd.txt');
     expect(sanitizeFileName('\udc00lone.txt')).toBe('\ufffdlone.txt');
     const cut = sanitizeFileName(`${'a'.repeat(195)}😀😀😀.txt`);
