@@ -3,6 +3,7 @@ import type { Db } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import type { SecretBox } from '../auth/secret-box.ts';
+import type { Logger } from 'pino';
 import { verifyPassword } from '../auth/passwords.ts';
 import { randomSecret, sha256Hex } from '../auth/secrets.ts';
 import { clearHits, clearHitsStartingWith, takeAttempt } from '../auth/throttle.ts';
@@ -31,6 +32,22 @@ const ISSUER = 'Hoard';
 interface Deps {
   db: Db;
   secretBox: SecretBox;
+  log: Pick<Logger, 'error'>;
+}
+
+/**
+ * An account's sealed TOTP secret, or null when it does not open with this instance's key
+ * (SECRET_KEY or DATA_DIR/secret.key changed since it was sealed, or differs between processes):
+ * said in the log, where the operator can act on it; to the account, its codes simply do not match
+ * (its recovery codes, kept as hashes, still work, and an administrator can reset two-factor).
+ */
+function openTotpSecret(deps: Deps, sealed: string, userId: string): string | null {
+  try {
+    return deps.secretBox.open(sealed, sealContext(userId));
+  } catch (error) {
+    deps.log.error({ userId, err: error }, 'a two-factor secret does not open with this instance secret key (SECRET_KEY or DATA_DIR/secret.key changed?); the account can sign in with a recovery code, or an administrator can reset its two-factor');
+    return null;
+  }
 }
 
 // Sealed secrets are bound to their account, so a value copied to another row does not open.
@@ -105,7 +122,8 @@ export async function enableTotp(deps: Deps, userId: string, code: string): Prom
   const state = await totpState(deps.db, userId);
   if (state.totpSecretSealed !== null) throw conflict('Two-factor is already on');
   if (state.totpPendingSealed === null) throw conflict('Set up two-factor first (POST /api/auth/totp/setup)');
-  const secret = deps.secretBox.open(state.totpPendingSealed, sealContext(userId));
+  const secret = openTotpSecret(deps, state.totpPendingSealed, userId);
+  if (secret === null) throw conflict('The two-factor set-up was made with another secret key of this instance; set it up again (POST /api/auth/totp/setup)');
   const step = acceptedStep(secret, typedCode(code), null, Date.now());
   if (step === null) throw invalid('code: not a current code of the new secret; check the time on your device');
   return deps.db.transaction().execute(async (trx) => {
@@ -227,7 +245,8 @@ export async function completeTwoFactorSignIn(deps: Deps, input: { ticket: strin
   if (state.totpSecretSealed === null) throw unauthorized();
   const code = typedCode(input.code);
   let accepted = false;
-  const step = acceptedStep(deps.secretBox.open(state.totpSecretSealed, sealContext(owner.id)), code, state.totpLastStep, now);
+  const secret = openTotpSecret(deps, state.totpSecretSealed, owner.id);
+  const step = secret === null ? null : acceptedStep(secret, code, state.totpLastStep, now);
   if (step !== null) accepted = await claimStep(deps.db, owner.id, step);
   else if (!/^\d{6}$/.test(code)) {
     const used = await forAccount(deps.db, owner.id).updateTable('recoveryCodes').set({ usedAt: now }).where('codeHash', '=', recoveryHash(code)).where('usedAt', 'is', null).executeTakeFirst();

@@ -12,6 +12,7 @@ import { createToken } from '../support/uploads.ts';
 import { SoftwareAuthenticator } from '../support/authenticator.ts';
 import { SESSION_COOKIE } from '../../src/auth/sessions.ts';
 import { sha256Hex } from '../../src/auth/secrets.ts';
+import { SecretBox } from '../../src/auth/secret-box.ts';
 
 let server: TestServer;
 let admin: Awaited<ReturnType<typeof signUp>>;
@@ -181,6 +182,24 @@ describe('signing in with two-factor on', () => {
     await server.ctx.db.updateTable('users').set({ totpLastStep: step - 5 }).where('id', '=', acc.userId).execute();
     const { client, answer } = await passwordStep(acc);
     expect((await client.post('/api/auth/login/two-factor', { ticket: answer.body.data.ticket, code: await previousStepCode(secret) })).status).toBe(200);
+  });
+
+  it('a secret sealed with another key of the instance (SECRET_KEY changed) refuses codes with the generic 401, not a 500; recovery codes still work', async () => {
+    const acc = await account();
+    const { secret, recoveryCodes } = await enable(acc);
+    // What a start with another SECRET_KEY finds: the secret, sealed with the key it had before.
+    const otherKey = new SecretBox('another instance secret key, 32 characters or more', 'hoard two-factor secrets v1');
+    await server.ctx.db.updateTable('users').set({ totpSecretSealed: otherKey.seal(secret, `totp:${acc.userId}`) }).where('id', '=', acc.userId).execute();
+    const step = await passwordStep(acc);
+    const answer = await step.client.post('/api/auth/login/two-factor', { ticket: step.answer.body.data.ticket, code: codeAt(secret, Date.now()) });
+    expect([answer.status, answer.body.error]).toEqual([401, 'Unauthorized']);
+    expect((await step.client.post('/api/auth/login/two-factor', { ticket: step.answer.body.data.ticket, code: recoveryCodes[0] })).status).toBe(200);
+    // A set-up pending under the other key: set it up again.
+    const other = await account();
+    expect((await other.client.post('/api/auth/totp/setup')).status).toBe(200);
+    await server.ctx.db.updateTable('users').set({ totpPendingSealed: otherKey.seal('JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', `totp:${other.userId}`) }).where('id', '=', other.userId).execute();
+    const enabling = await other.client.post('/api/auth/totp/enable', { code: '123456' });
+    expect([enabling.status, enabling.body.error]).toEqual([409, 'The two-factor set-up was made with another secret key of this instance; set it up again (POST /api/auth/totp/setup)']);
   });
 
   it('a ticket works once, dies after 5 wrong codes, and expires after 5 minutes', async () => {
