@@ -101,7 +101,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
 
   const storage = await createStorage({ kind: config.storage, dataDir: config.dataDir, ...(config.s3 ? { s3: config.s3 } : {}) });
   // A process whose DATA_DIR lacks the database's files would serve 404s for them: refused.
-  await checkDataDirHoldsFiles(database.db, storage, config.dataDir).catch(async (error: unknown) => {
+  await checkDataDirHoldsFiles(database.db, storage, config.dataDir, log).catch(async (error: unknown) => {
     await storage.close();
     await database.close();
     throw error;

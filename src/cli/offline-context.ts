@@ -40,7 +40,7 @@ export async function openOfflineInstance(config: Config, options: { poolSize?: 
   }
   const storage = await createStorage({ kind: config.storage, dataDir: config.dataDir, ...(config.s3 ? { s3: config.s3 } : {}) });
   try {
-    await checkDataDirHoldsFiles(database.db, storage, config.dataDir);
+    await checkDataDirHoldsFiles(database.db, storage, config.dataDir, log);
   } catch (error) {
     await storage.close();
     await database.close();

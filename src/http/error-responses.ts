@@ -5,7 +5,7 @@ import type { ErrorShape, RoutePolicy } from '../auth/route-policy.ts';
 import { errorShapeForUrl } from './route-match.ts';
 import { isDatabaseFull, isDatabaseUnavailable } from '../db/database.ts';
 import { isForeignKeyViolation } from '../db/unique-violation.ts';
-import { isStorageFull, isStorageUnavailable } from '../storage/storage.ts';
+import { isStorageFull, isStorageMisconfigured, isStorageUnavailable } from '../storage/storage.ts';
 
 // Not `import … from 'node:http'`: importing it as an ES module reads every export, including the
 // lazy WebSocket ones, which load Node's fetch implementation (undici) with it, about 2 MiB of
@@ -148,6 +148,13 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
     request.log.warn({ error: error.message, code: (error as { code?: unknown }).code, cause }, `${unavailable} unavailable`);
     reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
     return sendError(request, reply, 503, `The ${unavailable} is unavailable right now; try again shortly`);
+  }
+  // A bucket missing, credentials refused: the operator's to mend, said in the log in the store's
+  // own words (a 500 with a stack said nothing of which setting); to the client, unavailable.
+  if (isStorageMisconfigured(error)) {
+    request.log.error({ error: error.message, code: error.name }, 'the file storage refuses Hoard: check S3_BUCKET, S3_REGION, S3_ENDPOINT and the credentials');
+    reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+    return sendError(request, reply, 503, 'The file storage is unavailable right now; try again shortly');
   }
   // 507 Insufficient Storage: the server's state, which the administrator has to mend; an error in
   // the log (without a stack: where it happened says nothing the code does not) so it is seen.

@@ -11,6 +11,7 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListPartsCommand,
   S3Client,
@@ -18,7 +19,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { ByteCounter, markIfCutOff, StorageLimitError, StorageNotFoundError, StoragePartError, StorageUnavailableError, StorageUploadGoneError } from './storage.ts';
+import { ByteCounter, markIfCutOff, StorageLimitError, StorageConfigError, StorageNotFoundError, StoragePartError, StorageUnavailableError, StorageUploadGoneError } from './storage.ts';
 import type { ByteRange, PartInfo, PutOptions, Storage, StoredObject, StoredPart } from './storage.ts';
 
 /**
@@ -161,6 +162,24 @@ export class S3Storage implements Storage {
       if (errorName(err) === 'InvalidRange') {
         throw new RangeError(`Range ${range?.start}-${range?.end} is not satisfiable`, { cause: err });
       }
+      throw err;
+    }
+  }
+
+  /**
+   * Whether the bucket exists and these credentials may use it, asked once at start: a bucket that
+   * is missing or refused made every upload fail later, each with the store's own words. Throws
+   * StorageConfigError saying which setting to look at; a store that cannot be reached throws as
+   * any call does (the caller lets the process start, and requests answer 503 until it is back).
+   */
+  async checkAccess(): Promise<void> {
+    try {
+      await this.#client.send(new HeadBucketCommand({ Bucket: this.#bucket }));
+    } catch (err) {
+      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 404) throw new StorageConfigError(`the bucket "${this.#bucket}" does not exist (${this.target}); create it, or set S3_BUCKET to one that exists`);
+      if (status === 403) throw new StorageConfigError(`the bucket "${this.#bucket}" refuses these credentials (${this.target}); check S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY and the bucket's policy`);
+      if (status === 301 || status === 400) throw new StorageConfigError(`the bucket "${this.#bucket}" answers ${status} (${this.target}): check S3_REGION and S3_ENDPOINT`);
       throw err;
     }
   }

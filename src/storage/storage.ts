@@ -68,6 +68,8 @@ export interface Storage {
   /** Throws StorageNotFoundError when the key does not exist. */
   get(key: string, range?: ByteRange): Promise<StoredObject>;
   stat(key: string): Promise<{ size: number } | null>;
+  /** Whether the store can be used with the settings given (an object store's bucket and credentials); throws StorageConfigError if not. */
+  checkAccess?(): Promise<void>;
   /** Deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
 
@@ -142,6 +144,27 @@ export class StorageUnavailableError extends Error {
     super(message, options);
     this.name = 'StorageUnavailableError';
   }
+}
+
+/** The object store is set up wrongly for Hoard (a missing bucket, refused credentials): the operator's to mend. */
+export class StorageConfigError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StorageConfigError';
+  }
+}
+
+/** The S3 client's names for an answer that says the bucket or credentials are wrong, not the request. */
+const MISCONFIGURED = new Set(['NoSuchBucket', 'AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AllAccessDisabled', 'InvalidBucketName', 'PermanentRedirect', 'AuthorizationHeaderMalformed', 'InvalidRegion']);
+
+/**
+ * Whether a storage call failed because the object store is set up wrongly for Hoard (the bucket
+ * missing, the credentials refused, another region): no request of a client's can mend that, and
+ * a retry will not either until the operator does (docs/decisions.md, "A misconfigured bucket").
+ */
+export function isStorageMisconfigured(error: unknown): boolean {
+  if (error instanceof StorageConfigError) return true;
+  return error instanceof Error && '$metadata' in error && MISCONFIGURED.has(error.name);
 }
 
 /** Network failures of a call to the object store: it could not be reached, or stopped answering. */

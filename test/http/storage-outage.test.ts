@@ -5,9 +5,48 @@ import { startTestServer } from '../support/server.ts';
 import { Client, signUp } from '../support/client.ts';
 import { createToken, uploadFile } from '../support/uploads.ts';
 import { startS3rver } from '../support/s3rver.ts';
+import { DeleteBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { s3Env } from '../support/storage-env.ts';
 import { startStallingProxy } from '../support/stalling-proxy.ts';
 import { tarBytes } from '../support/archives.ts';
+
+// A bucket that is missing, or refuses the credentials, is the operator's to mend: refused at
+// start-up saying which setting, and a 503 (with the reason in the log) if it goes away later.
+it('refuses to start on a bucket that does not exist or refuses the credentials, saying which setting to look at', async () => {
+  const s3 = await startS3rver();
+  try {
+    await expect(startTestServer({ ...s3Env(s3), S3_BUCKET: 'no-such-bucket' })).rejects.toThrow('STORAGE=s3: the bucket "no-such-bucket" does not exist');
+    // A bucket holding none of the files the database lists (files on local disk, not copied into it).
+    const local = await startTestServer();
+    const owner = await signUp(local.baseUrl);
+    expect((await uploadFile(owner, 'on-disk.txt', 'bytes on local disk')).status).toBe(200);
+    await local.close();
+    await expect(startTestServer(s3Env(s3), { databaseUrl: local.databaseUrl, dataDir: local.dataDir })).rejects.toThrow(/STORAGE=s3: the bucket \(.*\) holds none of the 1 newest files the database lists/);
+  } finally {
+    await s3.stop();
+  }
+});
+
+it('answers 503, not 500, when the bucket goes away under a running server, and logs why', async () => {
+  const s3 = await startS3rver();
+  const logged: Array<{ level: number; msg?: string; [field: string]: unknown }> = [];
+  const server = await startTestServer({ ...s3Env(s3), LOG_LEVEL: 'info' }, undefined, logged);
+  try {
+    const owner = await signUp(server.baseUrl);
+    const client = new S3Client({ endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } });
+    await client.send(new DeleteBucketCommand({ Bucket: s3.bucket }));
+    client.destroy();
+    const refused = await uploadFile(owner, 'nowhere.txt', 'no bucket to go to');
+    expect([refused.status, refused.body.error]).toEqual([503, 'The file storage is unavailable right now; try again shortly']);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(logged.some((line) => line.level === 50 && line.msg?.startsWith('the file storage refuses Hoard: check S3_BUCKET'))).toBe(true);
+    expect(logged.some((line) => line.msg === 'request failed')).toBe(false);
+    expect(await server.ctx.db.selectFrom('files').select('id').execute()).toEqual([]);
+  } finally {
+    await server.close();
+    await s3.stop();
+  }
+});
 
 // An object store that cannot be reached (stopped, restarting, a network fault) is the storage's
 // state, not the request's: 503 with Retry-After, which upload tools and scripts retry on.
