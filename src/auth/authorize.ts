@@ -78,7 +78,15 @@ export function checkAccess(policy: RoutePolicy, principal: Principal | null, re
   // Browsers attach cookies to cross-site requests; the Origin header is how a state change proves
   // it came from this instance's own pages.
   if (principal.via === 'session' && STATE_CHANGING.has(request.method) && request.origin !== expectedOrigin) {
-    throw new AppError('forbidden', 'Cross-origin request refused: the Origin header must match this instance');
+    // Said with both addresses: an instance opened at another address than its BASE_URL (its IP on
+    // the LAN, before BASE_URL is set) signs in and then refuses every change, and the operator
+    // must learn which setting that is. BASE_URL is no secret: every link Hoard returns holds it.
+    throw new AppError(
+      'forbidden',
+      request.origin === undefined
+        ? `Cross-origin request refused: a change made with a browser session needs an Origin header of ${expectedOrigin} (scripts use a named token instead)`
+        : `Cross-origin request refused: this request comes from ${request.origin}, but this instance is at ${expectedOrigin} (its BASE_URL); open it there, or set BASE_URL to the address you use`,
+    );
   }
   for (const needed of permissionsOf(policy.access)) if (!hasPermission(principal.permissions, needed)) throw forbidden();
 }

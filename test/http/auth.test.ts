@@ -185,9 +185,12 @@ describe('Origin check on cookie-authenticated state changes', () => {
   it('refuses a missing or foreign Origin with 403 and accepts the instance origin', async () => {
     const missing = await admin.patch('/api/settings', { registration: 'closed' }, { origin: null });
     expect(missing.status).toBe(403);
+    expect(missing.body.error).toBe(`Cross-origin request refused: a change made with a browser session needs an Origin header of ${server.baseUrl} (scripts use a named token instead)`);
     const foreign = await admin.patch('/api/settings', { registration: 'closed' }, { origin: 'https://evil.example' });
     expect(foreign.status).toBe(403);
     expect(foreign.body.success).toBe(false);
+    // Both addresses are named, and the setting: an instance opened at its LAN address before BASE_URL is set.
+    expect(foreign.body.error).toBe(`Cross-origin request refused: this request comes from https://evil.example, but this instance is at ${server.baseUrl} (its BASE_URL); open it there, or set BASE_URL to the address you use`);
     const same = await admin.patch('/api/settings', { registration: 'closed' });
     expect(same.status).toBe(200);
     // Reads need no Origin.
