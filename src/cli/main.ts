@@ -22,7 +22,8 @@ const usage = `Usage: npm run cli -- <command>
 Commands:
   migrate                                              apply database migrations
   user create --email E --password P [--name N] [--admin]
-                                                       create an account (--admin: Administrator role)
+                                                       create an account (--admin: Administrator role;
+                                                       the first account of an instance always is)
   user reset-password --email E [--password P]         set an account's password (a user who forgot it);
                                                        without --password, a random one is printed once.
                                                        Ends the account's browser sessions
@@ -110,10 +111,14 @@ async function run(argv: string[], config: Config): Promise<string> {
     // The rules POST /api/users holds an account to (contract §2).
     checkFlags({ email: emailSchema, password: passwordSchema, name: accountNameSchema.optional() }, values);
     return withDatabase(config, async ({ db, dialect }) => {
-      const roleIds = values.admin ? [await roleIdBySystemKey(db, 'administrator')] : [];
+      // The first account is the Administrator, as the first to register is: made here without
+      // --admin, it left an instance with no administrator and registration closed.
+      const { count } = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+      const admin = values.admin || Number(count) === 0;
+      const roleIds = admin ? [await roleIdBySystemKey(db, 'administrator')] : [];
       // The operator at the console holds every permission.
       const user = await createUserAsAdmin(db, dialect, new Set(allPermissions), { email: values.email!, password: values.password!, name: values.name, roleIds, emailVerified: true });
-      return `Created ${user.email} (id ${user.id}${values.admin ? ', Administrator' : ''})`;
+      return `Created ${user.email} (id ${user.id}${admin ? `, Administrator${values.admin ? '' : ': the first account'}` : ''})`;
     });
   }
   if (command === 'user' && sub === 'reset-two-factor') {

@@ -39,6 +39,20 @@ describe('command-line tool', () => {
     expect((await member.get('/api/auth/me')).body.data.user.permissions).not.toContain('administrator');
   });
 
+  it('user create makes the first account of an instance its Administrator, --admin or not', async () => {
+    const fresh = await startTestServer();
+    try {
+      const first = spawnSync(process.execPath, ['src/cli/main.ts', 'user', 'create', '--email', 'first@example.test', '--password', 'first password'], { env: { ...process.env, ...fresh.env }, encoding: 'utf8', timeout: 30_000 });
+      expect(first.status, first.stderr).toBe(0);
+      expect(first.stdout).toMatch(/Created first@example\.test \(id \S+, Administrator: the first account\)/);
+      const login = await new Client(fresh.baseUrl).post('/api/auth/login', { email: 'first@example.test', password: 'first password' });
+      expect(login.body.data.user.permissions).toContain('administrator');
+      expect((await new Client(fresh.baseUrl).get('/api/setup')).body.data.needsAdministrator).toBe(false);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('token create prints a secret once that works on the named-token API', async () => {
     const result = cli('token', 'create', '--email', 'ops@example.test', '--name', 'backup script', '--scopes', 'urls:read,files:read', '--expires', new Date(Date.now() + 3_600_000).toISOString());
     expect(result.status, result.stderr).toBe(0);
