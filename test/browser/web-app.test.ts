@@ -189,14 +189,19 @@ describe('the web app in Chromium', () => {
     await page.getByRole('button', { name: `View ${order[0]}` }).click();
     const gallery = page.getByTestId('gallery');
     await gallery.getByText('Image 1 of 3').waitFor();
-    await expect(gallery.getByRole('button', { name: 'Previous image' }).isDisabled()).resolves.toBe(true);
+    await expect(gallery.getByRole('button', { name: 'Previous image' }).getAttribute('aria-disabled')).resolves.toBe('true');
     await page.keyboard.press('ArrowRight');
     await page.getByRole('heading', { name: order[1] }).waitFor();
     await gallery.getByText('Image 2 of 3').waitFor();
-    await gallery.getByRole('button', { name: 'Next image' }).click();
+    // With the keyboard on Next, to the last image: Next is marked unusable there, and keeps the focus.
+    await gallery.getByRole('button', { name: 'Next image' }).focus();
+    await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: order[2] }).waitFor();
     await gallery.getByText('Image 3 of 3').waitFor();
-    await expect(gallery.getByRole('button', { name: 'Next image' }).isDisabled()).resolves.toBe(true);
+    await expect.poll(() => gallery.getByRole('button', { name: 'Next image' }).getAttribute('aria-disabled')).toBe('true');
+    await expect(page.evaluate("document.activeElement?.getAttribute('aria-label')")).resolves.toBe('Next image');
+    await page.keyboard.press('Enter');
+    await gallery.getByText('Image 3 of 3').waitFor();
     await shot('06-gallery');
     await page.keyboard.press('Escape');
     await gallery.waitFor({ state: 'detached' });
@@ -710,8 +715,11 @@ describe('the web app in Chromium', () => {
       await expect(small.getByRole('navigation', { name: 'Main' }).isVisible()).resolves.toBe(false);
       await shot('31-phone-files', small);
       await small.getByRole('button', { name: 'Menu' }).click();
-      await small.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Upload' }).click();
+      // Chosen with the keyboard: the menu folds away with the link, and the focus goes to the new page's heading.
+      await small.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Upload' }).focus();
+      await small.keyboard.press('Enter');
       await small.getByRole('heading', { name: 'Upload', level: 1 }).waitFor();
+      await expect.poll(() => small.evaluate("(() => { const e = document.activeElement; return e ? `${e.tagName} ${e.textContent?.trim()}` : ''; })()")).toBe('H1 Upload');
       await shot('32-phone-upload', small);
       // Nothing is wider than the screen.
       await expect(small.evaluate('document.documentElement.scrollWidth')).resolves.toBeLessThanOrEqual(390);

@@ -134,8 +134,24 @@ function Shell({ pages: navPages, currentPath, children }: { pages: PageDef[]; c
   const { me, signOut } = useSession();
   const [menuOpen, setMenuOpen] = useState(false);
   const { path } = useRouter();
-  useEffect(() => setMenuOpen(false), [path]);
   const menuButton = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    // A page chosen in the folded menu closes it, and the link that had the focus is hidden with
+    // it: the focus goes to the new page's heading (else its main region), not the page's body.
+    const nav = document.getElementById('primary-nav');
+    const inFoldedMenu = nav !== null && nav.contains(document.activeElement) && menuButton.current !== null && menuButton.current.getClientRects().length > 0;
+    setMenuOpen(false);
+    if (!inFoldedMenu) return;
+    // A page's code may still be loading: its heading is waited for, a second at most.
+    let tries = 0;
+    const land = () => {
+      const heading = document.querySelector<HTMLElement>('main h1');
+      if (heading) heading.focus();
+      else if (++tries < 20) setTimeout(land, 50);
+      else document.getElementById('main')?.focus();
+    };
+    requestAnimationFrame(land);
+  }, [path]);
   useEffect(() => {
     if (!menuOpen) return;
     // Escape closes the folded menu, as it closes the dropdowns; focus left inside it would be on a

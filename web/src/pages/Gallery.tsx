@@ -81,7 +81,10 @@ export function Gallery({ start, open, listParams, onClose, onEdit }: { start: F
     <Dialog open={open} wide title={current.name} onClose={onClose}>
       <div className="gallery" data-testid="gallery">
         <div className="gallery-stage">
-          <button type="button" className="gallery-nav" onClick={() => previous && setCurrent(previous)} disabled={!previous} aria-label="Previous image" aria-keyshortcuts="ArrowLeft">
+          {/* Marked, not disabled, when there is no image that way (or while the neighbours load):
+              a disabled button drops the focus it had to the page's body, at the first and last
+              image and for a moment after every step. */}
+          <button type="button" className="gallery-nav" onClick={() => previous && setCurrent(previous)} aria-disabled={!previous} aria-label="Previous image" aria-keyshortcuts="ArrowLeft">
             ‹
           </button>
           <figure>
@@ -99,7 +102,7 @@ export function Gallery({ start, open, listParams, onClose, onEdit }: { start: F
               {formatBytes(mibToBytes(current.size))} · {formatDateTime(current.uploadedAt)} · {pluralize(current.views, 'view')}
             </figcaption>
           </figure>
-          <button type="button" className="gallery-nav" onClick={() => next && setCurrent(next)} disabled={!next} aria-label="Next image" aria-keyshortcuts="ArrowRight">
+          <button type="button" className="gallery-nav" onClick={() => next && setCurrent(next)} aria-disabled={!next} aria-label="Next image" aria-keyshortcuts="ArrowRight">
             ›
           </button>
         </div>
