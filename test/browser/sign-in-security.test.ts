@@ -56,7 +56,17 @@ describe('sign-in security in Chromium', () => {
     await signInWithPassword();
     await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
     await openSecurity();
-    await page.getByRole('button', { name: 'Turn on two-factor' }).click();
+    // Each step takes away the button that led to it: the focus goes to what the next one shows.
+    const focusedNow = () => page.evaluate("(() => { const e = document.activeElement; return e ? `${e.tagName} ${e.getAttribute('name') ?? e.textContent?.trim()}` : ''; })()");
+    await page.getByRole('button', { name: 'Turn on two-factor' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(focusedNow).toBe('INPUT code');
+    // Cancel goes back to the first step, with the focus on its button.
+    await page.getByRole('button', { name: 'Cancel', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(focusedNow).toBe('BUTTON Turn on two-factor');
+    await page.keyboard.press('Enter');
+    await expect.poll(focusedNow).toBe('INPUT code');
     await expect(page.getByRole('img', { name: /QR code/ }).getAttribute('src')).resolves.toMatch(/^data:image\/png;base64,/);
     secret = (await page.getByTestId('totp-secret').textContent())!.trim();
     expect(secret).toMatch(/^[A-Z2-7]{32,}$/);
@@ -64,6 +74,7 @@ describe('sign-in security in Chromium', () => {
     await page.getByRole('button', { name: 'Turn on', exact: true }).click();
     const shown = page.getByTestId('recovery-codes');
     await shown.waitFor();
+    await expect.poll(focusedNow).toBe('H3 Your recovery codes');
     recoveryCodes = (await shown.locator('code').allTextContents()).map((code) => code.trim());
     expect(recoveryCodes).toHaveLength(10);
     await expect(shown.getByRole('button', { name: 'Download codes' }).isVisible()).resolves.toBe(true);
@@ -72,6 +83,7 @@ describe('sign-in security in Chromium', () => {
     expect((await download).suggestedFilename()).toBe('hoard-recovery-codes.txt');
     await shown.getByRole('button', { name: 'I have stored them' }).click();
     await page.getByText('On', { exact: true }).waitFor();
+    await expect.poll(focusedNow).toBe('BUTTON New recovery codes');
 
     // The password alone no longer signs in: the code step asks for a code.
     await signOut();

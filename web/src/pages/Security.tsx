@@ -1,4 +1,4 @@
-import { useEffect, useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { del, get, patch, post } from '../api.ts';
 import { formatDateTime } from '../format.ts';
 import { useSession } from '../session.tsx';
@@ -35,9 +35,14 @@ function RecoveryCodes({ codes, onDone }: { codes: string[]; onDone: () => void 
     link.click();
     URL.revokeObjectURL(url);
   };
+  // Shown in place of the form that made them: the focus goes to them, as to a new token's secret.
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), [codes]);
   return (
     <section className="secret" aria-labelledby={`${id}-title`} data-testid="recovery-codes">
-      <h3 id={`${id}-title`}>Your recovery codes</h3>
+      <h3 id={`${id}-title`} tabIndex={-1} ref={heading}>
+        Your recovery codes
+      </h3>
       <p>Store them somewhere safe: each works once if you lose your authenticator, and they are shown only this once.</p>
       <ul className="recovery-codes" id={id}>
         {codes.map((code) => (
@@ -68,12 +73,27 @@ function TwoFactorSection() {
   const [codes, setCodes] = useState<string[] | null>(null);
   const [passwordFor, setPasswordFor] = useState<'disable' | 'codes' | null>(null);
   const [password, setPassword] = useState('');
+  // Each step takes away the control that led to it (Turn on two-factor, Cancel, Turn off, I have
+  // stored them): the focus goes to what the next step shows, never to the page's body.
+  const section = useRef<HTMLElement>(null);
+  const focusNext = useRef<string | null>(null);
+  useEffect(() => {
+    const target = focusNext.current;
+    // While the password dialog is open it has the focus; it gives it back to its opener on
+    // closing (before this runs), which Turn off takes away.
+    if (!target || passwordFor !== null) return;
+    const element = section.current?.querySelector<HTMLElement>(`[data-step="${target}"]`);
+    if (!element) return;
+    focusNext.current = null;
+    element.focus();
+  }, [setup, codes, enabled, passwordFor]);
 
   const start = useSubmit(async () => {
     const data = await post<{ secret: string; otpauthUrl: string }>('/api/auth/totp/setup');
     const { toDataURL } = await import('qrcode');
     setSetup({ ...data, qr: await toDataURL(data.otpauthUrl, { margin: 1, width: 220 }) });
     setCode('');
+    focusNext.current = 'code';
   });
   const confirm = useSubmit(async () => {
     const data = await post<{ recoveryCodes: string[] }>('/api/auth/totp/enable', { code: code.trim() });
@@ -84,7 +104,7 @@ function TwoFactorSection() {
   });
 
   return (
-    <section className="card stack" aria-labelledby="two-factor-title">
+    <section className="card stack" aria-labelledby="two-factor-title" ref={section}>
       <h2 id="two-factor-title">Two-factor codes</h2>
       <p className="muted">
         With two-factor on, signing in with your password also asks for a code from an authenticator app. Named API tokens and your upload credential keep working either way.
@@ -92,11 +112,19 @@ function TwoFactorSection() {
       <p>
         Status: {enabled ? <Badge kind="ok">On</Badge> : <Badge kind="neutral">Off</Badge>}
       </p>
-      {codes && <RecoveryCodes codes={codes} onDone={() => setCodes(null)} />}
+      {codes && (
+        <RecoveryCodes
+          codes={codes}
+          onDone={() => {
+            focusNext.current = enabled ? 'new-codes' : 'turn-on';
+            setCodes(null);
+          }}
+        />
+      )}
       {!enabled && !setup && (
         <form onSubmit={start.submit}>
           <ErrorNote error={start.error} />
-          <button type="submit" className="primary" disabled={start.busy}>
+          <button type="submit" className="primary" disabled={start.busy} data-step="turn-on">
             Turn on two-factor
           </button>
         </form>
@@ -110,11 +138,17 @@ function TwoFactorSection() {
           </p>
           <label>
             Code from the app
-            <input name="code" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9 ]*" required value={code} onChange={(e) => setCode(e.target.value)} />
+            <input name="code" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9 ]*" required value={code} onChange={(e) => setCode(e.target.value)} data-step="code" />
           </label>
           <ErrorNote error={confirm.error} />
           <div className="actions">
-            <button type="button" onClick={() => setSetup(null)}>
+            <button
+              type="button"
+              onClick={() => {
+                focusNext.current = 'turn-on';
+                setSetup(null);
+              }}
+            >
               Cancel
             </button>
             <button type="submit" className="primary" disabled={confirm.busy}>
@@ -125,7 +159,7 @@ function TwoFactorSection() {
       )}
       {enabled && (
         <div className="actions">
-          <button type="button" onClick={() => setPasswordFor('codes')}>
+          <button type="button" onClick={() => setPasswordFor('codes')} data-step="new-codes">
             New recovery codes
           </button>
           <button type="button" className="danger" onClick={() => setPasswordFor('disable')}>
@@ -144,6 +178,7 @@ function TwoFactorSection() {
           onSubmit={async () => {
             if (passwordFor === 'disable') {
               await post('/api/auth/totp/disable', { password });
+              focusNext.current = 'turn-on';
               await refresh();
               toast('Two-factor is off');
             } else {
