@@ -101,8 +101,13 @@ export async function sendWebhook(request: DeliveryRequest): Promise<DeliveryRes
     if (resolved === null) return timedOut;
     vetted = resolved;
   } catch (error) {
-    if (error instanceof ReceiverRefusedError) return { result: 'final', status: null, error: RECEIVER_REFUSED, detail: error.message };
-    return { result: 'retry', status: null, error: `Could not resolve ${target.hostname}${codeOf(error)}`, detail: `Could not resolve ${target.hostname}: ${networkError(error)}` };
+    // A name that resolves only to addresses the guard refuses is answered as one that does not
+    // resolve: same words, retried alike. Told apart (final and generic, against retried and named)
+    // the records let an owner find out which internal names exist. What it really was goes to
+    // the log (`detail`).
+    if (error instanceof ReceiverRefusedError && !error.byName) return { result: 'final', status: null, error: RECEIVER_REFUSED, detail: error.message };
+    const detail = error instanceof ReceiverRefusedError ? error.message : `Could not resolve ${target.hostname}: ${networkError(error)}`;
+    return { result: 'retry', status: null, error: `Could not resolve ${target.hostname} to a public address`, detail };
   } finally {
     clearTimeout(resolveTimer);
   }

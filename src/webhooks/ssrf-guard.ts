@@ -186,13 +186,18 @@ export function addressRefusal(address: string, allowPrivate: boolean): { kind: 
   return { kind, reason: describe(address, kind) };
 }
 
-/** A receiver the guard refuses: the delivery fails for good. */
+/**
+ * A receiver the guard refuses. `byName`: refused for what its name resolved to, which its owner
+ * did not write and may not learn (an internal name's existence); otherwise for the host as written.
+ */
 export class ReceiverRefusedError extends Error {
   readonly host: string;
-  constructor(host: string, message: string) {
+  readonly byName: boolean;
+  constructor(host: string, message: string, byName = false) {
     super(message);
     this.name = 'ReceiverRefusedError';
     this.host = host;
+    this.byName = byName;
   }
 }
 
@@ -235,7 +240,7 @@ export async function resolveReceiver(host: string, options: { allowPrivate: boo
   if (addresses.length === 0) throw Object.assign(new Error(`${name} has no addresses`), { code: 'ENOTFOUND' });
   for (const { address } of addresses) {
     const refusal = addressRefusal(address, options.allowPrivate);
-    if (refusal) throw new ReceiverRefusedError(name, `Refused to deliver: ${describe(`${name} resolves to ${address}`, refusal.kind)}`);
+    if (refusal) throw new ReceiverRefusedError(name, `Refused to deliver: ${describe(`${name} resolves to ${address}`, refusal.kind)}`, true);
   }
   const first = addresses[0]!;
   return { address: first.address, family: first.family === 6 ? 6 : 4 };

@@ -96,16 +96,19 @@ describe('sendWebhook', () => {
     expect(() => new Webhook(secret).verify(seen[0]!.body, seen[0]!.headers as Record<string, string>)).not.toThrow();
   });
 
-  it('refuses a name resolving to a private address without connecting', async () => {
+  it('refuses a name resolving to a private address without connecting, answered as a name that does not resolve', async () => {
     seen.length = 0;
     const result = await sendWebhook({ ...base, allowPrivate: false, url: `http://sneaky.hoard-test.invalid:${port}/`, lookup: async () => [{ address: '::ffff:127.0.0.1', family: 6 }] });
-    // The reason recorded is generic; what the name resolves to is only in the detail, for the log.
-    expect(result).toMatchObject({
-      result: 'final',
+    // The record says what it says of a name that does not resolve, and is retried alike: told apart,
+    // an owner could find out which internal names exist. What the name resolves to is in the detail, for the log.
+    expect(result).toEqual({
+      result: 'retry',
       status: null,
-      error: "Refused to deliver: the receiver's address is not allowed (private, loopback or other non-public network)",
+      error: 'Could not resolve sneaky.hoard-test.invalid to a public address',
       detail: expect.stringMatching(/^Refused to deliver: sneaky\.hoard-test\.invalid resolves to ::ffff:127\.0\.0\.1, a loopback address/),
     });
+    const missing = await sendWebhook({ ...base, allowPrivate: false, url: 'http://absent.hoard-test.invalid/', lookup: async () => [] });
+    expect({ result: missing.result, error: missing.error }).toEqual({ result: 'retry', error: 'Could not resolve absent.hoard-test.invalid to a public address' });
     expect(seen).toHaveLength(0);
   });
 
@@ -128,9 +131,9 @@ describe('sendWebhook', () => {
     expect(refused).toMatchObject({ result: 'retry', status: null, error: 'Request to the receiver failed (ECONNREFUSED)', detail: expect.stringContaining(`127.0.0.1:${closedPort}`) });
 
     const missing = await sendWebhook({ ...base, url: 'http://nothing.hoard-test.invalid/', lookup: async () => [] });
-    expect(missing).toMatchObject({ result: 'retry', error: 'Could not resolve nothing.hoard-test.invalid (ENOTFOUND)' });
+    expect(missing).toMatchObject({ result: 'retry', error: 'Could not resolve nothing.hoard-test.invalid to a public address', detail: expect.stringContaining('ENOTFOUND') });
     const failing = await sendWebhook({ ...base, url: 'http://flaky.hoard-test.invalid/', lookup: async () => { throw Object.assign(new Error('resolver 10.0.0.53 timed out'), { code: 'EAI_AGAIN' }); } });
-    expect(failing).toMatchObject({ result: 'retry', error: 'Could not resolve flaky.hoard-test.invalid (EAI_AGAIN)', detail: expect.stringContaining('10.0.0.53') });
+    expect(failing).toMatchObject({ result: 'retry', error: 'Could not resolve flaky.hoard-test.invalid to a public address', detail: expect.stringContaining('10.0.0.53') });
   });
 
   it('treats invalid URLs and other schemes as final', async () => {
