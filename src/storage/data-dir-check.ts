@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.ts';
-import { isStorageUnavailable, StorageConfigError, type Storage } from './storage.ts';
+import { isStorageUnavailable, StorageConfigError, StorageUnavailableError, type Storage } from './storage.ts';
 
 /** How many of the newest file records are looked up (the primary key's last entries: no scan). */
 const SAMPLE = 5;
@@ -34,7 +34,19 @@ async function checkBucketHoldsFiles(db: Db, storage: Storage, log: { warn(detai
   try {
     await storage.checkAccess?.();
     if (sample.length === 0) return;
-    for (const { storageKey } of sample) if (await storage.stat(storageKey)) return;
+    // A store that accepts connections and answers nothing would hold the start for minutes (three
+    // attempts of the client's silence each): after 10 s it is let be, as an unreachable one is.
+    let timer: NodeJS.Timeout | undefined;
+    const silent = new Promise<'silent'>((resolve) => (timer = setTimeout(() => resolve('silent'), 10_000)));
+    const found = await Promise.race([
+      (async () => {
+        for (const { storageKey } of sample) if (await storage.stat(storageKey)) return true;
+        return false;
+      })(),
+      silent,
+    ]).finally(() => clearTimeout(timer));
+    if (found === 'silent') throw new StorageUnavailableError('the object store did not answer within 10 s');
+    if (found) return;
   } catch (error) {
     if (error instanceof StorageConfigError) throw new Error(`STORAGE=s3: ${error.message}`);
     if (!isStorageUnavailable(error)) throw error;

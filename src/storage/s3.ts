@@ -11,7 +11,6 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
-  HeadBucketCommand,
   HeadObjectCommand,
   ListPartsCommand,
   S3Client,
@@ -168,18 +167,26 @@ export class S3Storage implements Storage {
 
   /**
    * Whether the bucket exists and these credentials may use it, asked once at start: a bucket that
-   * is missing or refused made every upload fail later, each with the store's own words. Throws
-   * StorageConfigError saying which setting to look at; a store that cannot be reached throws as
-   * any call does (the caller lets the process start, and requests answer 503 until it is back).
+   * is missing or refused made every upload fail later, each with the store's own words. Asked as a
+   * read of a key that is not there, which needs only the object permission Hoard needs anyway
+   * (HeadBucket would need s3:ListBucket, which a least-privilege policy does not grant, and a HEAD
+   * answer has no body to tell a missing bucket from a missing key). Throws StorageConfigError
+   * saying which setting to look at; within `timeoutMs`, else as the store's silence.
    */
-  async checkAccess(): Promise<void> {
+  async checkAccess(timeoutMs = 10_000): Promise<void> {
     try {
-      await this.#client.send(new HeadBucketCommand({ Bucket: this.#bucket }));
+      const answer = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: `.hoard-access-check/${Date.now().toString(36)}` }), { abortSignal: AbortSignal.timeout(timeoutMs) });
+      // A key of that name after all: its bytes are not wanted.
+      if (answer.Body instanceof Readable) answer.Body.destroy();
     } catch (err) {
-      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      if (status === 404) throw new StorageConfigError(`the bucket "${this.#bucket}" does not exist (${this.target}); create it, or set S3_BUCKET to one that exists`);
-      if (status === 403) throw new StorageConfigError(`the bucket "${this.#bucket}" refuses these credentials (${this.target}); check S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY and the bucket's policy`);
-      if (status === 301 || status === 400) throw new StorageConfigError(`the bucket "${this.#bucket}" answers ${status} (${this.target}): check S3_REGION and S3_ENDPOINT`);
+      const name = errorName(err);
+      // Not there, as asked; or refused for want of s3:ListBucket, which is how S3 answers a read of
+      // a missing key without it: the bucket is there and these credentials may try.
+      if (name === 'NoSuchKey' || name === 'NotFound' || name === 'AccessDenied') return;
+      if (name === 'NoSuchBucket') throw new StorageConfigError(`the bucket "${this.#bucket}" does not exist (${this.target}); create it, or set S3_BUCKET to one that exists`);
+      if (name === 'InvalidAccessKeyId' || name === 'SignatureDoesNotMatch') throw new StorageConfigError(`the store refuses these credentials (${this.target}, ${name}); check S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY`);
+      if (name === 'PermanentRedirect' || name === 'AuthorizationHeaderMalformed' || name === 'InvalidRegion') throw new StorageConfigError(`the bucket "${this.#bucket}" is in another region (${this.target}, ${name}); check S3_REGION and S3_ENDPOINT`);
+      if (name === 'TimeoutError' || name === 'AbortError') throw new StorageUnavailableError(`the object store did not answer within ${timeoutMs / 1000} s`, { cause: err });
       throw err;
     }
   }

@@ -27,6 +27,32 @@ it('refuses to start on a bucket that does not exist or refuses the credentials,
   }
 });
 
+it('starts within seconds on a store that accepts connections and answers nothing, and serves once it answers', async () => {
+  const s3 = await startS3rver();
+  const proxy = await startStallingProxy(s3.endpoint);
+  try {
+    // A library whose newest file the start looks for in the bucket.
+    const first = await startTestServer({ ...s3Env(s3), S3_ENDPOINT: proxy.endpoint });
+    const owner = await signUp(first.baseUrl);
+    expect((await uploadFile(owner, 'kept.txt', 'kept bytes')).status).toBe(200);
+    await first.close();
+    proxy.stallAfter(0);
+    const began = Date.now();
+    const server = await startTestServer({ ...s3Env(s3), S3_ENDPOINT: proxy.endpoint }, { databaseUrl: first.databaseUrl, dataDir: first.dataDir });
+    try {
+      // 10 s for the access check, 10 s for the files: not the client's three attempts of 37.5 s each.
+      expect(Date.now() - began).toBeLessThan(30_000);
+      expect((await new Client(server.baseUrl).get('/api/health')).status).toBe(200);
+    } finally {
+      proxy.release();
+      await server.close();
+    }
+  } finally {
+    await proxy.close();
+    await s3.stop();
+  }
+}, 90_000);
+
 it('answers 503, not 500, when the bucket goes away under a running server, and logs why', async () => {
   const s3 = await startS3rver();
   const logged: Array<{ level: number; msg?: string; [field: string]: unknown }> = [];
