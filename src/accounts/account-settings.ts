@@ -13,6 +13,7 @@ import { parseField } from '../organisation/common.ts';
 import { ACCOUNT_NAME_LENGTH, nameSchema } from '../shared/display-name.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
 import { claimEmail } from './users.ts';
+import { passwordChangeKey } from './sign-in-keys.ts';
 
 /**
  * Account fields, as sign-up, the administrators' account routes, the account's own settings and
@@ -71,7 +72,7 @@ export interface Actor {
 
 // Wrong current passwords are counted like failed sign-ins, so a stolen session cannot be used to
 // guess the password at leisure.
-const passwordKey = (userId: string) => `password-change:${userId}`;
+const passwordKey = passwordChangeKey;
 const WRONG_PASSWORDS_PER_ACCOUNT = 10;
 
 async function checkCurrentPassword(db: Db, userId: string, currentPassword: string): Promise<void> {

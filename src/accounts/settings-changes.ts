@@ -12,7 +12,7 @@ import { forbidden } from '../errors.ts';
 export async function updateSettingsAs(db: Db, actor: PermissionSet, changes: Partial<InstanceSettings>): Promise<InstanceSettings> {
   if (changes.defaultQuotaBytes !== undefined && !hasPermission(actor, 'quotas.bypass')) {
     const current = (await readSettings(db)).defaultQuotaBytes;
-    const lowering = changes.defaultQuotaBytes > 0 && (current === 0 || changes.defaultQuotaBytes <= current);
+    const lowering = changes.defaultQuotaBytes === current || (changes.defaultQuotaBytes > 0 && (current === 0 || changes.defaultQuotaBytes <= current));
     if (!lowering) throw forbidden('You cannot raise or remove the default quota without the permission quotas.bypass');
   }
   return updateSettings(db, changes);

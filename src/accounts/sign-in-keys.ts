@@ -19,6 +19,11 @@ export function loginAttemptKey(email: string, ip: string): string {
   return `${accountSignInKeys(email)}${clientKey(ip)}`;
 }
 
+/** The throttle key of wrong current passwords given to change an account's own settings. */
+export function passwordChangeKey(userId: string): string {
+  return `password-change:${userId}`;
+}
+
 /** What every key of `loginAttemptKey` for this account begins with, whatever the address. */
 export function accountSignInKeys(email: string): string {
   return `login:account:${normalizeEmail(email)}:ip:`;

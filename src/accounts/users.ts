@@ -20,7 +20,7 @@ import { conflict, forbidden, invalid, notFound } from '../errors.ts';
 import type { Me } from '../api/accounts.ts';
 import type { AdminUser } from '../api/admin.ts';
 import { clientKey } from '../shared/client-key.ts';
-import { accountSignInKeys, normalizeEmail } from './sign-in-keys.ts';
+import { accountSignInKeys, normalizeEmail, passwordChangeKey } from './sign-in-keys.ts';
 
 // Defined with the principal it identifies (auth sits below accounts); exported here for callers.
 export type { UserRow };
@@ -374,7 +374,12 @@ export async function updateUserAsAdmin(
   });
   // Who forgot a password has often locked the sign-in by trying: the new one works at once, from
   // every address (their failures on the account go; those counted on an address alone stay).
-  if (passwordHash !== undefined) await clearHitsStartingWith(db, accountSignInKeys(user.email));
+  if (passwordHash !== undefined) {
+    await clearHitsStartingWith(db, accountSignInKeys(user.email));
+    // And the wrong current passwords counted on it: else the temporary password could not be
+    // replaced with one of the user's own for as long.
+    await clearHitsStartingWith(db, passwordChangeKey(id));
+  }
   return getUserForAdmin(db, id);
 }
 

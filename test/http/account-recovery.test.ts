@@ -44,8 +44,14 @@ describe('an administrator sets a password for an account that forgot its own', 
     const user = await signUp(server.baseUrl);
     for (let i = 0; i < 10; i++) expect((await signIn(user.email, `guess number ${i}`)).status).toBe(401);
     expect((await signIn(user.email, user.password)).status).toBe(429);
+    // Wrong current passwords given to change it, counted on the account, are cleared too: the
+    // temporary password is replaced with one of the user's own at once.
+    for (let i = 0; i < 10; i++) expect((await user.patch('/api/account', { currentPassword: `wrong ${i}`, newPassword: 'never set at all' })).status).toBe(403);
+    expect((await user.patch('/api/account', { currentPassword: user.password, newPassword: 'never set at all' })).status).toBe(429);
     expect((await admin.patch(`/api/users/${user.userId}`, { password: 'set after the lockout' })).status).toBe(200);
-    expect((await signIn(user.email, 'set after the lockout')).status).toBe(200);
+    const fresh = new Client(server.baseUrl);
+    expect((await fresh.post('/api/auth/login', { email: user.email, password: 'set after the lockout' })).status).toBe(200);
+    expect((await fresh.patch('/api/account', { currentPassword: 'set after the lockout', newPassword: 'my own password again' })).status).toBe(200);
   });
 
   it('never its own (that takes the current password), never too short, never for an account holding more than the setter', async () => {

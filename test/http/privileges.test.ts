@@ -159,8 +159,9 @@ describe('a manager without administrator', () => {
       // The same value again (a form sending what was not edited), or less, it may.
       expect((await settingsManager.client.patch('/api/settings', { defaultQuotaBytes: 1000, registration: 'closed' })).status).toBe(200);
       expect((await settingsManager.client.patch('/api/settings', { defaultQuotaBytes: 500 })).status).toBe(200);
-      // Where there is no default quota, any limit restricts.
+      // Where there is no default quota, any limit restricts, and sending none again changes nothing.
       await admin.patch('/api/settings', { defaultQuotaBytes: 0 });
+      expect((await settingsManager.client.patch('/api/settings', { defaultQuotaBytes: 0, registration: 'closed' })).status).toBe(200);
       expect((await settingsManager.client.patch('/api/settings', { defaultQuotaBytes: 5000 })).status).toBe(200);
     } finally {
       await admin.patch('/api/settings', { defaultQuotaBytes: 0 });
