@@ -108,7 +108,7 @@ describe('sendWebhook', () => {
       detail: expect.stringMatching(/^Refused to deliver: sneaky\.hoard-test\.invalid resolves to ::ffff:127\.0\.0\.1, a loopback address/),
     });
     const missing = await sendWebhook({ ...base, allowPrivate: false, url: 'http://absent.hoard-test.invalid/', lookup: async () => [] });
-    expect({ result: missing.result, error: missing.error }).toEqual({ result: 'retry', error: 'Could not resolve absent.hoard-test.invalid to a public address' });
+    expect(missing).toMatchObject({ result: 'retry', error: 'Could not resolve absent.hoard-test.invalid to a public address' });
     expect(seen).toHaveLength(0);
   });
 
