@@ -174,7 +174,11 @@ async function uploadChunked(file: File, selectors: Selectors, hooks: UploadHook
 
   const sendPart = async (partNumber: number): Promise<string> => {
     const blob = file.slice((partNumber - 1) * PART_SIZE, Math.min(file.size, partNumber * PART_SIZE));
-    const { url } = await api<{ url: string }>('GET', `/api/files/chunks/${uploadId}/part/${partNumber}`);
+    // Asked with fetch, whose network failure is a TypeError: it is the connection's, retried as a
+    // part's own network failure is (it ended the whole upload at the first blip or server restart).
+    const { url } = await api<{ url: string }>('GET', `/api/files/chunks/${uploadId}/part/${partNumber}`).catch((error: unknown) => {
+      throw error instanceof TypeError ? new NetworkError(error.message) : error;
+    });
     const onProgress = (loaded: number) => {
       inFlight.set(partNumber, loaded);
       report();
