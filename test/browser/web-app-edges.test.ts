@@ -433,6 +433,19 @@ describe('the web app at its edges', () => {
     await remove(`Revoke ${firstShown}`, 'Revoke');
     await page.getByRole('status').getByText('Token revoked').waitFor();
     await expect.poll(focused).toEqual({ tag: 'BUTTON', name: `Revoke ${secondShown}` });
+    // With the next row revoked already (no buttons), focus goes on to the first row after it that has one.
+    const made: Record<string, string> = {};
+    for (const name of ['skip one', 'skip two', 'skip three']) made[name] = (await owner.post('/api/tokens', { name, scopes: ['files:read'] })).body.data.token.id;
+    await page.reload();
+    await tokenRows.filter({ hasText: 'skip three' }).waitFor();
+    const order = (await tokenRows.allTextContents()).map((text) => ['skip one', 'skip two', 'skip three'].find((name) => text.includes(name))).filter((name): name is string => name !== undefined);
+    expect(order).toHaveLength(3);
+    expect((await owner.delete(`/api/tokens/${made[order[1]!]}`)).status).toBe(204);
+    await page.reload();
+    await tokenRows.filter({ hasText: order[0]! }).getByRole('button', { name: `Revoke ${order[0]}` }).waitFor();
+    await remove(`Revoke ${order[0]}`, 'Revoke');
+    await page.getByRole('status').getByText('Token revoked').first().waitFor();
+    await expect.poll(focused).toEqual({ tag: 'BUTTON', name: `Revoke ${order[2]}` });
 
     // Accounts: the next account's Delete.
     const first = uniqueEmail('first');

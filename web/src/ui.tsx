@@ -118,8 +118,12 @@ export function rememberFocus(): () => void {
   const item = opener?.closest<HTMLElement>('[data-item-key]') ?? null;
   const action = opener?.getAttribute('data-action') ?? null;
   const key = item?.dataset.itemKey;
-  const next = (item?.nextElementSibling as HTMLElement | null)?.dataset?.itemKey;
-  const previous = (item?.previousElementSibling as HTMLElement | null)?.dataset?.itemKey;
+  // The rows after it, then those before it, nearest first: a row without the control (a revoked
+  // token's) is passed over for the next one that has it.
+  const following: string[] = [];
+  const preceding: string[] = [];
+  for (let row = item?.nextElementSibling as HTMLElement | null; row; row = row.nextElementSibling as HTMLElement | null) if (row.dataset.itemKey) following.push(row.dataset.itemKey);
+  for (let row = item?.previousElementSibling as HTMLElement | null; row; row = row.previousElementSibling as HTMLElement | null) if (row.dataset.itemKey) preceding.push(row.dataset.itemKey);
   return () => {
     if (!opener) return;
     // Still there but disabled (a button with nothing left to do) counts as gone: the browser takes
@@ -128,7 +132,8 @@ export function rememberFocus(): () => void {
       opener.focus();
       if (document.activeElement === opener) return;
     }
-    if (focusItem(key, action) || focusItem(next, action) || focusItem(previous, action)) return;
+    if (focusItem(key, action)) return;
+    for (const other of [...following, ...preceding]) if (focusItem(other, action)) return;
     focusPageHeading();
   };
 }
