@@ -75,6 +75,9 @@ describe('sign-in security in Chromium', () => {
     const shown = page.getByTestId('recovery-codes');
     await shown.waitFor();
     await expect.poll(focusedNow).toBe('H3 Your recovery codes');
+    // And stays there: nothing gives it back elsewhere a moment later.
+    await page.waitForTimeout(300);
+    await expect(focusedNow()).resolves.toBe('H3 Your recovery codes');
     recoveryCodes = (await shown.locator('code').allTextContents()).map((code) => code.trim());
     expect(recoveryCodes).toHaveLength(10);
     await expect(shown.getByRole('button', { name: 'Download codes' }).isVisible()).resolves.toBe(true);
@@ -123,6 +126,9 @@ describe('sign-in security in Chromium', () => {
       await dialog.getByRole('button', { name: 'Make new codes' }).click();
       const shown = page.getByTestId('recovery-codes');
       await shown.waitFor();
+      // The new codes, shown once, have the focus, not the button of the dialog that made them.
+      await page.waitForTimeout(300);
+      await expect(page.evaluate("document.activeElement?.textContent?.trim()")).resolves.toBe('Your recovery codes');
       recoveryCodes = (await shown.locator('code').allTextContents()).map((code) => code.trim());
       expect(recoveryCodes).toHaveLength(10);
       await fits('recovery codes shown', 'I have stored them');

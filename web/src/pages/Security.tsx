@@ -37,7 +37,12 @@ function RecoveryCodes({ codes, onDone }: { codes: string[]; onDone: () => void 
   };
   // Shown in place of the form that made them: the focus goes to them, as to a new token's secret.
   const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), [codes]);
+  // A task later: a dialog that made them (New recovery codes) gives the focus back to its opener
+  // in a task of its own as it closes, which must come first.
+  useEffect(() => {
+    const timer = setTimeout(() => heading.current?.focus(), 0);
+    return () => clearTimeout(timer);
+  }, [codes]);
   return (
     <section className="secret" aria-labelledby={`${id}-title`} data-testid="recovery-codes">
       <h3 id={`${id}-title`} tabIndex={-1} ref={heading}>
@@ -85,7 +90,8 @@ function TwoFactorSection() {
     const element = section.current?.querySelector<HTMLElement>(`[data-step="${target}"]`);
     if (!element) return;
     focusNext.current = null;
-    element.focus();
+    // A task later, after the password dialog's own giving back of the focus to its opener.
+    setTimeout(() => element.focus(), 0);
   }, [setup, codes, enabled, passwordFor]);
 
   const start = useSubmit(async () => {
@@ -124,7 +130,7 @@ function TwoFactorSection() {
       {!enabled && !setup && (
         <form onSubmit={start.submit}>
           <ErrorNote error={start.error} />
-          <button type="submit" className="primary" disabled={start.busy} data-step="turn-on">
+          <button type="submit" className="primary" aria-disabled={start.busy || undefined} data-step="turn-on">
             Turn on two-factor
           </button>
         </form>
@@ -151,7 +157,7 @@ function TwoFactorSection() {
             >
               Cancel
             </button>
-            <button type="submit" className="primary" disabled={confirm.busy}>
+            <button type="submit" className="primary" aria-disabled={confirm.busy || undefined}>
               Turn on
             </button>
           </div>
