@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { fileTypeFromBuffer } from 'file-type';
+import { fileTypeFromBuffer, supportedMimeTypes } from 'file-type';
 import mime from 'mime';
 import { invalid } from '../errors.ts';
 import { MIME_TYPE_MAX_LENGTH } from '../api/vocabulary.ts';
@@ -73,6 +73,17 @@ const aliases: Record<string, string> = {
   'application/x-dosexec': 'application/x-msdownload',
   'application/vnd.microsoft.portable-executable': 'application/x-msdownload',
   'application/x-pdf': 'application/pdf',
+  // The names Windows, older browsers and Linux give fonts and Encapsulated PostScript.
+  'application/x-font-ttf': 'font/ttf',
+  'application/x-font-truetype': 'font/ttf',
+  'application/x-font-otf': 'font/otf',
+  'application/x-font-opentype': 'font/otf',
+  'application/font-woff': 'font/woff',
+  'application/x-font-woff': 'font/woff',
+  'application/font-woff2': 'font/woff2',
+  'image/x-eps': 'application/eps',
+  'image/eps': 'application/eps',
+  'application/x-eps': 'application/eps',
   'video/x-matroska': 'video/matroska',
 };
 
@@ -100,6 +111,11 @@ const tarballs: Record<string, string[]> = {
 };
 /** The names of an executable or library of Linux and other Unix systems (ELF). */
 const elfFiles = new Set(['application/x-elf', 'application/x-executable', 'application/x-sharedlib', 'application/x-pie-executable', 'application/x-object', 'application/x-coredump']);
+/** Containers that many formats are built on, which is all a signature shows of them. */
+const genericContainers = new Set(['application/zip', 'application/x-rar-compressed', 'application/x-cfb']);
+/** ZIP-based formats the signature reader knows a name of, but not from the first bytes alone. */
+const zipModels = new Set(['model/3mf', 'application/vnd.ms-package.3dmanufacturing-3dmodel+xml']);
+
 /** Generic container names for audio or video: stored under the detected type, which players know. */
 const mediaContainers = new Set(['application/mp4', 'application/ogg']);
 
@@ -117,6 +133,18 @@ function compatible(declared: string, detected: string): boolean {
   const media = new Set(['audio', 'video']);
   if ((media.has(declaredType!) || mediaContainers.has(declared)) && media.has(detectedType!)) return true;
   if (zipContainers.test(declared) && zipContainers.test(detected)) return true;
+  if (zipModels.has(declared) && detected === 'application/zip') return true;
+  // A format built on ZIP, RAR or a Compound File that the signature reader has no name for (a
+  // comic book archive, a KMZ, a Visio drawing): the container is all it could see, and no
+  // contradiction. Image, audio, video and text types have signatures of their own, and a format
+  // the reader knows would have been named, so those stay contradictions (a PNG declared for a ZIP),
+  // as do textual application types (JSON, XML, scripts) which a container is not, and the names of
+  // the families above (a tarball's, a Compound File's), which say what container they are.
+  const ofAKnownFamily = Object.hasOwn(tarballs, declared) || compoundFiles.has(declared) || elfFiles.has(declared) || mediaContainers.has(declared) || zipContainers.test(declared);
+  if (genericContainers.has(detected) && /^(application|model)\//.test(declared) && !supportedMimeTypes.has(declared) && !textTypes.test(declared) && !ofAKnownFamily) return true;
+  // PostScript and Encapsulated PostScript are one language; an Illustrator file is a PDF.
+  if (declared === 'application/postscript' && detected === 'application/eps') return true;
+  if (declared === 'application/illustrator' && detected === 'application/pdf') return true;
   if (compoundFiles.has(declared) && compoundFiles.has(detected)) return true;
   // Word and Excel 2003 also save XML under .doc and .xls, with their Compound File types.
   if ((declared === 'application/msword' || declared === 'application/vnd.ms-excel') && (detected === 'application/xml' || detected === 'text/xml')) return true;

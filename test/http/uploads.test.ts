@@ -387,6 +387,12 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
         expect(answer.status, `${name} as ${declared}: ${answer.text}`).toBe(400);
         expect(answer.body.error).toMatch(/does not match the content/);
       }
+      // A format built on ZIP that content detection has no name for keeps the name it was declared with.
+      for (const [name, declared] of [['issue.cbz', 'application/vnd.comicbook+zip'], ['places.kmz', 'application/vnd.google-earth.kmz'], ['part.3mf', 'model/3mf']] as const) {
+        const answer = await uploadFile(user, name, zip, { type: declared });
+        expect(answer.status, `${name} as ${declared}: ${answer.text}`).toBe(200);
+        expect(answer.body.data.type, name).toBe(declared);
+      }
     });
 
     it('keeps a text declaration for text whose first bytes happen to spell a short binary signature, and still refuses one for binary bytes', async () => {
