@@ -13,7 +13,7 @@ import { readSettings } from '../settings/instance-settings.ts';
 import { assertInviteUsable, consumeInvite } from './invites.ts';
 import { ACCOUNT_NAME_LENGTH } from '../shared/display-name.ts';
 import { rolesInOrder } from '../shared/name-order.ts';
-import { clearHitsStartingWith, takeAttempt } from '../auth/throttle.ts';
+import { clearHits, clearHitsStartingWith, takeAttempt } from '../auth/throttle.ts';
 import { scheduleStorageDeletes } from '../jobs/storage-cleanup.ts';
 import { scheduleSessionStorageAbort } from '../chunks/chunk-session-jobs.ts';
 import { conflict, forbidden, invalid, notFound } from '../errors.ts';
@@ -378,7 +378,7 @@ export async function updateUserAsAdmin(
     await clearHitsStartingWith(db, accountSignInKeys(user.email));
     // And the wrong current passwords counted on it: else the temporary password could not be
     // replaced with one of the user's own for as long.
-    await clearHitsStartingWith(db, passwordChangeKey(id));
+    await clearHits(db, passwordChangeKey(id));
   }
   return getUserForAdmin(db, id);
 }
