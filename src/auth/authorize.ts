@@ -85,7 +85,7 @@ export function checkAccess(policy: RoutePolicy, principal: Principal | null, re
       'forbidden',
       request.origin === undefined
         ? `Cross-origin request refused: a change made with a browser session needs an Origin header of ${expectedOrigin} (scripts use a named token instead)`
-        : `Cross-origin request refused: this request comes from ${request.origin}, but this instance is at ${expectedOrigin} (its BASE_URL); open it there, or set BASE_URL to the address you use`,
+        : `Cross-origin request refused: its Origin header is ${request.origin.slice(0, 200)}, but this instance is at ${expectedOrigin} (its BASE_URL); open it there, or set BASE_URL to the address you use`,
     );
   }
   for (const needed of permissionsOf(policy.access)) if (!hasPermission(principal.permissions, needed)) throw forbidden();

@@ -190,7 +190,7 @@ describe('Origin check on cookie-authenticated state changes', () => {
     expect(foreign.status).toBe(403);
     expect(foreign.body.success).toBe(false);
     // Both addresses are named, and the setting: an instance opened at its LAN address before BASE_URL is set.
-    expect(foreign.body.error).toBe(`Cross-origin request refused: this request comes from https://evil.example, but this instance is at ${server.baseUrl} (its BASE_URL); open it there, or set BASE_URL to the address you use`);
+    expect(foreign.body.error).toBe(`Cross-origin request refused: its Origin header is https://evil.example, but this instance is at ${server.baseUrl} (its BASE_URL); open it there, or set BASE_URL to the address you use`);
     const same = await admin.patch('/api/settings', { registration: 'closed' });
     expect(same.status).toBe(200);
     // Reads need no Origin.
