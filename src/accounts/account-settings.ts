@@ -72,17 +72,16 @@ export interface Actor {
 
 // Wrong current passwords are counted like failed sign-ins, so a stolen session cannot be used to
 // guess the password at leisure.
-const passwordKey = passwordChangeKey;
 const WRONG_PASSWORDS_PER_ACCOUNT = 10;
 
 async function checkCurrentPassword(db: Db, userId: string, currentPassword: string): Promise<void> {
   // Counted before the verification, so parallel attempts cannot all pass the limit.
-  await takeAttempt(db, passwordKey(userId), WRONG_PASSWORDS_PER_ACCOUNT, loginLimits.windowMs, 'Too many wrong passwords; try again later');
+  await takeAttempt(db, passwordChangeKey(userId), WRONG_PASSWORDS_PER_ACCOUNT, loginLimits.windowMs, 'Too many wrong passwords; try again later');
   const row = await db.selectFrom('users').select('passwordHash').where('id', '=', userId).executeTakeFirst();
   if (!(await verifyPassword(row?.passwordHash ?? null, currentPassword))) {
     throw forbidden('currentPassword: the current password is not correct');
   }
-  await clearHits(db, passwordKey(userId));
+  await clearHits(db, passwordChangeKey(userId));
 }
 
 /**
