@@ -326,6 +326,35 @@ describe.each(providers)('thumbnails and text recognition on %s storage', (provi
     }
   });
 
+  it('keeps a share page out of caches until its thumbnail and size are known, so the first unfurl is not kept', async () => {
+    // A process that does no media work: the thumbnail stays pending until the second one runs it.
+    const uploads = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', THUMBNAIL_CONCURRENCY: '0', OCR_CONCURRENCY: '0' });
+    let uploadsOpen = true;
+    let media: TestServer | null = null;
+    try {
+      const user = await signUp(uploads.baseUrl);
+      const video = await upload(user, 'fresh.mp4', mp4(320, 240), 'video/mp4', { visibility: 'PUBLIC' });
+      const text = await upload(user, 'plain.txt', new TextEncoder().encode('nothing to wait for'), 'text/plain', { visibility: 'PUBLIC' });
+      const early = await fetch(video.links.url);
+      expect(early.status).toBe(200);
+      expect(metaTag(await early.text(), 'property', 'og:image')).toBeNull();
+      expect(early.headers.get('cache-control')).toBe('private, no-store');
+      // A file without a thumbnail to come is cacheable at once.
+      expect((await fetch(text.links.url)).headers.get('cache-control')).toBe('public, max-age=60');
+      await uploads.close();
+      uploadsOpen = false;
+
+      media = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', THUMBNAIL_CONCURRENCY: '1', OCR_CONCURRENCY: '1' }, { databaseUrl: uploads.databaseUrl, dataDir: uploads.dataDir });
+      expect((await mediaSettled(media, video.id)).thumbnailStatus).toBe('done');
+      const later = await fetch(video.links.url.replace(uploads.baseUrl, media.baseUrl));
+      expect(metaTag(await later.text(), 'property', 'og:image')).toMatch(new RegExp(`/api/files/${video.id}/thumbnail\\?v=`));
+      expect(later.headers.get('cache-control')).toBe('public, max-age=60');
+    } finally {
+      if (uploadsOpen) await uploads.close();
+      await media?.close();
+    }
+  });
+
   it('makes the thumbnail and the text after a restart between the upload and the job', async () => {
     // A process that takes uploads but does no media work (THUMBNAIL_CONCURRENCY=0, as a machine
     // dedicated to uploads would run), killed right after the upload: the jobs are in the database.

@@ -106,7 +106,11 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
       const { textPreview } = bytes;
       // The tree only for an archive this browser may open, and not for a HEAD request's empty answer.
       const manifest = access === 'open' && request.method === 'GET' ? await archiveManifest(file) : null;
-      const cacheable = file.visibility === 'PUBLIC' && file.passwordHash === null && manifest !== 'later';
+      // A page whose thumbnail and dimensions are still to come (contract §10) changes in a moment:
+      // a chat app that unfurled it without og:image must not get the same page from a cache for
+      // a minute, nor must an archive's page before its tree is read.
+      const settled = manifest !== 'later' && file.thumbnailStatus !== 'pending';
+      const cacheable = file.visibility === 'PUBLIC' && file.passwordHash === null && settled;
       reply.header('Cache-Control', cacheable ? publicCaching(file, 60) : 'private, no-store');
       return reply.send(
         renderSharePage({
