@@ -2,6 +2,7 @@ import type { AppContext } from '../context.ts';
 import type { Executor } from '../db/account-scope.ts';
 import { enqueueJob, type JobHandler } from '../jobs/queue.ts';
 import { chunkLimits } from '../shared/chunk-limits.ts';
+import { sameStorageTarget } from '../storage/targets.ts';
 
 export const CHUNK_SESSION_SWEEP_JOB = 'chunks.sweep';
 export const CHUNK_STORAGE_ABORT_JOB = 'chunks.abortStorage';
@@ -32,7 +33,7 @@ export function chunkStorageAbortHandler(ctx: AppContext): JobHandler {
   return async (job) => {
     const { fileKey, storageUploadId, storageTarget } = job.payload as SessionStorage;
     // Parts in another storage (the instance has moved since) are not this process's to remove.
-    if (storageTarget === ctx.storage.target) await ctx.storage.abortMultipart(fileKey, storageUploadId);
+    if (sameStorageTarget(storageTarget, ctx.storage.target)) await ctx.storage.abortMultipart(fileKey, storageUploadId);
   };
 }
 
@@ -59,7 +60,7 @@ export function chunkSessionSweepHandler(ctx: AppContext): JobHandler {
     const staleAt = Math.max(session.lastActivityAt + chunkLimits.inactivityMs, session.completingUntil ?? 0);
     if (staleAt > now) return void (await scheduleSessionSweep(ctx.db, sessionId, staleAt));
     // Stale: remove its parts (local temporary files, or the S3 multipart upload), then the session.
-    if (session.storageTarget === ctx.storage.target) await ctx.storage.abortMultipart(session.fileKey, session.storageUploadId);
+    if (sameStorageTarget(session.storageTarget, ctx.storage.target)) await ctx.storage.abortMultipart(session.fileKey, session.storageUploadId);
     await ctx.db.deleteFrom('chunkSessions').where('id', '=', sessionId).where('state', '!=', 'completed').execute();
   };
 }

@@ -10,6 +10,7 @@ import { accountGone, AppError, conflict, forbidden, invalid, notFound, rateLimi
 import { lockAccountRow } from '../db/locks.ts';
 import { liveSessions } from '../uploads/reservations.ts';
 import { StorageLimitError, StoragePartError, StorageUploadGoneError } from '../storage/storage.ts';
+import { sameStorageTarget } from '../storage/targets.ts';
 import { CleanupNet } from '../jobs/storage-cleanup.ts';
 import { overLimit, uploadAllowance } from '../uploads/allowance.ts';
 import { assertExpiryAction, resolveOptions, type UploadPlan } from '../uploads/upload-plan.ts';
@@ -147,7 +148,7 @@ async function usableSession(ctx: AppContext, principal: Principal, uploadId: st
   // Provenance (spec, Chunk upload session: "storage target changed or metadata lacks provenance" → 409,
   // including sessions started before it was recorded).
   if (session.storageTarget === null) throw conflict('This upload session has no recorded storage target; start a new upload');
-  if (session.storageTarget !== ctx.storage.target) throw conflict('The storage target changed since this upload started; start a new upload');
+  if (!sameStorageTarget(session.storageTarget, ctx.storage.target)) throw conflict('The storage target changed since this upload started; start a new upload');
   return session;
 }
 

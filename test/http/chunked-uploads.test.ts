@@ -514,6 +514,28 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       expect((await sessionRow(uploadId))!.state).toBe('open');
     });
 
+    if (kind === 's3') {
+      it('goes on with a session recorded by a process that spells the same bucket\'s endpoint differently, and sweeps its parts', async () => {
+        // Another machine with S3_ENDPOINT=HTTP://localhost:<port>/ for the same store and bucket.
+        const respelled = `s3:${s3!.endpoint.replace('http://127.0.0.1', 'HTTP://LocalHost')}//${s3!.bucket}`;
+        const { caller } = await scripted();
+        const uploadId = await started(caller, { size: 10 });
+        await setSession(uploadId, { storageTarget: respelled });
+        expect((await partUrlPath(caller, uploadId, 1)).status).toBe(200);
+        etagOf(await putPart(caller, uploadId, 1, Buffer.from('hello')));
+        const { storageUploadId } = (await sessionRow(uploadId))!;
+        expect(await s3!.pendingUploadIds()).toContain(storageUploadId);
+
+        // Abandoned, it is swept here, and its parts go from the bucket with it.
+        const past = Date.now() - 2 * HOUR;
+        await setSession(uploadId, { lastActivityAt: past });
+        await server.ctx.db.updateTable('jobs').set({ runAt: past }).where('dedupeKey', '=', `chunk-session:${uploadId}`).execute();
+        await server.jobs.runDueJobs();
+        await expect.poll(() => sessionRow(uploadId), { timeout: 10_000 }).toBeUndefined();
+        await expect.poll(() => s3!.pendingUploadIds(), { timeout: 10_000 }).not.toContain(storageUploadId);
+      });
+    }
+
     if (kind === 'local') {
       it('gives the local:// marker in both forms', async () => {
         const { caller } = await scripted();
