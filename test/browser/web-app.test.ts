@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Page } from 'playwright-core';
+import type { Page, Request } from 'playwright-core';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { chromiumPath, launchBrowser, screenshotDir, watchPage, type BrowserSession } from '../support/browser.ts';
 
@@ -367,17 +367,41 @@ describe('the web app in Chromium', () => {
     expect((await browser.context.request.patch(`${server.baseUrl}/api/settings`, { ...asAdmin, data: { maxUploadSizeBytes: 1024 ** 3 } })).status()).toBe(200);
 
     // 429: the upload-start rate limit (simulated: 30 real uploads a minute would slow the suite).
+    // Nothing was stored, so the upload waits the Retry-After it was given and starts again by itself.
+    let limited = 0;
+    await page.route(`${server.baseUrl}/api/files`, (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      limited += 1;
+      return limited <= 2
+        ? route.fulfill({ status: 429, headers: { 'Retry-After': '1' }, contentType: 'application/json', body: JSON.stringify({ error: 'Too many requests' }) })
+        : route.continue();
+    });
+    await page.getByTestId('file-input').setInputFiles({ name: 'patient.txt', mimeType: 'text/plain', buffer: Buffer.from('patient') });
+    await page.locator('[data-testid=upload-item]', { hasText: 'patient.txt' }).getByText(/Too many uploads at once: starting again in 1 s/).waitFor();
+    await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'patient.txt' }).waitFor();
+    expect(limited).toBe(3);
+    await page.unroute(`${server.baseUrl}/api/files`);
+
+    // A wait longer than two minutes is not sat out unasked: the upload fails, saying how long.
     await page.route(`${server.baseUrl}/api/files`, (route) =>
       route.request().method() === 'POST'
-        ? route.fulfill({ status: 429, headers: { 'Retry-After': '60' }, contentType: 'application/json', body: JSON.stringify({ error: 'Too many requests' }) })
+        ? route.fulfill({ status: 429, headers: { 'Retry-After': '600' }, contentType: 'application/json', body: JSON.stringify({ error: 'Too many requests' }) })
         : route.continue(),
     );
     await page.getByTestId('file-input').setInputFiles({ name: 'later.txt', mimeType: 'text/plain', buffer: Buffer.from('later') });
-    await failed('later.txt').getByText('Too many requests: wait 60 seconds and try again').waitFor();
+    await failed('later.txt').getByText('Too many requests: wait 600 seconds and try again').waitFor();
     await shot('12-upload-errors');
     await page.unroute(`${server.baseUrl}/api/files`);
+    // "Clear finished" takes the uploaded files away and keeps the failures, with their Retry.
+    await page.getByRole('button', { name: 'Clear finished' }).click();
+    await page.locator('[data-testid=upload-item]', { hasText: 'patient.txt' }).waitFor({ state: 'detached' });
+    await failed('too-big.txt').waitFor();
     await failed('later.txt').getByRole('button', { name: 'Retry' }).click();
     await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'later.txt' }).waitFor();
+    // The failures left are retried together (the size limit is raised again by now).
+    await page.getByRole('button', { name: 'Retry the failed upload' }).click();
+    await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'too-big.txt' }).waitFor();
+    await expect.poll(() => page.evaluate('document.activeElement?.getAttribute("data-testid")')).toBe('file-input');
 
     // A part that fails with a 503 is sent again; so is one refused with a 409 that says when to come
     // back (an earlier copy still arriving, as after a lost connection); and the upload completes.
@@ -385,7 +409,8 @@ describe('the web app in Chromium', () => {
     // that part is asked for again, not the whole upload given up.
     let attempts = 0;
     let addressAsked = 0;
-    await page.route(/\/api\/files\/chunks\/[a-z0-9]+\/part\/2$/, (route) => {
+    const secondPart = /\/api\/files\/chunks\/[a-z0-9]+\/part\/2$/;
+    await page.route(secondPart, (route) => {
       if (route.request().method() === 'GET') {
         addressAsked += 1;
         return addressAsked === 1 ? route.abort('connectionreset') : route.continue();
@@ -402,12 +427,13 @@ describe('the web app in Chromium', () => {
     await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'retried.bin' }).waitFor({ timeout: 150_000 });
     expect(attempts).toBe(3);
     expect(addressAsked).toBe(4);
-    await page.unroute(/\/part\/2$/);
+    await page.unroute(secondPart);
 
     // A part refused with 507 (the server's disk is full) is not sent again: sending it again cannot
     // make room, so the upload stops at once with the server's words.
     let refusals = 0;
-    await page.route(/\/api\/files\/chunks\/[a-z0-9]+\/part\/1$/, (route) => {
+    const firstPart = /\/api\/files\/chunks\/[a-z0-9]+\/part\/1$/;
+    await page.route(firstPart, (route) => {
       if (route.request().method() !== 'PUT') return route.continue();
       refusals += 1;
       return route.fulfill({ status: 507, contentType: 'application/json', body: JSON.stringify({ error: 'The server is out of storage space; nothing was stored. Ask its administrator to free some.' }) });
@@ -417,9 +443,45 @@ describe('the web app in Chromium', () => {
     await page.getByTestId('file-input').setInputFiles(noRoom);
     await failed('no-room.bin').getByText('The server is out of storage space').waitFor();
     expect(refusals).toBe(1);
-    await page.unroute(/\/part\/1$/);
+
+    // Retry goes on with the same session, sending only the parts it lacks: a second session would
+    // hold the file's size against the quota again for an hour.
+    let sessionStarts = 0;
+    const sessionsUsed = new Set<string>();
+    const watch = (request: Request) => {
+      if (request.method() === 'POST' && request.url() === `${server.baseUrl}/api/files/chunks`) sessionStarts += 1;
+      const session = /\/api\/files\/chunks\/([a-z0-9]+)\/part\//.exec(request.url())?.[1];
+      if (session) sessionsUsed.add(session);
+    };
+    page.on('request', watch);
+    await failed('no-room.bin').getByRole('button', { name: 'Retry' }).click();
+    await page.locator('[data-testid=upload-item][data-status=failed]', { hasText: 'no-room.bin' }).getByText('The server is out of storage space').waitFor();
+    expect(refusals).toBe(2);
+    expect(sessionStarts).toBe(0);
+    expect(sessionsUsed.size).toBe(1);
+    const [firstSession] = sessionsUsed;
+    // Only a pattern equal to the one routed removes the route.
+    await page.unroute(firstPart);
+
+    // A session that is gone (expired after an hour, say) is started anew once, and the upload completes.
+    let gone = 0;
+    const oldSession = new RegExp(`/api/files/chunks/${firstSession}/part/\\d+$`);
+    await page.route(oldSession, (route) => {
+      gone += 1;
+      return route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ error: 'Upload session not found (it expired after an hour without activity)' }) });
+    });
+    await failed('no-room.bin').getByRole('button', { name: 'Retry' }).click();
+    await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'no-room.bin' }).waitFor({ timeout: 120_000 });
+    page.off('request', watch);
+    await page.unroute(oldSession);
+    expect(gone).toBeGreaterThanOrEqual(1);
+    expect(sessionStarts).toBe(1);
+    expect(sessionsUsed.size).toBe(2);
+
     await page.getByRole('button', { name: 'Clear finished' }).click();
-    for (const name of ['later.txt', 'retried.bin']) {
+    // The button is disabled now: the keyboard's focus goes to choosing more files, not to the body.
+    await expect.poll(() => page.evaluate('document.activeElement?.getAttribute("data-testid")')).toBe('file-input');
+    for (const name of ['too-big.txt', 'patient.txt', 'later.txt', 'retried.bin', 'no-room.bin']) {
       const listing = (await (await browser.context.request.get(`${server.baseUrl}/api/files?search=${name}`)).json()) as { data: Array<{ id: string }> };
       expect(listing.data).toHaveLength(1);
       expect((await browser.context.request.delete(`${server.baseUrl}/api/files/${listing.data[0]!.id}`, asAdmin)).status()).toBe(204);

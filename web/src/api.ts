@@ -28,7 +28,10 @@ export interface RawResponse {
 export function describeFailure(status: number, body: unknown, retryAfter: number | null): string {
   const message = body && typeof body === 'object' && 'error' in body && typeof (body as { error: unknown }).error === 'string' ? (body as { error: string }).error : '';
   if (status === 413) return `Too large: ${message || 'the file is over the size limit or your storage quota'}`;
-  if (status === 429) return `${message || 'Too many requests'}: wait ${retryAfter ?? 60} seconds and try again`;
+  if (status === 429) {
+    const seconds = retryAfter ?? 60;
+    return `${message || 'Too many requests'}: wait ${seconds} ${seconds === 1 ? 'second' : 'seconds'} and try again`;
+  }
   if (status === 403 && !message) return 'You do not have permission to do this';
   if (status >= 500) return message || 'The server could not complete the operation';
   return message || `Request failed (HTTP ${status})`;

@@ -5,7 +5,7 @@ import { useLeaveGuard } from '../router.tsx';
 import { useSession } from '../session.tsx';
 import { CopyButton, PageHeader, useAnnounce, useConfirm, useLoad } from '../ui.tsx';
 import { errorMessage } from '../api.ts';
-import { CHUNK_THRESHOLD, UploadAborted, uploadFile, type Selectors } from '../upload/uploader.ts';
+import { CHUNK_THRESHOLD, newChunkedProgress, UploadAborted, uploadFile, type ChunkedProgress, type Selectors } from '../upload/uploader.ts';
 import type { Account, Folder, UploadLinks, UploadProfile } from '@api';
 import { FolderOptions, UploadProfileOptions } from './FolderOptions.tsx';
 
@@ -23,6 +23,9 @@ interface Item {
   links?: UploadLinks;
   error?: string;
 }
+
+/** Uploaded or cancelled: what "Clear finished" takes away. */
+const settled = (item: Item) => item.status === 'done' || item.status === 'cancelled';
 
 /** How many files upload at once (each large file also sends several parts in parallel). */
 const FILES_IN_PARALLEL = 2;
@@ -47,6 +50,9 @@ export function UploadPage() {
   const samples = useRef(new Map<number, Array<[number, number]>>());
   // Items whose upload has been started and not finished (state updates arrive a render later).
   const running = useRef(new Set<number>());
+  // A chunked upload's session and finished parts, kept from a failed or cancelled attempt for Retry.
+  const progress = useRef(new Map<number, ChunkedProgress>());
+  const fileInput = useRef<HTMLInputElement>(null);
   const inputId = useId();
 
   const profiles = useLoad(() => (can('uploadProfiles.manage') ? get<{ profiles: UploadProfile[] }>('/api/upload-profiles').then((d) => d.profiles) : Promise.resolve([])), []);
@@ -72,9 +78,12 @@ export function UploadPage() {
       controllers.current.set(item.id, controller);
       samples.current.set(item.id, [[performance.now(), 0]]);
       update(item.id, { status: 'uploading', detail: 'Uploading', loaded: 0, speed: 0, error: undefined });
+      let kept = progress.current.get(item.id);
+      if (!kept) progress.current.set(item.id, (kept = newChunkedProgress()));
       try {
         const links = await uploadFile(item.file, item.selectors, {
           signal: controller.signal,
+          progress: kept,
           onStatus: (detail) => update(item.id, { detail }),
           onProgress: (loaded) => {
             const now = performance.now();
@@ -86,6 +95,7 @@ export function UploadPage() {
             update(item.id, { loaded, speed: Math.max(0, speed) });
           },
         });
+        progress.current.delete(item.id);
         update(item.id, { status: 'done', detail: 'Uploaded', loaded: item.file.size, links });
         announce(`${item.file.name} uploaded`);
         void reloadAccount();
@@ -146,6 +156,7 @@ export function UploadPage() {
   };
 
   const quota = account.data;
+  const failedCount = items.filter((i) => i.status === 'failed').length;
   return (
     <section>
       <PageHeader title="Upload" />
@@ -192,6 +203,7 @@ export function UploadPage() {
         <input
           id={inputId}
           type="file"
+          ref={fileInput}
           multiple
           className="visually-hidden"
           data-testid="file-input"
@@ -206,9 +218,37 @@ export function UploadPage() {
       {items.length > 0 && (
         <div className="upload-list-header">
           <h2>Uploads</h2>
-          <button type="button" onClick={() => setItems((list) => list.filter((i) => i.status === 'uploading' || i.status === 'queued'))} disabled={!items.some((i) => i.status !== 'uploading' && i.status !== 'queued')}>
-            Clear finished
-          </button>
+          <span className="row-actions">
+            {failedCount > 0 && (
+              <button
+                type="button"
+                onClick={() => {
+                  setItems((list) => list.map((i) => (i.status === 'failed' ? { ...i, status: 'queued', detail: 'Waiting', error: undefined, loaded: 0 } : i)));
+                  // The button goes with the last failure: the focus goes to choosing more files.
+                  fileInput.current?.focus();
+                }}
+              >
+                Retry {failedCount === 1 ? 'the failed upload' : `${failedCount} failed uploads`}
+              </button>
+            )}
+            <button
+              type="button"
+              onClick={() => {
+                // Failed uploads stay, with their reasons and Retry: only what is settled goes.
+                setItems((list) => {
+                  const kept = list.filter((i) => !settled(i));
+                  for (const id of progress.current.keys()) if (!kept.some((i) => i.id === id)) progress.current.delete(id);
+                  return kept;
+                });
+                // The button is disabled (or gone) once nothing settled is left: the keyboard's focus
+                // goes to choosing more files rather than to the page's body.
+                fileInput.current?.focus();
+              }}
+              disabled={!items.some(settled)}
+            >
+              Clear finished
+            </button>
+          </span>
         </div>
       )}
       <ul className="upload-list" aria-label="Uploads">

@@ -24,11 +24,25 @@ export interface Selectors {
   folder: string;
 }
 
+/**
+ * What a chunked upload has done so far, kept by the caller across attempts: Retry goes on with the
+ * same session and sends only the parts it lacks. A new session would hold the file's size against
+ * the quota a second time until the first one expired (an hour), refusing a retry near the quota.
+ */
+export interface ChunkedProgress {
+  uploadId: string | null;
+  etags: Map<number, string>;
+}
+
+export const newChunkedProgress = (): ChunkedProgress => ({ uploadId: null, etags: new Map() });
+
 export interface UploadHooks {
   /** Bytes sent so far (may go down when a failed part is sent again). */
   onProgress(loaded: number): void;
   onStatus?(status: string): void;
   signal: AbortSignal;
+  /** Where a chunked upload records its session and parts, to be given again on Retry. */
+  progress?: ChunkedProgress;
 }
 
 export class UploadAborted extends Error {
@@ -105,8 +119,31 @@ function selectorHeaders(selectors: Selectors): Record<string, string> {
   return headers;
 }
 
-export function uploadFile(file: File, selectors: Selectors, hooks: UploadHooks): Promise<UploadLinks> {
-  return file.size > CHUNK_THRESHOLD ? uploadChunked(file, selectors, hooks) : uploadSingle(file, selectors, hooks);
+/** How often an upload refused with 429 is started again by itself, and the longest wait it sits out. */
+export const START_ATTEMPTS = 5;
+export const LONGEST_AUTOMATIC_WAIT_S = 120;
+
+/**
+ * A 429 stored nothing (the upload-start limit counts 30 starts a minute per address; a session cap
+ * names when a place frees up), so the upload waits the `Retry-After` it was given and starts again
+ * by itself: dropping 40 files used to leave 10 failed, each to be retried by hand a minute later.
+ * Other failures are shown at once: a single upload has no idempotency key, so one cut off after
+ * the server stored it must not be sent twice without the user's say.
+ */
+export async function uploadFile(file: File, selectors: Selectors, hooks: UploadHooks): Promise<UploadLinks> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await (file.size > CHUNK_THRESHOLD ? uploadChunked(file, selectors, hooks) : uploadSingle(file, selectors, hooks));
+    } catch (error) {
+      const wait = error instanceof ApiError && error.status === 429 ? (error.retryAfter ?? 60) : null;
+      if (wait === null || wait > LONGEST_AUTOMATIC_WAIT_S || attempt >= START_ATTEMPTS || hooks.signal.aborted) throw error;
+      hooks.onProgress(0);
+      for (let left = Math.max(1, Math.ceil(wait)); left > 0; left--) {
+        hooks.onStatus?.(`Too many uploads at once: starting again in ${left} s`);
+        await sleep(1000, hooks.signal);
+      }
+    }
+  }
 }
 
 async function uploadSingle(file: File, selectors: Selectors, hooks: UploadHooks): Promise<UploadLinks> {
@@ -153,24 +190,48 @@ const passingConflict = (error: unknown) => error instanceof ApiError && error.s
 const retryable = (error: unknown) =>
   error instanceof NetworkError || (error instanceof ApiError && (error.status === 408 || error.status === 429)) || passingConflict(error) || transientServerError(error);
 
+/**
+ * The session itself is gone or cannot go on (expired after an hour, its parts no longer stored, the
+ * storage changed): a 404, or a 409 that gives no time to come back. Only then does a Retry start over.
+ */
+const sessionUnusable = (error: unknown) => error instanceof ApiError && (error.status === 404 || (error.status === 409 && error.retryAfter === null));
+
 async function uploadChunked(file: File, selectors: Selectors, hooks: UploadHooks): Promise<UploadLinks> {
+  const progress = hooks.progress ?? newChunkedProgress();
+  if (progress.uploadId !== null) {
+    try {
+      hooks.onStatus?.('Resuming');
+      return await sendSession(file, progress.uploadId, progress.etags, hooks);
+    } catch (error) {
+      if (hooks.signal.aborted || !sessionUnusable(error)) throw error;
+      progress.uploadId = null;
+      progress.etags.clear();
+    }
+  }
   hooks.onStatus?.('Starting');
   const start: Record<string, unknown> = { filename: file.name, size: file.size };
   if (file.type) start.mimeType = file.type;
   const { uploadId } = await api<{ uploadId: string; fileKey: string }>('POST', '/api/files/chunks', start, selectorHeaders(selectors));
+  progress.uploadId = uploadId;
+  return sendSession(file, uploadId, progress.etags, hooks);
+}
 
+/** Sends the parts not yet in `etags` (recording each as it arrives), then completes the session. */
+async function sendSession(file: File, uploadId: string, etags: Map<number, string>, hooks: UploadHooks): Promise<UploadLinks> {
   const partCount = Math.ceil(file.size / PART_SIZE);
+  const partSize = (partNumber: number) => Math.min(file.size, partNumber * PART_SIZE) - (partNumber - 1) * PART_SIZE;
   const inFlight = new Map<number, number>();
-  let finishedBytes = 0;
+  let finishedBytes = [...etags.keys()].reduce((sum, partNumber) => sum + partSize(partNumber), 0);
   const report = () => hooks.onProgress(finishedBytes + [...inFlight.values()].reduce((a, b) => a + b, 0));
-  const etags = new Map<number, string>();
+  report();
   let nextPart = 1;
   // Cancelling the upload, or one part failing for good, stops every other part.
   const local = new AbortController();
   const signal = local.signal;
   const stop = () => local.abort();
   hooks.signal.addEventListener('abort', stop, { once: true });
-  hooks.onStatus?.(`Uploading ${partCount} parts`);
+  const missing = partCount - etags.size;
+  hooks.onStatus?.(missing === partCount ? `Uploading ${partCount} parts` : `Uploading ${missing} of ${partCount} parts`);
 
   const sendPart = async (partNumber: number): Promise<string> => {
     const blob = file.slice((partNumber - 1) * PART_SIZE, Math.min(file.size, partNumber * PART_SIZE));
@@ -207,7 +268,8 @@ async function uploadChunked(file: File, selectors: Selectors, hooks: UploadHook
   const worker = async () => {
     while (nextPart <= partCount && !signal.aborted) {
       const partNumber = nextPart++;
-      const size = Math.min(file.size, partNumber * PART_SIZE) - (partNumber - 1) * PART_SIZE;
+      if (etags.has(partNumber)) continue;
+      const size = partSize(partNumber);
       for (let attempt = 1; ; attempt++) {
         try {
           etags.set(partNumber, await sendPart(partNumber));
