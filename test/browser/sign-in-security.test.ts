@@ -143,7 +143,7 @@ describe('sign-in security in Chromium', () => {
   test('registering a passkey and signing in with it (no code asked)', async () => {
     const cdp = await browser.context.newCDPSession(page);
     await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
       options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
     });
     await openSecurity();
@@ -152,7 +152,17 @@ describe('sign-in security in Chromium', () => {
     await page.getByTestId('passkey-row').filter({ hasText: 'Chromium key' }).waitFor();
 
     await signOut();
-    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    // The person does not confirm on the device: the browser's failure is told in plain words, and
+    // the button keeps the keyboard's focus (it was disabled while busy, dropping it to the body).
+    await cdp.send('WebAuthn.setUserVerified', { authenticatorId, isUserVerified: false });
+    const passkeyButton = page.getByRole('button', { name: 'Sign in with a passkey' });
+    await passkeyButton.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('alert').getByText(/^No passkey was used: .* Try again, or sign in with your password\.$/).waitFor();
+    await expect(page.getByText('webauthn', { exact: false }).count()).resolves.toBe(0);
+    await expect.poll(() => page.evaluate('document.activeElement?.textContent?.trim()')).toBe('Sign in with a passkey');
+    await cdp.send('WebAuthn.setUserVerified', { authenticatorId, isUserVerified: true });
+    await passkeyButton.click();
     // Back where the sign-out left: the Security page, signed in by the passkey.
     await page.getByRole('heading', { name: 'Security', level: 1 }).waitFor();
     await page.getByTestId('session-row').filter({ hasText: 'This browser' }).filter({ hasText: 'Passkey' }).waitFor();

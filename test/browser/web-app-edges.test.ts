@@ -561,6 +561,89 @@ describe('the web app at its edges', () => {
     expect(problems).toEqual([]);
   });
 
+  test('controls that go or stop under the keyboard keep its focus; the bulk bar links a renamed file by its new name', async () => {
+    for (let i = 1; i <= 25; i++) expect((await uploadFile(owner, `pager-${String(i).padStart(2, '0')}.txt`, `page ${i}\n`)).status).toBe(200);
+    const pages = page.getByRole('navigation', { name: 'Pages' });
+    await page.goto(`${server.baseUrl}/app/files?search=pager-`);
+    await pages.getByText('Page 1 of 2').waitFor();
+    // Next onto the last page: the button stays focused, marked unusable, instead of disabled under the focus.
+    await pages.getByRole('button', { name: 'Next' }).focus();
+    await page.keyboard.press('Enter');
+    await pages.getByText('Page 2 of 2').waitFor();
+    await expect.poll(focused).toEqual({ tag: 'BUTTON', name: 'Next' });
+    await expect(pages.getByRole('button', { name: 'Next' }).getAttribute('aria-disabled')).resolves.toBe('true');
+    await page.keyboard.press('Enter');
+    await pages.getByRole('button', { name: 'First' }).focus();
+    await page.keyboard.press('Enter');
+    await pages.getByText('Page 1 of 2').waitFor();
+    await expect.poll(focused).toEqual({ tag: 'BUTTON', name: 'First' });
+
+    // Clear filters goes with the filters: the focus goes to the search box.
+    await page.getByRole('button', { name: 'Clear filters' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Clear filters' }).waitFor({ state: 'detached' });
+    await expect.poll(() => page.evaluate('document.activeElement?.getAttribute("type")')).toBe('search');
+
+    // Show all periods goes once no period is chosen: the focus stays with the period's bar.
+    const timeline = page.getByRole('region', { name: 'Timeline' });
+    await timeline.getByRole('button', { name: /: \d+ files$/ }).first().click();
+    await timeline.getByRole('button', { name: 'Show all periods' }).focus();
+    await page.keyboard.press('Enter');
+    await timeline.getByRole('button', { name: 'Show all periods' }).waitFor({ state: 'detached' });
+    await expect.poll(() => page.evaluate('document.activeElement?.classList.contains("timeline-bar") ?? false')).toBe(true);
+
+    // Remove the expiry goes with the expiry: the focus stays in the dialog, on the emptied field.
+    expect((await uploadFile(owner, 'fleeting.txt', 'soon gone\n', { fields: { expiresAt: new Date(Date.now() + 86_400_000).toISOString() } })).status).toBe(200);
+    await page.goto(`${server.baseUrl}/app/files?search=fleeting`);
+    await page.getByRole('button', { name: 'Edit fleeting.txt' }).click();
+    const editor = page.getByRole('dialog', { name: 'Edit fleeting.txt' });
+    await editor.getByRole('button', { name: 'Remove the expiry' }).focus();
+    await page.keyboard.press('Enter');
+    await editor.getByRole('button', { name: 'Remove the expiry' }).waitFor({ state: 'detached' });
+    await expect.poll(() => page.evaluate('document.activeElement?.getAttribute("type")')).toBe('datetime-local');
+
+    // A file selected, then renamed: Copy links gives its new address, not the old one's 404.
+    await editor.getByLabel('Name', { exact: true }).fill('renamed-fleeting.txt');
+    await editor.getByRole('button', { name: 'Save' }).click();
+    await editor.waitFor({ state: 'hidden' });
+    await page.goto(`${server.baseUrl}/app/files?search=fleeting`);
+    await page.getByLabel('Select renamed-fleeting.txt').check();
+    await page.getByRole('button', { name: 'Edit renamed-fleeting.txt' }).click();
+    const again = page.getByRole('dialog', { name: 'Edit renamed-fleeting.txt' });
+    await again.getByLabel('Name', { exact: true }).fill('final-fleeting.txt');
+    await again.getByRole('button', { name: 'Save' }).click();
+    await page.getByLabel('Select final-fleeting.txt').waitFor();
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.baseUrl });
+    await page.getByRole('region', { name: 'Selected files' }).getByRole('button', { name: 'Copy links' }).click();
+    const copied = (await page.evaluate('navigator.clipboard.readText()')) as string;
+    expect(copied).toMatch(/\/final-fleeting\.txt$/);
+    expect((await fetch(copied)).status).toBe(200);
+    await page.getByRole('region', { name: 'Selected files' }).getByRole('button', { name: 'Clear selection' }).click();
+
+    // A token's secret put away: the focus goes back to the button that made it.
+    await page.goto(`${server.baseUrl}/app/integrations`);
+    await page.getByRole('textbox', { name: /^Name\b/ }).fill('focus check');
+    await page.getByRole('button', { name: 'Create token' }).focus();
+    await page.keyboard.press('Enter');
+    const reveal = page.getByTestId('secret-reveal');
+    await reveal.waitFor();
+    await reveal.getByRole('button', { name: 'I have stored it' }).focus();
+    await page.keyboard.press('Enter');
+    await reveal.waitFor({ state: 'detached' });
+    await expect.poll(focused).toEqual({ tag: 'BUTTON', name: 'Create token' });
+
+    // Deleting a webhook leaves the focus on the next one's Delete, then on the heading.
+    for (const name of ['Hook one', 'Hook two']) expect((await owner.post('/api/webhooks', { name, url: 'https://hooks.example.com/hoard' })).status).toBe(201);
+    await page.goto(`${server.baseUrl}/app/integrations?tab=webhooks`);
+    const hooks = page.getByTestId('webhook-row');
+    await expect.poll(() => hooks.count()).toBe(2);
+    const [firstHook, secondHook] = (await hooks.allTextContents()).map((text) => (text.includes('Hook one') ? 'Hook one' : 'Hook two'));
+    await remove(`Delete webhook ${firstHook}`, 'Delete');
+    await expect.poll(() => hooks.count()).toBe(1);
+    await expect.poll(focused).toEqual({ tag: 'BUTTON', name: `Delete webhook ${secondHook}` });
+    expect(problems).toEqual([]);
+  });
+
   test('creations say so, stale messages go, and the phone menu closes on Escape', async () => {
     // A role: created with a toast; its name taken says so until that role is gone.
     await page.goto(`${server.baseUrl}/app/admin?tab=roles`);

@@ -398,7 +398,13 @@ export function SecretReveal({ title, secret, onDone, children }: { title: strin
   // Shown where the focus is not (above the form that made it): the focus goes to it, so that a
   // keyboard or screen-reader user is told of it and is where its copy button is.
   const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), [secret]);
+  // Where the focus was (the button that made the secret): it goes back there once the secret is
+  // put away, rather than falling to the page's body with this panel.
+  const before = useRef<HTMLElement | null>(null);
+  useEffect(() => {
+    if (document.activeElement instanceof HTMLElement && document.activeElement !== document.body) before.current = document.activeElement;
+    heading.current?.focus();
+  }, [secret]);
   return (
     <section className="secret" aria-labelledby={`${id}-title`} data-testid="secret-reveal">
       <h3 id={`${id}-title`} ref={heading} tabIndex={-1}>
@@ -412,7 +418,16 @@ export function SecretReveal({ title, secret, onDone, children }: { title: strin
         <CopyButton text={secret} className="primary" describedBy={id} />
       </div>
       {children}
-      <button type="button" onClick={onDone}>
+      <button
+        type="button"
+        onClick={() => {
+          const back = before.current;
+          onDone();
+          window.setTimeout(() => {
+            if (back?.isConnected) back.focus();
+          });
+        }}
+      >
         I have stored it
       </button>
     </section>

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { patch } from '../api.ts';
 import { fromLocalInput, toLocalInput } from '../format.ts';
 import { useSession } from '../session.tsx';
@@ -23,6 +23,7 @@ export function FileEditor({ file, open, folders, tags, onClose, onSaved }: { fi
   const [passwordMode, setPasswordMode] = useState<'keep' | 'set' | 'remove'>(file.hasPassword ? 'keep' : 'remove');
   const [password, setPassword] = useState('');
   const [expires, setExpires] = useState(toLocalInput(file.expiresAt));
+  const expiryField = useRef<HTMLInputElement>(null);
   // The stored action, when the file has one: a new date alone must not change what happens then.
   const [expiryAction, setExpiryAction] = useState<'DELETE' | 'SET_PRIVATE'>(file.expiryAction ?? expiryActions[0] ?? 'DELETE');
   const [actionTouched, setActionTouched] = useState(false);
@@ -108,7 +109,7 @@ export function FileEditor({ file, open, folders, tags, onClose, onSaved }: { fi
           <legend>Expiry</legend>
           <label>
             Expires at <span className="muted">(empty: never)</span>
-            <input type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
+            <input type="datetime-local" ref={expiryField} value={expires} onChange={(e) => setExpires(e.target.value)} />
           </label>
           {expires && (
             <label>
@@ -123,7 +124,15 @@ export function FileEditor({ file, open, folders, tags, onClose, onSaved }: { fi
             </label>
           )}
           {expires && (
-            <button type="button" className="link-button" onClick={() => setExpires('')}>
+            <button
+              type="button"
+              className="link-button"
+              onClick={() => {
+                setExpires('');
+                // The button goes with the expiry: the focus stays in the dialog, on the emptied field.
+                expiryField.current?.focus();
+              }}
+            >
               Remove the expiry
             </button>
           )}

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useId, useMemo, useRef, useState, type ReactNode } from 'react';
 import { del, get, patch, query, request } from '../api.ts';
 import { copyText } from '../clipboard.ts';
 import { pluralize } from '../format.ts';
@@ -130,6 +130,7 @@ export function FilesPage() {
   const groupBy = (['month', 'week', 'year'].includes(params.get('groupBy') ?? '') ? params.get('groupBy') : 'month') as GroupBy;
   const [previews, setPreviews] = useState(() => localStorage.getItem('hoard.previews') !== 'off');
   const [searchText, setSearchText] = useState(filters.search);
+  const searchBox = useRef<HTMLInputElement>(null);
   const [timeWindow, setTimeWindow] = useState<TimeWindow | null>(null);
   const [selection, setSelection] = useState<Map<string, FileRecord>>(new Map());
   // The editor and the viewer stay on the page once opened, and are closed as dialogs.
@@ -180,6 +181,20 @@ export function FilesPage() {
       else next.set(file.id, file);
       return next;
     });
+  // The selection keeps each file's record for the bulk bar (its links): a file renamed or changed
+  // since it was ticked takes its record from the newest listing, or Copy links gave its old, dead URL.
+  useEffect(() => {
+    setSelection((current) => {
+      let next: Map<string, FileRecord> | null = null;
+      for (const file of files) {
+        const kept = current.get(file.id);
+        if (kept === undefined || kept === file) continue;
+        next ??= new Map(current);
+        next.set(file.id, file);
+      }
+      return next ?? current;
+    });
+  }, [files]);
   // While another page or filter loads, the files shown are the last answer's: "Select all on this
   // page" waits for the page it names, so it never selects the page being left.
   const showsRequested = !listing.loading && listing.data?.requested === requested;
@@ -299,7 +314,7 @@ export function FilesPage() {
       <div className="toolbar" role="search">
         <label className="grow">
           <span className="visually-hidden">Search files</span>
-          <input type="search" placeholder="Search names and text…" value={searchText} onChange={(e) => setSearchText(e.target.value)} />
+          <input type="search" ref={searchBox} placeholder="Search names and text…" value={searchText} onChange={(e) => setSearchText(e.target.value)} />
         </label>
         <label>
           <span className="visually-hidden">Sort by</span>
@@ -376,6 +391,8 @@ export function FilesPage() {
             onClick={() => {
               setSearchText('');
               setParams({ search: null, types: null, visibility: null, folder: null, tag: null, from: null, to: null, page: null });
+              // The button goes with the filters: the focus goes to the search box, not the page's body.
+              searchBox.current?.focus();
             }}
           >
             Clear filters
@@ -499,21 +516,23 @@ export function FilesPage() {
 
       {pagination && pagination.total > 0 && (
         <nav className="pagination" aria-label="Pages">
-          <button type="button" disabled={page <= 1} onClick={() => setParams({ page: null }, { push: true })}>
+          {/* aria-disabled, not disabled: a button disabled under the keyboard's focus (Next onto the
+              last page) dropped the focus to the page's body. */}
+          <PageButton off={page <= 1} go={() => setParams({ page: null }, { push: true })}>
             First
-          </button>
-          <button type="button" disabled={page <= 1} onClick={() => setParams({ page: page - 1 > 1 ? String(page - 1) : null }, { push: true })}>
+          </PageButton>
+          <PageButton off={page <= 1} go={() => setParams({ page: page - 1 > 1 ? String(page - 1) : null }, { push: true })}>
             Previous
-          </button>
+          </PageButton>
           <span>
             Page {page} of {Math.max(1, pagination.pageCount)}
           </span>
-          <button type="button" disabled={page >= pagination.pageCount} onClick={() => setParams({ page: String(page + 1) }, { push: true })}>
+          <PageButton off={page >= pagination.pageCount} go={() => setParams({ page: String(page + 1) }, { push: true })}>
             Next
-          </button>
-          <button type="button" disabled={page >= pagination.pageCount} onClick={() => setParams({ page: String(pagination.pageCount) }, { push: true })}>
+          </PageButton>
+          <PageButton off={page >= pagination.pageCount} go={() => setParams({ page: String(pagination.pageCount) }, { push: true })}>
             Last
-          </button>
+          </PageButton>
           <label>
             Per page
             <select value={limit} onChange={(e) => setParams({ limit: e.target.value === '24' ? null : e.target.value, page: null })}>
@@ -569,6 +588,14 @@ export function FilesPage() {
  * (focus back on its button) and on a click or focus outside it; its panel opens towards whichever
  * side has room, inside the window.
  */
+function PageButton({ off, go, children }: { off: boolean; go: () => void; children: ReactNode }) {
+  return (
+    <button type="button" aria-disabled={off || undefined} onClick={() => !off && go()}>
+      {children}
+    </button>
+  );
+}
+
 function MultiSelect({ label, options, selected, onChange, empty }: { label: string; options: ReadonlyArray<readonly [string, string]>; selected: string[]; onChange: (values: string[]) => void; empty?: string }) {
   const summary = selected.length === 0 ? `Any ${label.toLowerCase()}` : selected.length === 1 ? (options.find(([v]) => v === selected[0])?.[1] ?? selected[0]) : `${selected.length} selected`;
   const toggle = (value: string, on: boolean) => onChange(on ? [...selected, value] : selected.filter((v) => v !== value));

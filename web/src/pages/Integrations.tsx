@@ -213,6 +213,7 @@ function WebhooksSection() {
   const toast = useToast();
   const confirm = useConfirm();
   const webhooks = useLoad(() => get<{ webhooks: Webhook[] }>('/api/webhooks').then((d) => d.webhooks), []);
+  const keepWebhookFocus = useFocusAfterRemoval(webhooks.data);
   const [name, setName] = useState('');
   const [url, setUrl] = useState('');
   const [secret, setSecret] = useState<{ title: string; value: string } | null>(null);
@@ -259,7 +260,7 @@ function WebhooksSection() {
           <DataTable columns={['Name', 'Receiver', 'Enabled']} caption="Webhooks">
             {webhooks.data.map((hook) => (
               <Fragment key={hook.id}>
-                <tr data-testid="webhook-row">
+                <tr data-testid="webhook-row" data-item-key={hook.id}>
                   <td>{hook.name}</td>
                   <td className="truncate-cell" title={hook.url}>
                     {hook.url}
@@ -303,9 +304,14 @@ function WebhooksSection() {
                         type="button"
                         className="small danger"
                         aria-label={`Delete webhook ${hook.name}`}
+                        data-action="delete"
                         onClick={async () => {
                           if (!(await confirm('Delete webhook', `Delete “${hook.name}” and its delivery log? Unsent deliveries are dropped.`))) return;
-                          if (await run(() => del(`/api/webhooks/${encodeURIComponent(hook.id)}`), 'Webhook deleted')) void webhooks.reload();
+                          if (await run(() => del(`/api/webhooks/${encodeURIComponent(hook.id)}`), 'Webhook deleted')) {
+                            // The focus goes to the next webhook's Delete (or the page's heading), not the body.
+                            keepWebhookFocus();
+                            void webhooks.reload();
+                          }
                         }}
                       >
                         Delete

@@ -3,6 +3,7 @@ import { del, get, patch, post } from '../api.ts';
 import { formatDateTime } from '../format.ts';
 import { useSession } from '../session.tsx';
 import { Badge, CopyButton, DataTable, Empty, ErrorNote, FormDialog, Loading, PageHeader, SubmitButton, useAction, useConfirm, useFocusAfterRemoval, useLoad, useSubmit, useToast } from '../ui.tsx';
+import { explainPasskeyError } from '../passkey-errors.ts';
 import type { Passkey, SessionRecord } from '@api';
 
 /**
@@ -220,7 +221,9 @@ function PasskeysSection() {
   const add = useSubmit(async () => {
     const { options } = await post<{ options: Record<string, unknown> }>('/api/auth/passkeys/options');
     const { startRegistration } = await import('@simplewebauthn/browser');
-    const response = await startRegistration({ optionsJSON: options as never });
+    const response = await startRegistration({ optionsJSON: options as never }).catch((error: unknown) => {
+      throw explainPasskeyError(error, 'register');
+    });
     await post('/api/auth/passkeys', { name: name.trim(), response });
     setName('');
     await passkeys.reload();

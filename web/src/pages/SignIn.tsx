@@ -3,6 +3,7 @@ import { ApiError, post } from '../api.ts';
 import { useRouter } from '../router.tsx';
 import { useSession } from '../session.tsx';
 import { ErrorNote, useSubmit } from '../ui.tsx';
+import { explainPasskeyError } from '../passkey-errors.ts';
 import type { LoginResponse, Me } from '@api';
 
 /**
@@ -87,7 +88,9 @@ function SignInForm({ onDone }: { onDone: (me: Me) => void }) {
   const passkey = useSubmit(async () => {
     const { options } = await post<{ options: Record<string, unknown> }>('/api/auth/passkey/options', email.trim() ? { email: email.trim() } : undefined);
     const { startAuthentication } = await import('@simplewebauthn/browser');
-    const response = await startAuthentication({ optionsJSON: options as never });
+    const response = await startAuthentication({ optionsJSON: options as never }).catch((error: unknown) => {
+      throw explainPasskeyError(error, 'sign-in');
+    });
     const data = await post<{ user: Me }>('/api/auth/passkey', { response });
     onDone(data.user);
   });
@@ -110,7 +113,7 @@ function SignInForm({ onDone }: { onDone: (me: Me) => void }) {
     </form>
     <form onSubmit={passkey.submit} className="stack passkey-sign-in">
       <ErrorNote error={passkey.error} />
-      <button type="submit" disabled={passkey.busy}>
+      <button type="submit" aria-disabled={passkey.busy || undefined}>
         Sign in with a passkey
       </button>
     </form>

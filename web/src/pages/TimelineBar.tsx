@@ -67,7 +67,17 @@ export function TimelineBar({
           </label>
         )}
         {selected && (
-          <button type="button" className="link-button" onClick={() => onSelect(null)}>
+          <button
+            type="button"
+            className="link-button"
+            onClick={(event) => {
+              // This button goes once no period is chosen: the focus stays with the period's own bar.
+              const bars = event.currentTarget.closest('.timeline');
+              const bar = bars?.querySelector<HTMLElement>('.timeline-bars [aria-pressed="true"]') ?? bars?.querySelector<HTMLElement>('.timeline-bars button');
+              onSelect(null);
+              bar?.focus();
+            }}
+          >
             Show all periods
           </button>
         )}
