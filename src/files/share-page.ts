@@ -35,7 +35,8 @@ function humanSize(bytes: number): string {
     unit++;
   }
   if (unit === 0) return bytes === 1 ? '1 byte' : `${bytes} bytes`;
-  return `${value.toFixed(1)} ${units[unit]}`;
+  // The web app's rounding (web/src/format.ts), so a file shows one size in both places.
+  return `${value.toFixed(value >= 100 ? 0 : 1).replace(/\.0$/, '')} ${units[unit]}`;
 }
 
 export function previewKind(mimeType: string): 'image' | 'video' | 'audio' | 'text' | 'pdf' | null {

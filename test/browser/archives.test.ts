@@ -269,6 +269,10 @@ describe('archives in the web app', () => {
     const day = new Date();
     const pad = (n: number) => String(n).padStart(2, '0');
     await expect(dialog.getByLabel('Name').inputValue()).resolves.toBe(`archive-${day.getFullYear()}-${pad(day.getMonth() + 1)}-${pad(day.getDate())}.zip`);
+    // The form arrives after the dialog opened (its code is loaded on first use): it takes the focus
+    // from the Close button, the only control there was.
+    await expect.poll(() => dialog.getByLabel('Name').evaluate((element) => element === element.ownerDocument.activeElement)).toBe(true);
+    await dialog.getByText('The 2 selected files go into one ZIP file of yours.', { exact: false }).waitFor();
     await dialog.getByLabel('Name').fill('picked');
     await dialog.getByLabel('Folder').selectOption({ label: 'Unpacked' });
     await shot('archives-05-create');

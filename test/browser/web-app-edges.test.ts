@@ -641,6 +641,16 @@ describe('the web app at its edges', () => {
     await remove(`Delete webhook ${firstHook}`, 'Delete');
     await expect.poll(() => hooks.count()).toBe(1);
     await expect.poll(focused).toEqual({ tag: 'BUTTON', name: `Delete webhook ${secondHook}` });
+
+    // An upload that a profile made private and short-lived says so next to its link.
+    const profile = await owner.post('/api/upload-profiles', { name: 'Private day', options: { visibility: 'PRIVATE', expiration: 'DAY', expiryAction: 'DELETE' } });
+    expect(profile.status, profile.text).toBe(201);
+    await page.goto(`${server.baseUrl}/app/upload`);
+    await page.getByLabel('Upload profile').selectOption({ label: 'Private day' });
+    await page.getByTestId('file-input').setInputFiles({ name: 'secret-plan.txt', mimeType: 'text/plain', buffer: Buffer.from('between us') });
+    const row = page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'secret-plan.txt' });
+    await row.getByTestId('upload-access').getByText('Private: only you can open the link').waitFor();
+    await expect(row.getByTestId('upload-access').textContent()).resolves.toMatch(/Deleted at /);
     expect(problems).toEqual([]);
   });
 

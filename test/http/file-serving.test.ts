@@ -184,6 +184,15 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect((await anonymous().get(image.raw)).headers.get('content-security-policy')).not.toContain('frame-ancestors');
     });
 
+    it('gives a size as the web app does: whole units from 100 up, one decimal below', async () => {
+      const large = await upload('sized.txt', 'x'.repeat(125_800));
+      const small = await upload('small.txt', 'y'.repeat(1_536));
+      const largePage = (await anonymous().get(large.page)).text;
+      expect(largePage).toContain('text/plain · 123 KiB');
+      expect(largePage).toContain('content="text/plain, 123 KiB"');
+      expect((await anonymous().get(small.page)).text).toContain('text/plain · 1.5 KiB');
+    });
+
     it('lets caches keep a public file no longer than until it expires', async () => {
       const soon = await upload('soon.txt', 'for a little while', { fields: { expiresAt: new Date(Date.now() + 40_000).toISOString() } });
       const lasting = await upload('lasting.txt', 'for ever');

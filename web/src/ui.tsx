@@ -164,6 +164,28 @@ export function useFocusAfterRemoval(data: unknown): () => void {
 // form dialogs are shown only while they are open; the file editor and the viewer stay on the page
 // and are closed, see useDialogTarget).
 
+/** A dialog's starting control: the one marked data-autofocus, else its first field. False when it has none yet. */
+function focusDialogStart(dialog: Element): boolean {
+  const start = dialog.querySelector<HTMLElement>('[data-autofocus]') ?? dialog.querySelector<HTMLElement>(FIELDS);
+  start?.focus();
+  return Boolean(start);
+}
+
+/**
+ * For content that arrives after its dialog opened (code loaded on first use): moves the focus to
+ * the dialog's starting control if it is still where the opening left it (the Close button, the
+ * only control there was), not if the person has moved it meanwhile.
+ */
+export function useDialogStartOnArrival(): (element: HTMLElement | null) => void {
+  return useCallback((element: HTMLElement | null) => {
+    const dialog = element?.closest('dialog');
+    if (!dialog) return;
+    const active = document.activeElement;
+    const untouched = active === null || active === document.body || active === dialog || (active instanceof HTMLElement && active.closest('dialog') === dialog && active.getAttribute('aria-label') === 'Close');
+    if (untouched) focusDialogStart(dialog);
+  }, []);
+}
+
 export function Dialog({ open, title, onClose, children, wide }: { open: boolean; title: string; onClose: () => void; children: ReactNode; wide?: boolean }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
@@ -176,7 +198,7 @@ export function Dialog({ open, title, onClose, children, wide }: { open: boolean
       dialog.showModal();
       // React's autoFocus runs while the dialog is still closed and so does nothing, and the browser
       // would focus the Close button: the control marked data-autofocus, else the first field, has it.
-      (dialog.querySelector<HTMLElement>('[data-autofocus]') ?? dialog.querySelector<HTMLElement>(FIELDS))?.focus();
+      focusDialogStart(dialog);
     }
     if (!open && dialog.open) {
       // Given back at once rather than on the close event, which comes a task later: a dialog

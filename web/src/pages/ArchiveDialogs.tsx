@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { FileRecord, Folder } from '@api';
 import { archiveLimits } from '@api/vocabulary.ts';
-import { Dialog, ErrorNote, Loading } from '../ui.tsx';
+import { Dialog, ErrorNote, Loading, useDialogStartOnArrival } from '../ui.tsx';
 
 /** The most files one archive may be made of (contract §9). */
 export const ARCHIVE_FILE_LIMIT = archiveLimits.files;
@@ -31,20 +31,36 @@ function useArchiveModule(): { module: ArchiveModule | null; error: unknown } {
 
 export function ArchiveContentsDialog({ file, folders, onClose, onExtracted }: { file: FileRecord; folders: Folder[]; onClose: () => void; onExtracted: () => void }) {
   const { module, error } = useArchiveModule();
+  // The dialog opens before its code arrives, on its Close button: the first field takes over then.
+  const arrived = useDialogStartOnArrival();
   return (
     <Dialog open title={`Contents of ${file.name}`} onClose={onClose} wide>
       <ErrorNote error={error} />
-      {module ? <module.ArchiveContents file={file} folders={folders} onExtracted={onExtracted} /> : !error && <Loading />}
+      {module ? (
+        <div ref={arrived}>
+          <module.ArchiveContents file={file} folders={folders} onExtracted={onExtracted} />
+        </div>
+      ) : (
+        !error && <Loading />
+      )}
     </Dialog>
   );
 }
 
 export function CreateArchiveDialog({ files, folders, onClose, onCreated }: { files: FileRecord[]; folders: Folder[]; onClose: () => void; onCreated: () => void }) {
   const { module, error } = useArchiveModule();
+  // The dialog opens before its code arrives, on its Close button: the first field takes over then.
+  const arrived = useDialogStartOnArrival();
   return (
     <Dialog open title="Create archive" onClose={onClose}>
       <ErrorNote error={error} />
-      {module ? <module.CreateArchiveForm files={files} folders={folders} onCreated={onCreated} onClose={onClose} /> : !error && <Loading />}
+      {module ? (
+        <div ref={arrived}>
+          <module.CreateArchiveForm files={files} folders={folders} onCreated={onCreated} onClose={onClose} />
+        </div>
+      ) : (
+        !error && <Loading />
+      )}
     </Dialog>
   );
 }

@@ -32,7 +32,9 @@ export function FileEditor({ file, open, folders, tags, onClose, onSaved }: { fi
 
   const submit = async () => {
     const body: Record<string, unknown> = {};
-    if (name.trim() && name !== file.name) body.name = name.trim();
+    // A name of spaces alone is refused here rather than ignored (the dialog closed as if saved).
+    if (!name.trim()) throw new Error('Name: a file needs a name that is not only spaces');
+    if (name !== file.name) body.name = name.trim();
     if (canShare && visibility !== file.visibility) body.visibility = visibility;
     if (canShare && passwordMode === 'set') body.password = password;
     if (canShare && passwordMode === 'remove' && file.hasPassword) body.password = null;
@@ -50,8 +52,9 @@ export function FileEditor({ file, open, folders, tags, onClose, onSaved }: { fi
       onClose();
       return;
     }
-    await patch(`/api/files/${encodeURIComponent(file.id)}`, body);
-    toast(`Saved ${body.name ?? file.name}`);
+    // The server's name, which may differ from the one typed (a folder part like `x/` is dropped).
+    const saved = await patch<{ file: { name: string } }>(`/api/files/${encodeURIComponent(file.id)}`, body);
+    toast(`Saved ${saved.file.name}`);
     onSaved();
   };
 

@@ -250,6 +250,12 @@ export function FilesPage() {
     announce(`Page ${page} of ${Math.max(1, pagination.pageCount)}`);
   }, [page, pagination, listing.loading, announce]);
   const selected = selection.size;
+  const hiddenSelected = useMemo(() => {
+    const shown = new Set(files.map((f) => f.id));
+    let hidden = 0;
+    for (const id of selection.keys()) if (!shown.has(id)) hidden += 1;
+    return hidden;
+  }, [files, selection]);
   const announcedOnce = useRef(false);
   useEffect(() => {
     // Not on the first render: only a change of the selection is news.
@@ -415,6 +421,8 @@ export function FilesPage() {
       {selection.size > 0 && (
         <div className="bulk-bar" role="region" aria-label="Selected files" ref={barRef}>
           <strong>{pluralize(selection.size, 'file')} selected</strong>
+          {/* The selection lasts across pages and filters: the bar's actions reach files not shown too, and says so. */}
+          {hiddenSelected > 0 && <span className="muted small">({hiddenSelected} not shown here)</span>}
           <button
             type="button"
             onClick={async () => {

@@ -242,7 +242,7 @@ function WebhooksSection() {
           </label>
           <label className="grow">
             Receiver URL
-            <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} required placeholder="https://example.com/hooks/hoard" name="webhook-url" />
+            <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} required placeholder="https://example.com/hooks/hoard" name="url" />
           </label>
           <button type="submit" className="primary">
             Add webhook

@@ -17,7 +17,7 @@ export function LinksPage() {
   const [created, setCreated] = useState<ShortLink | null>(null);
   const keepFocus = useFocusAfterRemoval(links.data);
 
-  const { submit: create, error, busy } = useSubmit(async () => {
+  const { submit: create, error, busy, clearError } = useSubmit(async () => {
     // A new attempt replaces the last answer: a refused address is not said beside the link made before.
     setCreated(null);
     const link = await post<ShortLink>('/api/urls', { url: target.trim() });
@@ -35,7 +35,14 @@ export function LinksPage() {
           <div className="inline-form">
             <label className="grow">
               Long URL
-              <input type="url" required placeholder="https://example.com/a/very/long/address" value={target} onChange={(e) => setTarget(e.target.value)} name="url" />
+              <input type="url" required placeholder="https://example.com/a/very/long/address" value={target}
+                onChange={(e) => {
+                  setTarget(e.target.value);
+                  // The last refusal was about the address as it was: it goes once the address changes.
+                  clearError();
+                }}
+                name="url"
+              />
             </label>
             <SubmitButton busy={busy} busyLabel="Shortening…">
               Shorten

@@ -1,12 +1,12 @@
 import { useCallback, useEffect, useId, useRef, useState, type DragEvent } from 'react';
 import { get } from '../api.ts';
-import { formatBytes, formatSpeed, pluralize } from '../format.ts';
+import { formatBytes, formatDateTime, formatSpeed, pluralize } from '../format.ts';
 import { useLeaveGuard } from '../router.tsx';
 import { useSession } from '../session.tsx';
-import { CopyButton, PageHeader, useAnnounce, useConfirm, useLoad } from '../ui.tsx';
+import { Badge, CopyButton, PageHeader, useAnnounce, useConfirm, useLoad } from '../ui.tsx';
 import { errorMessage } from '../api.ts';
 import { CHUNK_THRESHOLD, newChunkedProgress, UploadAborted, uploadFile, type ChunkedProgress, type Selectors } from '../upload/uploader.ts';
-import type { Account, Folder, UploadLinks, UploadProfile } from '@api';
+import type { Account, FileRecord, Folder, UploadLinks, UploadProfile } from '@api';
 import { FolderOptions, UploadProfileOptions } from './FolderOptions.tsx';
 
 type Status = 'queued' | 'uploading' | 'done' | 'failed' | 'cancelled';
@@ -21,6 +21,8 @@ interface Item {
   /** Bytes per second over the last few seconds. */
   speed: number;
   links?: UploadLinks;
+  /** The stored file's record, read after the upload: whether the link opens for others. */
+  record?: FileRecord;
   error?: string;
 }
 
@@ -41,6 +43,7 @@ function pastedName(file: File): File {
 export function UploadPage() {
   const announce = useAnnounce();
   const { can } = useSession();
+  const readsFiles = can('files.read');
   const [items, setItems] = useState<Item[]>([]);
   const [profile, setProfile] = useState('');
   const [folder, setFolder] = useState('');
@@ -99,6 +102,15 @@ export function UploadPage() {
         update(item.id, { status: 'done', detail: 'Uploaded', loaded: item.file.size, links });
         announce(`${item.file.name} uploaded`);
         void reloadAccount();
+        // A profile may have made it private, protected or short-lived: the row says so next to the
+        // link, which would otherwise be sent to people who then get a 404 or a password form.
+        if (readsFiles) {
+          const id = links.downloadUrl.split('/').at(-2) ?? '';
+          get<FileRecord[]>(`/api/files?ids=${encodeURIComponent(id)}&limit=1`).then(
+            (records) => records[0] && update(item.id, { record: records[0] }),
+            () => {},
+          );
+        }
       } catch (error) {
         if (error instanceof UploadAborted) {
           update(item.id, { status: 'cancelled', detail: 'Cancelled', loaded: 0, speed: 0 });
@@ -112,7 +124,7 @@ export function UploadPage() {
         running.current.delete(item.id);
       }
     },
-    [update, reloadAccount, announce],
+    [update, reloadAccount, announce, readsFiles],
   );
 
   // The queue: start waiting files while fewer than FILES_IN_PARALLEL are uploading.
@@ -324,6 +336,17 @@ function UploadRow({ item, onCancel, onRetry }: { item: Item; onCancel: () => vo
           </a>
           <CopyButton text={item.links.copyText} label="Copy link" ariaLabel={`Copy link to ${item.links.name}`} />
         </div>
+      )}
+      {item.record && (item.record.visibility === 'PRIVATE' || item.record.hasPassword || item.record.expiresAt) && (
+        <p className="upload-access small" data-testid="upload-access">
+          {item.record.visibility === 'PRIVATE' && <Badge kind="neutral">Private: only you can open the link</Badge>}
+          {item.record.hasPassword && <Badge kind="neutral">Opens with its password</Badge>}
+          {item.record.expiresAt && (
+            <Badge kind="warn">
+              {item.record.expiryAction === 'SET_PRIVATE' ? 'Private from' : 'Deleted at'} {formatDateTime(item.record.expiresAt)}
+            </Badge>
+          )}
+        </p>
       )}
     </li>
   );

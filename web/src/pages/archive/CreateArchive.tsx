@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from 'react';
-import { post } from '../../api.ts';
+import { get, post } from '../../api.ts';
 import { formatBytes, pluralize } from '../../format.ts';
 import { useSession } from '../../session.tsx';
 import { CopyButton, useSubmit } from '../../ui.tsx';
-import type { FileRecord, Folder, UploadLinks } from '@api';
+import type { FileRecord, Folder, UploadLinks, UploadProfile } from '@api';
 import { FolderOptions } from '../FolderOptions.tsx';
 import { archiveFailure } from './failure.ts';
 
@@ -24,6 +24,24 @@ export function CreateArchiveForm({ files, folders, onCreated, onClose }: { file
   const [name, setName] = useState(defaultArchiveName);
   const [folder, setFolder] = useState('');
   const [created, setCreated] = useState<UploadLinks | null>(null);
+  // The archive follows the account's default upload profile like an upload: one that gives files
+  // random names gives the archive one too, which the Name field must say rather than be ignored.
+  const [randomProfile, setRandomProfile] = useState<string | null>(null);
+  const readsProfiles = can('uploadProfiles.manage');
+  useEffect(() => {
+    if (!readsProfiles) return;
+    let live = true;
+    get<{ profiles: UploadProfile[] }>('/api/upload-profiles').then(
+      ({ profiles }) => {
+        const standing = profiles.find((p) => p.isDefault);
+        if (live && standing?.options.randomizeFileUrls) setRandomProfile(standing.name);
+      },
+      () => {},
+    );
+    return () => {
+      live = false;
+    };
+  }, [readsProfiles]);
   const { submit, error, busy } = useSubmit(async () => {
     const links = await post<UploadLinks>('/api/archives', {
       fileIds: files.map((f) => f.id),
@@ -38,12 +56,16 @@ export function CreateArchiveForm({ files, folders, onCreated, onClose }: { file
   return (
     <form onSubmit={submit} className="stack">
       <p>
-        {pluralize(files.length, 'selected file')} go into one ZIP file of yours. Files with the same name are renamed inside it, so none is left out.
+        {files.length === 1 ? 'The selected file goes' : `The ${files.length} selected files go`} into one ZIP file of yours. Files with the same name are renamed inside it, so none is left out.
       </p>
       <label>
         Name
         <input type="text" value={name} onChange={(e) => setName(e.target.value)} maxLength={200} required />
-        <span className="hint">When the name does not end in .zip, the server adds it.</span>
+        <span className="hint">
+          {randomProfile !== null
+            ? `Your default upload profile (${randomProfile}) gives new files random names: the archive gets one too, ending in .zip.`
+            : 'When the name does not end in .zip, the server adds it.'}
+        </span>
       </label>
       {chooseFolder && (
         <label>
