@@ -578,6 +578,25 @@ describe('the web app at its edges', () => {
     await pages.getByText('Page 1 of 2').waitFor();
     await expect.poll(focused).toEqual({ tag: 'BUTTON', name: 'First' });
 
+    // On a phone the list view fits its screen, actions included, without a sideways scroll.
+    await page.setViewportSize({ width: 390, height: 800 });
+    try {
+      await page.goto(`${server.baseUrl}/app/files?search=pager-&view=list`);
+      await page.getByTestId('file-row').first().waitFor();
+      const widths = (await page.evaluate(`(() => {
+        const table = document.querySelector('.file-table');
+        const main = document.querySelector('main');
+        const style = getComputedStyle(main);
+        return { table: table.getBoundingClientRect().width, room: main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) };
+      })()`)) as { table: number; room: number };
+      expect(widths.table).toBeLessThanOrEqual(widths.room + 1);
+      await expect(page.getByTestId('file-row').first().getByRole('button', { name: /^Edit pager-/ }).isVisible()).resolves.toBe(true);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
+    await page.goto(`${server.baseUrl}/app/files?search=pager-`);
+    await pages.getByText('Page 1 of 2').waitFor();
+
     // Clear filters goes with the filters: the focus goes to the search box.
     await page.getByRole('button', { name: 'Clear filters' }).focus();
     await page.keyboard.press('Enter');

@@ -151,7 +151,16 @@ export function FileGrid({ files, folders, selection, previews, onToggle, onOpen
 
 export function FileList({ files, folders, selection, onToggle, onOpen, onEdit, onDelete, onBrowse }: ItemProps) {
   return (
-    <DataTable columns={[{ label: <span className="visually-hidden">Selected</span> }, 'Name', 'Type', { label: 'Size', className: 'num' }, 'Uploaded', 'Sharing', { label: 'Views', className: 'num' }, { label: 'Downloads', className: 'num' }]} className="file-table" caption="Files">
+    <DataTable columns={[
+        { label: <span className="visually-hidden">Selected</span> },
+        'Name',
+        { label: 'Type', className: 'wide-only' },
+        { label: 'Size', className: 'num' },
+        { label: 'Uploaded', className: 'wide-only' },
+        'Sharing',
+        { label: 'Views', className: 'num wide-only' },
+        { label: 'Downloads', className: 'num wide-only' },
+      ]} className="file-table" caption="Files">
       {files.map((file) => (
         <tr key={file.id} className={selection.has(file.id) ? 'selected' : undefined} data-testid="file-row" data-item-key={file.id}>
           <td>
@@ -172,14 +181,14 @@ export function FileList({ files, folders, selection, onToggle, onOpen, onEdit, 
               </div>
             )}
           </td>
-          <td className="small">{file.mimeType}</td>
+          <td className="small wide-only">{file.mimeType}</td>
           <td className="num">{formatBytes(mibToBytes(file.size))}</td>
-          <td className="nowrap">{formatDateTime(file.uploadedAt)}</td>
+          <td className="nowrap wide-only">{formatDateTime(file.uploadedAt)}</td>
           <td>
             <VisibilityBadges file={file} />
           </td>
-          <td className="num">{file.views}</td>
-          <td className="num">{file.downloads}</td>
+          <td className="num wide-only">{file.views}</td>
+          <td className="num wide-only">{file.downloads}</td>
           <td>
             <FileActions file={file} onEdit={onEdit} onDelete={onDelete} onBrowse={onBrowse} compact />
           </td>
