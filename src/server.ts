@@ -10,6 +10,7 @@ import { ensureBuiltinRoles } from './auth/roles.ts';
 import { ensureSettings, initialSettings } from './settings/instance-settings.ts';
 import { createStorage } from './storage/create-storage.ts';
 import { checkDataDirHoldsFiles } from './storage/data-dir-check.ts';
+import { checkSecretKey } from './secret-key-check.ts';
 import { buildApp, type App } from './http/app.ts';
 import { AuditLog } from './audit/audit-log.ts';
 import { ListingCache } from './listing/listing-cache.ts';
@@ -107,6 +108,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     throw error;
   });
   const secretBox = loadSecretBox(config);
+  await checkSecretKey(database.db, secretBox, log);
   // Before serving: no legacy upload credential stays in plaintext (migration 0011).
   const sealed = await sealPlaintextUploadTokens(database.db, secretBox);
   if (sealed > 0) log.info({ accounts: sealed }, 'encrypted plaintext upload credentials');

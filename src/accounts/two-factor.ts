@@ -51,7 +51,9 @@ function openTotpSecret(deps: Deps, sealed: string, userId: string): string | nu
 }
 
 // Sealed secrets are bound to their account, so a value copied to another row does not open.
-const sealContext = (userId: string) => `totp:${userId}`;
+/** What a two-factor secret is sealed against (`SecretBox`): its account. */
+export const TOTP_SEAL_CONTEXT = (userId: string) => `totp:${userId}`;
+const sealContext = TOTP_SEAL_CONTEXT;
 
 function totpFor(secretBase32: string, label: string): TOTP {
   return new TOTP({ issuer: ISSUER, label, algorithm: 'SHA1', digits: 6, period: PERIOD_SECONDS, secret: Secret.fromBase32(secretBase32) });

@@ -9,7 +9,9 @@ import { accountGone, conflict } from '../errors.ts';
  * The legacy upload credential is shown again whenever asked (uploader configurations embed it), so
  * it is kept sealed by the secret box, bound to its account, beside the hash it is authenticated by.
  */
-const contextOf = (userId: string) => `upload-credential:${userId}`;
+/** What a legacy upload credential is sealed against (`SecretBox`): its account. */
+export const UPLOAD_CREDENTIAL_SEAL_CONTEXT = (userId: string) => `upload-credential:${userId}`;
+const contextOf = UPLOAD_CREDENTIAL_SEAL_CONTEXT;
 
 /** The account's legacy upload credential, created on first request. */
 export async function getUploadToken(db: Db, box: SecretBox, log: Logger, userId: string): Promise<string> {

@@ -420,3 +420,32 @@ describe('turning two-factor off', () => {
     expect(missing.stderr).toContain('--email');
   });
 });
+
+describe('a process with another SECRET_KEY', () => {
+  it('says so in its log at start-up, once it finds none of the stored secrets opens', async () => {
+    const key = 'the instance secret key, at least 32 characters long';
+    const first = await startTestServer({ SECRET_KEY: key });
+    const shared = { databaseUrl: first.databaseUrl, dataDir: first.dataDir };
+    try {
+      const owner = await signUp(first.baseUrl);
+      // The legacy upload credential is sealed under the instance's key when first asked for.
+      expect((await owner.get('/api/profile/upload-token')).status).toBe(200);
+    } finally {
+      await first.close();
+    }
+    const complaint = (lines: Array<{ level: number; msg?: string; [field: string]: unknown }>) => lines.filter((line) => line.level >= 50 && line.msg?.startsWith('SECRET_KEY does not open any of the secrets'));
+
+    const wrongLog: Array<{ level: number; msg?: string; [field: string]: unknown }> = [];
+    const wrong = await startTestServer({ SECRET_KEY: 'another key altogether, also 32 characters or more' }, shared, wrongLog);
+    await wrong.close();
+    expect(complaint(wrongLog)).toHaveLength(1);
+    expect(complaint(wrongLog)[0]!.tried).toBe(1);
+    expect(JSON.stringify(wrongLog)).not.toContain(key);
+
+    const rightLog: Array<{ level: number; msg?: string; [field: string]: unknown }> = [];
+    const right = await startTestServer({ SECRET_KEY: key }, shared, rightLog);
+    await right.close();
+    expect(rightLog.length).toBeGreaterThan(0);
+    expect(complaint(rightLog)).toEqual([]);
+  });
+});

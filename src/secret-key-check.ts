@@ -1,0 +1,44 @@
+import type { Logger } from 'pino';
+import type { Db } from './db/database.ts';
+import type { SecretBox } from './auth/secret-box.ts';
+import { TOTP_SEAL_CONTEXT } from './accounts/two-factor.ts';
+import { UPLOAD_CREDENTIAL_SEAL_CONTEXT } from './tokens/legacy-token.ts';
+
+/** How many of the newest sealed values of each kind are tried at start-up. */
+const SAMPLE = 3;
+
+/**
+ * Whether this process's key opens the secrets the database holds (two-factor secrets, legacy
+ * upload credentials, webhook signing secrets), tried on a few of the newest of each. A process
+ * started with another `SECRET_KEY` than the others (or without one, on its own `secret.key`) ran
+ * without a word: it answered correct two-factor codes with 401 and sealed a new upload credential
+ * under its own key, which the other processes then could not open. Said at start-up, as an error
+ * in the log, rather than refusing to start: moving an instance to another key is a documented step
+ * (README, "SECRET_KEY"), during which the old secrets are expected not to open.
+ */
+export async function checkSecretKey(db: Db, box: SecretBox, log: Pick<Logger, 'error'>): Promise<{ tried: number; opened: number }> {
+  const samples: Array<{ sealed: string; context: string }> = [];
+  const totp = await db.selectFrom('users').select(['id', 'totpSecretSealed']).where('totpSecretSealed', 'is not', null).orderBy('updatedAt', 'desc').limit(SAMPLE).execute();
+  for (const row of totp) samples.push({ sealed: row.totpSecretSealed!, context: TOTP_SEAL_CONTEXT(row.id) });
+  const credentials = await db.selectFrom('users').select(['id', 'uploadTokenEncrypted']).where('uploadTokenEncrypted', 'is not', null).orderBy('updatedAt', 'desc').limit(SAMPLE).execute();
+  for (const row of credentials) samples.push({ sealed: row.uploadTokenEncrypted!, context: UPLOAD_CREDENTIAL_SEAL_CONTEXT(row.id) });
+  const hooks = await db.selectFrom('webhooks').select(['id', 'secretEncrypted']).orderBy('createdAt', 'desc').limit(SAMPLE).execute();
+  for (const row of hooks) samples.push({ sealed: row.secretEncrypted, context: row.id });
+
+  let opened = 0;
+  for (const { sealed, context } of samples) {
+    try {
+      box.open(sealed, context);
+      opened += 1;
+    } catch {
+      // Counted below: another key, or a value altered in the database.
+    }
+  }
+  if (samples.length > 0 && opened === 0) {
+    log.error(
+      { tried: samples.length },
+      'SECRET_KEY does not open any of the secrets this database holds (two-factor secrets, upload credentials, webhook signing secrets): this process has another key than the one that sealed them. Every process of an instance must run with the same SECRET_KEY (or the same DATA_DIR/secret.key); until then two-factor sign-ins fail here, webhooks cannot be signed and upload credentials must be regenerated.',
+    );
+  }
+  return { tried: samples.length, opened };
+}
