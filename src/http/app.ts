@@ -30,6 +30,7 @@ import { sessionRoutes } from './routes/sessions.ts';
 import { archiveRoutes } from './routes/archives.ts';
 import { shareArchiveRoutes } from './routes/share-archives.ts';
 import { applyArchiveBodyRules } from './archive-body.ts';
+import { bodyReadWhole, bodyWithDeadline, wholeBodyDeadlineMs, wholeBodyLate } from './body-deadline.ts';
 import { twoFactorRoutes } from './routes/two-factor.ts';
 import { authRoutes } from './routes/auth.ts';
 import { passkeyRoutes } from './routes/passkeys.ts';
@@ -163,7 +164,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       return sendError(request, reply, badHeader.status, badHeader.message);
     }
     if (overConnectionCap(request)) {
-      reply.header('connection', 'close');
+      // As every other 429 says when to come back: a few seconds, for some of the address's own
+      // connections to end.
+      reply.header('connection', 'close').header('Retry-After', '5');
       return sendError(request, reply, 429, overCapMessage(ctx.config));
     }
     // None for a request that reached no route (answered by the not-found handler).
@@ -196,13 +199,20 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   // A body in a content coding is refused before it is read (src/http/content-coding.ts); a request
   // that reached no route gets its 404 or 405 whatever it sends.
+  // A body read whole into memory (JSON, a form) must be complete within twice the idle time of the
+  // start of the request (src/http/body-deadline.ts); archive routes have their own 5 seconds.
+  const wholeBodyMs = wholeBodyDeadlineMs(ctx.config.requestIdleTimeoutMs);
   app.addHook('preParsing', async (request, reply, payload) => {
-    if (!request.routeOptions.config.policy) return payload;
+    const { policy } = request.routeOptions.config;
+    if (!policy) return payload;
     const problem = contentCodingProblem(request.headers);
-    if (problem === null) return payload;
-    // What it takes instead (RFC 9110 §12.5.3: a 415 for a coding ought to say).
-    reply.header('Accept-Encoding', 'identity');
-    throw Object.assign(new Error(problem), { statusCode: 415 });
+    if (problem !== null) {
+      // What it takes instead (RFC 9110 §12.5.3: a 415 for a coding ought to say).
+      reply.header('Accept-Encoding', 'identity');
+      throw Object.assign(new Error(problem), { statusCode: 415 });
+    }
+    if (policy.archive || !bodyReadWhole(request)) return payload;
+    return bodyWithDeadline(reply, payload, wholeBodyMs, () => wholeBodyLate(wholeBodyMs));
   });
 
   // Text with a NUL character is a client mistake on every route (src/http/nul-text.ts), and so is a

@@ -2,6 +2,7 @@ import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { tooLarge } from '../errors.ts';
 import { hasBody } from './request-body.ts';
+import { BODYLESS_METHODS, bodyWithDeadline } from './body-deadline.ts';
 
 /**
  * The body rules of every archive route (contract §9; spec, Limits, "Archive body"): a request body
@@ -36,43 +37,18 @@ class BoundedBody extends Transform {
   }
 }
 
-/** Methods whose body Fastify never reads; a body sent with them is left alone. */
-const BODYLESS = new Set(['GET', 'HEAD']);
-
 /**
  * The preParsing hook: refuses a declared length over the limit before reading a byte, and hands
  * the parser a stream that enforces the limit and the deadline as the bytes come.
  */
 function boundArchiveBody(request: FastifyRequest, reply: FastifyReply, payload: Readable, done: (error: Error | null, payload?: Readable) => void): void {
-  if (BODYLESS.has(request.method) || !hasBody(request.headers)) return done(null, payload);
+  if (BODYLESS_METHODS.has(request.method) || !hasBody(request.headers)) return done(null, payload);
   if (Number(request.headers['content-length']) > ARCHIVE_BODY_LIMIT) {
     // The body is never read: the connection cannot carry another request after it.
     reply.header('Connection', 'close');
     return done(archiveBodyTooLarge());
   }
-  const bounded = new BoundedBody();
-  // Not pipeline(): it would destroy the request, and with it the connection, before the answer is written.
-  payload.on('error', (error) => bounded.destroy(error));
-  payload.pipe(bounded);
-  // The deadline counts from the start of the request (reply.elapsedTime starts when it is routed),
-  // so slow headers and a slow body together get 5 seconds.
-  const timer = setTimeout(
-    () => {
-      if (reply.sent || bounded.writableFinished) return;
-      reply.header('Connection', 'close');
-      payload.unpipe(bounded);
-      bounded.destroy(archiveBodyLate());
-    },
-    Math.max(0, ARCHIVE_BODY_DEADLINE_MS - reply.elapsedTime),
-  );
-  const stop = () => clearTimeout(timer);
-  bounded.once('end', stop).once('close', stop);
-  reply.raw.once('close', stop);
-  bounded.once('error', () => {
-    // Whatever is left of the body is not read: close the connection after the answer.
-    if (!reply.sent) reply.header('Connection', 'close');
-  });
-  done(null, bounded);
+  done(null, bodyWithDeadline(reply, payload, ARCHIVE_BODY_DEADLINE_MS, archiveBodyLate, new BoundedBody()));
 }
 
 /** Gives a route the archive body rules; called from app.ts's onRoute for rows marked `archive`. */

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { loggedUrl } from './logged-url.ts';
+import { clientKey } from '../shared/client-key.ts';
 import { errorBody, errorShapeOf, handleError, rawErrorResponse, sendError } from './error-responses.ts';
 
 /**
@@ -105,6 +106,19 @@ export function boundClients(server: Server, config: Config, log: FastifyBaseLog
     };
     res.once('finish', done);
     res.once('close', done);
+    // Answered before its body was all in (a 401 to an upload, a 413, a GET with a body): the rest is
+    // read and thrown away so the client gets the answer and may reuse the connection, but for at
+    // most the idle time. Read for as long as it came, one byte every 29 seconds held the
+    // connection for ever, past the body limit too, without an account.
+    res.once('finish', () => {
+      if (req.complete || socket.destroyed) return;
+      const timer = setTimeout(() => {
+        if (!req.complete) socket.destroy();
+      }, idle);
+      const stop = () => clearTimeout(timer);
+      req.once('end', stop);
+      socket.once('close', stop);
+    });
   });
 
   // An Expect other than 100-continue (RFC 9110 §10.1.1): Node would answer 417 with no body.
@@ -142,7 +156,8 @@ export function boundClients(server: Server, config: Config, log: FastifyBaseLog
   if (perAddress > 0) {
     const open = new Map<string, number>();
     server.on('connection', (socket: Socket) => {
-      const address = socket.remoteAddress ?? '';
+      // An IPv6 client is counted by its /64, as the throttles count it: one host holds a whole /64.
+      const address = clientKey(socket.remoteAddress ?? '');
       const count = (open.get(address) ?? 0) + 1;
       open.set(address, count);
       socket.once('close', () => {

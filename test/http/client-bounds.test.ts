@@ -145,6 +145,55 @@ describe('request deadlines', () => {
     expect(connection.isClosed).toBe(true);
   });
 
+  /** Sends a byte every third of the idle time (never idle) until the connection closes or `until` passes. */
+  async function trickle(connection: RawConnection, until: number): Promise<void> {
+    while (!connection.isClosed && Date.now() < until) {
+      await sleep(IDLE_MS / 3);
+      await connection.send('x').catch(() => {});
+    }
+  }
+
+  it('answers 408 and closes a body read into memory that keeps trickling but is not complete within twice the idle time', async () => {
+    const connection = await RawConnection.open(server.baseUrl);
+    const started = Date.now();
+    await connection.send(requestHead('POST', '/api/auth/login', host, { 'content-type': 'application/json', 'content-length': 100_000 }) + '{"email":"');
+    await trickle(connection, started + 10 * IDLE_MS);
+    expect(connection.isClosed).toBe(true);
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(2 * IDLE_MS);
+    expect(elapsed).toBeLessThan(2 * IDLE_MS + CLOSED_WITHIN_MS);
+    const response = connection.response()!;
+    expect(response.status).toBe(408);
+    expect(response.json).toEqual({ success: false, error: 'The request body was not complete within 2 seconds of the request' });
+  });
+
+  it('reads the rest of a body after its answer for at most the idle time, then closes', async () => {
+    // A GET answered at once, whose announced body then trickles; and an upload refused (401) likewise.
+    for (const head of [
+      requestHead('GET', '/api/health', host, { 'content-length': 1_000_000 }),
+      requestHead('POST', '/api/files', host, { authorization: 'Bearer svc_not_a_token', 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': 100_000_000 }) + filePreamble,
+    ]) {
+      const connection = await RawConnection.open(server.baseUrl);
+      await connection.send(head);
+      const response = await connection.nextResponse();
+      expect([200, 401]).toContain(response.status);
+      const answered = Date.now();
+      await trickle(connection, answered + 10 * IDLE_MS);
+      expect(connection.isClosed).toBe(true);
+      expect(Date.now() - answered).toBeLessThan(IDLE_MS + CLOSED_WITHIN_MS);
+    }
+  });
+
+  it('keeps a connection whose answered body arrives in time, for the next request', async () => {
+    const connection = await RawConnection.open(server.baseUrl);
+    await connection.send(requestHead('GET', '/api/health', host, { 'content-length': 10 }));
+    expect((await connection.nextResponse()).status).toBe(200);
+    await connection.send('0123456789');
+    await sleep(IDLE_MS * 1.5);
+    expect(connection.isClosed).toBe(false);
+    connection.destroy();
+  });
+
   it('never cuts an upload whose bytes keep flowing, however long it takes', async () => {
     const connection = await RawConnection.open(server.baseUrl);
     const piece = 'y'.repeat(1000);
@@ -335,6 +384,7 @@ describe('connection caps', () => {
       await extra.send(requestHead('GET', '/api/urls', host));
       const refused = await extra.nextResponse();
       expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toBe('5');
       expect(refused.json).toEqual({ success: false, error: expect.stringMatching(/connections/) });
       await extra.closed;
 
