@@ -57,7 +57,7 @@ export async function startChunkedUpload(ctx: AppContext, principal: Principal, 
       const now = Date.now();
       const open = await liveSessions(trx, now)
         .where('userId', '=', userId)
-        .select((eb) => [eb.fn.countAll<number | string>().as('count'), eb.fn.min('lastActivityAt').as('oldest')])
+        .select((eb) => [eb.fn.countAll<number | string>().as('count'), eb.fn.min('lastActivityAt').as('oldest'), eb.fn.sum<number | string | null>('size').as('held')])
         .executeTakeFirstOrThrow();
       if (Number(open.count) >= chunkLimits.maxOpenSessions) {
         // Retry-After: when the least recently active one expires and frees its place (unless its
@@ -71,6 +71,16 @@ export async function startChunkedUpload(ctx: AppContext, principal: Principal, 
       const again = await uploadAllowance(trx, principal);
       if (init.size > again.maxBytes) throw overLimit(again);
       const limit = ctx.config.chunkedUploadTempLimit;
+      const accountHeld = Number(open.held ?? 0);
+      const share = Math.floor(limit * chunkLimits.accountShareOfTempLimit);
+      if (limit > 0 && accountHeld > 0 && accountHeld + init.size > share) {
+        // Its own sessions must end first: when the least recently active one would expire.
+        const freed = Number(open.oldest) + chunkLimits.inactivityMs - now;
+        throw rateLimited(
+          `Your unfinished chunked uploads hold ${accountHeld} bytes; one account may hold at most ${share} bytes of unfinished uploads at once (a single upload of any allowed size always may). Complete or abandon some first; an unfinished upload expires after an hour without activity`,
+          Math.max(1, Math.ceil(freed / 1000)),
+        );
+      }
       if (limit > 0) {
         // One instance-wide sum: PostgreSQL serialises it with a transaction-scoped advisory lock
         // (SQLite runs one write transaction at a time anyway).

@@ -22,6 +22,12 @@ export const chunkLimits = {
   completionWaitMs: 10 * 60 * 1000,
   /** Unfinished sessions an account may have at once (each reserves its declared size). */
   maxOpenSessions: 20,
+  /**
+   * The part of CHUNKED_UPLOAD_TEMP_LIMIT one account's unfinished sessions may hold together (one
+   * session of any allowed size always may): 20 sessions of the largest file filled the instance's
+   * room alone, and every other account's large uploads were refused for as long as it liked.
+   */
+  accountShareOfTempLimit: 1 / 4,
   /** Retry-After (seconds) when the open-session cap or the instance's temporary storage limit refuses a start. */
   busyRetryAfterSeconds: 60,
   /**

@@ -163,6 +163,26 @@ describe.each(storageKinds)('chunked uploads against the quota and the declared 
     });
   }
 
+  it("keeps one account to a quarter of the instance's room for unfinished uploads, so others still have theirs", async () => {
+    const greedy = await member(null);
+    const other = await member(null);
+    // A quarter of 64 MiB: one session of any allowed size always may, a second only within 16 MiB.
+    const first = await start(greedy, 12 * MiB);
+    expect(first.status, first.text).toBe(200);
+    const second = await start(greedy, 12 * MiB);
+    expect(second.status).toBe(429);
+    expect(second.body.error).toMatch(/^Your unfinished chunked uploads hold 12582912 bytes; one account may hold at most 16777216 bytes/);
+    // When its own oldest session would expire: an hour from its last activity.
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(3500);
+    expect((await start(greedy, 4 * MiB)).status).toBe(200);
+    // Another account still finds room.
+    const theirs = await start(other, 30 * MiB);
+    expect(theirs.status, theirs.text).toBe(200);
+    for (const answer of [first, theirs]) await expire(answer.body.data.uploadId);
+    const live = await server.ctx.db.selectFrom('chunkSessions').select('id').where('userId', '=', greedy.userId).where('state', '!=', 'completed').execute();
+    for (const { id } of live) await expire(id);
+  });
+
   it("refuses new sessions past the instance's temporary storage limit (429), across accounts", async () => {
     const one = await member(null);
     const other = await member(null);
