@@ -73,7 +73,7 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
     },
     async (request, reply) => {
       const file = await sharedFile(request, request.params.urlId, request.params.name, request.body?.password);
-      const slot = reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply, 'shared');
+      const slot = reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply, { shared: true });
       if (!slot) return reply;
       cacheHeaders(reply, file);
       return ok(await readingArchive(request.log, file, () => readManifest(slot.storage, file.storageKey, file.size), slot.gone));
@@ -94,7 +94,7 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
     async (request, reply) => {
       const { path } = request.body;
       const file = await sharedFile(request, request.params.urlId, request.params.name, request.body.password);
-      const slot = reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply, 'shared');
+      const slot = reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply, { shared: true });
       if (!slot) return reply;
       const entry = await readingArchive(request.log, file, () => openEntry(slot.storage, file.storageKey, file.size, path), slot.gone);
       cacheHeaders(reply, file);
