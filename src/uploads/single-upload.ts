@@ -25,9 +25,20 @@ export type UploadPart =
  * (never held in memory), then committed. Option fields may come before or after the file; fields
  * before it are checked before any byte is stored.
  */
-export async function receiveSingleUpload(ctx: AppContext, principal: Principal, plan: UploadPlan, parts: AsyncIterable<UploadPart>): Promise<FileRow> {
+/** The form's shape (busboy's limits): the bytes and sizes themselves are bounded by the allowance. */
+export const UPLOAD_FORM_LIMITS = { files: 2, fields: 30, fieldSize: 64 * 1024, parts: 40 } as const;
+/** The most a form's fields, part headers and delimiters can add to its file's bytes. */
+const FORM_ROOM = UPLOAD_FORM_LIMITS.fields * UPLOAD_FORM_LIMITS.fieldSize + UPLOAD_FORM_LIMITS.parts * 2048;
+
+/**
+ * `declaredLength`: the request's Content-Length, if it has one. One larger than the allowance and
+ * the form's room is refused before a byte is stored: the temporary file of each such upload grew
+ * to the allowance first (six parallel uploads of an account with 10 MiB left held 50 MB on disk).
+ */
+export async function receiveSingleUpload(ctx: AppContext, principal: Principal, plan: UploadPlan, parts: AsyncIterable<UploadPart>, declaredLength: number | null = null): Promise<FileRow> {
   const fields: OptionFields = {};
   const allowance = await uploadAllowance(ctx.db, principal);
+  if (declaredLength !== null && declaredLength > allowance.maxBytes + FORM_ROOM) throw overLimit(allowance);
   let stored: { bytes: StoredBytes; fileName: string; declared: string | undefined } | null = null;
 
   try {

@@ -184,6 +184,22 @@ describe('request deadlines', () => {
     }
   });
 
+  it('refuses an upload whose Content-Length is past the size limit before reading its bytes', async () => {
+    const connection = await RawConnection.open(server.baseUrl);
+    await connection.send(
+      requestHead('POST', '/api/files', host, {
+        authorization: `Bearer ${token}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-length': 2 * 1024 ** 3,
+      }) + filePreamble,
+    );
+    // Answered with only the preamble sent: nothing of the 2 GiB went to a temporary file first.
+    const response = await connection.nextResponse();
+    expect(response.status).toBe(413);
+    expect(response.json).toEqual({ error: 'The file exceeds the maximum upload size of 1073741824 bytes' });
+    connection.destroy();
+  });
+
   it('keeps a connection whose answered body arrives in time, for the next request', async () => {
     const connection = await RawConnection.open(server.baseUrl);
     await connection.send(requestHead('GET', '/api/health', host, { 'content-length': 10 }));

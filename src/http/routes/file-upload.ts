@@ -4,7 +4,7 @@ import multipart from '@fastify/multipart';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { invalid } from '../../errors.ts';
 import { planUpload } from '../../uploads/upload-plan.ts';
-import { receiveSingleUpload } from '../../uploads/single-upload.ts';
+import { receiveSingleUpload, UPLOAD_FORM_LIMITS } from '../../uploads/single-upload.ts';
 import { uploadLinks } from '../../files/file-views.ts';
 import { discardRestOfBody, multipartBoundaryProblem, multipartMistake } from '../request-body.ts';
 import { selectorHeaders, selectorQuery, selectorsOf } from '../upload-selectors.ts';
@@ -28,7 +28,7 @@ export const fileUploadRoutes: RouteModule = async (app, { ctx }) => {
   // The form parser is this route's alone (other routes answer a form with 415). The file size is
   // enforced by the upload code while streaming to storage, against the instance setting and the
   // quota; busboy only bounds the form's shape.
-  await app.register(multipart, { limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 2, fields: 30, fieldSize: 64 * 1024, parts: 40 } });
+  await app.register(multipart, { limits: { fileSize: Number.MAX_SAFE_INTEGER, ...UPLOAD_FORM_LIMITS } });
 
   app.post(
     '/api/files',
@@ -51,7 +51,8 @@ export const fileUploadRoutes: RouteModule = async (app, { ctx }) => {
       const plan = await planUpload(ctx.db, principal, selectorsOf(request));
       let file;
       try {
-        file = await receiveSingleUpload(ctx, principal, plan, request.parts());
+        const length = request.headers['content-length'];
+        file = await receiveSingleUpload(ctx, principal, plan, request.parts(), length !== undefined && /^\d+$/.test(length) ? Number(length) : null);
       } catch (error) {
         discardRestOfBody(request.raw);
         // The upload code has removed whatever it stored; the parser's error is the client's mistake.
