@@ -37,7 +37,19 @@ export async function takeAttempt(db: Db, key: string, limit: number, windowMs: 
   const { count, windowStart } = await countHit(db, key, windowMs, now);
   // Parallel attempts read the clock before their turn at the database, so the window may have been
   // opened by one that read it later than this one: never more than the window itself.
-  if (count > limit) throw rateLimited(message, Math.min(Math.ceil(windowMs / 1000), Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000))));
+  if (count > limit) {
+    const wait = Math.min(Math.ceil(windowMs / 1000), Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000)));
+    // The body says when, as Retry-After does: "try again later" left a person guessing.
+    throw rateLimited(message.replace(/; try again later$/, `; try again in ${waitInWords(wait)}`), wait);
+  }
+}
+
+/** 45 seconds, 1 minute, 15 minutes, 2 hours: a wait as a person reads it, rounded up. */
+export function waitInWords(seconds: number): string {
+  const count = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
+  if (seconds < 60) return count(seconds, 'second');
+  if (seconds < 3600) return count(Math.ceil(seconds / 60), 'minute');
+  return count(Math.ceil(seconds / 3600), 'hour');
 }
 
 export async function clearHits(db: Db, key: string): Promise<void> {

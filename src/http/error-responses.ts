@@ -58,15 +58,27 @@ export function rawErrorResponse(status: number, shape: ErrorShape, message: str
   );
 }
 
+/** At most this many unknown fields are named in a 400, each cut at 64 characters. */
+const NAMED_FIELDS = 10;
+
+/**
+ * `"a", "b" and 3 more`: the unknown fields of a body, quoted. All of them, at any length, made the
+ * 400 to a body of 80,000 unknown keys as large as the body itself (949 KB).
+ */
+export function namedFields(keys: readonly string[]): string {
+  const quoted = keys.slice(0, NAMED_FIELDS).map((key) => `"${key.length > 64 ? `${key.slice(0, 64)}…` : key}"`).join(', ');
+  return keys.length > NAMED_FIELDS ? `${quoted} and ${keys.length - NAMED_FIELDS} more` : quoted;
+}
+
+const sizeInWords = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
+
 /** Names the field and says what is wrong with it, e.g. `body.email: must be an email address`. */
 function describeValidation(error: FastifyError): string {
   const first = error.validation?.[0] as { keyword?: string; instancePath?: string; message?: string; params?: { keys?: string[] } } | undefined;
   // `query`, as a person says it and as the NUL check names it (src/http/nul-text.ts), not Fastify's `querystring`.
   const where = error.validationContext === 'querystring' ? 'query' : (error.validationContext ?? 'request');
   const field = first?.instancePath && first.instancePath !== '/' ? `${where}.${first.instancePath.slice(1).replaceAll('/', '.')}` : where;
-  if (first?.keyword === 'unrecognized_keys' && first.params?.keys?.length) {
-    return `${field}: unknown field ${first.params.keys.map((k) => `"${k}"`).join(', ')}`;
-  }
+  if (first?.keyword === 'unrecognized_keys' && first.params?.keys?.length) return `${field}: unknown field ${namedFields(first.params.keys)}`;
   return `${field}: ${plainer(first?.message ?? 'invalid value', where, field)}`;
 }
 
@@ -131,6 +143,11 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   if (fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     // A body of a type the route does not read: no parser for it in the route's scope.
     return sendError(request, reply, 415, `Unsupported Content-Type: ${request.headers['content-type'] ?? 'none'}; ${bodyTypeHint(request)}`);
+  }
+  if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    // Fastify's words name no size: a client cannot tell what would pass.
+    const limit = request.routeOptions.bodyLimit;
+    return sendError(request, reply, 413, `The request body is too large${limit ? `: this route takes at most ${sizeInWords(limit)}` : ''}`);
   }
   const status = fastifyError.statusCode;
   if (status !== undefined && status >= 400 && status < 500) return sendError(request, reply, status, fastifyError.message);

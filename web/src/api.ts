@@ -29,6 +29,8 @@ export function describeFailure(status: number, body: unknown, retryAfter: numbe
   const message = body && typeof body === 'object' && 'error' in body && typeof (body as { error: unknown }).error === 'string' ? (body as { error: string }).error : '';
   if (status === 413) return `Too large: ${message || 'the file is over the size limit or your storage quota'}`;
   if (status === 429) {
+    // The server's own words already say when ("…; try again in 15 minutes").
+    if (/try again in \d/.test(message)) return message;
     const seconds = retryAfter ?? 60;
     return `${message || 'Too many requests'}: wait ${seconds} ${seconds === 1 ? 'second' : 'seconds'} and try again`;
   }
