@@ -13,6 +13,7 @@ const SAMPLE = 3;
  * started with another `SECRET_KEY` than the others (or without one, on its own `secret.key`) ran
  * without a word: it answered correct two-factor codes with 401 and sealed a new upload credential
  * under its own key, which the other processes then could not open. Said at start-up, as an error
+ * (also when only some of them open: two keys have sealed secrets here)
  * in the log, rather than refusing to start: moving an instance to another key is a documented step
  * (README, "SECRET_KEY"), during which the old secrets are expected not to open.
  */
@@ -33,6 +34,14 @@ export async function checkSecretKey(db: Db, box: SecretBox, log: Pick<Logger, '
     } catch {
       // Counted below: another key, or a value altered in the database.
     }
+  }
+  if (samples.length > 0 && opened > 0 && opened < samples.length) {
+    // Some open and some do not: two keys have sealed secrets here, as when one process ran with
+    // another key for a while (what it sealed then opens nowhere else). Checked once, it went quiet.
+    log.error(
+      { tried: samples.length, opened },
+      'some of the secrets this database holds do not open with this SECRET_KEY: a process with another key has sealed secrets here (or the key was changed). Every process of an instance must run with the same SECRET_KEY; secrets sealed under another key must be made anew (webhooks recreated, two-factor set up again, upload credentials regenerated).',
+    );
   }
   if (samples.length > 0 && opened === 0) {
     log.error(

@@ -11,6 +11,7 @@ import { lockAccountRow } from '../db/locks.ts';
 import { liveSessions } from '../uploads/reservations.ts';
 import { StorageLimitError, StoragePartError, StorageUploadGoneError } from '../storage/storage.ts';
 import { sameStorageTarget } from '../storage/targets.ts';
+import { waitInWords } from '../auth/throttle.ts';
 import { CleanupNet } from '../jobs/storage-cleanup.ts';
 import { overLimit, uploadAllowance } from '../uploads/allowance.ts';
 import { assertExpiryAction, resolveOptions, type UploadPlan } from '../uploads/upload-plan.ts';
@@ -77,7 +78,7 @@ export async function startChunkedUpload(ctx: AppContext, principal: Principal, 
         // Its own sessions must end first: when the least recently active one would expire.
         const freed = Number(open.oldest) + chunkLimits.inactivityMs - now;
         throw rateLimited(
-          `Your unfinished chunked uploads hold ${accountHeld} bytes; one account may hold at most ${share} bytes of unfinished uploads at once (a single upload of any allowed size always may). Complete or abandon some first; an unfinished upload expires after an hour without activity`,
+          `Your unfinished chunked uploads hold ${accountHeld} bytes; one account may hold at most ${share} bytes of unfinished uploads at once (a single upload of any allowed size always may). Complete some first, or wait: an unfinished upload expires after an hour without activity`,
           Math.max(1, Math.ceil(freed / 1000)),
         );
       }
@@ -87,7 +88,7 @@ export async function startChunkedUpload(ctx: AppContext, principal: Principal, 
         if (ctx.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${TEMP_LIMIT_LOCK})`.execute(trx);
         const held = await liveSessions(trx, now).select((eb) => eb.fn.sum<number | string | null>('size').as('total')).executeTakeFirst();
         if (Number(held?.total ?? 0) + init.size > limit) {
-          throw rateLimited('The server has no room left for chunked uploads in progress; try again later', chunkLimits.busyRetryAfterSeconds);
+          throw rateLimited(`The server has no room left for chunked uploads in progress; try again in ${waitInWords(chunkLimits.busyRetryAfterSeconds)}`, chunkLimits.busyRetryAfterSeconds);
         }
       }
       await forAccount(trx, userId)

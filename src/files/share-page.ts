@@ -81,7 +81,7 @@ function page(title: string, head: string, body: string, style = 'framed'): stri
 
 /** The locked page's one script: constant (the unlock URL is in the form's data), so a hash allows it. */
 /** What the password form says when the password is refused: by its script, or by the page without one. */
-export const unlockMessages = { wrong: 'Wrong password.', throttled: 'Too many attempts; try again later.', empty: 'Enter the password.', gone: 'This file is no longer shared.' } as const;
+export const unlockMessages = { wrong: 'Wrong password.', throttled: 'Too many attempts; wait up to 15 minutes and try again.', empty: 'Enter the password.', gone: 'This file is no longer shared.' } as const;
 /** Why a password sent by the form without its script did not open the file: the share page says it. */
 export type UnlockOutcome = keyof typeof unlockMessages;
 
@@ -91,7 +91,7 @@ export function unlockMessageOf(outcome: string | undefined): string | undefined
 }
 // Unlocked, it goes to the share page rather than reloading: the form may be shown at the unlock
 // route's URL, after a post without the script, where a reload would post the old password again.
-const unlockScript = `const f=document.getElementById('unlock');f.addEventListener('submit',async e=>{e.preventDefault();const r=await fetch(f.dataset.unlockUrl,{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify({password:document.getElementById('password').value})});if(r.ok)location.assign(f.dataset.pageUrl);else document.getElementById('error').textContent=r.status===429?${JSON.stringify(unlockMessages.throttled)}:r.status===404?${JSON.stringify(unlockMessages.gone)}:${JSON.stringify(unlockMessages.wrong)}})`;
+const unlockScript = `const f=document.getElementById('unlock');f.addEventListener('submit',async e=>{e.preventDefault();const r=await fetch(f.dataset.unlockUrl,{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify({password:document.getElementById('password').value})});if(r.ok)location.assign(f.dataset.pageUrl);else document.getElementById('error').textContent=r.status===429?((await r.json().catch(()=>({}))).error??${JSON.stringify(unlockMessages.throttled)}):r.status===404?${JSON.stringify(unlockMessages.gone)}:${JSON.stringify(unlockMessages.wrong)}})`;
 
 const hashSource = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 

@@ -3,6 +3,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ErrorKind } from '../errors.ts';
 import type { ErrorShape, RoutePolicy } from '../auth/route-policy.ts';
 import { errorShapeForUrl } from './route-match.ts';
+import { formBodyLimitOf } from './form-body.ts';
 import { isDatabaseFull, isDatabaseUnavailable } from '../db/database.ts';
 import { isForeignKeyViolation } from '../db/unique-violation.ts';
 import { isStorageFull, isStorageMisconfigured, isStorageUnavailable } from '../storage/storage.ts';
@@ -62,12 +63,13 @@ export function rawErrorResponse(status: number, shape: ErrorShape, message: str
 const NAMED_FIELDS = 10;
 
 /**
- * `"a", "b" and 3 more`: the unknown fields of a body, quoted. All of them, at any length, made the
+ * `unknown fields "a", "b" and 3 more`: the unknown fields of a body, quoted. All of them, at any length, made the
  * 400 to a body of 80,000 unknown keys as large as the body itself (949 KB).
  */
-export function namedFields(keys: readonly string[]): string {
+export function unknownFields(keys: readonly string[]): string {
   const quoted = keys.slice(0, NAMED_FIELDS).map((key) => `"${key.length > 64 ? `${key.slice(0, 64)}…` : key}"`).join(', ');
-  return keys.length > NAMED_FIELDS ? `${quoted} and ${keys.length - NAMED_FIELDS} more` : quoted;
+  const named = keys.length > NAMED_FIELDS ? `${quoted} and ${keys.length - NAMED_FIELDS} more` : quoted;
+  return `${keys.length === 1 ? 'unknown field' : 'unknown fields'} ${named}`;
 }
 
 const sizeInWords = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
@@ -78,7 +80,7 @@ function describeValidation(error: FastifyError): string {
   // `query`, as a person says it and as the NUL check names it (src/http/nul-text.ts), not Fastify's `querystring`.
   const where = error.validationContext === 'querystring' ? 'query' : (error.validationContext ?? 'request');
   const field = first?.instancePath && first.instancePath !== '/' ? `${where}.${first.instancePath.slice(1).replaceAll('/', '.')}` : where;
-  if (first?.keyword === 'unrecognized_keys' && first.params?.keys?.length) return `${field}: unknown field ${namedFields(first.params.keys)}`;
+  if (first?.keyword === 'unrecognized_keys' && first.params?.keys?.length) return `${field}: ${unknownFields(first.params.keys)}`;
   return `${field}: ${plainer(first?.message ?? 'invalid value', where, field)}`;
 }
 
@@ -146,7 +148,7 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   }
   if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     // Fastify's words name no size: a client cannot tell what would pass.
-    const limit = request.routeOptions.bodyLimit;
+    const limit = formBodyLimitOf(request) ?? request.routeOptions.bodyLimit;
     return sendError(request, reply, 413, `The request body is too large${limit ? `: this route takes at most ${sizeInWords(limit)}` : ''}`);
   }
   const status = fastifyError.statusCode;

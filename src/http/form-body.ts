@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { invalid } from '../errors.ts';
 
 /**
@@ -7,6 +7,11 @@ import { invalid } from '../errors.ts';
  * is a 400 rather than a guess at which one counts.
  */
 export function acceptFormBodies(app: FastifyInstance, bodyLimit: number): void {
+  // The form's own limit, for the 413 to name (the route's bodyLimit is the JSON one).
+  app.addHook('onRequest', (request, _reply, done) => {
+    formLimits.set(request, bodyLimit);
+    done();
+  });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit }, (_request, body, done) => {
     const fields = new URLSearchParams(body as string);
     const seen = new Set<string>();
@@ -17,4 +22,11 @@ export function acceptFormBodies(app: FastifyInstance, bodyLimit: number): void 
     // fromEntries defines each field as an own property, so a field named __proto__ is just an unknown field.
     done(null, Object.fromEntries(fields));
   });
+}
+
+const formLimits = new WeakMap<FastifyRequest, number>();
+
+/** The limit a form body sent to this request's route is read with, if the route reads forms. */
+export function formBodyLimitOf(request: FastifyRequest): number | undefined {
+  return /^application\/x-www-form-urlencoded\b/i.test(String(request.headers['content-type'] ?? '')) ? formLimits.get(request) : undefined;
 }

@@ -1,4 +1,4 @@
-import { namedFields } from './error-responses.ts';
+import { unknownFields } from './error-responses.ts';
 /**
  * A route whose schema declares no body takes none (contract §3: unknown body properties are a
  * 400): a JSON body with fields, or one that is not an object, is refused before the route acts,
@@ -15,5 +15,5 @@ export function unexpectedBodyProblem(request: { body: unknown; headers: Record<
   const body = request.body;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'body: this route takes no body';
   const fields = Object.keys(body);
-  return fields.length === 0 ? null : `body: unknown field ${namedFields(fields)}`;
+  return fields.length === 0 ? null : `body: ${unknownFields(fields)}`;
 }

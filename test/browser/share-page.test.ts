@@ -59,6 +59,22 @@ describe('the share page in Chromium, under its Content-Security-Policy', () => 
     expect(violations).toEqual([]);
   });
 
+  test('says when to come back once too many wrong passwords were tried', async () => {
+    const locked = await uploadFile(owner, 'guarded.txt', 'guarded text', { fields: { password: 'open sesame 3' } });
+    expect(locked.status, locked.text).toBe(200);
+    await page.goto(server.baseUrl + pageOf(locked));
+    for (let i = 0; i < 11; i++) {
+      await page.locator('input[type=password]').fill(`wrong ${i}`);
+      await page.locator('input[type=password]').press('Enter');
+      await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/\S/);
+      if (/Too many/.test((await page.getByRole('alert').textContent()) ?? '')) break;
+      await page.evaluate("document.getElementById('error').textContent = ''");
+    }
+    // The server's words, which say when, not "try again later".
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^Too many wrong passwords; try again in \d+ minutes?$/);
+    expect(violations).toEqual([]);
+  });
+
   test('unlocks through its form without JavaScript too, the password never in the address', async () => {
     const locked = await uploadFile(owner, 'no-script.txt', 'text for a browser without scripts', { fields: { password: 'open sesame 2' } });
     expect(locked.status, locked.text).toBe(200);

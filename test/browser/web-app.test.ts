@@ -202,6 +202,20 @@ describe('the web app in Chromium', () => {
     await expect(page.evaluate("document.activeElement?.getAttribute('aria-label')")).resolves.toBe('Next image');
     await page.keyboard.press('Enter');
     await gallery.getByText('Image 3 of 3').waitFor();
+    // On a touch screen, a swipe to the right steps back; an upward drag does not step.
+    const swipe = (fromX: number, toX: number, toY = 100) =>
+      page.evaluate(`(() => {
+        const frame = document.querySelector('.gallery-frame');
+        const at = (x, y) => new Touch({ identifier: 1, target: frame, clientX: x, clientY: y });
+        frame.dispatchEvent(new TouchEvent('touchstart', { bubbles: true, touches: [at(${fromX}, 100)], changedTouches: [at(${fromX}, 100)] }));
+        frame.dispatchEvent(new TouchEvent('touchend', { bubbles: true, touches: [], changedTouches: [at(${toX}, ${toY})] }));
+      })()`);
+    await swipe(100, 130, 300);
+    await gallery.getByText('Image 3 of 3').waitFor();
+    await swipe(100, 300);
+    await gallery.getByText('Image 2 of 3').waitFor();
+    await swipe(300, 100);
+    await gallery.getByText('Image 3 of 3').waitFor();
     await shot('06-gallery');
     await page.keyboard.press('Escape');
     await gallery.waitFor({ state: 'detached' });

@@ -758,7 +758,7 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       const other = anonymous();
       for (let i = 0; i < 10; i++) expect((await sendForm(other, `password=guess+${i}`)).headers.get('location')).toBe(`${page}?unlock=wrong`);
       expect((await sendForm(other, 'password=open+sesame')).headers.get('location')).toBe(`${page}?unlock=throttled`);
-      expect((await other.get(`${file.page}?unlock=throttled`)).text).toContain('Too many attempts; try again later.');
+      expect((await other.get(`${file.page}?unlock=throttled`)).text).toContain('Too many attempts; wait up to 15 minutes and try again.');
       // A field given twice is refused rather than guessed at; the script's empty password is a 400.
       expect((await sendForm(anonymous(), 'password=a&password=b')).status).toBe(400);
       const script = await anonymous().post(`/api/files/${file.id}/unlock`, { password: '' });

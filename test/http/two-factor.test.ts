@@ -422,7 +422,7 @@ describe('turning two-factor off', () => {
 });
 
 describe('a process with another SECRET_KEY', () => {
-  it('says so in its log at start-up, once it finds none of the stored secrets opens', async () => {
+  it('says so in its log at start-up when none, or only some, of the stored secrets open', async () => {
     const key = 'the instance secret key, at least 32 characters long';
     const first = await startTestServer({ SECRET_KEY: key });
     const shared = { databaseUrl: first.databaseUrl, dataDir: first.dataDir };
@@ -447,5 +447,23 @@ describe('a process with another SECRET_KEY', () => {
     await right.close();
     expect(rightLog.length).toBeGreaterThan(0);
     expect(complaint(rightLog)).toEqual([]);
+    expect(rightLog.filter((line) => line.level >= 50)).toEqual([]);
+
+    // A process with another key sealed a secret of its own (here a two-factor secret): from then on
+    // the stored secrets open only in part with either key, which every start says too.
+    const other = new SecretBox('another key altogether, also 32 characters or more');
+    const holder = await startTestServer({ SECRET_KEY: key }, shared);
+    try {
+      const { id } = await holder.ctx.db.selectFrom('users').select('id').executeTakeFirstOrThrow();
+      await holder.ctx.db.updateTable('users').set({ totpSecretSealed: other.seal('JBSWY3DPEHPK3PXP', `totp:${id}`) }).where('id', '=', id).execute();
+    } finally {
+      await holder.close();
+    }
+    const mixedLog: Array<{ level: number; msg?: string; [field: string]: unknown }> = [];
+    const mixed = await startTestServer({ SECRET_KEY: key }, shared, mixedLog);
+    await mixed.close();
+    const partial = mixedLog.filter((line) => line.level >= 50 && line.msg?.startsWith('some of the secrets this database holds do not open'));
+    expect(partial).toHaveLength(1);
+    expect([partial[0]!.tried, partial[0]!.opened]).toEqual([2, 1]);
   });
 });
