@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { query, request } from '../api.ts';
 import { formatBytes, formatDateTime, mibToBytes, pluralize } from '../format.ts';
 import { useSession } from '../session.tsx';
@@ -76,6 +76,7 @@ export function Gallery({ start, open, listParams, onClose, onEdit }: { start: F
   }, [open, previous, next]);
 
   const placeholder = loaded === current.id ? null : thumbnailPath(current);
+  const swipe = useRef<{ x: number; y: number } | null>(null);
 
   return (
     <Dialog open={open} wide title={current.name} onClose={onClose}>
@@ -89,7 +90,24 @@ export function Gallery({ start, open, listParams, onClose, onEdit }: { start: F
           </button>
           <figure>
             {/* The viewer shows the original; its small thumbnail, usually cached from the grid, fills the frame while the original loads. */}
-            <div className="gallery-frame">
+            <div
+              className="gallery-frame"
+              // A swipe sideways on a touch screen steps as the arrow keys do.
+              onTouchStart={(event) => {
+                const touch = event.touches[0];
+                swipe.current = touch ? { x: touch.clientX, y: touch.clientY } : null;
+              }}
+              onTouchEnd={(event) => {
+                const start = swipe.current;
+                const touch = event.changedTouches[0];
+                swipe.current = null;
+                if (!start || !touch) return;
+                const dx = touch.clientX - start.x;
+                if (Math.abs(dx) < 50 || Math.abs(dx) < Math.abs(touch.clientY - start.y)) return;
+                const target = dx > 0 ? previous : next;
+                if (target) setCurrent(target);
+              }}
+            >
               {placeholder && <img key={`${current.id}-thumbnail`} className="gallery-placeholder" src={placeholder} alt="" aria-hidden="true" />}
               <img key={current.id} className={loaded === current.id ? undefined : 'gallery-loading'} src={previewPath(current)} alt={current.name} onLoad={() => setLoaded(current.id)} />
             </div>
@@ -124,7 +142,10 @@ export function Gallery({ start, open, listParams, onClose, onEdit }: { start: F
             )}
           </span>
         </div>
-        <p className="muted small">Use the ← and → keys to move between images.</p>
+        <p className="muted small gallery-hint">
+          <span className="for-keys">Use the ← and → keys to move between images.</span>
+          <span className="for-touch">Swipe sideways, or use ‹ and ›, to move between images.</span>
+        </p>
       </div>
     </Dialog>
   );
