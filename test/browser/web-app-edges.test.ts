@@ -578,10 +578,13 @@ describe('the web app at its edges', () => {
     await pages.getByText('Page 1 of 2').waitFor();
     await expect.poll(focused).toEqual({ tag: 'BUTTON', name: 'First' });
 
-    // On a phone the list view fits its screen, actions included, without a sideways scroll.
+    // On a phone the list view fits its screen, actions included, without a sideways scroll; also
+    // with a file whose badges say it expires, and one with a long name.
+    expect((await uploadFile(owner, 'pager-00-expiring.txt', 'soon\n', { fields: { expiresAt: new Date(Date.now() + 86_400_000).toISOString() } })).status).toBe(200);
+    expect((await uploadFile(owner, `pager-00-${'long-name-'.repeat(8)}.txt`, 'long\n')).status).toBe(200);
     await page.setViewportSize({ width: 390, height: 800 });
     try {
-      await page.goto(`${server.baseUrl}/app/files?search=pager-&view=list`);
+      await page.goto(`${server.baseUrl}/app/files?search=pager-00&view=list`);
       await page.getByTestId('file-row').first().waitFor();
       const widths = (await page.evaluate(`(() => {
         const table = document.querySelector('.file-table');

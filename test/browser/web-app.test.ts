@@ -405,17 +405,28 @@ describe('the web app in Chromium', () => {
     await page.getByTestId('file-input').setInputFiles({ name: 'later.txt', mimeType: 'text/plain', buffer: Buffer.from('later') });
     await failed('later.txt').getByText('Too many requests: wait 600 seconds and try again').waitFor();
     await shot('12-upload-errors');
-    await page.unroute(`${server.baseUrl}/api/files`);
-    // "Clear finished" takes the uploaded files away and keeps the failures, with their Retry.
+    // "Clear finished" takes the uploaded files away, and the failures no retry can mend (the size
+    // limit's 413); it keeps those that may pass later, with their Retry.
     await page.getByRole('button', { name: 'Clear finished' }).click();
     await page.locator('[data-testid=upload-item]', { hasText: 'patient.txt' }).waitFor({ state: 'detached' });
-    await failed('too-big.txt').waitFor();
-    await failed('later.txt').getByRole('button', { name: 'Retry' }).click();
-    await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'later.txt' }).waitFor();
-    // The failures left are retried together (the size limit is raised again by now).
+    await page.locator('[data-testid=upload-item]', { hasText: 'too-big.txt' }).waitFor({ state: 'detached' });
+    await failed('later.txt').waitFor();
+    await page.unroute(`${server.baseUrl}/api/files`);
+    // The failures that may pass are retried together.
     await page.getByRole('button', { name: 'Retry the failed upload' }).click();
-    await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'too-big.txt' }).waitFor();
+    await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'later.txt' }).waitFor();
     await expect.poll(() => page.evaluate('document.activeElement?.getAttribute("data-testid")')).toBe('file-input');
+    // A failure can be taken off the list by itself.
+    await page.route(`${server.baseUrl}/api/files`, (route) =>
+      route.request().method() === 'POST'
+        ? route.fulfill({ status: 429, headers: { 'Retry-After': '600' }, contentType: 'application/json', body: JSON.stringify({ error: 'Too many requests' }) })
+        : route.continue(),
+    );
+    await page.getByTestId('file-input').setInputFiles({ name: 'doomed.txt', mimeType: 'text/plain', buffer: Buffer.from('never') });
+    await failed('doomed.txt').getByRole('button', { name: 'Remove doomed.txt from the list' }).click();
+    await page.locator('[data-testid=upload-item]', { hasText: 'doomed.txt' }).waitFor({ state: 'detached' });
+    await expect.poll(() => page.evaluate('document.activeElement?.getAttribute("data-testid")')).toBe('file-input');
+    await page.unroute(`${server.baseUrl}/api/files`);
 
     // A part that fails with a 503 is sent again; so is one refused with a 409 that says when to come
     // back (an earlier copy still arriving, as after a lost connection); and the upload completes.
@@ -492,10 +503,29 @@ describe('the web app in Chromium', () => {
     expect(sessionStarts).toBe(1);
     expect(sessionsUsed.size).toBe(2);
 
+    // A file changed on disk after it was chosen cannot be sent: said so, not blamed on the network,
+    // and cleared with the finished ones, since no retry can mend it.
+    const changing = path.join(tmp, 'changing.bin');
+    fs.writeFileSync(changing, Buffer.alloc(33 * 1024 * 1024, 3));
+    const secondOfChanging = /\/api\/files\/chunks\/[a-z0-9]+\/part\/2$/;
+    await page.route(secondOfChanging, (route) => {
+      if (route.request().method() !== 'PUT') return route.continue();
+      const fd = fs.openSync(changing, 'r+');
+      fs.writeSync(fd, Buffer.from('changed'), 0, 7, 1024);
+      fs.closeSync(fd);
+      const later = new Date(Date.now() + 5000);
+      fs.utimesSync(changing, later, later);
+      return route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: 'Service unavailable' }) });
+    });
+    await page.getByTestId('file-input').setInputFiles(changing);
+    await failed('changing.bin').getByText('changing.bin changed on disk since it was chosen: choose it again to upload it').waitFor({ timeout: 60_000 });
+    await page.unroute(secondOfChanging);
+
     await page.getByRole('button', { name: 'Clear finished' }).click();
+    await page.locator('[data-testid=upload-item]', { hasText: 'changing.bin' }).waitFor({ state: 'detached' });
     // The button is disabled now: the keyboard's focus goes to choosing more files, not to the body.
     await expect.poll(() => page.evaluate('document.activeElement?.getAttribute("data-testid")')).toBe('file-input');
-    for (const name of ['too-big.txt', 'patient.txt', 'later.txt', 'retried.bin', 'no-room.bin']) {
+    for (const name of ['patient.txt', 'later.txt', 'retried.bin', 'no-room.bin']) {
       const listing = (await (await browser.context.request.get(`${server.baseUrl}/api/files?search=${name}`)).json()) as { data: Array<{ id: string }> };
       expect(listing.data).toHaveLength(1);
       expect((await browser.context.request.delete(`${server.baseUrl}/api/files/${listing.data[0]!.id}`, asAdmin)).status()).toBe(204);

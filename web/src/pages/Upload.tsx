@@ -4,8 +4,8 @@ import { formatBytes, formatDateTime, formatSpeed, pluralize } from '../format.t
 import { useLeaveGuard } from '../router.tsx';
 import { useSession } from '../session.tsx';
 import { Badge, CopyButton, PageHeader, useAnnounce, useConfirm, useLoad } from '../ui.tsx';
-import { errorMessage } from '../api.ts';
-import { CHUNK_THRESHOLD, newChunkedProgress, UploadAborted, uploadFile, type ChunkedProgress, type Selectors } from '../upload/uploader.ts';
+import { ApiError, errorMessage } from '../api.ts';
+import { CHUNK_THRESHOLD, FileChanged, newChunkedProgress, UploadAborted, uploadFile, type ChunkedProgress, type Selectors } from '../upload/uploader.ts';
 import type { Account, FileRecord, Folder, UploadLinks, UploadProfile } from '@api';
 import { FolderOptions, UploadProfileOptions } from './FolderOptions.tsx';
 
@@ -24,10 +24,20 @@ interface Item {
   /** The stored file's record, read after the upload: whether the link opens for others. */
   record?: FileRecord;
   error?: string;
+  /** A failure no retry mends (the size limit, a refused option, a file changed on disk). */
+  final?: boolean;
 }
 
-/** Uploaded or cancelled: what "Clear finished" takes away. */
-const settled = (item: Item) => item.status === 'done' || item.status === 'cancelled';
+/** Uploaded, cancelled, or failed for good: what "Clear finished" takes away. */
+const settled = (item: Item) => item.status === 'done' || item.status === 'cancelled' || (item.status === 'failed' && item.final === true);
+
+/**
+ * Whether a failure is one that sending the same file again cannot mend: a 4xx other than a timeout,
+ * a conflict or a throttle (the size limit, the quota, a refused option), or a file changed on disk.
+ * Such a row is cleared with the finished ones and left out of "Retry all".
+ */
+const finalFailure = (error: unknown) =>
+  error instanceof FileChanged || (error instanceof ApiError && error.status >= 400 && error.status < 500 && ![408, 409, 429].includes(error.status));
 
 /** How many files upload at once (each large file also sends several parts in parallel). */
 const FILES_IN_PARALLEL = 2;
@@ -116,7 +126,9 @@ export function UploadPage() {
           update(item.id, { status: 'cancelled', detail: 'Cancelled', loaded: 0, speed: 0 });
           announce(`Upload of ${item.file.name} cancelled`);
         } else {
-          update(item.id, { status: 'failed', detail: 'Failed', error: errorMessage(error), loaded: 0, speed: 0 });
+          update(item.id, { status: 'failed', detail: 'Failed', error: errorMessage(error), loaded: 0, speed: 0, final: finalFailure(error) });
+          // A changed file cannot be resumed either: its parts would be of another file.
+          if (error instanceof FileChanged) progress.current.delete(item.id);
           announce(`Upload of ${item.file.name} failed`);
         }
       } finally {
@@ -168,7 +180,8 @@ export function UploadPage() {
   };
 
   const quota = account.data;
-  const failedCount = items.filter((i) => i.status === 'failed').length;
+  // Failures that a retry may mend; those that cannot be are cleared with the finished ones.
+  const failedCount = items.filter((i) => i.status === 'failed' && !i.final).length;
   return (
     <section>
       <PageHeader title="Upload" />
@@ -235,7 +248,7 @@ export function UploadPage() {
               <button
                 type="button"
                 onClick={() => {
-                  setItems((list) => list.map((i) => (i.status === 'failed' ? { ...i, status: 'queued', detail: 'Waiting', error: undefined, loaded: 0 } : i)));
+                  setItems((list) => list.map((i) => (i.status === 'failed' && !i.final ? { ...i, status: 'queued', detail: 'Waiting', error: undefined, loaded: 0 } : i)));
                   // The button goes with the last failure: the focus goes to choosing more files.
                   fileInput.current?.focus();
                 }}
@@ -274,7 +287,13 @@ export function UploadPage() {
               if (controller) controller.abort();
               else update(item.id, { status: 'cancelled', detail: 'Cancelled', loaded: 0, speed: 0 });
             }}
-            onRetry={() => update(item.id, { status: 'queued', detail: 'Waiting', error: undefined, loaded: 0 })}
+            onRetry={() => update(item.id, { status: 'queued', detail: 'Waiting', error: undefined, loaded: 0, final: false })}
+            onRemove={() => {
+              progress.current.delete(item.id);
+              setItems((list) => list.filter((i) => i.id !== item.id));
+              // The row goes with its buttons: the focus goes to choosing files.
+              fileInput.current?.focus();
+            }}
           />
         ))}
       </ul>
@@ -282,7 +301,7 @@ export function UploadPage() {
   );
 }
 
-function UploadRow({ item, onCancel, onRetry }: { item: Item; onCancel: () => void; onRetry: () => void }) {
+function UploadRow({ item, onCancel, onRetry, onRemove }: { item: Item; onCancel: () => void; onRetry: () => void; onRemove: () => void }) {
   const labelId = useId();
   // Cancel and Retry are one button whose word changes, so the keyboard's focus stays on it from one
   // to the other (two buttons, one taking the other's place, dropped it to the page's body). When
@@ -322,6 +341,11 @@ function UploadRow({ item, onCancel, onRetry }: { item: Item; onCancel: () => vo
               {action.word}
             </button>
           )}
+          {item.status === 'failed' && (
+            <button type="button" onClick={onRemove} aria-label={`Remove ${item.file.name} from the list`}>
+              Remove
+            </button>
+          )}
         </span>
       </div>
       {item.error && (
@@ -341,7 +365,7 @@ function UploadRow({ item, onCancel, onRetry }: { item: Item; onCancel: () => vo
         <p className="upload-access small" data-testid="upload-access">
           {item.record.visibility === 'PRIVATE' && <Badge kind="neutral">Private: only you can open the link</Badge>}
           {item.record.hasPassword && <Badge kind="neutral">Opens with its password</Badge>}
-          {item.record.expiresAt && (
+          {item.record.expiresAt && !(item.record.expiryAction === 'SET_PRIVATE' && item.record.visibility === 'PRIVATE') && (
             <Badge kind="warn">
               {item.record.expiryAction === 'SET_PRIVATE' ? 'Private from' : 'Deleted at'} {formatDateTime(item.record.expiresAt)}
             </Badge>

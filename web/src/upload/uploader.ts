@@ -54,6 +54,28 @@ export class UploadAborted extends Error {
 
 class NetworkError extends Error {}
 
+/**
+ * The chosen file changed (or went) on disk since it was chosen: the browser refuses to read it and
+ * fails the request as if the network had (Chromium's ERR_UPLOAD_FILE_CHANGED). No retry can send
+ * it: it must be chosen again.
+ */
+export class FileChanged extends Error {
+  constructor(name: string) {
+    super(`${name} changed on disk since it was chosen: choose it again to upload it`);
+    this.name = 'FileChanged';
+  }
+}
+
+/** Whether a failed request's bytes can still be read: a changed file throws NotReadableError. */
+async function stillReadable(blob: Blob): Promise<boolean> {
+  try {
+    await blob.slice(0, 1).arrayBuffer();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 interface XhrResult {
   status: number;
   header(name: string): string | null;
@@ -154,7 +176,10 @@ async function uploadSingle(file: File, selectors: Selectors, hooks: UploadHooks
   try {
     result = await send({ method: 'POST', url: '/api/files', body: form, headers: selectorHeaders(selectors), withCredentials: true, onProgress: (loaded) => hooks.onProgress(Math.min(loaded, file.size)), signal: hooks.signal });
   } catch (error) {
-    if (error instanceof NetworkError) throw new Error('The connection failed during the upload; try again');
+    if (error instanceof NetworkError) {
+      if (!(await stillReadable(file))) throw new FileChanged(file.name);
+      throw new Error('The connection failed during the upload; try again');
+    }
     throw error;
   }
   if (result.status < 200 || result.status >= 300) throw failure(result);
@@ -277,6 +302,10 @@ async function sendSession(file: File, uploadId: string, etags: Map<number, stri
         } catch (error) {
           inFlight.delete(partNumber);
           report();
+          if (error instanceof NetworkError && !(await stillReadable(file.slice((partNumber - 1) * PART_SIZE, Math.min(file.size, partNumber * PART_SIZE))))) {
+            local.abort();
+            throw new FileChanged(file.name);
+          }
           if (!retryable(error) || attempt >= PART_ATTEMPTS) {
             local.abort();
             if (error instanceof NetworkError) throw new Error(`Part ${partNumber} failed ${attempt} times: the connection failed`);
