@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { Db } from './db/database.ts';
 import type { SecretBox } from './auth/secret-box.ts';
-import { TOTP_SEAL_CONTEXT } from './accounts/two-factor.ts';
-import { UPLOAD_CREDENTIAL_SEAL_CONTEXT } from './tokens/legacy-token.ts';
+import { totpSealContext } from './accounts/two-factor.ts';
+import { uploadCredentialSealContext } from './tokens/legacy-token.ts';
 
 /** How many of the newest sealed values of each kind are tried at start-up. */
 const SAMPLE = 3;
@@ -13,16 +13,16 @@ const SAMPLE = 3;
  * started with another `SECRET_KEY` than the others (or without one, on its own `secret.key`) ran
  * without a word: it answered correct two-factor codes with 401 and sealed a new upload credential
  * under its own key, which the other processes then could not open. Said at start-up, as an error
- * (also when only some of them open: two keys have sealed secrets here)
- * in the log, rather than refusing to start: moving an instance to another key is a documented step
+ * in the log, when none of them opens and also when only some do (two keys have sealed secrets
+ * here), rather than refusing to start: moving an instance to another key is a documented step
  * (README, "SECRET_KEY"), during which the old secrets are expected not to open.
  */
 export async function checkSecretKey(db: Db, box: SecretBox, log: Pick<Logger, 'error'>): Promise<{ tried: number; opened: number }> {
   const samples: Array<{ sealed: string; context: string }> = [];
   const totp = await db.selectFrom('users').select(['id', 'totpSecretSealed']).where('totpSecretSealed', 'is not', null).orderBy('updatedAt', 'desc').limit(SAMPLE).execute();
-  for (const row of totp) samples.push({ sealed: row.totpSecretSealed!, context: TOTP_SEAL_CONTEXT(row.id) });
+  for (const row of totp) samples.push({ sealed: row.totpSecretSealed!, context: totpSealContext(row.id) });
   const credentials = await db.selectFrom('users').select(['id', 'uploadTokenEncrypted']).where('uploadTokenEncrypted', 'is not', null).orderBy('updatedAt', 'desc').limit(SAMPLE).execute();
-  for (const row of credentials) samples.push({ sealed: row.uploadTokenEncrypted!, context: UPLOAD_CREDENTIAL_SEAL_CONTEXT(row.id) });
+  for (const row of credentials) samples.push({ sealed: row.uploadTokenEncrypted!, context: uploadCredentialSealContext(row.id) });
   const hooks = await db.selectFrom('webhooks').select(['id', 'secretEncrypted']).orderBy('createdAt', 'desc').limit(SAMPLE).execute();
   for (const row of hooks) samples.push({ sealed: row.secretEncrypted, context: row.id });
 
@@ -37,7 +37,8 @@ export async function checkSecretKey(db: Db, box: SecretBox, log: Pick<Logger, '
   }
   if (samples.length > 0 && opened > 0 && opened < samples.length) {
     // Some open and some do not: two keys have sealed secrets here, as when one process ran with
-    // another key for a while (what it sealed then opens nowhere else). Checked once, it went quiet.
+    // another key for a while (what it sealed then opens nowhere else). Asking only whether none
+    // opens missed this once a first secret under either key was stored.
     log.error(
       { tried: samples.length, opened },
       'some of the secrets this database holds do not open with this SECRET_KEY: a process with another key has sealed secrets here (or the key was changed). Every process of an instance must run with the same SECRET_KEY; secrets sealed under another key must be made anew (webhooks recreated, two-factor set up again, upload credentials regenerated).',

@@ -43,7 +43,7 @@ interface Deps {
  */
 function openTotpSecret(deps: Deps, sealed: string, userId: string): string | null {
   try {
-    return deps.secretBox.open(sealed, sealContext(userId));
+    return deps.secretBox.open(sealed, totpSealContext(userId));
   } catch (error) {
     deps.log.error({ userId, err: error }, 'a two-factor secret does not open with this instance secret key (SECRET_KEY or DATA_DIR/secret.key changed?); the account can sign in with a recovery code, or an administrator can reset its two-factor');
     return null;
@@ -51,9 +51,7 @@ function openTotpSecret(deps: Deps, sealed: string, userId: string): string | nu
 }
 
 // Sealed secrets are bound to their account, so a value copied to another row does not open.
-/** What a two-factor secret is sealed against (`SecretBox`): its account. */
-export const TOTP_SEAL_CONTEXT = (userId: string) => `totp:${userId}`;
-const sealContext = TOTP_SEAL_CONTEXT;
+export const totpSealContext = (userId: string) => `totp:${userId}`;
 
 function totpFor(secretBase32: string, label: string): TOTP {
   return new TOTP({ issuer: ISSUER, label, algorithm: 'SHA1', digits: 6, period: PERIOD_SECONDS, secret: Secret.fromBase32(secretBase32) });
@@ -72,7 +70,7 @@ export async function setUpTotp(deps: Deps, userId: string): Promise<{ secret: s
   const state = await totpState(deps.db, userId);
   if (state.totpSecretSealed !== null) throw conflict('Two-factor is already on; turn it off first to set up a new authenticator');
   const secret = new Secret({ size: twoFactorLimits.secretBytes }).base32;
-  await deps.db.updateTable('users').set({ totpPendingSealed: deps.secretBox.seal(secret, sealContext(userId)) }).where('id', '=', userId).execute();
+  await deps.db.updateTable('users').set({ totpPendingSealed: deps.secretBox.seal(secret, totpSealContext(userId)) }).where('id', '=', userId).execute();
   return { secret, otpauthUrl: totpFor(secret, state.email).toString() };
 }
 

@@ -9,16 +9,14 @@ import { accountGone, conflict } from '../errors.ts';
  * The legacy upload credential is shown again whenever asked (uploader configurations embed it), so
  * it is kept sealed by the secret box, bound to its account, beside the hash it is authenticated by.
  */
-/** What a legacy upload credential is sealed against (`SecretBox`): its account. */
-export const UPLOAD_CREDENTIAL_SEAL_CONTEXT = (userId: string) => `upload-credential:${userId}`;
-const contextOf = UPLOAD_CREDENTIAL_SEAL_CONTEXT;
+export const uploadCredentialSealContext = (userId: string) => `upload-credential:${userId}`;
 
 /** The account's legacy upload credential, created on first request. */
 export async function getUploadToken(db: Db, box: SecretBox, log: Logger, userId: string): Promise<string> {
   const row = await db.selectFrom('users').select('uploadTokenEncrypted').where('id', '=', userId).executeTakeFirstOrThrow(accountGone);
   if (row.uploadTokenEncrypted === null) return regenerateUploadToken(db, box, userId);
   try {
-    return box.open(row.uploadTokenEncrypted, contextOf(userId));
+    return box.open(row.uploadTokenEncrypted, uploadCredentialSealContext(userId));
   } catch (error) {
     // The credential still authenticates (by its hash); only showing it again needs the key.
     log.error({ userId, err: error }, 'the upload credential does not open with this instance secret key');
@@ -31,7 +29,7 @@ export async function regenerateUploadToken(db: Db, box: SecretBox, userId: stri
   const token = newUploadCredential();
   await db
     .updateTable('users')
-    .set({ uploadToken: null, uploadTokenEncrypted: box.seal(token, contextOf(userId)), uploadTokenHash: sha256Hex(token), updatedAt: Date.now() })
+    .set({ uploadToken: null, uploadTokenEncrypted: box.seal(token, uploadCredentialSealContext(userId)), uploadTokenHash: sha256Hex(token), updatedAt: Date.now() })
     .where('id', '=', userId)
     .execute();
   return token;
@@ -59,7 +57,7 @@ export async function sealPlaintextUploadTokens(db: Db, box: SecretBox): Promise
   for (const { id, uploadToken } of rows) {
     const result = await db
       .updateTable('users')
-      .set({ uploadToken: null, uploadTokenEncrypted: box.seal(uploadToken!, contextOf(id)) })
+      .set({ uploadToken: null, uploadTokenEncrypted: box.seal(uploadToken!, uploadCredentialSealContext(id)) })
       .where('id', '=', id)
       .where('uploadToken', '=', uploadToken)
       .executeTakeFirst();

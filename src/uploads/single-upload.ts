@@ -20,17 +20,16 @@ export type UploadPart =
   | { type: 'field'; fieldname: string; value: unknown; valueTruncated: boolean; fieldnameTruncated: boolean }
   | { type: 'file'; fieldname: string; filename: string; mimetype: string; file: Readable };
 
-/**
- * POST /api/files after authentication and planning: the `file` part is piped straight to storage
- * (never held in memory), then committed. Option fields may come before or after the file; fields
- * before it are checked before any byte is stored.
- */
 /** The form's shape (busboy's limits): the bytes and sizes themselves are bounded by the allowance. */
 export const UPLOAD_FORM_LIMITS = { files: 2, fields: 30, fieldSize: 64 * 1024, parts: 40 } as const;
 /** The most a form's fields, part headers and delimiters can add to its file's bytes. */
 const FORM_ROOM = UPLOAD_FORM_LIMITS.fields * UPLOAD_FORM_LIMITS.fieldSize + UPLOAD_FORM_LIMITS.parts * 2048;
 
 /**
+ * POST /api/files after authentication and planning: the `file` part is piped straight to storage
+ * (never held in memory), then committed. Option fields may come before or after the file; fields
+ * before it are checked before any byte is stored.
+ *
  * `declaredLength`: the request's Content-Length, if it has one. One larger than the allowance and
  * the form's room is refused before a byte is stored: the temporary file of each such upload grew
  * to the allowance first (six parallel uploads of an account with 10 MiB left held 50 MB on disk).
