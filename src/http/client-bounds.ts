@@ -104,21 +104,15 @@ export function boundClients(server: Server, config: Config, log: FastifyBaseLog
       if (inFlight.get(socket)?.res === res) inFlight.delete(socket);
       served.add(socket);
     };
-    res.once('finish', done);
-    res.once('close', done);
-    // Answered before its body was all in (a 401 to an upload, a 413, a GET with a body): the rest is
-    // read and thrown away so the client gets the answer and may reuse the connection, but for at
-    // most the idle time. Read for as long as it came, one byte every 29 seconds held the
-    // connection for ever, past the body limit too, without an account.
     res.once('finish', () => {
-      if (req.complete || socket.destroyed) return;
-      const timer = setTimeout(() => {
-        if (!req.complete) socket.destroy();
-      }, idle);
-      const stop = () => clearTimeout(timer);
-      req.once('end', stop);
-      socket.once('close', stop);
+      done();
+      // Answered before its body was all in (a 401 to an upload, a 413, a GET with a body): the rest
+      // is read and thrown away so the client gets the answer and may reuse the connection, but for
+      // at most the idle time. Read for as long as it came, one byte every 29 seconds held the
+      // connection for ever, past the body limit too, without an account.
+      if (!req.complete && !socket.destroyed) closeUnlessComplete(req, socket, idle);
     });
+    res.once('close', done);
   });
 
   // An Expect other than 100-continue (RFC 9110 §10.1.1): Node would answer 417 with no body.
@@ -220,6 +214,15 @@ function bodyMessage(idleMs: number): string {
 
 function headersMessage(idleMs: number): string {
   return `The request headers were not complete within ${seconds(idleMs)}`;
+}
+
+function closeUnlessComplete(req: IncomingMessage, socket: Socket, ms: number): void {
+  const timer = setTimeout(() => {
+    if (!req.complete) socket.destroy();
+  }, ms);
+  const stop = () => clearTimeout(timer);
+  req.once('end', stop);
+  socket.once('close', stop);
 }
 
 function writeAndClose(socket: Socket, response: string): void {
