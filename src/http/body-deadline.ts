@@ -1,6 +1,7 @@
 import { PassThrough, type Readable, type Transform } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hasBody } from './request-body.ts';
+import { seconds } from './client-bounds.ts';
 
 /**
  * Hands the parser `into` (a PassThrough unless given) fed from `payload`, failing it with `late()`
@@ -52,5 +53,5 @@ export function bodyReadWhole(request: FastifyRequest): boolean {
 export const wholeBodyDeadlineMs = (idleMs: number) => 2 * idleMs;
 
 export function wholeBodyLate(deadlineMs: number): Error {
-  return Object.assign(new Error(`The request body was not complete within ${Math.round(deadlineMs / 100) / 10} seconds of the request`), { statusCode: 408 });
+  return Object.assign(new Error(`The request body was not complete within ${seconds(deadlineMs)} of the request`), { statusCode: 408 });
 }

@@ -35,7 +35,7 @@ const OVER_CAP_GRACE_MS = 1000;
 /** The router's limit on one path parameter. */
 export const MAX_PARAM_LENGTH = 1024;
 
-const seconds = (ms: number) => `${Math.round(ms / 100) / 10} seconds`;
+export const seconds = (ms: number) => `${Math.round(ms / 100) / 10} seconds`;
 
 /** The Fastify options that bound clients. */
 export function clientBoundOptions(config: Config) {
@@ -220,7 +220,13 @@ function closeUnlessComplete(req: IncomingMessage, socket: Socket, ms: number): 
   const timer = setTimeout(() => {
     if (!req.complete) socket.destroy();
   }, ms);
-  const stop = () => clearTimeout(timer);
+  // Both listeners go with the timer: a keep-alive connection answers many requests, and one left
+  // on its socket per early answer piled up (Node warned of a leak at the eleventh).
+  const stop = () => {
+    clearTimeout(timer);
+    req.off('end', stop);
+    socket.off('close', stop);
+  };
   req.once('end', stop);
   socket.once('close', stop);
 }

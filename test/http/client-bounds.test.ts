@@ -200,6 +200,28 @@ describe('request deadlines', () => {
     connection.destroy();
   });
 
+  it('keeps no listener behind for each early answer on a keep-alive connection', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const connection = await RawConnection.open(server.baseUrl);
+      // Twelve requests on one connection, each answered before its body, whose body then arrives.
+      for (let i = 0; i < 12; i++) {
+        await connection.send(requestHead('GET', '/api/health', host, { 'content-length': 4 }));
+        await expect.poll(() => connection.text().split('HTTP/1.1 200').length - 1).toBe(i + 1);
+        await connection.send('abcd');
+        await sleep(20);
+      }
+      expect(connection.isClosed).toBe(false);
+      connection.destroy();
+      await sleep(50);
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('keeps a connection whose answered body arrives in time, for the next request', async () => {
     const connection = await RawConnection.open(server.baseUrl);
     await connection.send(requestHead('GET', '/api/health', host, { 'content-length': 10 }));
