@@ -164,11 +164,9 @@ export function useFocusAfterRemoval(data: unknown): () => void {
 // form dialogs are shown only while they are open; the file editor and the viewer stay on the page
 // and are closed, see useDialogTarget).
 
-/** A dialog's starting control: the one marked data-autofocus, else its first field. False when it has none yet. */
-function focusDialogStart(dialog: Element): boolean {
-  const start = dialog.querySelector<HTMLElement>('[data-autofocus]') ?? dialog.querySelector<HTMLElement>(FIELDS);
-  start?.focus();
-  return Boolean(start);
+/** Focuses a dialog's starting control: the one marked data-autofocus, else its first field. */
+function focusDialogStart(dialog: Element): void {
+  (dialog.querySelector<HTMLElement>('[data-autofocus]') ?? dialog.querySelector<HTMLElement>(FIELDS))?.focus();
 }
 
 /**
@@ -422,9 +420,9 @@ export function SecretReveal({ title, secret, onDone, children }: { title: strin
   const heading = useRef<HTMLHeadingElement>(null);
   // Where the focus was (the button that made the secret): it goes back there once the secret is
   // put away, rather than falling to the page's body with this panel.
-  const before = useRef<HTMLElement | null>(null);
+  const giveBack = useRef<(() => void) | null>(null);
   useEffect(() => {
-    if (document.activeElement instanceof HTMLElement && document.activeElement !== document.body) before.current = document.activeElement;
+    giveBack.current = rememberFocus();
     heading.current?.focus();
   }, [secret]);
   return (
@@ -443,11 +441,10 @@ export function SecretReveal({ title, secret, onDone, children }: { title: strin
       <button
         type="button"
         onClick={() => {
-          const back = before.current;
+          const restore = giveBack.current;
           onDone();
-          window.setTimeout(() => {
-            if (back?.isConnected) back.focus();
-          });
+          // Once this panel is gone.
+          if (restore) window.setTimeout(restore);
         }}
       >
         I have stored it

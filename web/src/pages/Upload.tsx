@@ -39,6 +39,9 @@ const settled = (item: Item) => item.status === 'done' || item.status === 'cance
 const finalFailure = (error: unknown) =>
   error instanceof FileChanged || (error instanceof ApiError && error.status >= 400 && error.status < 500 && ![408, 409, 429].includes(error.status));
 
+/** A failed or cancelled item back in the queue. */
+const requeued = (item: Item): Item => ({ ...item, status: 'queued', detail: 'Waiting', error: undefined, loaded: 0, final: false });
+
 /** How many files upload at once (each large file also sends several parts in parallel). */
 const FILES_IN_PARALLEL = 2;
 
@@ -248,7 +251,7 @@ export function UploadPage() {
               <button
                 type="button"
                 onClick={() => {
-                  setItems((list) => list.map((i) => (i.status === 'failed' && !i.final ? { ...i, status: 'queued', detail: 'Waiting', error: undefined, loaded: 0 } : i)));
+                  setItems((list) => list.map((i) => (i.status === 'failed' && !i.final ? requeued(i) : i)));
                   // The button goes with the last failure: the focus goes to choosing more files.
                   fileInput.current?.focus();
                 }}
@@ -287,7 +290,7 @@ export function UploadPage() {
               if (controller) controller.abort();
               else update(item.id, { status: 'cancelled', detail: 'Cancelled', loaded: 0, speed: 0 });
             }}
-            onRetry={() => update(item.id, { status: 'queued', detail: 'Waiting', error: undefined, loaded: 0, final: false })}
+            onRetry={() => setItems((list) => list.map((i) => (i.id === item.id ? requeued(i) : i)))}
             onRemove={() => {
               progress.current.delete(item.id);
               setItems((list) => list.filter((i) => i.id !== item.id));

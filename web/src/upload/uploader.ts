@@ -244,6 +244,7 @@ async function uploadChunked(file: File, selectors: Selectors, hooks: UploadHook
 /** Sends the parts not yet in `etags` (recording each as it arrives), then completes the session. */
 async function sendSession(file: File, uploadId: string, etags: Map<number, string>, hooks: UploadHooks): Promise<UploadLinks> {
   const partCount = Math.ceil(file.size / PART_SIZE);
+  const partBlob = (partNumber: number) => file.slice((partNumber - 1) * PART_SIZE, Math.min(file.size, partNumber * PART_SIZE));
   const partSize = (partNumber: number) => Math.min(file.size, partNumber * PART_SIZE) - (partNumber - 1) * PART_SIZE;
   const inFlight = new Map<number, number>();
   let finishedBytes = [...etags.keys()].reduce((sum, partNumber) => sum + partSize(partNumber), 0);
@@ -259,7 +260,7 @@ async function sendSession(file: File, uploadId: string, etags: Map<number, stri
   hooks.onStatus?.(missing === partCount ? `Uploading ${partCount} parts` : `Uploading ${missing} of ${partCount} parts`);
 
   const sendPart = async (partNumber: number): Promise<string> => {
-    const blob = file.slice((partNumber - 1) * PART_SIZE, Math.min(file.size, partNumber * PART_SIZE));
+    const blob = partBlob(partNumber);
     // Asked with fetch, whose network failure is a TypeError: it is the connection's, retried as a
     // part's own network failure is (it ended the whole upload at the first blip or server restart).
     const { url } = await api<{ url: string }>('GET', `/api/files/chunks/${uploadId}/part/${partNumber}`).catch((error: unknown) => {
@@ -302,7 +303,7 @@ async function sendSession(file: File, uploadId: string, etags: Map<number, stri
         } catch (error) {
           inFlight.delete(partNumber);
           report();
-          if (error instanceof NetworkError && !(await stillReadable(file.slice((partNumber - 1) * PART_SIZE, Math.min(file.size, partNumber * PART_SIZE))))) {
+          if (error instanceof NetworkError && !(await stillReadable(partBlob(partNumber)))) {
             local.abort();
             throw new FileChanged(file.name);
           }
