@@ -300,59 +300,68 @@ describe.each(providers)('thumbnails and text recognition on %s storage', (provi
     }
   });
 
-  it('commits one media job with the file; the text job is added when the thumbnail job starts', async () => {
-    // A process that does no media work: what the commit left in the queue stays there to be read.
+  /**
+   * A process that does no media work runs `before` (what it commits stays in the queue); once it
+   * is closed, one that does runs `after`, on the same database and files.
+   */
+  async function uploadsThenMedia<T>(before: (uploads: TestServer) => Promise<T>, after: (media: TestServer, uploads: TestServer, state: T) => Promise<void>): Promise<void> {
     const uploads = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', THUMBNAIL_CONCURRENCY: '0', OCR_CONCURRENCY: '0' });
-    let uploadsOpen = true;
-    let media: TestServer | null = null;
+    let state: T;
     try {
-      const user = await signUp(uploads.baseUrl);
-      const image = await upload(user, 'chained.png', await pngWithWords('Chained lychee'), 'image/png');
-      const text = await upload(user, 'notes.txt', new TextEncoder().encode('no thumbnail, no text'), 'text/plain');
-      const jobsOf = async (db: TestServer['ctx']['db'], id: string) =>
-        (await db.selectFrom('jobs').select('type').where('payload', '=', JSON.stringify({ fileId: id })).execute()).map((j) => j.type).sort();
-      expect(await jobsOf(uploads.ctx.db, image.id)).toEqual(['media.thumbnail']);
-      expect(await jobsOf(uploads.ctx.db, text.id)).toEqual([]);
-      await uploads.close();
-      uploadsOpen = false;
-
-      media = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', THUMBNAIL_CONCURRENCY: '1', OCR_CONCURRENCY: '1' }, { databaseUrl: uploads.databaseUrl, dataDir: uploads.dataDir });
-      expect(await mediaSettled(media, image.id)).toMatchObject({ thumbnailStatus: 'done', ocrStatus: 'done' });
-      expect(await mediaSettled(media, text.id)).toMatchObject({ thumbnailStatus: 'unsupported', ocrStatus: 'unsupported' });
-      expect(await jobsOf(media.ctx.db, image.id)).toEqual([]);
+      state = await before(uploads);
     } finally {
-      if (uploadsOpen) await uploads.close();
-      await media?.close();
+      await uploads.close();
     }
+    const media = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', THUMBNAIL_CONCURRENCY: '1', OCR_CONCURRENCY: '1' }, { databaseUrl: uploads.databaseUrl, dataDir: uploads.dataDir });
+    try {
+      await after(media, uploads, state);
+    } finally {
+      await media.close();
+    }
+  }
+
+  it('commits one media job with the file; the text job is added when the thumbnail job starts', async () => {
+    const jobsOf = async (db: TestServer['ctx']['db'], id: string) =>
+      (await db.selectFrom('jobs').select('type').where('payload', '=', JSON.stringify({ fileId: id })).execute()).map((j) => j.type).sort();
+    await uploadsThenMedia(
+      async (uploads) => {
+        const user = await signUp(uploads.baseUrl);
+        const image = await upload(user, 'chained.png', await pngWithWords('Chained lychee'), 'image/png');
+        const text = await upload(user, 'notes.txt', new TextEncoder().encode('no thumbnail, no text'), 'text/plain');
+        expect(await jobsOf(uploads.ctx.db, image.id)).toEqual(['media.thumbnail']);
+        expect(await jobsOf(uploads.ctx.db, text.id)).toEqual([]);
+        return { image, text };
+      },
+      async (media, _uploads, { image, text }) => {
+        expect(await mediaSettled(media, image.id)).toMatchObject({ thumbnailStatus: 'done', ocrStatus: 'done' });
+        expect(await mediaSettled(media, text.id)).toMatchObject({ thumbnailStatus: 'unsupported', ocrStatus: 'unsupported' });
+        expect(await jobsOf(media.ctx.db, image.id)).toEqual([]);
+      },
+    );
   });
 
   it('keeps a share page out of caches until its thumbnail and size are known, so the first unfurl is not kept', async () => {
-    // A process that does no media work: the thumbnail stays pending until the second one runs it.
-    const uploads = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', THUMBNAIL_CONCURRENCY: '0', OCR_CONCURRENCY: '0' });
-    let uploadsOpen = true;
-    let media: TestServer | null = null;
-    try {
-      const user = await signUp(uploads.baseUrl);
-      const video = await upload(user, 'fresh.mp4', mp4(320, 240), 'video/mp4', { visibility: 'PUBLIC' });
-      const text = await upload(user, 'plain.txt', new TextEncoder().encode('nothing to wait for'), 'text/plain', { visibility: 'PUBLIC' });
-      const early = await fetch(video.links.url);
-      expect(early.status).toBe(200);
-      expect(metaTag(await early.text(), 'property', 'og:image')).toBeNull();
-      expect(early.headers.get('cache-control')).toBe('private, no-store');
-      // A file without a thumbnail to come is cacheable at once.
-      expect((await fetch(text.links.url)).headers.get('cache-control')).toBe('public, max-age=60');
-      await uploads.close();
-      uploadsOpen = false;
-
-      media = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', THUMBNAIL_CONCURRENCY: '1', OCR_CONCURRENCY: '1' }, { databaseUrl: uploads.databaseUrl, dataDir: uploads.dataDir });
-      expect((await mediaSettled(media, video.id)).thumbnailStatus).toBe('done');
-      const later = await fetch(video.links.url.replace(uploads.baseUrl, media.baseUrl));
-      expect(metaTag(await later.text(), 'property', 'og:image')).toMatch(new RegExp(`/api/files/${video.id}/thumbnail\\?v=`));
-      expect(later.headers.get('cache-control')).toBe('public, max-age=60');
-    } finally {
-      if (uploadsOpen) await uploads.close();
-      await media?.close();
-    }
+    await uploadsThenMedia(
+      async (uploads) => {
+        // The thumbnail stays pending until the second process runs it.
+        const user = await signUp(uploads.baseUrl);
+        const video = await upload(user, 'fresh.mp4', mp4(320, 240), 'video/mp4', { visibility: 'PUBLIC' });
+        const text = await upload(user, 'plain.txt', new TextEncoder().encode('nothing to wait for'), 'text/plain', { visibility: 'PUBLIC' });
+        const early = await fetch(video.links.url);
+        expect(early.status).toBe(200);
+        expect(metaTag(await early.text(), 'property', 'og:image')).toBeNull();
+        expect(early.headers.get('cache-control')).toBe('private, no-store');
+        // A file without a thumbnail to come is cacheable at once.
+        expect((await fetch(text.links.url)).headers.get('cache-control')).toBe('public, max-age=60');
+        return video;
+      },
+      async (media, uploads, video) => {
+        expect((await mediaSettled(media, video.id)).thumbnailStatus).toBe('done');
+        const later = await fetch(video.links.url.replace(uploads.baseUrl, media.baseUrl));
+        expect(metaTag(await later.text(), 'property', 'og:image')).toMatch(new RegExp(`/api/files/${video.id}/thumbnail\\?v=`));
+        expect(later.headers.get('cache-control')).toBe('public, max-age=60');
+      },
+    );
   });
 
   it('makes the thumbnail and the text after a restart between the upload and the job', async () => {
