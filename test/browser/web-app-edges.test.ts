@@ -447,6 +447,19 @@ describe('the web app at its edges', () => {
     await page.getByRole('status').getByText('Token revoked').first().waitFor();
     await expect.poll(focused).toEqual({ tag: 'BUTTON', name: `Revoke ${order[2]}` });
 
+    // Two tokens of one name (a ShareX token per machine): their buttons, and the question each asks,
+    // say which one they act on.
+    for (let i = 0; i < 2; i++) expect((await owner.post('/api/tokens', { name: 'ShareX', scopes: ['files:upload'] })).status).toBe(201);
+    await page.reload();
+    const revokeShareX = page.getByRole('button', { name: /^Revoke ShareX \(made .+\)$/ });
+    await expect.poll(() => revokeShareX.count()).toBe(2);
+    const shareXNames = await revokeShareX.evaluateAll((buttons) => buttons.map((b) => b.getAttribute('aria-label')));
+    expect(new Set(shareXNames).size).toBe(2);
+    await page.getByRole('button', { name: shareXNames[1]! }).click();
+    const question = page.getByRole('dialog', { name: 'Revoke token' });
+    await question.getByText(`Revoke “${shareXNames[1]!.slice('Revoke '.length)}”?`, { exact: false }).waitFor();
+    await question.getByRole('button', { name: 'Cancel' }).click();
+
     // Accounts: the next account's Delete.
     const first = uniqueEmail('first');
     await createAccount(first);

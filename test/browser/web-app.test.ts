@@ -382,6 +382,7 @@ describe('the web app in Chromium', () => {
 
     // 429: the upload-start rate limit (simulated: 30 real uploads a minute would slow the suite).
     // Nothing was stored, so the upload waits the Retry-After it was given and starts again by itself.
+    // While it waits, its row says so alone: no "0% · 0 B/s" of a transfer that is not happening.
     let limited = 0;
     await page.route(`${server.baseUrl}/api/files`, (route) => {
       if (route.request().method() !== 'POST') return route.continue();
@@ -391,7 +392,7 @@ describe('the web app in Chromium', () => {
         : route.continue();
     });
     await page.getByTestId('file-input').setInputFiles({ name: 'patient.txt', mimeType: 'text/plain', buffer: Buffer.from('patient') });
-    await page.locator('[data-testid=upload-item]', { hasText: 'patient.txt' }).getByText(/Too many uploads at once: starting again in 1 s/).waitFor();
+    await page.locator('[data-testid=upload-item]', { hasText: 'patient.txt' }).getByText(/^Too many uploads at once: starting again in 1 s$/).waitFor();
     await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'patient.txt' }).waitFor();
     expect(limited).toBe(3);
     await page.unroute(`${server.baseUrl}/api/files`);

@@ -1,4 +1,4 @@
-import { Fragment, useState } from 'react';
+import { Fragment, useMemo, useState } from 'react';
 import { del, get, patch, post } from '../api.ts';
 import { formatDateTime, fromLocalInput } from '../format.ts';
 import { useSession } from '../session.tsx';
@@ -44,6 +44,36 @@ function tryIt(secret: string, scopes: readonly Scope[]): string {
   return `${call} -H "Content-Type: application/json" -d '{"url":"https://example.com"}' ${origin}/api/urls`;
 }
 
+/**
+ * What the buttons and questions call each active token. Names need not be unique (a ShareX token
+ * per machine is often "ShareX"), and two buttons both named "Revoke ShareX" leave a screen reader's
+ * user, and the question that follows, unable to say which one goes: a repeated name is told apart by
+ * when its token was made, and by its place in the list if that is the same minute too.
+ */
+function tokenLabels(tokens: readonly TokenRecord[]): Map<string, string> {
+  const active = tokens.filter((t) => t.status === 'active');
+  const group = (key: (t: TokenRecord) => string) => {
+    const groups = new Map<string, TokenRecord[]>();
+    for (const t of active) groups.set(key(t), [...(groups.get(key(t)) ?? []), t]);
+    return groups;
+  };
+  const byName = group((t) => t.name);
+  const made = (t: TokenRecord) => `${t.name} ${formatDateTime(t.createdAt)}`;
+  const byMinute = group(made);
+  const labels = new Map<string, string>();
+  for (const t of active) {
+    const sameMinute = byMinute.get(made(t))!;
+    const label =
+      byName.get(t.name)!.length === 1
+        ? t.name
+        : sameMinute.length === 1
+          ? `${t.name} (made ${formatDateTime(t.createdAt)})`
+          : `${t.name} (made ${formatDateTime(t.createdAt)}, ${sameMinute.indexOf(t) + 1} of ${sameMinute.length})`;
+    labels.set(t.id, label);
+  }
+  return labels;
+}
+
 function TokensSection() {
   const { can } = useSession();
   const run = useAction();
@@ -51,6 +81,7 @@ function TokensSection() {
   const tokens = useLoad(() => get<{ tokens: TokenRecord[]; activeCount: number; limit: number }>('/api/tokens'), []);
   // A revoked token stays listed without its buttons: focus goes on to the next row's Revoke.
   const keepFocus = useFocusAfterRemoval(tokens.data);
+  const labels = useMemo(() => tokenLabels(tokens.data?.tokens ?? []), [tokens.data]);
   const profiles = useLoad(() => (can('uploadProfiles.manage') ? get<{ profiles: UploadProfile[] }>('/api/upload-profiles').then((d) => d.profiles) : Promise.resolve([] as UploadProfile[])), []);
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Scope[]>(['files:upload']);
@@ -166,10 +197,10 @@ function TokensSection() {
                       <button
                         type="button"
                         className="small"
-                        aria-label={`Rotate ${token.name}`}
+                        aria-label={`Rotate ${labels.get(token.id)}`}
                         data-action="rotate"
                         onClick={async () => {
-                          if (!(await confirm('Rotate token', `Replace “${token.name}” with a new secret? The current secret stops working at once.`, 'Rotate'))) return;
+                          if (!(await confirm('Rotate token', `Replace “${labels.get(token.id)}” with a new secret? The current secret stops working at once.`, 'Rotate'))) return;
                           await run(async () => {
                             const rotated = await post<{ token: TokenRecord; secret: string }>(`/api/tokens/${encodeURIComponent(token.id)}/rotate`);
                             setSecret({ title: `New secret of “${rotated.token.name}”`, value: rotated.secret, scopes: rotated.token.scopes });
@@ -182,10 +213,10 @@ function TokensSection() {
                       <button
                         type="button"
                         className="small danger"
-                        aria-label={`Revoke ${token.name}`}
+                        aria-label={`Revoke ${labels.get(token.id)}`}
                         data-action="revoke"
                         onClick={async () => {
-                          if (!(await confirm('Revoke token', `Revoke “${token.name}”? Scripts using it stop working at once. It stays listed as revoked.`, 'Revoke'))) return;
+                          if (!(await confirm('Revoke token', `Revoke “${labels.get(token.id)}”? Scripts using it stop working at once. It stays listed as revoked.`, 'Revoke'))) return;
                           if (await run(() => del(`/api/tokens/${encodeURIComponent(token.id)}`), 'Token revoked')) {
                             keepFocus();
                             void tokens.reload();

@@ -20,6 +20,8 @@ interface Item {
   loaded: number;
   /** Bytes per second over the last few seconds. */
   speed: number;
+  /** Sending nothing until a throttle's wait is over: the row shows the countdown alone. */
+  waiting?: boolean;
   links?: UploadLinks;
   /** The stored file's record, read after the upload: whether the link opens for others. */
   record?: FileRecord;
@@ -93,14 +95,14 @@ export function UploadPage() {
       const controller = new AbortController();
       controllers.current.set(item.id, controller);
       samples.current.set(item.id, [[performance.now(), 0]]);
-      update(item.id, { status: 'uploading', detail: 'Uploading', loaded: 0, speed: 0, error: undefined });
+      update(item.id, { status: 'uploading', detail: 'Uploading', loaded: 0, speed: 0, error: undefined, waiting: false });
       let kept = progress.current.get(item.id);
       if (!kept) progress.current.set(item.id, (kept = newChunkedProgress()));
       try {
         const links = await uploadFile(item.file, item.selectors, {
           signal: controller.signal,
           progress: kept,
-          onStatus: (detail) => update(item.id, { detail }),
+          onStatus: (detail, waiting = false) => update(item.id, { detail, waiting }),
           onProgress: (loaded) => {
             const now = performance.now();
             const list = samples.current.get(item.id) ?? [];
@@ -336,7 +338,7 @@ function UploadRow({ item, onCancel, onRetry, onRemove }: { item: Item; onCancel
       <progress max={100} value={percent} aria-labelledby={labelId} aria-valuetext={`${percent}%`} data-testid="upload-progress" />
       <div className="upload-item-foot">
         <span>
-          {item.status === 'uploading' ? `${percent}% · ${formatSpeed(item.speed)} · ${item.detail}` : item.detail}
+          {item.status === 'uploading' && !item.waiting ? `${percent}% · ${formatSpeed(item.speed)} · ${item.detail}` : item.detail}
         </span>
         <span className="row-actions">
           {action && (

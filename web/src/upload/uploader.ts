@@ -39,7 +39,8 @@ export const newChunkedProgress = (): ChunkedProgress => ({ uploadId: null, etag
 export interface UploadHooks {
   /** Bytes sent so far (may go down when a failed part is sent again). */
   onProgress(loaded: number): void;
-  onStatus?(status: string): void;
+  /** What the upload is doing; `waiting` while it sends nothing (a 429 waited out), when its rate means nothing. */
+  onStatus?(status: string, waiting?: boolean): void;
   signal: AbortSignal;
   /** Where a chunked upload records its session and parts, to be given again on Retry. */
   progress?: ChunkedProgress;
@@ -161,7 +162,7 @@ export async function uploadFile(file: File, selectors: Selectors, hooks: Upload
       if (wait === null || wait > LONGEST_AUTOMATIC_WAIT_S || attempt >= START_ATTEMPTS || hooks.signal.aborted) throw error;
       hooks.onProgress(0);
       for (let left = Math.max(1, Math.ceil(wait)); left > 0; left--) {
-        hooks.onStatus?.(`Too many uploads at once: starting again in ${left} s`);
+        hooks.onStatus?.(`Too many uploads at once: starting again in ${left} s`, true);
         await sleep(1000, hooks.signal);
       }
     }
