@@ -9,6 +9,9 @@ const noControlCharacters = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/;
 // empty name.
 const somethingVisible = /[^\p{White_Space}\p{Cf}\p{M}\u115f\u1160\u2800\u3164\uffa0]/u;
 
+/** Whether `text` shows anything at all (see `somethingVisible`): file names are held to it too. */
+export const hasVisibleCharacter = (text: string): boolean => somethingVisible.test(text);
+
 /** An account's name: 1 to 100 characters, wherever it is set or made (from the email address). */
 export const ACCOUNT_NAME_LENGTH = 100;
 

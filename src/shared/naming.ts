@@ -1,8 +1,13 @@
 import { randomInt } from 'node:crypto';
 import path from 'node:path';
+import { hasVisibleCharacter } from './display-name.ts';
 
 const MAX_NAME_LENGTH = 200;
+// Most filesystems (ext4, APFS, NTFS in UTF-8 tools) take 255 bytes per name: a name that fits in
+// 200 characters of CJK (600 bytes) failed to be written by `unzip` from an archive Hoard made.
+const MAX_NAME_BYTES = 255;
 const alphanumeric = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
 
 /**
  * A file name that is safe as one URL path segment and on every filesystem: no directories,
@@ -12,26 +17,59 @@ export function sanitizeFileName(raw: string): string {
   return keptFileName(raw) ?? 'file';
 }
 
-/** sanitizeFileName's name, or null when nothing of `raw` is kept (blank, or only characters it drops). */
+/**
+ * sanitizeFileName's name, or null when nothing of `raw` is kept (blank, only characters it drops,
+ * or nothing visible: a combining mark alone, a Hangul filler).
+ */
 export function keptFileName(raw: string): string | null {
   // Half of a surrogate pair alone (JSON can spell one) is no text: URLs cannot encode it.
   let name = path.posix.basename(raw.toWellFormed().replaceAll('\\', '/')).normalize('NFC');
   // Control characters that separate words (a tab, a line break) become a space first, and so `_`
   // below: dropped, "Foo\tBar" became "FooBar" and a search for "bar" or "foo bar" missed it.
   name = name.replace(/[\t\n\v\f\r\u0085]/g, ' ');
-  name = name.replace(/[\p{Cc}\p{Cf}]/gu, '');
+  // Other control and format characters go: the direction overrides and isolates would show
+  // `invoice\u202Egnp.exe` as "invoiceexe.png", and zero-width spaces hide in a name. The two
+  // joiners stay, being parts of words (Persian's non-joiner in "می‌خواهم") and of emoji (the
+  // family 👨‍👩‍👧, a skin-toned 👩🏽‍💻), and so do the tag characters of a subdivision flag (🏴 England).
+  name = name.replace(/(\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F})|(?![\u200c\u200d])[\p{Cc}\p{Cf}]/gu, (_, flag: string | undefined) => flag ?? '');
   name = name.replace(/[/?#%"<>|*:;`$&'{}[\]^~+=,@!]/g, '');
   // Spaces around the name are no part of it (a trailing one would become `_` after the extension).
   name = name.trim().replace(/\s+/gu, '_').replace(/^[._-]+/, '').replace(/_+/g, '_');
-  if (name === '' || name === '.' || name === '..') return null;
-  if (name.length > MAX_NAME_LENGTH) {
-    const ext = path.posix.extname(name).slice(0, 20);
-    let end = MAX_NAME_LENGTH - ext.length;
-    // Not between the two halves of a character beyond the BMP (an emoji): that half alone is no text.
-    if (/[\uDC00-\uDFFF]/.test(name[end] ?? '')) end -= 1;
-    name = name.slice(0, end) + ext;
+  // A joiner joins two characters: one at either end, beside an underscore or doubled joins nothing.
+  name = name.replace(/(^|_)[\u200c\u200d]+|[\u200c\u200d]+(?=_|$)/gu, '$1').replace(/([\u200c\u200d])[\u200c\u200d]+/gu, '$1');
+  if (name === '' || name === '.' || name === '..' || !hasVisibleCharacter(name)) return null;
+  return fitted(name);
+}
+
+/** `name` within 200 UTF-16 units and 255 bytes, its extension kept. */
+function fitted(name: string): string {
+  const ext = extensionPart(name);
+  return withTail(name.slice(0, name.length - ext.length), ext);
+}
+
+/** `stem` + `tail`, the stem cut between whole characters as far as the two must fit. */
+function withTail(stem: string, tail: string): string {
+  const fits = (text: string) => text.length <= MAX_NAME_LENGTH && Buffer.byteLength(text) <= MAX_NAME_BYTES;
+  if (fits(stem + tail)) return stem + tail;
+  let kept = '';
+  // By grapheme: an emoji's halves, a letter and its accent, a family's joined people stay together.
+  for (const { segment } of graphemes.segment(stem)) {
+    if (!fits(kept + segment + tail)) break;
+    kept += segment;
   }
-  return name;
+  // A cut leaves no separator dangling before the extension (`notes_.txt`), nor a joiner.
+  kept = kept.replace(/[._\u200c\u200d-]+$/u, '');
+  return (kept === '' ? 'file' : kept) + tail;
+}
+
+/**
+ * The extension a name ends with, dot included, or '' when what follows its last dot is no
+ * extension: `Dr._Smiths_notes_final` has none, where `path.extname` gave `._Smiths_notes_final`,
+ * which a cut kept as the name's end and a second upload's `-1` went before.
+ */
+function extensionPart(name: string): string {
+  const ext = path.posix.extname(name);
+  return ext !== name && /^\.[\p{L}\p{N}]{1,16}$/u.test(ext) ? ext : '';
 }
 
 /**
@@ -46,9 +84,10 @@ export function formFileName(raw: string): string {
 /** `photo.png`, then `photo-1.png`, `photo-2.png`, … */
 export function* nameCandidates(name: string): Generator<string> {
   yield name;
-  const ext = path.posix.extname(name);
-  const stem = ext && ext !== name ? name.slice(0, -ext.length) : name;
-  for (let i = 1; ; i++) yield `${stem}-${i}${ext}`;
+  const ext = extensionPart(name);
+  const stem = name.slice(0, name.length - ext.length);
+  // A name at the length limit keeps within it: the stem gives way to the number.
+  for (let i = 1; ; i++) yield withTail(stem, `-${i}${ext}`);
 }
 
 /** Random URL names keep the extension so browsers and embeds still know the type. */

@@ -201,3 +201,79 @@ describe('values no client should send', () => {
     }
   });
 });
+
+describe('names from every script', () => {
+  const fileId = (links: { downloadUrl: string }) => links.downloadUrl.split('/').at(-2)!;
+  const storedName = async (id: string) => (await owner.get(`/api/files?ids=${id}`)).body.data[0].name as string;
+
+  it('cuts a long name between whole characters wherever it comes from, never leaving half an emoji', async () => {
+    // What follows the last dot is emoji, no extension: the cut went through the middle of one
+    // (a 500 for uploads and chunked completions, and a replacement character stored by a rename).
+    const long = `${'a'.repeat(200)}.${'😀'.repeat(10)}`;
+    const uploaded = await uploadFile(owner, long, 'long');
+    expect(uploaded.status, uploaded.text).toBe(200);
+    expect(uploaded.body.data.name).toBe('a'.repeat(200));
+
+    const started = await owner.post('/api/files/chunks', { filename: long, mimeType: 'text/plain', size: 4 });
+    expect(started.status, started.text).toBe(200);
+    const uploadId = started.body.data.uploadId as string;
+    const part = await owner.request('PUT', `/api/files/chunks/${uploadId}/part/1`, { body: Buffer.from('long'), headers: { 'content-type': 'application/octet-stream' } });
+    expect(part.status, part.text).toBe(200);
+    const completed = await owner.post(`/api/files/chunks/${uploadId}/complete`, { parts: [{ PartNumber: 1, ETag: part.body.data.etag }] });
+    expect(completed.status, completed.text).toBe(200);
+    expect(completed.body.name).toBe(`${'a'.repeat(198)}-1`);
+
+    const renamed = await owner.patch(`/api/files/${fileId(uploaded.body.data)}`, { name: `${'c'.repeat(200)}.${'😀'.repeat(10)}` });
+    expect(renamed.status, renamed.text).toBe(200);
+    expect(renamed.body.data.file.name).toBe('c'.repeat(200));
+
+    // An archive's entry of that name is extracted like any other (the rename freed the name), and
+    // the entries after it too.
+    const zip = await uploadFile(owner, 'long-names.zip', await zipBytes([{ name: 'one.txt', data: '1' }, { name: long, data: '2' }, { name: 'three.txt', data: '3' }]), { type: 'application/zip' });
+    expect(zip.status, zip.text).toBe(200);
+    const extracted = await owner.post(`/api/archives/${fileId(zip.body.data)}/extract`, {});
+    expect(extracted.status, extracted.text).toBe(201);
+    expect(extracted.body.data.files.map((f: { name: string }) => f.name)).toEqual(['one.txt', 'a'.repeat(200), 'three.txt']);
+
+    // A name of many bytes is cut at 255 of them, which filesystems (and unzip) take.
+    const wide = await uploadFile(owner, `${'東京'.repeat(100)}.png`, 'wide');
+    expect(wide.status, wide.text).toBe(200);
+    expect(Buffer.byteLength(wide.body.data.name)).toBeLessThanOrEqual(255);
+    expect(wide.body.data.name).toMatch(/^(東京)+東?\.png$/u);
+
+    // What follows a last dot in a sentence is no extension: a cut keeps the name's start, and a
+    // second upload's number goes at its end.
+    const sentence = `Dr. Smith's notes ${'on the thing '.repeat(15)}final`;
+    const first = await uploadFile(owner, sentence, 'x');
+    const second = await uploadFile(owner, sentence, 'y');
+    expect(first.body.data.name).toBe(`Dr._Smiths_notes_${'on_the_thing_'.repeat(15)}final`.slice(0, 200));
+    expect(second.body.data.name).toBe(`${first.body.data.name.slice(0, 198).replace(/[._-]+$/, '')}-1`);
+  });
+
+  it('keeps the joiners of emoji and words, drops direction overrides, and refuses a name with nothing to see', async () => {
+    const kept = [
+      ['👨‍👩‍👧 family.png', '👨‍👩‍👧_family.png'],
+      ['👩🏽‍💻 dev.txt', '👩🏽‍💻_dev.txt'],
+      ['\u{1F3F4}\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F} england.txt', '\u{1F3F4}\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F}_england.txt'],
+      ['می‌خواهم.txt', 'می‌خواهم.txt'],
+      ['invoice\u202Egnp.exe', 'invoicegnp.exe'],
+      ['\u200Dx\u200B.txt', 'x.txt'],
+    ];
+    for (const [sent, stored] of kept) {
+      const answer = await uploadFile(owner, sent!, 'joined');
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.body.data.name, sent).toBe(stored);
+      expect(await storedName(fileId(answer.body.data))).toBe(stored);
+    }
+    // A search pasted from the name, joiners and all, finds it.
+    const found = await owner.get(`/api/files?search=${encodeURIComponent('👨‍👩‍👧')}`);
+    expect(found.body.data.map((f: { name: string }) => f.name)).toEqual(['👨‍👩‍👧_family.png']);
+
+    // A name of a Hangul filler or a combining mark alone shows nothing: an upload is named `file`,
+    // a rename to it is refused.
+    const blank = await uploadFile(owner, '\u3164', 'blank');
+    expect(blank.body.data.name).toMatch(/^file(-\d+)?$/);
+    const refused = await owner.patch(`/api/files/${fileId(blank.body.data)}`, { name: '\u0301' });
+    expect(refused.status, refused.text).toBe(400);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formFileName, nameFromBytes, sanitizeFileName } from '../../src/shared/naming.ts';
+import { formFileName, nameCandidates, nameFromBytes, sanitizeFileName } from '../../src/shared/naming.ts';
 
 describe('names stored as bytes', () => {
   it('reads a name as UTF-8 when it is UTF-8, as Latin-1 otherwise', () => {
@@ -36,5 +36,18 @@ describe('sanitised file names', () => {
     expect(formFileName('a%0D%0Ab.txt')).toBe('a\r\nb.txt');
     // Nothing else is decoded: a name with a percent sign of its own keeps it.
     expect(formFileName('100%25 done.txt')).toBe('100%25 done.txt');
+  });
+
+  it('keep a number for a name taken within the limit, before a real extension only', () => {
+    const numbered = (name: string) => {
+      const candidates = nameCandidates(name);
+      candidates.next();
+      return candidates.next().value!;
+    };
+    expect(numbered('photo.png')).toBe('photo-1.png');
+    expect(numbered(`${'b'.repeat(196)}.txt`)).toBe(`${'b'.repeat(194)}-1.txt`);
+    expect(numbered('Dr._Smiths_notes')).toBe('Dr._Smiths_notes-1');
+    // A letter and its accent (decomposed, as some systems keep it) are never parted by a cut.
+    expect(sanitizeFileName(`${'x'.repeat(195)}e\u0301\u0301\u0301.txt`).normalize('NFD').endsWith('x.txt')).toBe(true);
   });
 });
