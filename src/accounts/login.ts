@@ -2,7 +2,7 @@ import type { Db } from '../db/database.ts';
 import { findUserForLogin, type UserRow } from './users.ts';
 import { loginAttemptKey, loginFailureKey } from './sign-in-keys.ts';
 import { AppError } from '../errors.ts';
-import { verifyPassword } from '../auth/passwords.ts';
+import { passwordFingerprint, verifyPassword } from '../auth/passwords.ts';
 import { clearHits, takeAttempt } from '../auth/throttle.ts';
 
 /**
@@ -24,11 +24,19 @@ export const loginLimits = {
 
 export { loginAttemptKey, loginFailureKey };
 
+/** The one answer to a password that does not open the account, or no longer does. */
+export const invalidSignIn = () => new AppError('unauthorized', 'Invalid email or password');
+
 export const TOO_MANY_SIGN_INS = 'Too many sign-in attempts; try again later';
 const TOO_MANY = TOO_MANY_SIGN_INS;
 
 
-export async function login(db: Db, input: { email: string; password: string; ip: string }): Promise<UserRow> {
+/**
+ * The password step. With the account, the fingerprint of the password hash it proved: the session
+ * (or the two-factor ticket) it leads to is made only while the account still has that password, so
+ * a sign-in racing a password change cannot outlive the change (`createSession`).
+ */
+export async function login(db: Db, input: { email: string; password: string; ip: string }): Promise<{ user: UserRow; passwordFingerprint: string }> {
   const user = await findUserForLogin(db, input.email);
   const accountKey = loginAttemptKey(input.email, input.ip);
   // Counted before the (slow) verification, so parallel attempts cannot all pass the limit.
@@ -38,12 +46,12 @@ export async function login(db: Db, input: { email: string; password: string; ip
 
   if (!(await verifyPassword(user?.passwordHash ?? null, input.password)) || !user) {
     if (user) await failures();
-    throw new AppError('unauthorized', 'Invalid email or password');
+    throw invalidSignIn();
   }
   // A sign-in is complete only after its second factor: with two-factor on, the failures counted so
   // far stay until the code step succeeds, so fresh tickets cannot reset the count of wrong codes.
   const secondFactor = await db.selectFrom('users').select('totpSecretSealed').where('id', '=', user.id).executeTakeFirst();
   if (secondFactor?.totpSecretSealed == null) await clearHits(db, accountKey);
-  const { passwordHash: _omitted, ...row } = user;
-  return row;
+  const { passwordHash, ...row } = user;
+  return { user: row, passwordFingerprint: passwordFingerprint(passwordHash) };
 }

@@ -1,5 +1,6 @@
 import { Secret, TOTP } from 'otpauth';
-import type { Db } from '../db/database.ts';
+import type { Db, Dialect } from '../db/database.ts';
+import { lockAccountRow } from '../db/locks.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import type { SecretBox } from '../auth/secret-box.ts';
@@ -31,6 +32,7 @@ const ISSUER = 'Hoard';
 
 interface Deps {
   db: Db;
+  dialect: Dialect;
   secretBox: SecretBox;
   log: Pick<Logger, 'error'>;
 }
@@ -163,8 +165,17 @@ export async function disableTotp(deps: Deps, userId: string, password: string, 
 export async function regenerateRecoveryCodes(deps: Deps, userId: string, password: string, ip: string): Promise<string[]> {
   const state = await totpState(deps.db, userId);
   if (state.totpSecretSealed === null) throw conflict('Two-factor is off');
+  const codeIds = async (db: Executor) => (await forAccount(db, userId).selectFrom('recoveryCodes').select('id').orderBy('id').execute()).map((r) => r.id).join();
+  const seen = await codeIds(deps.db);
   await confirmPassword(deps.db, state, password, ip);
-  return deps.db.transaction().execute((trx) => replaceRecoveryCodes(trx, userId));
+  return deps.db.transaction().execute(async (trx) => {
+    // Of two requests at once, one replaces the codes it saw; the other would answer codes that the
+    // first one's had already replaced, or replace the first one's (whose answer then listed codes
+    // that never worked): it is told so instead.
+    await lockAccountRow(trx, deps.dialect, userId);
+    if ((await codeIds(trx)) !== seen) throw conflict('The recovery codes were replaced meanwhile (another tab or request): use the codes that answer showed, or ask for new ones again');
+    return replaceRecoveryCodes(trx, userId);
+  });
 }
 
 /**
@@ -198,7 +209,7 @@ export async function resetTwoFactorAsAdmin(db: Db, actor: { id: string; permiss
 }
 
 /** The password step's answer when two-factor is on: a ticket for the code step, and no session. */
-export async function issueSignInTicket(db: Db, userId: string): Promise<string> {
+export async function issueSignInTicket(db: Db, userId: string, passwordFingerprint: string): Promise<string> {
   const ticket = randomSecret(32);
   const now = Date.now();
   // The account's used, dead and expired tickets go when it gets a new one (they can never work
@@ -208,7 +219,7 @@ export async function issueSignInTicket(db: Db, userId: string): Promise<string>
     .where((eb) => eb.or([eb('usedAt', 'is not', null), eb('expiresAt', '<=', now), eb('failures', '>=', twoFactorLimits.ticketFailures)]))
     .execute();
   await forAccount(db, userId)
-    .insertInto('signInTickets', { id: sha256Hex(ticket), expiresAt: now + twoFactorLimits.ticketLifetimeMs, usedAt: null })
+    .insertInto('signInTickets', { id: sha256Hex(ticket), expiresAt: now + twoFactorLimits.ticketLifetimeMs, usedAt: null, passwordFingerprint })
     .execute();
   return ticket;
 }
@@ -218,7 +229,7 @@ export async function issueSignInTicket(db: Db, userId: string): Promise<string>
  * the generic 401, counted toward sign-in throttling and against the ticket before the check; a
  * ticket works once and dies after 5 wrong codes.
  */
-export async function completeTwoFactorSignIn(deps: Deps, input: { ticket: string; code: string; ip: string }): Promise<UserRow> {
+export async function completeTwoFactorSignIn(deps: Deps, input: { ticket: string; code: string; ip: string }): Promise<{ user: UserRow; passwordFingerprint: string | null }> {
   const now = Date.now();
   const ticketId = sha256Hex(input.ticket);
   const ticket = await deps.db.selectFrom('signInTickets').selectAll().where('id', '=', ticketId).executeTakeFirst();
@@ -257,5 +268,6 @@ export async function completeTwoFactorSignIn(deps: Deps, input: { ticket: strin
   const spent = await deps.db.updateTable('signInTickets').set({ usedAt: now }).where('id', '=', ticketId).where('usedAt', 'is', null).where('expiresAt', '>', now).executeTakeFirst();
   if (Number(spent.numUpdatedRows) !== 1) throw unauthorized();
   await clearHits(deps.db, key);
-  return owner;
+  // The session is made only while the account keeps the password the ticket was earned with.
+  return { user: owner, passwordFingerprint: ticket.passwordFingerprint };
 }

@@ -1,3 +1,4 @@
+import { sha256Hex } from './secrets.ts';
 // Algorithm.Argon2id; the package exports it as a const enum, which type stripping cannot inline.
 const options = { algorithm: 2 } as const;
 
@@ -11,10 +12,21 @@ export const MIN_PASSWORD_LENGTH = 8;
 let argon2: Promise<typeof import('@node-rs/argon2')> | undefined;
 const loadArgon2 = () => (argon2 ??= import('@node-rs/argon2'));
 
+/**
+ * Passwords are hashed as NFKC text (NIST SP 800-63B, 5.1.1.2): "pässwörd" typed composed on one
+ * keyboard and decomposed on another (macOS text, some input methods), or a full-width digit from a
+ * Japanese input method, is the same password.
+ */
 export async function hashPassword(password: string): Promise<string> {
   const { hash } = await loadArgon2();
-  return hash(password, options);
+  return hash(password.normalize('NFKC'), options);
 }
+
+/**
+ * What stands for an account's password hash where a step of a sign-in is recorded (a two-factor
+ * ticket): a session is made only while the account's hash still has this fingerprint.
+ */
+export const passwordFingerprint = (passwordHash: string): string => sha256Hex(passwordHash);
 
 // Verifying against this when the account does not exist keeps a failed login's timing the same
 // whether or not the email is registered.
@@ -22,14 +34,20 @@ let decoy: Promise<string> | undefined;
 
 export async function verifyPassword(passwordHash: string | null, password: string): Promise<boolean> {
   const { verify } = await loadArgon2();
+  const normalized = password.normalize('NFKC');
+  // A hash made before passwords were normalised is of the text as it was typed then.
+  const candidates = normalized === password ? [password] : [normalized, password];
   if (passwordHash === null) {
     decoy ??= hashPassword('decoy password that matches nothing');
-    await verify(await decoy, password).catch(() => false);
+    for (const candidate of candidates) await verify(await decoy, candidate).catch(() => false);
     return false;
   }
-  try {
-    return await verify(passwordHash, password);
-  } catch {
-    return false;
+  for (const candidate of candidates) {
+    try {
+      if (await verify(passwordHash, candidate)) return true;
+    } catch {
+      return false;
+    }
   }
+  return false;
 }

@@ -1,4 +1,6 @@
-import type { Db } from '../db/database.ts';
+import type { Db, Dialect } from '../db/database.ts';
+import { lockAccountRow } from '../db/locks.ts';
+import { passwordFingerprint } from './passwords.ts';
 import type { SignInMethod } from '../db/schema.ts';
 import type { SessionRecord } from '../api/sign-in-security.ts';
 import { forAccount } from '../db/account-scope.ts';
@@ -18,24 +20,44 @@ export interface SessionRow {
   lastSeenAt: number;
 }
 
-/** Returns the cookie value; only its hash is stored. */
-export async function createSession(db: Db, userId: string, meta: { ip: string | null; userAgent: string | null; method: SignInMethod }): Promise<{ secret: string; expiresAt: number }> {
+/**
+ * Returns the cookie value; only its hash is stored. With `passwordFingerprint` (a sign-in that
+ * proved a password), the session is made only if the account's password is still that one, checked
+ * under the account's lock in the same transaction: a password change (which ends the account's
+ * other sessions under that lock) either comes first, and the sign-in gets the generic 401, or comes
+ * after, and ends the new session with the others. Without it, a sign-in that read the old password
+ * just before the change made a session the change never saw. Null when the password changed.
+ */
+export async function createSession(
+  db: Db,
+  dialect: Dialect,
+  userId: string,
+  meta: { ip: string | null; userAgent: string | null; method: SignInMethod; passwordFingerprint?: string | null },
+): Promise<{ secret: string; expiresAt: number } | null> {
   const secret = randomSecret(32);
   const now = Date.now();
   const expiresAt = now + SESSION_LIFETIME_MS;
-  await forAccount(db, userId)
-    .insertInto('sessions', {
-      id: sha256Hex(secret),
-      publicId: randomSecret(16),
-      method: meta.method,
-      createdAt: now,
-      lastSeenAt: now,
-      expiresAt,
-      ip: meta.ip,
-      userAgent: meta.userAgent?.slice(0, 512) ?? null,
-    })
-    .execute();
-  return { secret, expiresAt };
+  const made = await db.transaction().execute(async (trx) => {
+    if (meta.passwordFingerprint !== undefined) {
+      await lockAccountRow(trx, dialect, userId);
+      const row = await trx.selectFrom('users').select('passwordHash').where('id', '=', userId).executeTakeFirst();
+      if (!row || meta.passwordFingerprint === null || passwordFingerprint(row.passwordHash) !== meta.passwordFingerprint) return false;
+    }
+    await forAccount(trx, userId)
+      .insertInto('sessions', {
+        id: sha256Hex(secret),
+        publicId: randomSecret(16),
+        method: meta.method,
+        createdAt: now,
+        lastSeenAt: now,
+        expiresAt,
+        ip: meta.ip,
+        userAgent: meta.userAgent?.slice(0, 512) ?? null,
+      })
+      .execute();
+    return true;
+  });
+  return made ? { secret, expiresAt } : null;
 }
 
 /**

@@ -38,6 +38,7 @@ import * as searchFacets from './migrations/0034-search-facets.ts';
 import * as earlierVersions from './migrations/0035-earlier-versions.ts';
 import * as searchRefold from './migrations/0036-search-refold.ts';
 import * as searchSpaces from './migrations/0037-search-spaces.ts';
+import * as ticketPassword from './migrations/0038-ticket-password.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -78,6 +79,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0035-earlier-versions': earlierVersions,
   '0036-search-refold': searchRefold,
   '0037-search-spaces': searchSpaces,
+  '0038-ticket-password': ticketPassword,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

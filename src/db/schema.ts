@@ -442,6 +442,8 @@ export interface SignInTicketsTable {
   expiresAt: number;
   failures: Generated<number>;
   usedAt: number | null;
+  /** `passwordFingerprint()` of the password hash the ticket was earned with (migration 0038). */
+  passwordFingerprint: string | null;
 }
 
 export type { Generated };

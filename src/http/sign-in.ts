@@ -6,10 +6,25 @@ import { createSession, SESSION_COOKIE } from '../auth/sessions.ts';
 
 /**
  * The last step of every sign-in (password, two-factor code, passkey) and of registration: a new
- * browser session, its cookie, and the account as `GET /api/auth/me` shows it.
+ * browser session, its cookie, and the account as `GET /api/auth/me` shows it. A sign-in that proved
+ * a password gives its fingerprint and the 401 to answer if the password changed meanwhile.
  */
-export async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: UserRow, method: SignInMethod) {
-  const { secret, expiresAt } = await createSession(ctx.db, user.id, { ip: request.ip, userAgent: request.headers['user-agent'] ?? null, method });
+export async function startSession(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  user: UserRow,
+  method: SignInMethod,
+  proof?: { passwordFingerprint: string | null; refused: () => Error },
+) {
+  const made = await createSession(ctx.db, ctx.dialect, user.id, {
+    ip: request.ip,
+    userAgent: request.headers['user-agent'] ?? null,
+    method,
+    ...(proof ? { passwordFingerprint: proof.passwordFingerprint } : {}),
+  });
+  if (!made) throw proof!.refused();
+  const { secret, expiresAt } = made;
   setSessionCookie(ctx, reply, secret, expiresAt);
   return { user: await describeSelf(ctx.db, user) };
 }

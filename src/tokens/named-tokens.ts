@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { lockAccountRow } from '../db/locks.ts';
 import type { Db, Dialect } from '../db/database.ts';
-import { forAccount, type AccountScope } from '../db/account-scope.ts';
+import { forAccount, type AccountScope, type Executor } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import { randomSecret, sha256Hex } from '../auth/secrets.ts';
 import type { Scope } from '../auth/route-policy.ts';
@@ -158,16 +158,27 @@ export async function rotateToken(db: Db, dialect: Dialect, userId: string, id: 
   });
 }
 
-/** Revoking twice is harmless; the first revocation time is kept. */
-export async function revokeToken(db: Db, userId: string, id: string): Promise<void> {
-  const account = forAccount(db, userId);
-  const existing = await account.selectFrom('apiTokens').select(['id', 'revokedAt']).where('id', '=', id).executeTakeFirst();
-  if (!existing) throw notFound('Token not found');
-  if (existing.revokedAt === null) await account.updateTable('apiTokens').set({ revokedAt: Date.now() }).where('id', '=', id).execute();
+/**
+ * Revoking twice is harmless; the first revocation time is kept. Under the account's lock, which an
+ * upload's commit holds from its quota charge on: a chunked upload's completion, whose check of its
+ * token is in that commit, is then either committed before the revocation (and its file made before
+ * the revocation time) or refused with 403, never committed after a revocation already answered.
+ */
+export async function revokeToken(db: Db, dialect: Dialect, userId: string, id: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await lockAccountRow(trx, dialect, userId);
+    const account = forAccount(trx, userId);
+    const existing = await account.selectFrom('apiTokens').select(['id', 'revokedAt']).where('id', '=', id).executeTakeFirst();
+    if (!existing) throw notFound('Token not found');
+    if (existing.revokedAt === null) await account.updateTable('apiTokens').set({ revokedAt: Date.now() }).where('id', '=', id).execute();
+  });
 }
 
-/** Re-checked just before a chunked upload commits: the token may have been revoked meanwhile (spec, POST .../complete: 403). */
-export async function isTokenActive(db: Db, tokenId: string): Promise<boolean> {
+/**
+ * Re-checked in a chunked upload's commit: the token may have been revoked meanwhile (spec, POST
+ * .../complete: 403).
+ */
+export async function isTokenActive(db: Executor, tokenId: string): Promise<boolean> {
   const row = await db.selectFrom('apiTokens').select(['expiresAt', 'revokedAt']).where('id', '=', tokenId).executeTakeFirst();
   return row !== undefined && tokenStatus(row) === 'active';
 }

@@ -1164,6 +1164,28 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       expect((await complete(withSession(user), uploadId, { parts })).status).toBe(200);
     });
 
+    it('a revocation answered while a completion commits is never followed by that completion\'s file', async () => {
+      // A completion with a password hashes it (slow) before its commit; the token used to be
+      // checked before that, so a revocation in between went unseen and the file was made after it.
+      const user = await member();
+      for (const delay of [0, 15, 30, 45, 60, 90]) {
+        const created = await user.post('/api/tokens', { name: `racing ${delay}`, scopes: ['files:upload'] });
+        const caller = withToken(created.body.data.secret);
+        const uploadId = await started(caller, { filename: `race-${delay}.txt`, size: 1 });
+        const etag = etagOf(await putPart(caller, uploadId, 1, Buffer.from('x')));
+        const [done, revoked] = await Promise.all([
+          complete(caller, uploadId, { parts: [{ PartNumber: 1, ETag: etag }], password: 'a long file password' }),
+          new Promise((resolve) => setTimeout(resolve, delay)).then(() => user.delete(`/api/tokens/${created.body.data.token.id}`)),
+        ]);
+        expect(revoked.status).toBe(204);
+        expect([200, 403], done.text).toContain(done.status);
+        if (done.status !== 200) continue;
+        const token = ((await user.get('/api/tokens')).body.data.tokens as Array<{ id: string; revokedAt: string }>).find((t) => t.id === created.body.data.token.id)!;
+        const record = await recordOf(user, done.body);
+        expect(Date.parse(record.uploadedAt), `completion beside a revocation ${delay} ms later`).toBeLessThanOrEqual(Date.parse(token.revokedAt));
+      }
+    });
+
     it('emits file.ready once and returns the same file on repeated and concurrent completions', async () => {
       const { user, caller } = await scripted();
       const hook = await user.post('/api/webhooks', { name: 'receiver', url: 'http://127.0.0.1:9/' });

@@ -680,6 +680,14 @@ describe.each(providers)('serving files from %s storage', (provider) => {
   });
 
   describe('unlocking a password-protected file', () => {
+    it('takes the password however its accents were typed (composed or decomposed)', async () => {
+      const file = await upload('accented.txt', 'behind an accented password', { fields: { password: 'caf\u00e9 cr\u00e8me' } });
+      const visitor = anonymous();
+      expect((await visitor.post(`/api/files/${file.id}/unlock`, { password: 'cafe\u0301 cre\u0300me' })).status).toBe(204);
+      expect((await visitor.get(file.raw)).status).toBe(200);
+      expect((await anonymous().post(`/api/files/${file.id}/unlock`, { password: 'cafe creme' })).status).toBe(403);
+    });
+
     it('opens raw, download and share page for that file only, and only in that browser', async () => {
       const file = await upload('locked.txt', 'behind a password', { fields: { password: 'open sesame' } });
       const sibling = await upload('locked-too.txt', 'also locked', { fields: { password: 'open sesame' } });

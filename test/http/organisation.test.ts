@@ -689,6 +689,37 @@ describe('account settings', () => {
     await signIn(member.email, 'brand new password');
   });
 
+  it('a password is the same however its accents or widths were typed', async () => {
+    const member = await createMember();
+    // Composed on one keyboard; decomposed (macOS text) or full-width digits (a Japanese input method) on another.
+    expect((await member.client.patch('/api/account', { currentPassword: member.password, newPassword: 'p\u00e4ssw\u00f6rd 12' })).status).toBe(200);
+    await signIn(member.email, 'pa\u0308sswo\u0308rd 12');
+    await signIn(member.email, 'p\u00e4ssw\u00f6rd \uff11\uff12');
+    expect((await new Client(server.baseUrl).post('/api/auth/login', { email: member.email, password: 'passwords 12' })).status).toBe(401);
+
+    // A password set decomposed before passwords were normalised was hashed as typed: it still opens.
+    const { hash } = await import('@node-rs/argon2');
+    await server.ctx.db.updateTable('users').set({ passwordHash: await hash('pa\u0308sswo\u0308rd 34') }).where('id', '=', member.id).execute();
+    await signIn(member.email, 'pa\u0308sswo\u0308rd 34');
+  });
+
+  it('a sign-in with the old password racing the change leaves no session behind it', async () => {
+    // The sign-in reads the account's password hash, verifies it (slow), then makes a session; a
+    // change landing in between ended the sessions there were, not the one made after it. Sign-ins
+    // are started at several moments across the change's own two slow steps.
+    for (const delay of [0, 20, 40, 60, 80, 100, 120, 150]) {
+      const member = await createMember();
+      const attacker = new Client(server.baseUrl);
+      const [changed, signedIn] = await Promise.all([
+        member.client.patch('/api/account', { currentPassword: member.password, newPassword: 'brand new password' }),
+        new Promise((resolve) => setTimeout(resolve, delay)).then(() => attacker.post('/api/auth/login', { email: member.email, password: member.password })),
+      ]);
+      expect(changed.status).toBe(200);
+      expect([200, 401]).toContain(signedIn.status);
+      expect((await attacker.get('/api/auth/me')).status, `sign-in ${delay} ms after the change began`).toBe(401);
+    }
+  });
+
   it('throttles wrong current passwords like failed sign-ins', async () => {
     const member = await createMember();
     for (let i = 0; i < 10; i++) {

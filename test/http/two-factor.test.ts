@@ -275,6 +275,32 @@ describe('signing in with two-factor on', () => {
     expect((await renewed.client.post('/api/auth/login/two-factor', { ticket: renewed.answer.body.data.ticket, code: fresh.body.data.recoveryCodes[0] })).status).toBe(200);
   });
 
+  it('two requests for new recovery codes at once: one answers the codes that work, the other 409', async () => {
+    const acc = await account();
+    await enable(acc);
+    const answers = await Promise.all([0, 1].map(() => acc.client.post('/api/auth/recovery-codes', { password: acc.password })));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    const given = answers.find((a) => a.status === 200)!.body.data.recoveryCodes as string[];
+    expect(answers.find((a) => a.status === 409)!.body.error).toMatch(/replaced meanwhile/);
+    const step = await passwordStep(acc);
+    expect((await step.client.post('/api/auth/login/two-factor', { ticket: step.answer.body.data.ticket, code: given[0] })).status).toBe(200);
+  });
+
+  it("a password change makes the tickets of the old password worthless", async () => {
+    const acc = await account();
+    const { secret } = await enable(acc);
+    // Someone with the old password got past the password step; the owner changes it.
+    const stolen = await passwordStep(acc);
+    const changed = await acc.client.patch('/api/account', { currentPassword: acc.password, newPassword: 'a brand new password' });
+    expect(changed.status, changed.text).toBe(200);
+    const late = await stolen.client.post('/api/auth/login/two-factor', { ticket: stolen.answer.body.data.ticket, code: await codeAt(secret, Date.now()) });
+    expect([late.status, late.body.error]).toEqual([401, 'Unauthorized']);
+    expect((await stolen.client.get('/api/auth/me')).status).toBe(401);
+    // The new password's ticket works.
+    const owner = await passwordStep({ ...acc, password: 'a brand new password' });
+    expect((await owner.client.post('/api/auth/login/two-factor', { ticket: owner.answer.body.data.ticket, code: await codeAt(secret, Date.now() + STEP_MS) })).status).toBe(200);
+  });
+
   it('wrong codes count toward the sign-in throttle of the account and address', async () => {
     const acc = await account();
     await enable(acc);

@@ -2,13 +2,14 @@ import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { accountNameSchema, emailSchema, passwordSchema } from '../../accounts/account-settings.ts';
 import { loadSignInSecurity, register, selfView } from '../../accounts/users.ts';
-import { login } from '../../accounts/login.ts';
+import { invalidSignIn, login } from '../../accounts/login.ts';
 import { deleteSession } from '../../auth/sessions.ts';
 import { clearSessionCookie, startSession } from '../sign-in.ts';
 import { noBody, ok } from '../responses.ts';
 import { meResponse } from '../../api/accounts.ts';
 import { loginResponse } from '../../api/sign-in-security.ts';
 import { completeTwoFactorSignIn, issueSignInTicket, twoFactorEnabled } from '../../accounts/two-factor.ts';
+import { unauthorized } from '../../errors.ts';
 
 const registerBody = z.strictObject({
   email: emailSchema,
@@ -31,10 +32,10 @@ export const authRoutes: RouteModule = async (app, { ctx }) => {
     '/api/auth/login',
     { schema: { tags, summary: 'Sign in with email and password; with two-factor on, the answer is a ticket for the code step and no session', body: loginBody, response: { 200: loginResponse } } },
     async (request, reply) => {
-      const user = await login(ctx.db, { ...request.body, ip: request.ip });
+      const { user, passwordFingerprint } = await login(ctx.db, { ...request.body, ip: request.ip });
       // With two-factor on, the password step sets no cookie (contract §8).
-      if (await twoFactorEnabled(ctx.db, user.id)) return ok({ twoFactorRequired: true as const, ticket: await issueSignInTicket(ctx.db, user.id), methods: ['totp' as const, 'recovery' as const] });
-      return ok(await startSession(ctx, request, reply, user, 'password'));
+      if (await twoFactorEnabled(ctx.db, user.id)) return ok({ twoFactorRequired: true as const, ticket: await issueSignInTicket(ctx.db, user.id, passwordFingerprint), methods: ['totp' as const, 'recovery' as const] });
+      return ok(await startSession(ctx, request, reply, user, 'password', { passwordFingerprint, refused: invalidSignIn }));
     },
   );
 
@@ -42,8 +43,8 @@ export const authRoutes: RouteModule = async (app, { ctx }) => {
     '/api/auth/login/two-factor',
     { schema: { tags, summary: "Sign in's code step: the ticket of the password step and a current code or an unused recovery code", body: twoFactorBody, response: { 200: meResponse } } },
     async (request, reply) => {
-      const user = await completeTwoFactorSignIn(ctx, { ...request.body, ip: request.ip });
-      return ok(await startSession(ctx, request, reply, user, 'two-factor'));
+      const { user, passwordFingerprint } = await completeTwoFactorSignIn(ctx, { ...request.body, ip: request.ip });
+      return ok(await startSession(ctx, request, reply, user, 'two-factor', { passwordFingerprint, refused: unauthorized }));
     },
   );
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { Readable } from 'node:stream';
 import { principalOf, type App, type RouteModule } from '../route-module.ts';
-import type { AppContext } from '../../context.ts';
 import type { Principal } from '../../auth/principal.ts';
+import type { Executor } from '../../db/account-scope.ts';
 import { invalid } from '../../errors.ts';
 import { MIME_TYPE_MAX_LENGTH } from '../../api/vocabulary.ts';
 import { planUpload } from '../../uploads/upload-plan.ts';
@@ -40,8 +40,8 @@ const partSize = z
   .transform(Number)
   .optional();
 
-function tokenCheck(ctx: AppContext, principal: Principal) {
-  return async () => (principal.token ? isTokenActive(ctx.db, principal.token.id) : true);
+function tokenCheck(principal: Principal) {
+  return async (db: Executor) => (principal.token ? isTokenActive(db, principal.token.id) : true);
 }
 
 /** A query parameter that must be given, once. */
@@ -123,7 +123,7 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
       const principal = principalOf(request);
       const { uploadId, ...completion } = request.body;
       if (uploadId !== undefined && uploadId !== request.params.uploadId) throw invalid('body.uploadId: names another upload than the path');
-      const file = await completeChunkedUpload(ctx, principal, checkUploadId(request.params.uploadId), completion as CompletionRequest, tokenCheck(ctx, principal));
+      const file = await completeChunkedUpload(ctx, principal, checkUploadId(request.params.uploadId), completion as CompletionRequest, tokenCheck(principal));
       return uploadLinks(ctx.config.baseUrl, principal.user.urlId, file);
     },
   );
@@ -134,7 +134,7 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
     async (request) => {
       const principal = principalOf(request);
       const { uploadId, ...completion } = request.body;
-      const file = await completeChunkedUpload(ctx, principal, checkUploadId(uploadId), completion as CompletionRequest, tokenCheck(ctx, principal));
+      const file = await completeChunkedUpload(ctx, principal, checkUploadId(uploadId), completion as CompletionRequest, tokenCheck(principal));
       return { data: uploadLinks(ctx.config.baseUrl, principal.user.urlId, file) };
     },
   );

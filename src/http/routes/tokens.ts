@@ -44,7 +44,7 @@ export const tokenRoutes: RouteModule = async (app, { ctx }) => {
   );
 
   app.delete('/api/tokens/:id', { schema: { tags, summary: 'Revoke a token; it stays listed', params: idParams, response: { 204: noBody('Revoked') } } }, async (request, reply) => {
-    await revokeToken(ctx.db, principalOf(request).user.id, request.params.id);
+    await revokeToken(ctx.db, ctx.dialect, principalOf(request).user.id, request.params.id);
     return reply.code(204).send();
   });
 };
