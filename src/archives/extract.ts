@@ -5,13 +5,16 @@ import type { ArchiveExtraction, SkippedEntry } from '../api/archives.ts';
 import { AppError, notFound } from '../errors.ts';
 import { findOwnedFile, type FileRow } from '../files/file-access.ts';
 import { uploadLinks } from '../files/file-views.ts';
-import { isStorageFull, StorageLimitError, StorageUnavailableError } from '../storage/storage.ts';
+import { isStorageFull, StorageLimitError, StorageNotFoundError, StorageUnavailableError } from '../storage/storage.ts';
 import { isDatabaseFull } from '../db/database.ts';
 import type { ResolvedOptions } from '../shared/upload-options.ts';
 import { uploadAllowance } from '../uploads/allowance.ts';
 import { planUpload, resolveOptions } from '../uploads/upload-plan.ts';
 import { commitStored, storeBytes } from '../uploads/store-upload.ts';
 import { DamagedEntryError, entryDataProblem, entryDataProblems, NotAnArchiveError, walkEntries, type ArchiveEntry, type TarSpecial } from './reader.ts';
+
+/** The archive being extracted was deleted meanwhile (see `deletedMeanwhile` in extractArchive). */
+class ArchiveDeleted extends Error {}
 
 /** At most this many files come out of one extraction (the manifest's limit); the rest are skipped. */
 export const EXTRACTED_FILES_LIMIT = 10_000;
@@ -65,6 +68,7 @@ const reasons = {
   archiveDamaged: 'the archive is damaged from here on: extraction stopped',
   archiveDamagedAfter: (path: string) => `the archive is damaged after "${path}": extraction stopped, and the entries after it cannot be read`,
   storeStopped: 'the archive could not be read from storage right now: extraction stopped here; extract the rest later',
+  archiveDeleted: 'the archive was deleted while it was extracted: extraction stopped here',
   quota: 'over your storage quota',
   outOfSpace: 'the server is out of storage space',
   tooLarge: (limit: number) => `larger than the maximum upload size of ${limit} bytes`,
@@ -93,6 +97,13 @@ function entryFailure(error: unknown): string | null {
  */
 export async function extractArchive(ctx: AppContext, principal: Principal, prepared: PreparedExtraction, signal: AbortSignal): Promise<ArchiveExtraction> {
   const { archive, wanted, folderId, options } = prepared;
+  /**
+   * The archive's record is gone: its owner deleted it while it was read (the record goes first,
+   * then the bytes). An entry that failed then failed for that, not for damage of its own: the
+   * extraction stops there, keeping and listing what it made, rather than a 404 after making files,
+   * or every later entry skipped as "damaged".
+   */
+  const deletedMeanwhile = async () => !(await findOwnedFile(ctx.db, archive.userId, archive.id));
   const allowance = await uploadAllowance(ctx.db, principal);
   let quotaLeft = allowance.quotaRemaining;
   const files: ArchiveExtraction['files'] = [];
@@ -108,6 +119,7 @@ export async function extractArchive(ctx: AppContext, principal: Principal, prep
     try {
       stream = await open();
     } catch (error) {
+      if ((error instanceof DamagedEntryError || error instanceof StorageNotFoundError) && (await deletedMeanwhile())) throw new ArchiveDeleted();
       if (!(error instanceof DamagedEntryError)) throw error;
       const method = /unsupported compression method: (\d+)/.exec(error.message)?.[1];
       return skipped.push({ path: entry.path, reason: method === undefined ? reasons.unreadable : reasons.method(method) });
@@ -126,6 +138,7 @@ export async function extractArchive(ctx: AppContext, principal: Principal, prep
       if (!stream.destroyed) stream.destroy();
       if (signal.aborted) throw error;
       const reason = entryFailure(error);
+      if ((reason !== null || error instanceof StorageNotFoundError) && (await deletedMeanwhile())) throw new ArchiveDeleted();
       if (reason === null) throw error;
       skipped.push({ path: entry.path, reason });
     } finally {
@@ -163,6 +176,12 @@ export async function extractArchive(ctx: AppContext, principal: Principal, prep
       signal,
     );
   } catch (error) {
+    if (!signal.aborted && (error instanceof ArchiveDeleted || ((error instanceof StorageNotFoundError || error instanceof NotAnArchiveError) && (await deletedMeanwhile())))) {
+      // Nothing made yet: the file is simply gone, as its download would say.
+      if (files.length === 0) throw notFound('File not found');
+      skipped.push({ path: '', reason: reasons.archiveDeleted });
+      return { files, skipped };
+    }
     // Damage met after the walk began: what was extracted stays, and the answer says where it stopped.
     // A store that stopped answering ends it the same way, saying so: what was made is kept and listed.
     const storeStopped = error instanceof StorageUnavailableError;

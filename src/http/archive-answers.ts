@@ -2,7 +2,8 @@ import mime from 'mime';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Readable } from 'node:stream';
 import { NotAnArchiveError } from '../archives/reader.ts';
-import type { FileRow } from '../files/file-access.ts';
+import { findOwnedFile, type FileRow } from '../files/file-access.ts';
+import type { Executor } from '../db/account-scope.ts';
 import { StorageNotFoundError } from '../storage/storage.ts';
 import { invalid, notFound } from '../errors.ts';
 import { contentDisposition } from './content-disposition.ts';
@@ -10,15 +11,24 @@ import { contentDisposition } from './content-disposition.ts';
 /**
  * Work on an archive's bytes, as every archive route answers it (contract §9): a file that is not a
  * readable archive is the client's 400; a record whose bytes are gone is a 404 (and logged), as its
- * download would be; work stopped because its client went away (`gone`) is a 400 nobody reads.
+ * download would be, unless the file was deleted while it was read (its record goes first): then
+ * nothing was lost, and the 404 is logged as the ordinary thing it is; work stopped because its
+ * client went away (`gone`) is a 400 nobody reads.
  */
-export async function readingArchive<T>(log: FastifyBaseLogger, file: Pick<FileRow, 'id' | 'storageKey'>, work: () => Promise<T>, gone?: AbortSignal): Promise<T> {
+export async function readingArchive<T>(
+  log: FastifyBaseLogger,
+  db: Executor,
+  file: Pick<FileRow, 'id' | 'userId' | 'storageKey'>,
+  work: () => Promise<T>,
+  gone?: AbortSignal,
+): Promise<T> {
   try {
     return await whileWanted(gone, work);
   } catch (error) {
     if (error instanceof NotAnArchiveError) throw invalid(error.message);
     if (error instanceof StorageNotFoundError) {
-      log.error({ fileId: file.id, storageKey: file.storageKey }, 'file record without bytes');
+      if (!(await findOwnedFile(db, file.userId, file.id))) log.info({ fileId: file.id }, 'the archive was deleted while it was read');
+      else log.error({ fileId: file.id, storageKey: file.storageKey }, 'file record without bytes');
       throw notFound('File not found');
     }
     throw error;

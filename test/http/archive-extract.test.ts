@@ -21,10 +21,11 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
   let storage: StorageUnderTest;
   let server: TestServer;
   let owner: Awaited<ReturnType<typeof signUp>>;
+  const logged: Array<{ level: number; msg?: string }> = [];
 
   beforeAll(async () => {
     storage = await storageUnderTest(provider);
-    server = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', WEBHOOK_ALLOW_PRIVATE: 'true' });
+    server = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', WEBHOOK_ALLOW_PRIVATE: 'true' }, undefined, logged);
     owner = await signUp(server.baseUrl);
     await owner.patch('/api/settings', { registration: 'open' });
   });
@@ -299,6 +300,33 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
     await withoutEveryonePermission(owner, everyone, 'folders.manage', async () => {
       expect((await user.post(`/api/archives/${archiveId}/extract`, { folderId: folder.id })).status).toBe(403);
     });
+  });
+
+  it('an archive deleted while it is extracted: what was made is kept and listed, the rest is not called damaged, nothing is logged as lost', async () => {
+    for (const delay of [60, 200]) {
+      const user = await signUp(server.baseUrl);
+      const entries = Array.from({ length: 400 }, (_, i) => ({ name: `entry-${i}.bin`, data: new Uint8Array(20_000).fill(i % 251), compress: false }));
+      const archiveId = await upload(user, `deleted-${delay}.zip`, await zipBytes(entries));
+      const [extracted, deleted] = await Promise.all([
+        user.post(`/api/archives/${archiveId}/extract`, {}),
+        new Promise((resolve) => setTimeout(resolve, delay)).then(() => user.delete(`/api/files/${archiveId}`)),
+      ]);
+      expect(deleted.status).toBe(204);
+      const left = ((await user.get('/api/files?limit=100&sortBy=name&order=asc')).body.data as Array<{ name: string }>).map((f) => f.name);
+      if (extracted.status === 404) {
+        // Deleted before any entry was made: the file is gone, as its download would say.
+        expect(extracted.body.error).toBe('File not found');
+        expect(left).toEqual([]);
+        continue;
+      }
+      expect(extracted.status, extracted.text).toBe(201);
+      const { files, skipped } = extracted.body.data as { files: Array<{ name: string }>; skipped: Array<{ path: string; reason: string }> };
+      // Every file made is in the answer; no entry is called damaged for the archive having gone.
+      expect(files.map((f) => f.name).sort()).toEqual([...left].sort());
+      expect(skipped.filter((s) => /damaged/.test(s.reason))).toEqual([]);
+      if (files.length < entries.length) expect(skipped).toEqual([{ path: '', reason: 'the archive was deleted while it was extracted: extraction stopped here' }]);
+    }
+    expect(logged.filter((line) => line.level >= 50).map((line) => line.msg)).toEqual([]);
   });
 
   it('answers client mistakes, other accounts and credentials with their 4xx', async () => {

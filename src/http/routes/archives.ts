@@ -69,7 +69,7 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
       const slot = reserve(request, reply);
       if (!slot) return reply;
       reply.header('Cache-Control', 'private, no-store');
-      return ok(await readingArchive(request.log, file, () => readManifest(slot.storage, file.storageKey, file.size), slot.gone));
+      return ok(await readingArchive(request.log, ctx.db, file, () => readManifest(slot.storage, file.storageKey, file.size), slot.gone));
     },
   );
 
@@ -88,7 +88,7 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
       const file = await ownedFile(request, request.params.fileId);
       const slot = reserve(request, reply);
       if (!slot) return reply;
-      const entry = await readingArchive(request.log, file, () => openEntry(slot.storage, file.storageKey, file.size, request.query.path), slot.gone);
+      const entry = await readingArchive(request.log, ctx.db, file, () => openEntry(slot.storage, file.storageKey, file.size, request.query.path), slot.gone);
       return sendEntry(reply.header('Cache-Control', 'private, no-store'), request.query.path, entry);
     },
   );
@@ -112,7 +112,7 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
       // Extraction reads through storage itself and stops when the client goes: the entry being
       // stored is abandoned, its bytes removed, and the files committed before it stay
       // (src/archives/extract.ts).
-      const result = await readingArchive(request.log, prepared.archive, () => extractArchive(ctx, principal, prepared, slot.gone), slot.gone);
+      const result = await readingArchive(request.log, ctx.db, prepared.archive, () => extractArchive(ctx, principal, prepared, slot.gone), slot.gone);
       return reply.code(201).send(ok(result));
     },
   );

@@ -76,7 +76,7 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
       const slot = reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply, { shared: true });
       if (!slot) return reply;
       cacheHeaders(reply, file);
-      return ok(await readingArchive(request.log, file, () => readManifest(slot.storage, file.storageKey, file.size), slot.gone));
+      return ok(await readingArchive(request.log, ctx.db, file, () => readManifest(slot.storage, file.storageKey, file.size), slot.gone));
     },
   );
 
@@ -96,7 +96,7 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
       const file = await sharedFile(request, request.params.urlId, request.params.name, request.body.password);
       const slot = reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply, { shared: true });
       if (!slot) return reply;
-      const entry = await readingArchive(request.log, file, () => openEntry(slot.storage, file.storageKey, file.size, path), slot.gone);
+      const entry = await readingArchive(request.log, ctx.db, file, () => openEntry(slot.storage, file.storageKey, file.size, path), slot.gone);
       cacheHeaders(reply, file);
       return sendEntry(reply, path, entry);
     },
