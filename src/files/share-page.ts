@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ArchiveManifest } from '../api/archives.ts';
+import { withoutDirectionControls } from '../api/display-text.ts';
 import type { FileRow } from './file-access.ts';
 
 const escapeHtml = (value: string) =>
@@ -243,7 +244,7 @@ function renderDirectory(directory: TreeDirectory, depth: number, expanded: bool
   const items: string[] = [];
   for (const [name, child] of [...directory.directories].sort(([a], [b]) => byName(a, b))) {
     const open = depth === 0 || expanded ? ' open' : '';
-    items.push(`<li><details${open}><summary>${escapeHtml(name)}/</summary>${renderDirectory(child, depth + 1, expanded)}</details></li>`);
+    items.push(`<li><details${open}><summary><bdi>${escapeHtml(withoutDirectionControls(name))}</bdi>/</summary>${renderDirectory(child, depth + 1, expanded)}</details></li>`);
   }
   for (const { name, entry } of [...directory.files].sort((a, b) => byName(a.name, b.name))) {
     // A tar's links and special files are listed (the reader marks them) but hold no bytes to send.
@@ -252,9 +253,11 @@ function renderDirectory(directory: TreeDirectory, depth: number, expanded: bool
       ? ''
       : entry.encrypted
       ? '<span class="size">encrypted, cannot be downloaded</span>'
-      : `<button type="submit" name="path" value="${escapeHtml(entry.path)}" aria-label="Download ${escapeHtml(name)}">Download</button>`;
+      : `<button type="submit" name="path" value="${escapeHtml(entry.path)}" aria-label="Download ${escapeHtml(withoutDirectionControls(name))}">Download</button>`;
     const size = special === undefined ? humanSize(entry.size) : noBytes(special);
-    items.push(`<li class="file"><span class="name">${escapeHtml(name)}</span><span class="size">${size}</span>${action}</li>`);
+    // Shown without direction controls (src/api/display-text.ts), isolated from the size beside it
+    // (a right-to-left name would otherwise pull it in); the button still asks for the path as stored.
+    items.push(`<li class="file"><bdi class="name">${escapeHtml(withoutDirectionControls(name))}</bdi><span class="size">${size}</span>${action}</li>`);
   }
   return items.length > 0 ? `<ul>${items.join('')}</ul>` : '';
 }

@@ -1,6 +1,14 @@
-/** RFC 6266 filename parameters: an ASCII fallback and the exact UTF-8 name. */
-export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
-  const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+import { withoutDirectionControls } from '../api/display-text.ts';
+
+/**
+ * RFC 6266 filename parameters: an ASCII fallback and the UTF-8 name, without direction controls (an
+ * archive entry's `invoice\u202Egnp.exe` would be saved as what shows as "invoiceexe.png"). The
+ * fallback, which `curl -OJ` and older clients use, keeps letters without their accents (`café` is
+ * `cafe`, not `caf_`).
+ */
+export function contentDisposition(kind: 'inline' | 'attachment', stored: string): string {
+  const name = withoutDirectionControls(stored.toWellFormed());
+  const ascii = name.normalize('NFD').replace(/\p{Mn}/gu, '').replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
   // encodeURIComponent leaves ' ( ) * and ! as they are; RFC 5987's value allows ! but not the rest.
   const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;

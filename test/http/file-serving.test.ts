@@ -568,7 +568,8 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       const file = await upload('café menu.txt', 'menu');
       const response = await anonymous().get(file.download);
       expect(response.status).toBe(200);
-      expect(response.headers.get('content-disposition')).toBe(`attachment; filename="caf__menu.txt"; filename*=UTF-8''caf%C3%A9_menu.txt`);
+      // The ASCII fallback (what `curl -OJ` saves) keeps the letter without its accent.
+      expect(response.headers.get('content-disposition')).toBe(`attachment; filename="cafe_menu.txt"; filename*=UTF-8''caf%C3%A9_menu.txt`);
       // RFC 5987 leaves only letters, digits and !#$&+-.^_`|~ unencoded in filename*.
       const shot = await upload('shot (1).txt', 'shot');
       expect((await anonymous().get(shot.download)).headers.get('content-disposition')).toBe(`attachment; filename="shot_(1).txt"; filename*=UTF-8''shot_%281%29.txt`);

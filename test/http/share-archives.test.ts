@@ -268,9 +268,9 @@ describe.each(storageKinds)('shared archives on %s storage', (kind) => {
       expect(html).toContain('ZIP archive · 4 entries · 27 bytes uncompressed');
       expect(html).toContain(`<form method="post" action="${server.baseUrl}${file.entry}">`);
       // Directories nest: docs/ holds guide/, which holds intro.txt; top.txt sits at the top.
-      expect(html).toMatch(/<summary>docs\/<\/summary><ul><li><details open><summary>guide\/<\/summary><ul><li class="file"><span class="name">intro.txt<\/span><span class="size">10 bytes<\/span><button type="submit" name="path" value="docs\/guide\/intro.txt"/);
-      expect(html).toContain('<span class="name">readme.md</span><span class="size">7 bytes</span><button type="submit" name="path" value="docs/readme.md"');
-      expect(html).toContain('<span class="name">top.txt</span>');
+      expect(html).toMatch(/<summary><bdi>docs<\/bdi>\/<\/summary><ul><li><details open><summary><bdi>guide<\/bdi>\/<\/summary><ul><li class="file"><bdi class="name">intro.txt<\/bdi><span class="size">10 bytes<\/span><button type="submit" name="path" value="docs\/guide\/intro.txt"/);
+      expect(html).toContain('<bdi class="name">readme.md</bdi><span class="size">7 bytes</span><button type="submit" name="path" value="docs/readme.md"');
+      expect(html).toContain('<bdi class="name">top.txt</bdi>');
       // No script on an open page; its CSP still allows no inline script, and forms only to itself.
       expect(html).not.toContain('<script');
       const csp = page.headers.get('content-security-policy')!;
@@ -311,8 +311,8 @@ describe.each(storageKinds)('shared archives on %s storage', (kind) => {
         expect(html).not.toContain(`value="${path}"`);
         expect((await form(anonymous(), file.entry, { path })).status, path).toBe(404);
       }
-      expect(html).toContain('<span class="name">to-passwd</span><span class="size">a symbolic link, not a file</span>');
-      expect(html).toContain('<span class="name">again.txt</span><span class="size">a hard link, not a file</span>');
+      expect(html).toContain('<bdi class="name">to-passwd</bdi><span class="size">a symbolic link, not a file</span>');
+      expect(html).toContain('<bdi class="name">again.txt</bdi><span class="size">a hard link, not a file</span>');
     });
 
     it('escapes entry names in the tree', async () => {
@@ -320,6 +320,23 @@ describe.each(storageKinds)('shared archives on %s storage', (kind) => {
       const html = (await anonymous().get(file.page)).text;
       expect(html).not.toContain('<img src=y');
       expect(html).toContain('&lt;img src=y onerror=alert(1)&gt;&quot;q.txt');
+    });
+
+    it('shows and saves an entry whose name holds direction controls without them: no "invoiceexe.png" spoof', async () => {
+      const spoof = 'invoice\u202Egnp.exe';
+      const file = await upload('spoof.zip', await zipBytes([{ name: `bills/${spoof}`, data: 'MZ' }, { name: '\u2067\u0641\u0627\u062a\u0648\u0631\u0629.pdf', data: 'ok' }]));
+      const html = (await anonymous().get(file.page)).text;
+      // Only in the button's value, which is never shown.
+      expect(html.split('\u202E')).toHaveLength(2);
+      expect(html).toContain('<bdi class="name">invoicegnp.exe</bdi>');
+      expect(html).toContain('aria-label="Download invoicegnp.exe"');
+      // The button still asks for the entry by its name as stored, and gets it, saved without them.
+      expect(html).toContain(`value="bills/${spoof}"`);
+      const entry = await anonymous().post(file.entry, { path: `bills/${spoof}` });
+      expect(entry.status).toBe(200);
+      expect(entry.headers.get('content-disposition')).toBe(`attachment; filename="invoicegnp.exe"; filename*=UTF-8''invoicegnp.exe`);
+      // The manifest gives names as stored (contract §9).
+      expect((await anonymous().post(file.manifest, {})).body.data.entries.map((e: { path: string }) => e.path)).toContain(`bills/${spoof}`);
     });
 
     it('shows no tree for a locked archive, a file that is not one, or an archive it cannot read', async () => {

@@ -5,6 +5,7 @@ import { Icon } from '../../icons.tsx';
 import { useSession } from '../../session.tsx';
 import { Badge, CopyButton, Loading, useLoad } from '../../ui.tsx';
 import type { ArchiveExtraction, ArchiveManifest, FileRecord, Folder } from '@api';
+import { withoutDirectionControls as shown } from '@api/display-text.ts';
 import { FolderOptions } from '../FolderOptions.tsx';
 import { folderPath } from '../folder-tree.ts';
 import { batchPaths, buildTree, directoryKeys, entryName, type ArchiveEntry, type DirectoryNode } from './archive-tree.ts';
@@ -231,7 +232,7 @@ function Branch({ node, label, ...props }: BranchProps) {
                   count={chosen}
                   total={directory.selectable.length}
                   onChange={(on) => onSelect(directory.selectable, on)}
-                  label={`Select everything in ${directory.key}`}
+                  label={`Select everything in ${shown(directory.key)}`}
                 />
               )}
               <button type="button" className="archive-toggle" aria-expanded={open} onClick={() => onToggleDirectory(directory.key)}>
@@ -239,7 +240,7 @@ function Branch({ node, label, ...props }: BranchProps) {
                   ▸
                 </span>
                 <Icon name="folder" />
-                <span className="archive-name">{directory.name}</span>
+                <bdi className="archive-name">{shown(directory.name)}</bdi>
               </button>
               <span className="archive-size muted">
                 {pluralize(directory.fileCount, 'file')} · {formatBytes(directory.size)}
@@ -267,11 +268,11 @@ function EntryRow({ entry, fileId, withSelection, checked, onSelect }: { entry: 
             checked={checked && !entry.encrypted}
             disabled={entry.encrypted}
             onChange={(e) => onSelect([entry.path], e.target.checked)}
-            aria-label={`Select ${entry.path}`}
+            aria-label={`Select ${shown(entry.path)}`}
           />
         )}
-        <span className="archive-file" title={entry.path}>
-          <span className="archive-name">{name}</span>
+        <span className="archive-file" title={shown(entry.path)}>
+          <bdi className="archive-name">{shown(name)}</bdi>
           {entry.encrypted && (
             <span title="Encrypted: listed, but Hoard cannot read it, so it cannot be downloaded or extracted">
               <Badge kind="warn">Encrypted</Badge>
@@ -283,7 +284,7 @@ function EntryRow({ entry, fileId, withSelection, checked, onSelect }: { entry: 
         {entry.encrypted ? (
           <span className="archive-download-gap" aria-hidden="true" />
         ) : (
-          <a className="button small" href={entryPath(fileId, entry.path)} download aria-label={`Download ${entry.path}`} title="Download">
+          <a className="button small" href={entryPath(fileId, entry.path)} download aria-label={`Download ${shown(entry.path)}`} title="Download">
             <Icon name="download" />
           </a>
         )}
@@ -342,7 +343,7 @@ function ExtractionSummary({ outcome, folders, onBack }: { outcome: Outcome; fol
           <ul className="archive-result-list" aria-label="Skipped entries">
             {skipped.map((entry, index) => (
               <li key={`${entry.path}-${index}`}>
-                <code>{entry.path}</code>
+                <code>{shown(entry.path)}</code>
                 <span>{entry.reason}</span>
               </li>
             ))}
