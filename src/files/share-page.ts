@@ -132,8 +132,13 @@ export function renderSharePage(input: SharePageInput): string {
   }
 
   const raw = escapeHtml(input.rawUrl);
-  const kind = previewKind(file.mimeType);
+  // An image the thumbnail job could not read (over MEDIA_MAX_PIXELS, or damaged) is neither shown
+  // inline nor offered to unfurlers: a 48 KB PNG of 20,000² pixels would have every visitor's
+  // browser, and every chat app, decode 1.6 GB. It can still be downloaded.
+  const unreadableImage = previewKind(file.mimeType) === 'image' && file.thumbnailStatus === 'failed';
+  const kind = unreadableImage ? null : previewKind(file.mimeType);
   let preview = '';
+  if (unreadableImage) preview = '<p class="meta">This image could not be read for a preview (too large, or damaged). Download it to open it.</p>';
   if (kind === 'image') preview = `<img src="${raw}" alt="${name}">`;
   else if (kind === 'video') preview = `<video src="${raw}" controls preload="metadata"></video>`;
   else if (kind === 'audio') preview = `<audio src="${raw}" controls preload="metadata"></audio>`;

@@ -123,9 +123,17 @@ async function scaled(source: string, outPath: string): Promise<ThumbnailOutcome
   }
 }
 
+/** Bytes of each sample of a decoded image, by libvips' name of its depth. */
+const SAMPLE_BYTES: Record<string, number> = { uchar: 1, char: 1, ushort: 2, short: 2, uint: 4, int: 4, float: 4, complex: 8, double: 8, dpcomplex: 16 };
+
 /**
  * The displayed size of an image (after its EXIF orientation), from its headers alone: a file that
- * claims more than maxPixels is refused before anything is decoded.
+ * claims more than maxPixels is refused before anything is decoded, and so is one whose decoding
+ * would hold more memory than maxPixels of 8-bit RGBA (4 bytes a pixel): pixels count by their
+ * channels and sample size, and twice over for a progressive JPEG or an interlaced PNG, which cannot
+ * be decoded as a stream (the whole image, or its coefficients at two bytes each, is held at once).
+ * At the default 100 million pixels a 778 KB interlaced 16-bit RGBA PNG of 10,000² pixels, and a
+ * 2.3 MB progressive CMYK JPEG of the same size, each took the media process past 2 GB.
  */
 async function imageSize(path: string): Promise<{ ok: true; width: number; height: number } | { ok: false; reason: 'unsupported' | 'failed'; message: string }> {
   const metadata = await sharp(path).metadata();
@@ -133,6 +141,10 @@ async function imageSize(path: string): Promise<{ ok: true; width: number; heigh
   // The HEIF container holds AVIF (AV1), which sharp decodes, and HEIC (HEVC), which it does not.
   if (metadata.format === 'heif' && metadata.compression !== 'av1') return { ok: false, reason: 'unsupported', message: `${metadata.compression ?? 'this'} HEIF images are not read` };
   if (metadata.width * metadata.height > settings.maxPixels) return failed(`the image is ${metadata.width}×${metadata.height} pixels, more than the ${settings.maxPixels} allowed`);
+  const decodedBytes = metadata.width * metadata.height * (metadata.channels ?? 4) * (SAMPLE_BYTES[metadata.depth ?? 'uchar'] ?? 4) * (metadata.isProgressive ? 2 : 1);
+  if (decodedBytes > settings.maxPixels * 4) {
+    return failed(`decoding the ${metadata.width}×${metadata.height} image would hold ${Math.ceil(decodedBytes / 2 ** 20)} MiB, more than the ${Math.ceil((settings.maxPixels * 4) / 2 ** 20)} MiB allowed`);
+  }
   return { ok: true, width: metadata.autoOrient.width, height: metadata.autoOrient.height };
 }
 

@@ -387,12 +387,40 @@ describe.each(providers)('thumbnails and text recognition on %s storage', (provi
     }
   });
 
+  it('counts an image by the memory its decoding holds, not by its pixels alone', async () => {
+    // A limit of a million pixels is 4 MiB of 8-bit RGBA. 800×800 is within it in pixels; 16-bit
+    // RGBA is 8 bytes a pixel (4.9 MiB), and an interlaced one twice that: refused. The same image
+    // not interlaced, at 600×600 (2.7 MiB), is decoded.
+    const small = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0', THUMBNAIL_CONCURRENCY: '1', OCR_CONCURRENCY: '1', MEDIA_MAX_PIXELS: '1000000' });
+    try {
+      const user = await signUp(small.baseUrl);
+      const wide = (side: number, interlaced: boolean) =>
+        sharp({ create: { width: side, height: side, channels: 4, background: { r: 10, g: 20, b: 30, alpha: 1 } } }).toColourspace('rgb16').png({ progressive: interlaced }).toBuffer();
+      const upTo = async (name: string, bytes: Uint8Array) => {
+        const answer = await uploadFile(user, name, bytes, { type: 'image/png' });
+        expect(answer.status, answer.text).toBe(200);
+        return answer.body.data.downloadUrl.split('/').at(-2) as string;
+      };
+      const refused = await upTo('deep-interlaced.png', await wide(800, true));
+      expect(await mediaSettled(small, refused)).toMatchObject({ thumbnailStatus: 'failed', ocrStatus: 'failed', thumbnailKey: null });
+      const decoded = await upTo('deep.png', await wide(600, false));
+      expect((await mediaSettled(small, decoded)).thumbnailStatus).toBe('done');
+    } finally {
+      await small.close();
+    }
+  });
+
   it('refuses a decompression bomb without crashing, and goes on working', async () => {
     const user = await signUp(server.baseUrl);
-    const bomb = await upload(user, 'bomb.png', pngBomb(), 'image/png');
+    const bomb = await upload(user, 'bomb.png', pngBomb(), 'image/png', { visibility: 'PUBLIC' });
     const started = Date.now();
     expect(await mediaSettled(server, bomb.id)).toMatchObject({ thumbnailStatus: 'failed', ocrStatus: 'failed', thumbnailKey: null });
     expect(Date.now() - started).toBeLessThan(20_000);
+    // Its share page neither shows it nor offers it to chat apps, whose browsers would decode it.
+    const page = await (await fetch(bomb.links.url)).text();
+    expect(metaTag(page, 'property', 'og:image')).toBeNull();
+    expect(page).not.toContain(`<img src="${bomb.links.rawUrl}"`);
+    expect(page).toContain('This image could not be read for a preview (too large, or damaged). Download it to open it.');
     expect((await user.get(`/api/files/${bomb.id}/thumbnail`)).status).toBe(404);
     expect((await user.get(`/api/files/${bomb.id}/ocr`)).body.data).toEqual({ status: 'failed', text: null });
     expect((await user.get('/api/health')).status).toBe(200);
