@@ -41,7 +41,8 @@ export default defineConfig({
   base: '/',
   plugins: [react(), precompress()],
   // The API's shapes, shared with the server (src/api/). The app imports their types from `@api`
-  // (erased at build time) and plain values from `@api/vocabulary.ts`, so zod stays out of the bundle.
+  // (erased at build time) and plain values from modules that import nothing (`@api/vocabulary.ts`,
+  // `@api/display-text.ts`), so zod stays out of the bundle.
   resolve: {
     alias: [
       { find: /^@api$/, replacement: fileURLToPath(new URL('../src/api/index.ts', import.meta.url)) },
