@@ -39,6 +39,7 @@ import * as earlierVersions from './migrations/0035-earlier-versions.ts';
 import * as searchRefold from './migrations/0036-search-refold.ts';
 import * as searchSpaces from './migrations/0037-search-spaces.ts';
 import * as ticketPassword from './migrations/0038-ticket-password.ts';
+import * as searchAccents from './migrations/0039-search-accents.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -80,6 +81,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0036-search-refold': searchRefold,
   '0037-search-spaces': searchSpaces,
   '0038-ticket-password': ticketPassword,
+  '0039-search-accents': searchAccents,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

@@ -206,6 +206,40 @@ describe('search text stored before white space and underscores were folded alik
   });
 });
 
+describe('search text stored before accents were left out', () => {
+  it('is folded again, so "cafe" finds Café and "lodz" finds Łódź, in names and recognised text', async () => {
+    const server = await startTestServer();
+    try {
+      const owner = await signUp(server.baseUrl);
+      for (const name of ['Café Łódź.txt', 'plain.txt']) {
+        const uploaded = await uploadFile(owner, name, 'text');
+        expect(uploaded.status, uploaded.text).toBe(200);
+      }
+      // As the folding before this migration stored them.
+      await server.ctx.db
+        .updateTable('files')
+        .set({ ocrText: 'Crème BRÛLÉE', searchName: 'café łódź.txt', searchOcr: 'crème brûlée' })
+        .where('name', '=', 'Café_Łódź.txt')
+        .execute();
+      expect((await owner.get('/api/files?search=cafe')).body.data).toEqual([]);
+      await server.ctx.db.deleteFrom('kysely_migration' as never).where('name' as never, '=', '0039-search-accents' as never).execute();
+      expect(await migrate(server.ctx.db)).toEqual(['0039-search-accents']);
+      const rows = await server.ctx.db.selectFrom('files').select(['name', 'searchName', 'searchOcr']).where('userId', '=', owner.userId).orderBy('name').execute();
+      expect(rows).toEqual([
+        { name: 'Café_Łódź.txt', searchName: 'cafe lodz.txt', searchOcr: 'creme brulee' },
+        { name: 'plain.txt', searchName: 'plain.txt', searchOcr: null },
+      ]);
+      for (const search of ['cafe', 'CAFÉ', 'lodz', 'Łódź', 'creme brulee', 'brûlée']) {
+        const found = await owner.get(`/api/files?search=${encodeURIComponent(search)}`);
+        expect(found.body.data.map((f: { name: string }) => f.name), search).toEqual(['Café_Łódź.txt']);
+        expect(found.body.pagination.total, search).toBe(1);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('an upgrade stopped part-way', () => {
   it('leaves nothing of the migration it was in, and the next start applies it whole', async () => {
     const { handle, databaseUrl, dataDir } = await freshHandle();
@@ -257,7 +291,7 @@ describe('an upgrade stopped part-way', () => {
       expect(tables).not.toContain('failedMigration');
       // 0034 and 0035, pending before the failing one, were rolled back with it: applied again they succeed.
       expect(tables).not.toContain('searchFacetValues');
-      expect(await migrate(handle.db)).toEqual(['0034-search-facets', '0035-earlier-versions', '0036-search-refold', '0037-search-spaces', '0038-ticket-password']);
+      expect(await migrate(handle.db)).toEqual(['0034-search-facets', '0035-earlier-versions', '0036-search-refold', '0037-search-spaces', '0038-ticket-password', '0039-search-accents']);
     } finally {
       await handle.close();
     }
