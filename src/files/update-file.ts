@@ -77,6 +77,8 @@ export async function updateFile(ctx: AppContext, userId: string, permissions: P
     if (!can('tags.manage')) throw forbidden();
     await assertOwnedTags(ctx.db, userId, changes.tagIds);
   }
+  // Half of an emoji alone (JSON can spell one) is no text: stored, it became a replacement character.
+  if (changes.name !== undefined && !changes.name.isWellFormed()) throw invalid('name: must be valid Unicode text (it holds half of a character, a lone surrogate)');
   const name = changes.name !== undefined ? keptFileName(changes.name) : undefined;
   // A new name must keep something: "   " or "???" became "file", and the file lost its extension.
   if (name === null) throw invalid('name: must contain a letter, a digit or another character a file name keeps, not only spaces, dots, dashes, underscores or punctuation');

@@ -275,5 +275,8 @@ describe('names from every script', () => {
     expect(blank.body.data.name).toMatch(/^file(-\d+)?$/);
     const refused = await owner.patch(`/api/files/${fileId(blank.body.data)}`, { name: '\u0301' });
     expect(refused.status, refused.text).toBe(400);
+    // Half of an emoji alone is no text either.
+    const half = await owner.patch(`/api/files/${fileId(blank.body.data)}`, { name: 'a\ud83d.txt' });
+    expect([half.status, half.body.error]).toEqual([400, 'name: must be valid Unicode text (it holds half of a character, a lone surrogate)']);
   });
 });
