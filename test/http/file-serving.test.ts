@@ -131,6 +131,15 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       const preview = /<pre[^>]*>([^<]*)<\/pre>/.exec(accentPage.text)![1]!;
       expect(preview).not.toContain('\ufffd');
       expect(preview.endsWith('é\n…')).toBe(true);
+
+      // UTF-16 with its byte-order mark, as Windows writes text, is read as UTF-16, both byte orders.
+      const hello = 'Grüße aus Köln\r\n';
+      const utf16le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(hello, 'utf16le')]);
+      const utf16be = Buffer.from(utf16le.subarray(2)).swap16();
+      for (const [name, bytes] of [['windows.txt', utf16le], ['big-endian.txt', Buffer.concat([Buffer.from([0xfe, 0xff]), utf16be])]] as const) {
+        const page = (await anonymous().get((await upload(name, bytes, { type: 'text/plain' })).page)).text;
+        expect(/<pre[^>]*>([^<]*)<\/pre>/.exec(page)?.[1], name).toBe(hello);
+      }
     });
 
     it('escapes the file name everywhere it appears', async () => {

@@ -23,6 +23,16 @@ const TEXT_PREVIEW_BYTES = 64 * 1024;
 const SHARE_PAGE_ENTRIES = 1000;
 const SHARE_PAGE_MANIFEST_MS = 2000;
 
+/**
+ * A text file's encoding by its byte-order mark: UTF-16 as Windows writes it (PowerShell 5's `>`,
+ * Notepad's "Unicode") was previewed as UTF-8, its letters between NUL bytes. Without one, UTF-8.
+ */
+function textEncodingOf(bytes: Uint8Array): 'utf-8' | 'utf-16le' | 'utf-16be' {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
+  return 'utf-8';
+}
+
 export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
   const policy = sharePagePolicy(ctx.config.baseUrl);
 
@@ -35,9 +45,10 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
     try {
       const object = await ctx.storage.get(file.storageKey, { start: 0, end: Math.min(file.size, TEXT_PREVIEW_BYTES) - 1 });
       const bytes = await buffer(object.stream);
-      if (file.size <= TEXT_PREVIEW_BYTES) return { textPreview: new TextDecoder().decode(bytes) };
+      const decoder = new TextDecoder(textEncodingOf(bytes));
+      if (file.size <= TEXT_PREVIEW_BYTES) return { textPreview: decoder.decode(bytes) };
       // Cut short: not in the middle of a character (the decoder keeps an unfinished one back), and said so.
-      return { textPreview: `${new TextDecoder().decode(bytes, { stream: true })}\n…` };
+      return { textPreview: `${decoder.decode(bytes, { stream: true })}\n…` };
     } catch (error) {
       if (error instanceof StorageNotFoundError) return null;
       throw error;
