@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useId, useMemo, useRef, useState, type ReactNode } from 'react';
-import { del, get, patch, query, request } from '../api.ts';
+import { ApiError, del, get, patch, query, request } from '../api.ts';
 import { copyText } from '../clipboard.ts';
 import { pluralize } from '../format.ts';
 import { Link, useQueryState } from '../router.tsx';
@@ -301,7 +301,12 @@ export function FilesPage() {
 
   const bulkDelete = async () => {
     if (!(await confirm('Delete files', `Delete ${pluralize(selection.size, 'selected file')}? This cannot be undone.`, `Delete ${selection.size}`))) return;
-    await bulk('Deleted', (file) => del(`/api/files/${encodeURIComponent(file.id)}`));
+    // A file already gone (deleted in another tab, or expired) is what was asked for, not a failure.
+    await bulk('Deleted', (file) =>
+      del(`/api/files/${encodeURIComponent(file.id)}`).catch((error: unknown) => {
+        if (!(error instanceof ApiError && error.status === 404)) throw error;
+      }),
+    );
     clearSelection();
   };
 
