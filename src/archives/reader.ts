@@ -151,6 +151,10 @@ async function begun(stream: Readable): Promise<Readable> {
 function openZipEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
   return new Promise<Readable>((resolve, reject) =>
     zip.openReadStream(entry, (error, opened) => {
+      // Storage failing under the read (the archive deleted meanwhile, a store not answering) is
+      // storage's, answered as such: taken for the entry's damage, it was a 400 whose message gave
+      // the stored object's key away.
+      if (error instanceof StorageNotFoundError || error instanceof StorageUnavailableError) return reject(error);
       // A header that points past the end of the file: storage's words for it are not the client's.
       if (error) return reject(new DamagedEntryError(`The entry cannot be read: ${/not satisfiable/i.test(error.message) ? 'it lies past the end of the file' : error.message}`));
       // yauzl reports a damaged entry's data by emitting 'error' on the stream (a tick later)

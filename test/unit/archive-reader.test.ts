@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalStorage } from '../../src/storage/local.ts';
 import { S3Storage } from '../../src/storage/s3.ts';
-import type { Storage } from '../../src/storage/storage.ts';
+import { StorageNotFoundError, type Storage } from '../../src/storage/storage.ts';
 import { DamagedEntryError, MANIFEST_ENTRY_LIMIT, NotAnArchiveError, openEntry, readManifest } from '../../src/archives/reader.ts';
 import { abortableReads } from '../../src/archives/abortable-reads.ts';
 import { startS3rver, type S3rverHandle } from '../support/s3rver.ts';
@@ -284,5 +284,20 @@ describe.each(storages)('reading archives on %s storage', { timeout: 60_000 }, (
     await expect(readManifest(storage, 'plain.txt', size)).rejects.toBeInstanceOf(NotAnArchiveError);
     const broken = await put('broken.zip', Buffer.from('PK\u0003\u0004 and then nothing useful'));
     await expect(readManifest(storage, 'broken.zip', broken)).rejects.toBeInstanceOf(NotAnArchiveError);
+  });
+
+  it('an archive deleted as one of its entries is opened: storage says the object is gone, no entry is called damaged', async () => {
+    const size = await put('going.zip', await zipBytes(contents));
+    // The object goes just before the entry's local header is read: after the reads of its kind,
+    // of the end of its central directory and of the central directory itself.
+    let reads = 0;
+    const deleting: Storage = Object.create(storage) as Storage;
+    deleting.get = async (key, range) => {
+      if (++reads === 4) await storage.delete(key);
+      return storage.get(key, range);
+    };
+    const opening = openEntry(deleting, 'going.zip', size, 'docs/readme.txt');
+    await expect(opening).rejects.toBeInstanceOf(StorageNotFoundError);
+    await expect(opening).rejects.not.toBeInstanceOf(DamagedEntryError);
   });
 });
