@@ -2,7 +2,7 @@ import type { Db } from '../db/database.ts';
 import { findUserForLogin, type UserRow } from './users.ts';
 import { loginAttemptKey, loginFailureKey } from './sign-in-keys.ts';
 import { AppError } from '../errors.ts';
-import { passwordFingerprint, verifyPassword } from '../auth/passwords.ts';
+import { hashPassword, passwordFingerprint, verifyPassword } from '../auth/passwords.ts';
 import { clearHits, takeAttempt } from '../auth/throttle.ts';
 
 /**
@@ -44,9 +44,18 @@ export async function login(db: Db, input: { email: string; password: string; ip
   const failures = () => takeAttempt(db, loginFailureKey(input.ip), loginLimits.failuresPerIp, loginLimits.windowMs, TOO_MANY);
   if (!user) await failures();
 
-  if (!(await verifyPassword(user?.passwordHash ?? null, input.password)) || !user) {
+  const verified = await verifyPassword(user?.passwordHash ?? null, input.password);
+  if (!verified || !user) {
     if (user) await failures();
     throw invalidSignIn();
+  }
+  // A hash made before passwords were normalised opened only as the password was typed: it is
+  // made again of the normalised text, so the password opens however it is typed from now on (if
+  // the password did not change meanwhile).
+  if (verified === 'as typed') {
+    const renewed = await hashPassword(input.password);
+    const written = await db.updateTable('users').set({ passwordHash: renewed }).where('id', '=', user.id).where('passwordHash', '=', user.passwordHash).executeTakeFirst();
+    if (Number(written.numUpdatedRows) === 1) user.passwordHash = renewed;
   }
   // A sign-in is complete only after its second factor: with two-factor on, the failures counted so
   // far stay until the code step succeeds, so fresh tickets cannot reset the count of wrong codes.

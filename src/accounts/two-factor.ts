@@ -5,7 +5,7 @@ import { forAccount, type Executor } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import type { SecretBox } from '../auth/secret-box.ts';
 import type { Logger } from 'pino';
-import { verifyPassword } from '../auth/passwords.ts';
+import { passwordFingerprint, verifyPassword } from '../auth/passwords.ts';
 import { randomSecret, sha256Hex } from '../auth/secrets.ts';
 import { clearHits, clearHitsStartingWith, takeAttempt } from '../auth/throttle.ts';
 import { accountGone, AppError, conflict, invalid, notFound, unauthorized } from '../errors.ts';
@@ -251,6 +251,11 @@ export async function completeTwoFactorSignIn(deps: Deps, input: { ticket: strin
     .where('expiresAt', '>', now)
     .executeTakeFirst();
   if (Number(counted.numUpdatedRows) !== 1) throw unauthorized();
+  // A ticket of a password the account no longer has (changed since) is dead before any code is
+  // looked at: checked only when the session was made, a recovery code or the step's code was spent
+  // on a sign-in that was then refused. The session's own check still closes a change in between.
+  const current = await deps.db.selectFrom('users').select('passwordHash').where('id', '=', owner.id).executeTakeFirst();
+  if (!current || ticket.passwordFingerprint === null || passwordFingerprint(current.passwordHash) !== ticket.passwordFingerprint) throw unauthorized();
 
   const state = await totpState(deps.db, owner.id);
   if (state.totpSecretSealed === null) throw unauthorized();

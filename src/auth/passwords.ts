@@ -32,7 +32,12 @@ export const passwordFingerprint = (passwordHash: string): string => sha256Hex(p
 // whether or not the email is registered.
 let decoy: Promise<string> | undefined;
 
-export async function verifyPassword(passwordHash: string | null, password: string): Promise<boolean> {
+/**
+ * Whether `password` opens `passwordHash`: `'as typed'` when it did only as the text was typed
+ * (a hash made before passwords were normalised, of text that is not NFKC), which the caller may
+ * replace with a hash of the normalised text; truthy either way.
+ */
+export async function verifyPassword(passwordHash: string | null, password: string): Promise<boolean | 'as typed'> {
   const { verify } = await loadArgon2();
   const normalized = password.normalize('NFKC');
   // A hash made before passwords were normalised is of the text as it was typed then.
@@ -44,7 +49,7 @@ export async function verifyPassword(passwordHash: string | null, password: stri
   }
   for (const candidate of candidates) {
     try {
-      if (await verify(passwordHash, candidate)) return true;
+      if (await verify(passwordHash, candidate)) return candidate === normalized ? true : 'as typed';
     } catch {
       return false;
     }

@@ -516,17 +516,17 @@ describe('tags', () => {
     expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
   });
 
-  it('answers a raw application/octet-stream body or a form with 415 in the route’s error shape, creating nothing', async () => {
+  it('answers a raw application/octet-stream body or a form with a 400 in the route’s error shape, creating nothing', async () => {
     // Only the chunk-part upload reads raw bytes; its body parser stays with that route.
     const before = (await owner.client.get('/api/tags')).body.data.tags.length;
     const response = await owner.client.request('POST', '/api/tags', { body: JSON.stringify({ name: 'raw bytes' }), headers: { 'content-type': 'application/octet-stream' } });
-    expect(response.status, response.text).toBe(415);
+    expect(response.status, response.text).toBe(400);
     expect(response.body).toEqual({ success: false, error: 'Unsupported Content-Type: application/octet-stream; send the body as application/json' });
     // Likewise a form: only POST /api/files reads multipart bodies.
     const form = new FormData();
     form.append('name', 'a form');
     const formAnswer = await owner.client.request('POST', '/api/tags', { body: form });
-    expect(formAnswer.status, formAnswer.text).toBe(415);
+    expect(formAnswer.status, formAnswer.text).toBe(400);
     expect(formAnswer.body).toEqual({ success: false, error: expect.stringMatching(/^Unsupported Content-Type: multipart\/form-data/) });
     expect((await owner.client.get('/api/tags')).body.data.tags.length).toBe(before);
   });
@@ -701,6 +701,8 @@ describe('account settings', () => {
     const { hash } = await import('@node-rs/argon2');
     await server.ctx.db.updateTable('users').set({ passwordHash: await hash('pa\u0308sswo\u0308rd 34') }).where('id', '=', member.id).execute();
     await signIn(member.email, 'pa\u0308sswo\u0308rd 34');
+    // That sign-in made the hash again of the normalised text: the composed spelling opens it now.
+    await signIn(member.email, 'p\u00e4ssw\u00f6rd 34');
   });
 
   it('a sign-in with the old password racing the change leaves no session behind it', async () => {
