@@ -22,16 +22,9 @@ export interface ArchiveSlot {
  */
 export function reserveArchiveSlot(capacity: ArchiveCapacity, storage: Storage, request: FastifyRequest, reply: FastifyReply, use: Parameters<ArchiveCapacity['reserve']>[0]): ArchiveSlot | null {
   const release = capacity.reserve(use);
-  if (typeof release !== 'function') {
+  if (release === null) {
     reply.header('Retry-After', String(ARCHIVE_RETRY_AFTER_SECONDS));
-    sendError(
-      request,
-      reply,
-      503,
-      release === 'account'
-        ? `You are reading ${capacity.accountLimit} archives at once, as many as one account may on this server; try again once one is done`
-        : 'Too many archives are being read right now; try again shortly',
-    );
+    sendError(request, reply, 503, 'Too many archives are being read right now; try again shortly');
     return null;
   }
   const controller = new AbortController();

@@ -11,7 +11,7 @@ import { uploadLinks } from '../../files/file-views.ts';
 import { openEntry, readManifest } from '../../archives/reader.ts';
 import { findOwnedFile } from '../../files/file-access.ts';
 import { notFound } from '../../errors.ts';
-import { onceQueryText, pathText } from '../schemas.ts';
+import { fileNameText, onceQueryText, pathText } from '../schemas.ts';
 
 const fileParams = z.strictObject({ fileId: pathText });
 const fileId = z.string().min(1).max(128);
@@ -35,7 +35,7 @@ const createBody = z.strictObject({
     .max(ARCHIVE_FILES_LIMIT)
     .refine((ids) => new Set(ids).size === ids.length, 'must not name a file twice')
     .describe(`1 to ${ARCHIVE_FILES_LIMIT} of your file IDs, each once`),
-  name: z.string().trim().min(1).max(200).optional().describe("The new file's name; `.zip` is added when missing (default `archive.zip`)"),
+  name: fileNameText(200).optional().describe("The new file's name; `.zip` is added when missing (default `archive.zip`)"),
   folderId,
 });
 const entryQuery = z.object({
@@ -52,7 +52,7 @@ const entryQuery = z.object({
  */
 export const archiveRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['archives'];
-  const reserve = (request: FastifyRequest, reply: FastifyReply) => reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply, { accountId: principalOf(request).user.id });
+  const reserve = (request: FastifyRequest, reply: FastifyReply) => reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply, { shared: false });
 
   /** The caller's own file, or 404 (another account's file too). */
   async function ownedFile(request: FastifyRequest, fileId: string) {

@@ -63,7 +63,7 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
   async function archiveManifest(file: FileRow): Promise<ArchiveManifest | null | 'later'> {
     if (!mayBeArchive(file)) return null;
     const release = ctx.archiveCapacity.reserve({ shared: true });
-    if (typeof release !== 'function') return 'later';
+    if (release === null) return 'later';
     const budget = new AbortController();
     const timer = setTimeout(() => budget.abort(), SHARE_PAGE_MANIFEST_MS);
     const reading = readManifest(abortableReads(ctx.storage, budget.signal), file.storageKey, file.size, SHARE_PAGE_ENTRIES);
