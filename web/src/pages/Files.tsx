@@ -15,6 +15,13 @@ import { Gallery } from './Gallery.tsx';
 import { usePendingThumbnails } from './pending-thumbnails.ts';
 import { TimelineBar, type GroupBy } from './TimelineBar.tsx';
 
+
+/** Deletes a file; one already gone (deleted in another tab, or expired) is what was asked for, not a failure. */
+const deletedOrGone = (id: string) =>
+  del(`/api/files/${encodeURIComponent(id)}`).catch((error: unknown) => {
+    if (!(error instanceof ApiError && error.status === 404)) throw error;
+  });
+
 export const sortOptions = [
   ['newest', 'Newest first'],
   ['oldest', 'Oldest first'],
@@ -222,7 +229,7 @@ export function FilesPage() {
     if (!(await confirm('Delete file', `Delete “${file.name}”? Its bytes, links and metadata are removed for good.`))) return;
     const position = files.findIndex((f) => f.id === file.id);
     const successors = [files[position + 1]?.id, files[position - 1]?.id].filter((id): id is string => Boolean(id));
-    if (await run(() => del(`/api/files/${encodeURIComponent(file.id)}`), `Deleted ${file.name}`)) {
+    if (await run(() => deletedOrGone(file.id), `Deleted ${file.name}`)) {
       setSelection((current) => {
         const next = new Map(current);
         next.delete(file.id);
@@ -301,12 +308,7 @@ export function FilesPage() {
 
   const bulkDelete = async () => {
     if (!(await confirm('Delete files', `Delete ${pluralize(selection.size, 'selected file')}? This cannot be undone.`, `Delete ${selection.size}`))) return;
-    // A file already gone (deleted in another tab, or expired) is what was asked for, not a failure.
-    await bulk('Deleted', (file) =>
-      del(`/api/files/${encodeURIComponent(file.id)}`).catch((error: unknown) => {
-        if (!(error instanceof ApiError && error.status === 404)) throw error;
-      }),
-    );
+    await bulk('Deleted', (file) => deletedOrGone(file.id));
     clearSelection();
   };
 

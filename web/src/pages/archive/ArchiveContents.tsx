@@ -344,7 +344,7 @@ function ExtractionSummary({ outcome, folders, onBack }: { outcome: Outcome; fol
             {skipped.map((entry, index) => (
               <li key={`${entry.path}-${index}`}>
                 <code>{shown(entry.path)}</code>
-                <span>{entry.reason}</span>
+                <span>{shown(entry.reason)}</span>
               </li>
             ))}
           </ul>
