@@ -7,6 +7,7 @@ import type { Executor } from '../db/account-scope.ts';
 import { StorageNotFoundError } from '../storage/storage.ts';
 import { invalid, notFound } from '../errors.ts';
 import { contentDisposition } from './content-disposition.ts';
+import { withoutDirectionControls } from '../api/display-text.ts';
 
 /**
  * Work on an archive's bytes, as every archive route answers it (contract §9): a file that is not a
@@ -42,7 +43,8 @@ export async function readingArchive<T>(
 export function sendEntry(reply: FastifyReply, path: string, entry: { stream: Readable; encrypted: boolean } | null): FastifyReply {
   if (!entry) throw notFound('No such entry in the archive');
   if (entry.encrypted) throw invalid('The entry is encrypted; Hoard cannot read it');
-  const name = path.split('/').pop() || 'entry';
+  // A name of direction controls alone shows nothing (src/api/display-text.ts): saved as `entry`.
+  const name = withoutDirectionControls(path.split('/').pop() ?? '') || 'entry';
   return reply
     .header('Content-Disposition', contentDisposition('attachment', name))
     .header('X-Content-Type-Options', 'nosniff')

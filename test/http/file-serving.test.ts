@@ -225,7 +225,8 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       const stranger = await signUp(server.baseUrl, uniqueEmail('stranger'));
 
       for (const visitor of [anonymous(), stranger]) {
-        for (const path of [hidden.page, expired.page, `/${urlId}/no-such-file.txt`, `/nosuchurlid/hidden.png`]) {
+        // A link cut back to its account part (`/<urlId>/`) is a page not found too, not a JSON 400.
+        for (const path of [hidden.page, expired.page, `/${urlId}/no-such-file.txt`, `/nosuchurlid/hidden.png`, `/${urlId}/`]) {
           const page = await visitor.get(path);
           expect(page.status, path).toBe(404);
           expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
@@ -520,7 +521,7 @@ describe.each(providers)('serving files from %s storage', (provider) => {
         // Private downloads are outside named-token access: the generic 401 (contract §10).
         const download = await anonymous().get(file.download, { token: credential });
         expect(download.status).toBe(401);
-        expect(download.body).toEqual({ error: 'Unauthorized' });
+        expect(download.body).toEqual({ success: false, error: 'Unauthorized' });
       }
       // A token acts with its own authority even when the owner's cookies accompany it (spec, Authentication 2).
       const withCookies = new Client(server.baseUrl);
@@ -539,7 +540,8 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       await server.ctx.db.updateTable('files').set({ expiresAt: Date.now() - 1 }).where('id', '=', expired.id).execute();
       const stranger = await signUp(server.baseUrl, uniqueEmail('stranger'));
       for (const visitor of [anonymous(), stranger]) {
-        for (const path of [hidden.raw, expired.raw, `/api/files/${urlId}/missing.txt`]) {
+        // A raw link cut back to `/api/files/<urlId>/`, or `/api/files/types/`, is a file not found.
+        for (const path of [hidden.raw, expired.raw, `/api/files/${urlId}/missing.txt`, `/api/files/${urlId}/`]) {
           const response = await visitor.get(path);
           expect(response.status, path).toBe(404);
           expect(response.body).toEqual({ error: 'File not found' });
@@ -579,6 +581,8 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect(response.status).toBe(200);
       // The ASCII fallback (what `curl -OJ` saves) keeps the letter without its accent.
       expect(response.headers.get('content-disposition')).toBe(`attachment; filename="cafe_menu.txt"; filename*=UTF-8''caf%C3%A9_menu.txt`);
+      const city = await upload('Łódź Ærø.txt', 'city');
+      expect((await anonymous().get(city.download)).headers.get('content-disposition')).toMatch(/^attachment; filename="Lodz_AEro.txt"; /);
       // RFC 5987 leaves only letters, digits and !#$&+-.^_`|~ unencoded in filename*.
       const shot = await upload('shot (1).txt', 'shot');
       expect((await anonymous().get(shot.download)).headers.get('content-disposition')).toBe(`attachment; filename="shot_(1).txt"; filename*=UTF-8''shot_%281%29.txt`);
@@ -630,7 +634,8 @@ describe.each(providers)('serving files from %s storage', (provider) => {
         ] as const) {
           const response = await owner.get(path, options);
           expect(response.status, path).toBe(404);
-          expect(response.body).toEqual({ error: 'File not found' });
+          // The raw route's errors are `Error`; the file-ID routes' are contract §3's `ApiError`.
+          expect(response.body).toEqual(path === file.raw ? { error: 'File not found' } : { success: false, error: 'File not found' });
         }
       }
       expect((await fetch(server.baseUrl + text.raw, { method: 'HEAD' })).status).toBe(404);
@@ -650,7 +655,7 @@ describe.each(providers)('serving files from %s storage', (provider) => {
           for (const path of [file.download, `/api/files/${file.id}/preview`]) {
             const response = await anonymous().get(path, { token: credential });
             expect(response.status, path).toBe(401);
-            expect(response.body).toEqual({ error: 'Unauthorized' });
+            expect(response.body).toEqual({ success: false, error: 'Unauthorized' });
           }
         }
       }
@@ -679,7 +684,7 @@ describe.each(providers)('serving files from %s storage', (provider) => {
         // The preview is the owner's browser session's alone; a bearer credential is never that.
         const preview = await anonymous().get(`/api/files/${file.id}/preview`, { token: credential });
         expect(preview.status).toBe(401);
-        expect(preview.body).toEqual({ error: 'Unauthorized' });
+        expect(preview.body).toEqual({ success: false, error: 'Unauthorized' });
       }
       expect(await countsOf(file.id)).toEqual({ views: 0, downloads: 2 });
       // Without a credential nothing changed: anyone downloads, the preview is the owner's.
@@ -710,7 +715,12 @@ describe.each(providers)('serving files from %s storage', (provider) => {
 
       const wrong = await visitor.post(`/api/files/${file.id}/unlock`, { password: 'wrong guess' });
       expect(wrong.status).toBe(403);
-      expect(wrong.body).toEqual({ error: 'Wrong password' });
+      // Contract §3: `{"success":false,"error":…}`.
+      expect(wrong.body).toEqual({ success: false, error: 'Wrong password' });
+      // Nor does it take API credentials (contract §3: the generic 401).
+      const token = await createToken(owner, ['files:read']);
+      const bearer = await anonymous().post(`/api/files/${file.id}/unlock`, { password: 'open sesame' }, { token });
+      expect([bearer.status, bearer.body]).toEqual([401, { success: false, error: 'Unauthorized' }]);
       expect(visitor.cookies.size).toBe(0);
 
       const right = await visitor.post(`/api/files/${file.id}/unlock`, { password: 'open sesame' });
