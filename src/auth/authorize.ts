@@ -35,6 +35,10 @@ const userColumns = ['users.id', 'users.email', 'users.name', 'users.urlId', 'us
 export async function authenticate(db: Db, policy: RoutePolicy, credentials: Credentials): Promise<Principal | null> {
   const { access } = policy;
   if (access.kind === 'public') return null;
+  if (access.kind === 'browser') {
+    if (credentials.authorization !== undefined) throw unauthorized();
+    return null;
+  }
   if (access.kind === 'publicWithSession') return credentials.sessionCookie ? sessionPrincipal(db, credentials.sessionCookie) : null;
 
   // A request that carries an Authorization header is judged by it alone; cookies add nothing.

@@ -7,6 +7,9 @@ export { scopes, type Scope } from '../api/scopes.ts';
 /**
  * Who may call a route:
  * - `public`: anyone; no credential is read.
+ * - `browser`: anyone, as a browser comes (sign-in, registration, a file's unlock form); a request
+ *   carrying an Authorization header (a named token, the legacy credential, anything) gets the
+ *   generic 401 (contract §3: "All of these reject named tokens and the legacy upload credential").
  * - `publicWithSession`: anyone, and a browser session (if any) is recognised, e.g. so an owner sees
  *   their own private file. Bearer credentials are ignored: tokens never open file bytes.
  * - `session`: a browser session only; named tokens and the legacy credential get the generic 401.
@@ -16,6 +19,7 @@ export { scopes, type Scope } from '../api/scopes.ts';
  */
 export type Access =
   | { kind: 'public' }
+  | { kind: 'browser' }
   | { kind: 'publicWithSession' }
   | { kind: 'session'; permission?: Permission | readonly Permission[] }
   | { kind: 'api'; scope: Scope; permission: Permission }
@@ -50,6 +54,7 @@ export interface RoutePolicy {
 }
 
 const publicRoute = { kind: 'public' } as const;
+const browserRoute = { kind: 'browser' } as const;
 const publicWithSession = { kind: 'publicWithSession' } as const;
 /** A browser-session route; with several permissions, the caller needs every one of them. */
 const session = (...permissions: Permission[]): Access =>
@@ -70,8 +75,8 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'GET', path: '/api/docs/js/scalar.js', access: publicRoute, errors: 'Error' },
 
   // Sign-in (contract §3).
-  { method: 'POST', path: '/api/auth/register', access: publicRoute, errors: 'ApiError' },
-  { method: 'POST', path: '/api/auth/login', access: publicRoute, errors: 'ApiError' },
+  { method: 'POST', path: '/api/auth/register', access: browserRoute, errors: 'ApiError' },
+  { method: 'POST', path: '/api/auth/login', access: browserRoute, errors: 'ApiError' },
   { method: 'POST', path: '/api/auth/logout', access: session(), errors: 'ApiError' },
   { method: 'GET', path: '/api/auth/me', access: session(), errors: 'ApiError' },
   // Passkeys (contract §8): managed with a browser session; the sign-in steps are public.
@@ -183,15 +188,17 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'PATCH', path: '/api/files/:id', access: session('files.update'), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/files/:id', access: session('files.delete'), errors: 'ApiError' },
   // A bearer credential on a file that is not public: the generic 401, from the route (contract §10).
-  { method: 'GET', path: '/api/files/:id/download', access: publicWithSession, errors: 'Error' },
+  // Its errors are §3's (`ApiError`), as are those of the preview beside it; the path is the raw
+  // route's shape (contract §10), whose errors are `Error`.
+  { method: 'GET', path: '/api/files/:id/download', access: publicWithSession, errors: 'ApiError' },
   // The web app's previews of the owner's own files (docs/decisions.md, "Owner previews").
-  { method: 'GET', path: '/api/files/:id/preview', access: publicWithSession, errors: 'Error' },
+  { method: 'GET', path: '/api/files/:id/preview', access: publicWithSession, errors: 'ApiError' },
   // Thumbnails and recognised text (contract §10): public thumbnails to anyone, the rest to the
   // owner's browser session; a bearer credential on a file that is not public gets the generic 401.
   // Checked in the route, which shares its shape with the raw route `/api/files/<urlId>/<name>`.
   { method: 'GET', path: '/api/files/:id/thumbnail', access: publicWithSession, errors: 'Error' },
   { method: 'GET', path: '/api/files/:id/ocr', access: publicWithSession, errors: 'ApiError' },
-  { method: 'POST', path: '/api/files/:id/unlock', access: publicRoute, errors: 'Error' },
+  { method: 'POST', path: '/api/files/:id/unlock', access: browserRoute, errors: 'ApiError' },
   { method: 'GET', path: '/api/files/:urlId/:name', access: publicWithSession, errors: 'Error' },
   { method: 'GET', path: '/:urlId/:name', access: publicWithSession, errors: 'Error' },
 

@@ -207,9 +207,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     if (!policy) return payload;
     const problem = contentCodingProblem(request.headers);
     if (problem !== null) {
-      // What it takes instead (RFC 9110 §12.5.3: a 415 for a coding ought to say).
+      // What it takes instead (RFC 9110 §12.5.3), and a 400 rather than RFC 9110's 415: an invalid
+      // body, as the specification's status lists have it (none of its routes lists a 415).
       reply.header('Accept-Encoding', 'identity');
-      throw Object.assign(new Error(problem), { statusCode: 415 });
+      throw Object.assign(new Error(problem), { statusCode: 400 });
     }
     if (policy.archive || !bodyReadWhole(request)) return payload;
     return bodyWithDeadline(reply, payload, wholeBodyMs, () => wholeBodyLate(wholeBodyMs));

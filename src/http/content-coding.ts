@@ -8,7 +8,7 @@ const MAX_QUOTED = 64;
  * What is wrong with a request body's content coding, if anything. Hoard reads bodies as they are
  * sent and decodes none: a compressed chunk would otherwise be stored compressed, as the file's
  * bytes, and compressed JSON would fail as JSON. A body with any coding but `identity` is refused
- * (415, RFC 9110 §15.5.16) before a byte of it is read. A request without a body may carry the
+ * (a 400 naming the coding, with `Accept-Encoding: identity`) before a byte of it is read. A request without a body may carry the
  * header; it says nothing then.
  */
 export function contentCodingProblem(headers: IncomingHttpHeaders): string | null {

@@ -114,7 +114,7 @@ export function dropFileHeaders(reply: FastifyReply): FastifyReply {
 }
 
 /**
- * What a route's body is to be sent as, for its 415: the types it declares it reads (`consumes`:
+ * What a route's body is to be sent as, when it came as another: the types it declares it reads (`consumes`:
  * an upload's form, a chunk's bytes), else JSON, which every other route with a body reads; the
  * share page's forms are sent by browsers, which never miss.
  */
@@ -143,8 +143,9 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
     return sendError(request, reply, 400, 'The request body is not valid JSON');
   }
   if (fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    // A body of a type the route does not read: no parser for it in the route's scope.
-    return sendError(request, reply, 415, `Unsupported Content-Type: ${request.headers['content-type'] ?? 'none'}; ${bodyTypeHint(request)}`);
+    // A body of a type the route does not read: no parser for it in the route's scope. A 400, an
+    // invalid body, as the specification's status lists have it: none of its routes lists a 415.
+    return sendError(request, reply, 400, `Unsupported Content-Type: ${request.headers['content-type'] ?? 'none'}; ${bodyTypeHint(request)}`);
   }
   if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     // Fastify's words name no size: a client cannot tell what would pass.

@@ -127,6 +127,8 @@ export function securityOf(access: Access): { security: Array<Record<string, str
   switch (access.kind) {
     case 'public':
       return { security: [] };
+    case 'browser':
+      return { security: [], description: 'Refuses API credentials: a request with an Authorization header gets the generic 401.' };
     case 'publicWithSession':
       return { security: [{}, { session: [] }] };
     case 'session': {

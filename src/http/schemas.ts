@@ -1,14 +1,25 @@
 import { z } from 'zod';
 
-/** Path parameter for a record ID; anything longer or stranger cannot be one of ours. */
 /**
  * A record's ID, or a name, in a path: any text the router passes (it answers 414 past
- * MAX_PARAM_LENGTH). One no record has, however long, is the route's 404, as an unknown ID is
- * (contract; the specification lists no 400 for DELETE /api/urls/{id}): a bound here made an
- * over-long ID a 400.
+ * MAX_PARAM_LENGTH). One no record has, however long or empty, is the route's 404, as an unknown ID
+ * is (contract; the specification lists no 400 for DELETE /api/urls/{id}): a bound here made an
+ * over-long ID a 400, and a share link cut back to `/<urlId>/` a JSON 400 about a string too small.
  */
-export const pathText = z.string().min(1);
+export const pathText = z.string();
 export const idParams = z.strictObject({ id: pathText });
+
+/**
+ * A file's name as a body gives it: not blank, at most `max` characters, whole characters (half of
+ * an emoji alone, which JSON can spell, was stored as a replacement character).
+ */
+export const fileNameText = (max: number) =>
+  z
+    .string()
+    .trim()
+    .min(1, 'must not be blank')
+    .max(max, `must be at most ${max} characters`)
+    .refine((name) => name.isWellFormed(), 'must be valid Unicode text (it holds half of a character, a lone surrogate)');
 
 /** An instant: ISO 8601 with a time zone, up to the year 9999 (src/shared/instants.ts). */
 export { instantText as isoDateTime } from '../shared/instants.ts';

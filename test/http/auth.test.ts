@@ -179,6 +179,22 @@ describe('sign-in and sessions', () => {
     expect(withBearer.status).toBe(401);
     expect(withBearer.body).toEqual(anonymous.body);
   });
+
+  it('refuses sign-in and registration sent with an API credential: the generic 401, no session', async () => {
+    // Contract §3: every route of its Sign-in table rejects named tokens and the legacy credential.
+    const named = (await admin.post('/api/tokens', { name: 'sign-in attempt', scopes: ['files:read'] })).body.data.secret as string;
+    const legacy = (await admin.get('/api/profile/upload-token')).body.data.uploadToken as string;
+    for (const token of [named, legacy, 'svc_not_even_a_token']) {
+      const client = new Client(server.baseUrl);
+      const login = await client.post('/api/auth/login', { email: admin.email, password: admin.password }, { token });
+      expect([login.status, login.body]).toEqual([401, { success: false, error: 'Unauthorized' }]);
+      const register = await client.post('/api/auth/register', { email: uniqueEmail('bearer'), password: 'long enough password' }, { token });
+      expect([register.status, register.body]).toEqual([401, { success: false, error: 'Unauthorized' }]);
+      // Before the body is looked at.
+      expect((await client.request('POST', '/api/auth/login', { token })).status).toBe(401);
+      expect(client.cookies.size).toBe(0);
+    }
+  });
 });
 
 describe('Origin check on cookie-authenticated state changes', () => {

@@ -278,5 +278,12 @@ describe('names from every script', () => {
     // Half of an emoji alone is no text either.
     const half = await owner.patch(`/api/files/${fileId(blank.body.data)}`, { name: 'a\ud83d.txt' });
     expect([half.status, half.body.error]).toEqual([400, 'name: must be valid Unicode text (it holds half of a character, a lone surrogate)']);
+    // Nor as a chunked upload's file name, nor as an archive's name; a blank one is said to be blank.
+    const chunked = await owner.post('/api/files/chunks', { filename: 'report\udc00.pdf', mimeType: 'application/pdf', size: 4 });
+    expect([chunked.status, chunked.body.error]).toEqual([400, 'body.filename: must be valid Unicode text (it holds half of a character, a lone surrogate)']);
+    for (const [name, problem] of [['half\ud83d', 'must be valid Unicode text (it holds half of a character, a lone surrogate)'], ['   ', 'must not be blank']]) {
+      const archive = await owner.post('/api/archives', { fileIds: [fileId(blank.body.data)], name });
+      expect([archive.status, archive.body.error]).toEqual([400, `body.name: ${problem}`]);
+    }
   });
 });

@@ -238,7 +238,10 @@ describe.each(storageKinds)('shared archives on %s storage', (kind) => {
       ['unknown entry property', await anonymous().post(file.entry, { path: 'top.txt', folderId: null }), /unknown field "folderId"/],
       ['unknown form field', await form(anonymous(), file.entry, { path: 'top.txt', extra: '1' }), /unknown field "extra"/],
       ['a form field twice', await anonymous().request('POST', file.entry, { body: 'path=top.txt&path=docs/readme.md', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), /more than once/],
-      ['no path', await anonymous().post(file.entry, {}), /path/],
+      ['no path', await anonymous().post(file.entry, {}), /^body\.path: is required: the entry path as the manifest lists it$/],
+      // Each problem in its own words, not "is required" for all.
+      ['a path too long', await anonymous().post(file.entry, { path: 'a'.repeat(4097) }), /^body\.path: must be at most 4096 characters$/],
+      ['a path that is a number', await anonymous().post(file.entry, { path: 5 }), /^body\.path: must be text: the entry path as the manifest lists it$/],
       ['an empty password', await anonymous().post(file.manifest, { password: '' }), /password/],
       ['not JSON', await anonymous().request('POST', file.manifest, { body: '{"password":', headers: { 'content-type': 'application/json' } }), /not valid JSON/],
     ];
@@ -247,7 +250,7 @@ describe.each(storageKinds)('shared archives on %s storage', (kind) => {
       expect(answer.body, what).toEqual({ success: false, error: expect.stringMatching(message) });
     }
     const otherType = await anonymous().request('POST', file.manifest, { body: '<password/>', headers: { 'content-type': 'application/xml' } });
-    expect(otherType.status).toBe(415);
+    expect(otherType.status).toBe(400);
     expect(otherType.body).toEqual({ success: false, error: expect.stringContaining('Unsupported Content-Type') });
   });
 

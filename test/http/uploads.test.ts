@@ -107,7 +107,7 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       expect(text.status).toBe(400);
       // Raw bytes, as curl --data-binary sends them: the answer says what the route reads.
       const raw = await user.request('POST', '/api/files', { body: 'hello', headers: { 'content-type': 'application/octet-stream', origin: server.baseUrl } });
-      expect([raw.status, raw.body.error]).toEqual([415, 'Unsupported Content-Type: application/octet-stream; send the body as multipart/form-data']);
+      expect([raw.status, raw.body.error]).toEqual([400, 'Unsupported Content-Type: application/octet-stream; send the body as multipart/form-data']);
     });
   });
 

@@ -12,11 +12,11 @@ import { isTokenActive } from '../../tokens/named-tokens.ts';
 import { checkUploadId, completeChunkedUpload, parsePartNumber, partUrl, putPart, startChunkedUpload, type CompletionRequest } from '../../chunks/chunked-upload.ts';
 import { completionQuery, selectorHeaders, selectorQuery, selectorsOf } from '../upload-selectors.ts';
 import { discardRestOfBody } from '../request-body.ts';
-import { onceQueryText } from '../schemas.ts';
+import { fileNameText, onceQueryText } from '../schemas.ts';
 import { chunkSessionResponse, partResponse, partUrlQueryResponse, partUrlResponse, uploadLinksSchema, wrappedUploadLinksResponse } from '../../api/uploads.ts';
 
 const initBody = z.strictObject({
-  filename: z.string().min(1).max(1024),
+  filename: fileNameText(1024),
   mimeType: z.string().min(1).max(MIME_TYPE_MAX_LENGTH).optional(),
   size: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
   ...requestOptionsShape,
@@ -74,7 +74,7 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
 
   // Part bodies are raw bytes, streamed to storage as they arrive; never parsed or buffered here.
   // The parser is this route's alone (its own encapsulated scope): any other route answers such a
-  // body with 415.
+  // body with a 400 naming the type to send.
   await app.register(async (rawBody: App) => {
     rawBody.addContentTypeParser('application/octet-stream', (_request, payload, done) => done(null, payload));
     rawBody.put(

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../route-module.ts';
 import type { AppContext } from '../../context.ts';
 import { isDatabaseFull, isDatabaseUnavailable } from '../../db/database.ts';
-import { dropFileHeaders } from '../error-responses.ts';
+import { dropFileHeaders, sendError } from '../error-responses.ts';
 import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveContent, parseRange, servedContentType, type FileRow } from '../../files/file-access.ts';
 import { viewerOf } from '../viewer.ts';
 import { publicCaching } from '../public-caching.ts';
@@ -56,7 +56,8 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
   const range = rangeStillValid(request, etag) ? parseRange(request.headers.range, file.size) : null;
   if (range === 'unsatisfiable') {
     // No bytes of the file: none of its naming or caching headers, which would let a cache keep the 416 for it.
-    return dropFileHeaders(reply).code(416).header('Content-Range', `bytes */${file.size}`).type('application/json; charset=utf-8').send({ error: 'The requested range is outside the file' });
+    // In the route's error shape: the raw route's `Error`, the download's `ApiError` (contract §3).
+    return sendError(request, dropFileHeaders(reply).header('Content-Range', `bytes */${file.size}`), 416, 'The requested range is outside the file');
   }
   const object = await openStored(ctx, file.id, file.storageKey, 'File not found', range ?? undefined, file.size);
   // Counted once the bytes can be sent: a record without bytes, or bytes of another size, is no view.

@@ -25,7 +25,7 @@ const uploadForm = z.object({
 });
 
 export const fileUploadRoutes: RouteModule = async (app, { ctx }) => {
-  // The form parser is this route's alone (other routes answer a form with 415). The file size is
+  // The form parser is this route's alone (other routes answer a form with a 400 naming the type to send). The file size is
   // enforced by the upload code while streaming to storage, against the instance setting and the
   // quota; busboy only bounds the form's shape.
   await app.register(multipart, { limits: { fileSize: Number.MAX_SAFE_INTEGER, ...UPLOAD_FORM_LIMITS } });

@@ -19,7 +19,12 @@ const password = z.string().min(1).max(1024).describe("The file's password, when
 // A browser posting the share page's form sends no body for the manifest; JSON and form bodies alike.
 const manifestBody = z.strictObject({ password: password.optional() }).nullish();
 const entryBody = z.strictObject({
-  path: z.string({ error: 'is required: the entry path as the manifest lists it' }).min(1).max(4096),
+  // Each problem in its own words: one message for all of them said "is required" of a path sent
+  // too long, or as a number.
+  path: z
+    .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'is required: the entry path as the manifest lists it' : 'must be text: the entry path as the manifest lists it') })
+    .min(1, { message: 'is required: the entry path as the manifest lists it' })
+    .max(4096, { message: 'must be at most 4096 characters' }),
   password: password.optional(),
 });
 
