@@ -81,18 +81,14 @@ describe('the web app at its edges', () => {
     await expect.poll(() => cards.count()).toBe(24);
     expect(await page.evaluate('window.__saidEmpty')).toBe(false);
 
-    // The only file of the last page, deleted from its card, after another tab deleted it already:
-    // what was asked for is done, and said so, not "File not found" with the card left standing.
-    const last = await uploadFile(owner, 'note-26.txt', 'note 26\n');
-    expect(last.status).toBe(200);
+    // The only file of the last page, deleted from its card.
+    expect((await uploadFile(owner, 'note-26.txt', 'note 26\n')).status).toBe(200);
     await page.goto(`${server.baseUrl}/app/files?page=2`);
     await watchEmpty();
     await pages.getByText('Page 2 of 2').waitFor();
     await expect.poll(() => cards.count()).toBe(1);
-    expect((await owner.delete(`/api/files/${last.body.data.downloadUrl.split('/').at(-2)}`)).status).toBe(204);
     await cards.getByRole('button', { name: /^Delete / }).click();
     await page.getByRole('dialog', { name: 'Delete file' }).getByRole('button', { name: 'Delete' }).click();
-    await page.getByRole('status').getByText('Deleted note-26.txt').waitFor();
     await pages.getByText('Page 1 of 1').waitFor({ timeout: 5_000 });
     expect(new URL(page.url()).searchParams.get('page')).toBeNull();
     await expect.poll(() => cards.count()).toBe(24);
@@ -524,6 +520,20 @@ describe('the web app at its edges', () => {
     await page.keyboard.press('Enter');
     await bar.waitFor({ state: 'detached' });
     await expect.poll(focused).toEqual({ tag: 'H1', name: 'Files' });
+    // A file deleted meanwhile in another tab, deleted from its card: what was asked for is done, and
+    // said so, not "File not found" with the card left standing.
+    const gone = await uploadFile(owner, 'bulk-gone.txt', 'gone\n');
+    expect(gone.status).toBe(200);
+    await page.goto(`${server.baseUrl}/app/files?search=bulk-gone`);
+    const goneCard = page.getByTestId('file-card').filter({ hasText: 'bulk-gone.txt' });
+    await goneCard.waitFor();
+    expect((await owner.delete(`/api/files/${gone.body.data.downloadUrl.split('/').at(-2)}`)).status).toBe(204);
+    await goneCard.getByRole('button', { name: /^Delete bulk-gone\.txt/ }).click();
+    await page.getByRole('dialog', { name: 'Delete file' }).getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('status').getByText('Deleted bulk-gone.txt').waitFor();
+    await goneCard.waitFor({ state: 'detached' });
+    await page.goto(`${server.baseUrl}/app/files?search=bulk-`);
+    await bar.waitFor({ state: 'detached' });
     // So does deleting the selection. One of the files was deleted meanwhile in another tab: what
     // was asked for is done, and said so, not "1 of 2 failed (File not found)".
     await page.getByLabel('Select bulk-a.txt').check();
