@@ -93,9 +93,26 @@ function plainer(message: string, where: string, field: string): string {
   if (received === 'undefined') return 'is required';
   if (field === 'body' && (received === 'null' || received === 'string')) return 'must be a JSON object, sent with Content-Type: application/json';
   if (where === 'query' && received === 'array') return 'give this parameter once';
+  // "expected int, received number": 1.5 where a count or a size goes.
+  if (expected === 'int' && received === 'number') return 'must be a whole number';
   // "expected string, received null" said as what the field takes.
   if (expected !== undefined && received !== undefined) return `must be ${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}, not ${received === 'null' ? 'null' : `${/^[aeiou]/.test(received) ? 'an' : 'a'} ${received}`}`;
-  return message;
+  return boundInWords(message) ?? message;
+}
+
+/**
+ * zod's bounds ("Too small: expected array to have >=1 items") as what passes: `must not be empty`,
+ * `must be at most 200 characters`, `must have at most 500 items`, `must be at least 1`.
+ */
+function boundInWords(message: string): string | null {
+  const [, side, kind, operator, limit, unit] = /^Too (small|big): expected (string|array|number|set) to (?:have|be) (>=|<=|>|<)(\d+(?:\.\d+)?)(?: (characters?|items?))?$/.exec(message) ?? [];
+  if (side === undefined || limit === undefined) return null;
+  const n = Number(limit);
+  if (kind === 'number') return `must be ${operator === '>=' ? 'at least' : operator === '>' ? 'more than' : operator === '<=' ? 'at most' : 'less than'} ${limit}`;
+  const noun = kind === 'string' ? (unit ?? 'characters').replace(/s?$/, n === 1 ? '' : 's') : n === 1 ? 'item' : 'items';
+  if (side === 'small' && operator === '>=' && n === 1) return kind === 'string' ? 'must not be empty' : 'must not be empty: give at least one';
+  const verb = kind === 'string' ? 'be' : 'have';
+  return `must ${verb} ${side === 'small' ? 'at least' : 'at most'} ${limit} ${noun}`;
 }
 
 /** Headers a route sets for the bytes it is about to send, which an error sent instead must not carry. */

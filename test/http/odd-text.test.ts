@@ -285,5 +285,10 @@ describe('names from every script', () => {
       const archive = await owner.post('/api/archives', { fileIds: [fileId(blank.body.data)], name });
       expect([archive.status, archive.body.error]).toEqual([400, `body.name: ${problem}`]);
     }
+    // Bounds and kinds in words of what passes, not the schema library's.
+    const said = async (path: string, body: unknown) => (await owner.post(path, body)).body.error;
+    expect(await said('/api/files/chunks', { filename: 'a.txt', mimeType: 'text/plain', size: 1.5 })).toBe('body.size: must be a whole number');
+    expect(await said('/api/archives', { fileIds: [] })).toBe('body.fileIds: must not be empty: give at least one');
+    expect(await said('/api/archives', { fileIds: [fileId(blank.body.data)], name: 'n'.repeat(201) })).toBe('body.name: must be at most 200 characters');
   });
 });
