@@ -14,7 +14,9 @@ const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
  * control characters or URL/shell metacharacters, no leading dot, bounded length, extension kept.
  */
 export function sanitizeFileName(raw: string): string {
-  return keptFileName(raw) ?? 'file';
+  // Nothing kept: `file`, with the extension the name had (`ㅤ.png` is `file.png`).
+  const extension = extensionOf(raw.toWellFormed());
+  return keptFileName(raw) ?? (extension ? `file.${extension}` : 'file');
 }
 
 /**
@@ -35,9 +37,12 @@ export function keptFileName(raw: string): string | null {
   name = name.replace(/[/?#%"<>|*:;`$&'{}[\]^~+=,@!]/g, '');
   // Spaces around the name are no part of it (a trailing one would become `_` after the extension).
   name = name.trim().replace(/\s+/gu, '_').replace(/^[._-]+/, '').replace(/_+/g, '_');
-  // A joiner joins two characters: one at either end, beside an underscore or doubled joins nothing.
-  name = name.replace(/(^|_)[\u200c\u200d]+|[\u200c\u200d]+(?=_|$)/gu, '$1').replace(/([\u200c\u200d])[\u200c\u200d]+/gu, '$1');
-  if (name === '' || name === '.' || name === '..' || !hasVisibleCharacter(name)) return null;
+  // A joiner joins two characters: one at either end, beside an underscore or a dot, or doubled
+  // joins nothing (`a\u200d.txt` looked like `a.txt` and was another name and link).
+  name = name.replace(/(^|[_.])[\u200c\u200d]+|[\u200c\u200d]+(?=[_.]|$)/gu, '$1').replace(/([\u200c\u200d])[\u200c\u200d]+/gu, '$1');
+  // Something to see before the extension too: `ㅤ.txt` (a Hangul filler) showed as ".txt".
+  const ext = extensionPart(name);
+  if (name === '' || name === '.' || name === '..' || !hasVisibleCharacter(name.slice(0, name.length - ext.length))) return null;
   return fitted(name);
 }
 

@@ -140,6 +140,12 @@ describe.each(providers)('serving files from %s storage', (provider) => {
         const page = (await anonymous().get((await upload(name, bytes, { type: 'text/plain' })).page)).text;
         expect(/<pre[^>]*>([^<]*)<\/pre>/.exec(page)?.[1], name).toBe(hello);
       }
+      // UTF-32, which no browser decodes, gets no preview rather than letters between NUL bytes.
+      const utf32 = Buffer.alloc(4 + hello.length * 4);
+      utf32.set([0xff, 0xfe, 0, 0]);
+      [...hello].forEach((letter, i) => utf32.writeUInt32LE(letter.codePointAt(0)!, 4 + i * 4));
+      const wide = (await anonymous().get((await upload('thirty-two.txt', utf32, { type: 'text/plain' })).page)).text;
+      expect(wide).not.toContain('<pre');
     });
 
     it('escapes the file name everywhere it appears', async () => {

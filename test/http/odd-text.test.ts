@@ -273,6 +273,10 @@ describe('names from every script', () => {
     // a rename to it is refused.
     const blank = await uploadFile(owner, '\u3164', 'blank');
     expect(blank.body.data.name).toMatch(/^file(-\d+)?$/);
+    // Nor does a stem with nothing to see before a visible extension, which the name keeps.
+    expect((await uploadFile(owner, '\u3164.txt', 'blank stem')).body.data.name).toMatch(/^file(-\d+)?\.txt$/);
+    // A joiner beside the dot joins nothing: `a\u200d.txt` looked like `a.txt` and was another link.
+    expect((await uploadFile(owner, 'joined\u200d.txt', 'joined')).body.data.name).toBe('joined.txt');
     const refused = await owner.patch(`/api/files/${fileId(blank.body.data)}`, { name: '\u0301' });
     expect(refused.status, refused.text).toBe(400);
     // Half of an emoji alone is no text either.

@@ -47,6 +47,11 @@ describe('sanitised file names', () => {
     expect(numbered('photo.png')).toBe('photo-1.png');
     expect(numbered(`${'b'.repeat(196)}.txt`)).toBe(`${'b'.repeat(194)}-1.txt`);
     expect(numbered('Dr._Smiths_notes')).toBe('Dr._Smiths_notes-1');
+    // A joiner beside a dot joins nothing; a stem with nothing to see is no name.
+    expect(sanitizeFileName('a\u200d.txt')).toBe('a.txt');
+    expect(sanitizeFileName('x\u200d.\u200dy')).toBe('x.y');
+    expect(sanitizeFileName('\u3164.txt')).toBe('file.txt');
+    expect(sanitizeFileName('\u3164a.txt')).toBe('\u3164a.txt');
     // A letter and its accent (decomposed, as some systems keep it) are never parted by a cut.
     expect(sanitizeFileName(`${'x'.repeat(195)}e\u0301\u0301\u0301.txt`).normalize('NFD').endsWith('x.txt')).toBe(true);
   });

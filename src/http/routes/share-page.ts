@@ -25,9 +25,13 @@ const SHARE_PAGE_MANIFEST_MS = 2000;
 
 /**
  * A text file's encoding by its byte-order mark: UTF-16 as Windows writes it (PowerShell 5's `>`,
- * Notepad's "Unicode") was previewed as UTF-8, its letters between NUL bytes. Without one, UTF-8.
+ * Notepad's "Unicode") was previewed as UTF-8, its letters between NUL bytes. Without one, UTF-8;
+ * null for UTF-32.
  */
-function textEncodingOf(bytes: Uint8Array): 'utf-8' | 'utf-16le' | 'utf-16be' {
+function textEncodingOf(bytes: Uint8Array): 'utf-8' | 'utf-16le' | 'utf-16be' | null {
+  // UTF-32, whose byte-order marks begin as UTF-16's do, is no encoding a browser's decoder reads:
+  // no preview, rather than letters between NUL bytes.
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe && bytes[2] === 0 && bytes[3] === 0) || (bytes[0] === 0 && bytes[1] === 0 && bytes[2] === 0xfe && bytes[3] === 0xff)) return null;
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
   if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
   return 'utf-8';
@@ -45,7 +49,9 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
     try {
       const object = await ctx.storage.get(file.storageKey, { start: 0, end: Math.min(file.size, TEXT_PREVIEW_BYTES) - 1 });
       const bytes = await buffer(object.stream);
-      const decoder = new TextDecoder(textEncodingOf(bytes));
+      const encoding = textEncodingOf(bytes);
+      if (encoding === null) return { textPreview: null };
+      const decoder = new TextDecoder(encoding);
       if (file.size <= TEXT_PREVIEW_BYTES) return { textPreview: decoder.decode(bytes) };
       // Cut short: not in the middle of a character (the decoder keeps an unfinished one back), and said so.
       return { textPreview: `${decoder.decode(bytes, { stream: true })}\n…` };
