@@ -1,7 +1,5 @@
 import { withoutDirectionControls } from '../api/display-text.ts';
-
-// Letters no decomposition takes apart, as they are written without the keyboard that has them.
-const PLAIN_LETTERS: Record<string, string> = { Ł: 'L', ł: 'l', Ø: 'O', ø: 'o', Đ: 'D', đ: 'd', Ħ: 'H', ħ: 'h', Ŧ: 'T', ŧ: 't', ı: 'i', Æ: 'AE', æ: 'ae', Œ: 'OE', œ: 'oe', ß: 'ss' };
+import { withPlainLetters } from '../shared/search-text.ts';
 
 /**
  * RFC 6266 filename parameters: an ASCII fallback and the UTF-8 name, without direction controls (an
@@ -11,10 +9,7 @@ const PLAIN_LETTERS: Record<string, string> = { Ł: 'L', ł: 'l', Ø: 'O', ø: '
  */
 export function contentDisposition(kind: 'inline' | 'attachment', stored: string): string {
   const name = withoutDirectionControls(stored.toWellFormed());
-  const ascii = name
-    .normalize('NFD')
-    .replace(/\p{Mn}/gu, '')
-    .replace(/[ŁłØøĐđĦħŦŧıÆæŒœß]/g, (letter) => PLAIN_LETTERS[letter]!)
+  const ascii = withPlainLetters(name.normalize('NFD').replace(/\p{Mn}/gu, ''))
     .replace(/[^\x20-\x7e]/g, '_')
     .replace(/["\\]/g, '_');
   // encodeURIComponent leaves ' ( ) * and ! as they are; RFC 5987's value allows ! but not the rest.

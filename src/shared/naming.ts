@@ -14,9 +14,11 @@ const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
  * control characters or URL/shell metacharacters, no leading dot, bounded length, extension kept.
  */
 export function sanitizeFileName(raw: string): string {
+  const kept = keptFileName(raw);
+  if (kept !== null) return kept;
   // Nothing kept: `file`, with the extension the name had (`ㅤ.png` is `file.png`).
   const extension = extensionOf(raw.toWellFormed());
-  return keptFileName(raw) ?? (extension ? `file.${extension}` : 'file');
+  return extension ? `file.${extension}` : 'file';
 }
 
 /**
@@ -42,14 +44,10 @@ export function keptFileName(raw: string): string | null {
   name = name.replace(/(^|[_.])[\u200c\u200d]+|[\u200c\u200d]+(?=[_.]|$)/gu, '$1').replace(/([\u200c\u200d])[\u200c\u200d]+/gu, '$1');
   // Something to see before the extension too: `ㅤ.txt` (a Hangul filler) showed as ".txt".
   const ext = extensionPart(name);
-  if (name === '' || name === '.' || name === '..' || !hasVisibleCharacter(name.slice(0, name.length - ext.length))) return null;
-  return fitted(name);
-}
-
-/** `name` within 200 UTF-16 units and 255 bytes, its extension kept. */
-function fitted(name: string): string {
-  const ext = extensionPart(name);
-  return withTail(name.slice(0, name.length - ext.length), ext);
+  const stem = name.slice(0, name.length - ext.length);
+  if (name === '' || name === '.' || name === '..' || !hasVisibleCharacter(stem)) return null;
+  // Within 200 UTF-16 units and 255 bytes, the extension kept.
+  return withTail(stem, ext);
 }
 
 /** `stem` + `tail`, the stem cut between whole characters as far as the two must fit. */

@@ -27,7 +27,10 @@ export function foldForSearch(text: string): string {
 const ACCENTS = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]/g;
 // Letters with a stroke or a ligature, which no decomposition takes apart, as people type them
 // without the keyboard that has them: "lodz" finds "Łódź", "oresund" "Øresund".
-const PLAIN_LETTERS: Record<string, string> = { ł: 'l', ø: 'o', đ: 'd', ħ: 'h', ŧ: 't', ı: 'i', æ: 'ae', œ: 'oe' };
+const PLAIN_LETTERS: Record<string, string> = { Ł: 'L', ł: 'l', Ø: 'O', ø: 'o', Đ: 'D', đ: 'd', Ħ: 'H', ħ: 'h', Ŧ: 'T', ŧ: 't', ı: 'i', Æ: 'AE', æ: 'ae', Œ: 'OE', œ: 'oe', ß: 'ss' };
+
+/** `text` with its letters of a stroke or a ligature as plain ones, case kept (`Łódź` → `Lódz`). */
+export const withPlainLetters = (text: string): string => text.replace(/[ŁłØøĐđĦħŦŧıÆæŒœß]/g, (letter) => PLAIN_LETTERS[letter]!);
 
 /**
  * Accents, strokes and the invisible format characters go (migration 0039-search-accents): "cafe"
@@ -35,10 +38,7 @@ const PLAIN_LETTERS: Record<string, string> = { ł: 'l', ø: 'o', đ: 'd', ħ: '
  * file names kept them (docs/decisions.md, "Format characters in file names").
  */
 function withoutAccents(text: string): string {
-  return text
-    .normalize('NFD')
-    .replace(ACCENTS, '')
-    .replace(/[łøđħŧıæœ]/g, (letter) => PLAIN_LETTERS[letter]!)
+  return withPlainLetters(text.normalize('NFD').replace(ACCENTS, ''))
     .replace(/\p{Cf}/gu, '')
     .normalize('NFC');
 }
