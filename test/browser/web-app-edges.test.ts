@@ -757,4 +757,55 @@ describe('the web app at its edges', () => {
     }
     expect(problems).toEqual([]);
   });
+  test("the Upload page's own options go with the next files, over the profile's, in one request and in parts", async () => {
+    const tag = async (name: string) => ((await owner.post('/api/tags', { name })).body as { data: { tag: { id: string } } }).data.tag.id;
+    await tag('receipts');
+    const created = await owner.post('/api/upload-profiles', { name: 'Public week', options: { visibility: 'PUBLIC', expiration: 'WEEK', expiryAction: 'SET_PRIVATE', tagIds: [await tag('weekly')] } });
+    expect(created.status).toBe(201);
+    const record = async (name: string) =>
+      ((await owner.get(`/api/files?search=${encodeURIComponent(name)}`)).body as { data: Array<{ name: string; urlPath: string; visibility: string; hasPassword: boolean; expiresAt: string | null; expiryAction: string | null; tags: Array<{ name: string }> }> }).data.find((f) => f.name === name)!;
+
+    await page.goto(`${server.baseUrl}/app/upload`);
+    await page.getByLabel('Upload profile').selectOption({ label: 'Public week' });
+    const more = page.getByTestId('upload-more');
+    await more.locator('summary').click();
+    await more.getByLabel('Visibility').selectOption({ label: 'Private' });
+    await more.getByLabel('Expiration').selectOption({ label: 'After an hour' });
+    await more.getByLabel('When it expires').selectOption({ label: 'Delete the file' });
+    await more.getByRole('checkbox', { name: 'receipts' }).check();
+    await more.getByLabel('Password').fill('open sesame');
+    await expect(more.locator('summary').textContent()).resolves.toBe('Options for the next files: private · expires after an hour · tags: receipts · a password');
+
+    // One request (a small file), and parts (over 32 MiB): the same options reach the server.
+    const small = path.join(tmp, 'receipt-march.txt');
+    fs.writeFileSync(small, 'coffee 3.20');
+    const big = path.join(tmp, 'scan-archive.bin');
+    fs.writeFileSync(big, Buffer.alloc(33 * 1024 * 1024, 7));
+    const before = Date.now();
+    await page.getByTestId('file-input').setInputFiles([small, big]);
+    for (const name of ['receipt-march.txt', 'scan-archive.bin']) {
+      const row = page.locator('[data-testid=upload-item][data-status=done]', { hasText: name });
+      await row.waitFor({ timeout: 60_000 });
+      await row.getByTestId('upload-access').getByText('Opens with its password').waitFor();
+      await expect(row.getByTestId('upload-access').textContent()).resolves.toMatch(/Private: only you can open the link.*Deleted at /);
+      const file = await record(name);
+      expect(file).toMatchObject({ visibility: 'PRIVATE', hasPassword: true, expiryAction: 'DELETE', tags: [{ name: 'receipts' }] });
+      const expires = Date.parse(file.expiresAt!);
+      expect(expires).toBeGreaterThanOrEqual(before + 3_600_000 - 1_000);
+      expect(expires).toBeLessThanOrEqual(Date.now() + 3_600_000 + 1_000);
+    }
+
+    // Back to the profile's options: the button goes, the focus goes to the options' heading, and
+    // the next file gets the profile's.
+    await more.getByRole('button', { name: 'Use the profile’s options' }).focus();
+    await page.keyboard.press('Enter');
+    await expect(more.locator('summary').textContent()).resolves.toBe('Options for the next files');
+    await expect.poll(() => hasFocus(more.locator('summary'))).toBe(true);
+    await expect(more.getByLabel('Password').inputValue()).resolves.toBe('');
+    await page.getByTestId('file-input').setInputFiles({ name: 'receipt-april.txt', mimeType: 'text/plain', buffer: Buffer.from('tea 2.10') });
+    await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'receipt-april.txt' }).waitFor();
+    expect(await record('receipt-april.txt')).toMatchObject({ visibility: 'PUBLIC', hasPassword: false, expiryAction: 'SET_PRIVATE', tags: [{ name: 'weekly' }] });
+    await shot('edges-upload-options');
+    expect(problems).toEqual([]);
+  });
 });

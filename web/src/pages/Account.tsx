@@ -4,7 +4,7 @@ import { formatBytes } from '../format.ts';
 import { useSession } from '../session.tsx';
 import { ErrorNote, Loading, PageHeader, useLoad, useSubmit, useToast } from '../ui.tsx';
 import type { Account, ProfileOptions, Tag, UploadProfile } from '@api';
-import { OptionsEditor } from './Organisation.tsx';
+import { OptionsEditor } from './UploadOptions.tsx';
 import { UploadProfileOptions } from './FolderOptions.tsx';
 
 /** GET/PATCH /api/account: name, default profile, upload defaults, email, password. */

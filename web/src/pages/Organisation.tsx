@@ -5,6 +5,7 @@ import { Badge, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, us
 import type { Folder, ProfileOptions, Tag, UploadProfile } from '@api';
 import { folderOptions } from './folder-tree.ts';
 import { FolderOptions } from './FolderOptions.tsx';
+import { describeOptions, OptionsEditor } from './UploadOptions.tsx';
 import { Icon } from '../icons.tsx';
 
 export function OrganisationPage() {
@@ -18,103 +19,6 @@ export function OrganisationPage() {
         { id: 'tags', label: 'Tags', allowed: can('tags.manage'), render: () => <TagsSection /> },
       ]}
     />
-  );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Upload options: shared by profiles and the account's upload defaults. An unset option inherits.
-
-const expirationLabels = { DISABLED: 'Never', HOUR: 'After an hour', DAY: 'After a day', WEEK: 'After a week', MONTH: 'After 30 days' } as const;
-
-export function describeOptions(options: ProfileOptions, tags: Tag[]): string {
-  const parts: string[] = [];
-  if (options.visibility) parts.push(options.visibility === 'PUBLIC' ? 'public' : 'private');
-  if (options.expiration && options.expiration !== 'DISABLED') parts.push(`expires ${expirationLabels[options.expiration].toLowerCase()}${options.expiryAction === 'SET_PRIVATE' ? ' (then private)' : ''}`);
-  if (options.expiration === 'DISABLED') parts.push('never expires');
-  if (options.randomizeFileUrls !== undefined) parts.push(options.randomizeFileUrls ? 'random names' : 'original names');
-  if (options.shareStyle) parts.push(`${options.shareStyle} share page`);
-  if (options.tagIds?.length) parts.push(`tags: ${options.tagIds.map((id) => tags.find((t) => t.id === id)?.name ?? '?').join(', ')}`);
-  return parts.length ? parts.join(' · ') : 'Inherits every option';
-}
-
-export function OptionsEditor({ value, onChange, tags }: { value: ProfileOptions; onChange: (value: ProfileOptions) => void; tags: Tag[] }) {
-  const set = <K extends keyof ProfileOptions>(key: K, raw: string, parse: (raw: string) => ProfileOptions[K]) => {
-    const next = { ...value };
-    if (raw === '') delete next[key];
-    else next[key] = parse(raw);
-    onChange(next);
-  };
-  return (
-    <div className="options-grid">
-      <label>
-        Visibility
-        <select value={value.visibility ?? ''} onChange={(e) => set('visibility', e.target.value, (v) => v as ProfileOptions['visibility'])}>
-          <option value="">Inherit</option>
-          <option value="PUBLIC">Public</option>
-          <option value="PRIVATE">Private</option>
-        </select>
-      </label>
-      <label>
-        Expiration
-        <select value={value.expiration ?? ''} onChange={(e) => set('expiration', e.target.value, (v) => v as ProfileOptions['expiration'])}>
-          <option value="">Inherit</option>
-          {Object.entries(expirationLabels).map(([key, label]) => (
-            <option key={key} value={key}>
-              {label}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        When it expires
-        <select value={value.expiryAction ?? ''} onChange={(e) => set('expiryAction', e.target.value, (v) => v as ProfileOptions['expiryAction'])}>
-          <option value="">Inherit</option>
-          <option value="DELETE">Delete the file</option>
-          <option value="SET_PRIVATE">Make it private</option>
-        </select>
-      </label>
-      <label>
-        File names in links
-        <select value={value.randomizeFileUrls === undefined ? '' : value.randomizeFileUrls ? 'yes' : 'no'} onChange={(e) => set('randomizeFileUrls', e.target.value, (v) => v === 'yes')}>
-          <option value="">Inherit</option>
-          <option value="no">Original names</option>
-          <option value="yes">Random names</option>
-        </select>
-      </label>
-      <label>
-        Share page style
-        <select value={value.shareStyle ?? ''} onChange={(e) => set('shareStyle', e.target.value, (v) => v as ProfileOptions['shareStyle'])}>
-          <option value="">Inherit</option>
-          <option value="minimal">Minimal</option>
-          <option value="framed">Framed</option>
-          <option value="delivery">Delivery</option>
-        </select>
-      </label>
-      {tags.length > 0 && (
-        <fieldset className="span-all">
-          <legend>Tags for new uploads</legend>
-          <div className="checkbox-grid">
-            {tags.map((tag) => (
-              <label key={tag.id} className="checkbox">
-                <input
-                  type="checkbox"
-                  checked={value.tagIds?.includes(tag.id) ?? false}
-                  onChange={(e) => {
-                    const ids = new Set(value.tagIds ?? []);
-                    if (e.target.checked) ids.add(tag.id);
-                    else ids.delete(tag.id);
-                    const next: ProfileOptions = { ...value, tagIds: [...ids] };
-                    if (ids.size === 0) delete next.tagIds;
-                    onChange(next);
-                  }}
-                />
-                {tag.name}
-              </label>
-            ))}
-          </div>
-        </fieldset>
-      )}
-    </div>
   );
 }
 

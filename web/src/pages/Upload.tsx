@@ -6,8 +6,9 @@ import { useSession } from '../session.tsx';
 import { Badge, CopyButton, PageHeader, useAnnounce, useConfirm, useLoad } from '../ui.tsx';
 import { ApiError, errorMessage } from '../api.ts';
 import { CHUNK_THRESHOLD, FileChanged, newChunkedProgress, UploadAborted, uploadFile, type ChunkedProgress, type Selectors } from '../upload/uploader.ts';
-import type { Account, FileRecord, Folder, UploadLinks, UploadProfile } from '@api';
+import type { Account, FileRecord, Folder, ProfileOptions, Tag, UploadLinks, UploadProfile } from '@api';
 import { FolderOptions, UploadProfileOptions } from './FolderOptions.tsx';
+import { optionParts, OptionsEditor, type ExpiryAction } from './UploadOptions.tsx';
 
 type Status = 'queued' | 'uploading' | 'done' | 'failed' | 'cancelled';
 
@@ -62,6 +63,9 @@ export function UploadPage() {
   const [items, setItems] = useState<Item[]>([]);
   const [profile, setProfile] = useState('');
   const [folder, setFolder] = useState('');
+  // The next files' own options and password, over the profile's (contract §4).
+  const [options, setOptions] = useState<ProfileOptions>({});
+  const [password, setPassword] = useState('');
   const [dragging, setDragging] = useState(false);
   const nextId = useRef(1);
   const controllers = useRef(new Map<number, AbortController>());
@@ -71,21 +75,27 @@ export function UploadPage() {
   // A chunked upload's session and finished parts, kept from a failed or cancelled attempt for Retry.
   const progress = useRef(new Map<number, ChunkedProgress>());
   const fileInput = useRef<HTMLInputElement>(null);
+  const optionsSummary = useRef<HTMLElement>(null);
   const inputId = useId();
 
   const profiles = useLoad(() => (can('uploadProfiles.manage') ? get<{ profiles: UploadProfile[] }>('/api/upload-profiles').then((d) => d.profiles) : Promise.resolve([])), []);
   const folders = useLoad(() => (can('folders.manage') ? get<{ folders: Folder[] }>('/api/folders').then((d) => d.folders) : Promise.resolve([])), []);
   const account = useLoad(() => get<{ account: Account }>('/api/account').then((d) => d.account), []);
+  const tags = useLoad(() => (can('tags.manage') ? get<{ tags: Tag[] }>('/api/files/tags').then((d) => d.tags) : Promise.resolve([])), []);
+  // What the options may ask for (spec, POST /api/files rules 1–3): without files.share an upload is
+  // private whatever it asks, and each expiry action needs its permission.
+  const expiryActions: ExpiryAction[] = [...(can('files.delete') ? (['DELETE'] as const) : []), ...(can('files.share') ? (['SET_PRIVATE'] as const) : [])];
+  const chosen = [...optionParts(options, tags.data ?? []), ...(password ? ['a password'] : [])];
 
   const update = useCallback((id: number, change: Partial<Item>) => setItems((list) => list.map((item) => (item.id === id ? { ...item, ...change } : item))), []);
 
   const enqueue = useCallback(
     (files: File[]) => {
       if (files.length === 0) return;
-      const selectors = { profile, folder };
+      const selectors = { profile, folder, options, password };
       setItems((list) => [...list, ...files.map((file) => ({ id: nextId.current++, file, selectors, status: 'queued' as const, detail: 'Waiting', loaded: 0, speed: 0 }))]);
     },
-    [profile, folder],
+    [profile, folder, options, password],
   );
 
   const reloadAccount = account.reload;
@@ -215,6 +225,43 @@ export function UploadPage() {
           </label>
         )}
       </div>
+      <details className="upload-more" data-testid="upload-more">
+        <summary ref={optionsSummary}>
+          Options for the next files{chosen.length > 0 && <span className="muted">: {chosen.join(' · ')}</span>}
+        </summary>
+        <p className="hint">Over the profile’s options, for files added from now on; files already in the list keep theirs.{can('files.share') ? '' : ' Your uploads are private: your role cannot share files.'}</p>
+        <OptionsEditor
+          value={options}
+          onChange={setOptions}
+          tags={tags.data ?? []}
+          inheritLabel="As the profile says"
+          tagsLegend="Tags (instead of the profile’s)"
+          showVisibility={can('files.share')}
+          actions={expiryActions}
+        />
+        <div className="options-grid">
+          <label>
+            Password
+            <input type="password" value={password} onChange={(e) => setPassword(e.target.value)} autoComplete="new-password" maxLength={1024} placeholder="None" aria-describedby="upload-password-hint" />
+          </label>
+          <span id="upload-password-hint" className="hint span-all">
+            Anyone opening the link is asked for it.
+          </span>
+        </div>
+        {chosen.length > 0 && (
+          <button
+            type="button"
+            onClick={() => {
+              setOptions({});
+              setPassword('');
+              // The button goes with the options it cleared: the focus goes back to their heading.
+              optionsSummary.current?.focus();
+            }}
+          >
+            Use the profile’s options
+          </button>
+        )}
+      </details>
       <div
         className={dragging ? 'dropzone dragging' : 'dropzone'}
         onDragOver={(event) => {

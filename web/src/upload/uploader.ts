@@ -1,5 +1,5 @@
 import { api, ApiError, describeFailure, retryAfterOf } from '../api.ts';
-import type { UploadLinks } from '@api';
+import type { ProfileOptions, UploadLinks } from '@api';
 
 /**
  * Browser uploads (docs/web.md):
@@ -22,6 +22,21 @@ export interface Selectors {
   profile: string;
   /** '' = unfiled (header omitted), or a folder ID. */
   folder: string;
+  /** The upload's own option fields, over its profile's (contract §4); none set = the profile's. */
+  options?: ProfileOptions;
+  /** '' = no password. The upload's own, never a profile's (spec, Upload profiles). */
+  password?: string;
+}
+
+/**
+ * The option fields as contract §4 names them, as JSON values (the chunked start's body takes them
+ * so); a multipart form sends each as text, `tagIds` as a JSON array.
+ */
+function optionValues(selectors: Selectors): Record<string, string | boolean | string[]> {
+  const values: Record<string, string | boolean | string[]> = {};
+  for (const [name, value] of Object.entries(selectors.options ?? {})) if (value !== undefined) values[name] = value;
+  if (selectors.password) values.password = selectors.password;
+  return values;
 }
 
 /**
@@ -171,6 +186,8 @@ export async function uploadFile(file: File, selectors: Selectors, hooks: Upload
 
 async function uploadSingle(file: File, selectors: Selectors, hooks: UploadHooks): Promise<UploadLinks> {
   const form = new FormData();
+  // The fields go before the file, so the server checks them before it stores a byte.
+  for (const [name, value] of Object.entries(optionValues(selectors))) form.append(name, Array.isArray(value) ? JSON.stringify(value) : String(value));
   form.append('file', file, file.name);
   hooks.onStatus?.('Uploading');
   let result: XhrResult;
@@ -235,7 +252,7 @@ async function uploadChunked(file: File, selectors: Selectors, hooks: UploadHook
     }
   }
   hooks.onStatus?.('Starting');
-  const start: Record<string, unknown> = { filename: file.name, size: file.size };
+  const start: Record<string, unknown> = { ...optionValues(selectors), filename: file.name, size: file.size };
   if (file.type) start.mimeType = file.type;
   const { uploadId } = await api<{ uploadId: string; fileKey: string }>('POST', '/api/files/chunks', start, selectorHeaders(selectors));
   progress.uploadId = uploadId;
