@@ -78,10 +78,38 @@ function extensionPart(name: string): string {
 /**
  * A multipart part's file name as the sender meant it. The HTML form encoding (browsers, and curl
  * after them) writes `"` as `%22` and CR and LF as `%0D` and `%0A`; nothing else is encoded, so
- * nothing else is decoded.
+ * nothing else is decoded. A name that is nothing but RFC 2047 encoded words is decoded: .NET
+ * (C#'s HttpClient, PowerShell's `-Form`) writes a name beyond ASCII so in `filename`, beside its
+ * `filename*`, and the form parser reads `filename` when the field's name is quoted.
  */
 export function formFileName(raw: string): string {
-  return raw.replace(/%22|%0D|%0A/gi, (code) => String.fromCharCode(parseInt(code.slice(1), 16)));
+  return encodedWords(raw) ?? raw.replace(/%22|%0D|%0A/gi, (code) => String.fromCharCode(parseInt(code.slice(1), 16)));
+}
+
+const encodedWord = /=\?([^?\s]+)\?([BbQq])\?([^?\s]*)\?=/g;
+
+/** `=?charset?B|Q?text?=` words, separated by white space only (RFC 2047 §6.2), decoded; else null. */
+function encodedWords(raw: string): string | null {
+  if (!/^\s*=\?[^?\s]+\?[BbQq]\?[^?\s]*\?=(\s+=\?[^?\s]+\?[BbQq]\?[^?\s]*\?=)*\s*$/.test(raw)) return null;
+  let text = '';
+  for (const [, charset, coding, payload] of raw.matchAll(encodedWord)) {
+    let bytes: Buffer;
+    if (coding!.toUpperCase() === 'B') {
+      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(payload!) || payload!.length % 4 !== 0) return null;
+      bytes = Buffer.from(payload!, 'base64');
+    } else {
+      if (/=(?![0-9A-Fa-f]{2})/.test(payload!)) return null;
+      bytes = Buffer.from(payload!.replace(/_/g, ' ').replace(/=([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1');
+    }
+    try {
+      // RFC 2231's language suffix (`utf-8*en`) names no charset of its own. An unknown charset
+      // and bytes that are not of it both throw.
+      text += new TextDecoder(charset!.split('*')[0]!, { fatal: true }).decode(bytes);
+    } catch {
+      return null;
+    }
+  }
+  return text;
 }
 
 /** `photo.png`, then `photo-1.png`, `photo-2.png`, … */

@@ -499,6 +499,25 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       const random = await uploadFile(user, 'secret-plans.txt', 'x', { fields: { randomizeFileUrls: 'true' } });
       expect(random.body.data.name).toMatch(/^[A-Za-z0-9]{10}\.txt$/);
     });
+
+    it('reads a name sent as RFC 2047 encoded words (.NET and PowerShell clients), and leaves names that only look like them', async () => {
+      const user = await member();
+      const boundary = 'hoard-encoded-words';
+      const send = (disposition: string) =>
+        fetch(`${server.baseUrl}/api/files`, {
+          method: 'POST',
+          headers: { cookie: user.cookieHeader(), origin: server.baseUrl, 'content-type': `multipart/form-data; boundary=${boundary}` },
+          body: Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\nContent-Type: text/plain\r\n\r\nhello\r\n--${boundary}--\r\n`, 'utf8'),
+        }).then(async (response) => [response.status, ((await response.json()) as { data?: { name: string } }).data?.name]);
+      // .NET's MultipartFormDataContent writes both parameters; the form parser takes the quoted
+      // one when the field's name is quoted, so the encoded words are what arrives.
+      expect(await send(`form-data; name="file"; filename="=?utf-8?B?Y2Fmw6kgbWVudS50eHQ=?="; filename*=utf-8''caf%C3%A9%20menu.txt`)).toEqual([200, 'café_menu.txt']);
+      expect(await send(`form-data; name="file"; filename="=?UTF-8?Q?=C3=84rger_=C3=BCber?= =?UTF-8?Q?.txt?="`)).toEqual([200, 'Ärger_über.txt']);
+      expect(await send(`form-data; name="file"; filename="=?iso-8859-1?q?f=E9te.txt?="`)).toEqual([200, 'féte.txt']);
+      // Not encoded words: an unknown charset, bad base64, or text around them.
+      expect(await send(`form-data; name="file"; filename="=?x-unknown?B?YWJj?="`)).toEqual([200, 'x-unknownBYWJj']);
+      expect(await send(`form-data; name="file"; filename="notes =?utf-8?B?YWJj?=.txt"`)).toEqual([200, 'notes_utf-8BYWJj.txt']);
+    });
   });
 
   describe('tokens bound to an upload profile (spec, Authentication 8)', () => {
