@@ -4,7 +4,7 @@ import { accessTo, findById, unlockCookieName, unlockToken } from '../../files/f
 import { checkFilePassword } from '../../files/unlock.ts';
 import { renderNotFoundPage, sharePagePolicy, type UnlockOutcome } from '../../files/share-page.ts';
 import { uploadLinks } from '../../files/file-views.ts';
-import { errorSchema } from '../../api/errors.ts';
+import { apiErrorSchema } from '../../api/errors.ts';
 import { AppError, invalid, notFound } from '../../errors.ts';
 import { acceptFormBodies } from '../form-body.ts';
 import { sharePageHeaders } from '../share-page-headers.ts';
@@ -17,7 +17,7 @@ const UNLOCK_FORM_LIMIT = 16 * 1024;
 /** An answer that is the error body to a script, the share page's password form again to a browser's form. */
 const errorOrPage = (description: string) => ({
   description,
-  content: { 'application/json': { schema: errorSchema }, 'text/html': { schema: z.string() } },
+  content: { 'application/json': { schema: apiErrorSchema }, 'text/html': { schema: z.string() } },
 });
 
 /**
