@@ -216,5 +216,39 @@ export function openApiComponents(document: Parameters<typeof jsonSchemaTransfor
   };
   visit(result.paths);
   const components = { ...result.components, schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => referenced.has(name))) };
+  describeSharedAnswers(result.paths);
   return { ...result, components } as ReturnType<typeof jsonSchemaTransformObject>;
+}
+
+type DocumentedResponse = { description?: string; headers?: Record<string, unknown> };
+
+const retryAfter = { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } };
+const sharedAnswers: Record<string, DocumentedResponse> = {
+  '4XX': {
+    description:
+      'A client mistake, said in `error` for a person to read: 400 an invalid request, 401 the one generic `Unauthorized` (missing, unknown, expired or revoked credentials, a missing scope), 403 a permission the account lacks, 404 nothing of yours by that ID, 409 a conflict with the current state, 413 over a size limit or the quota, 429 too many requests (with `Retry-After`)',
+    headers: { 'Retry-After': { ...retryAfter, description: 'With a 429: seconds to wait before trying again' } },
+  },
+  '5XX': {
+    description: 'A server error; a 503 (the database or file storage unavailable for a moment, or every archive slot busy) carries `Retry-After`, a 507 says the server is out of storage space',
+    headers: { 'Retry-After': { ...retryAfter, description: 'With a 503: seconds to wait before trying again' } },
+  },
+};
+
+/**
+ * What the routes' schemas leave to the library's defaults: the error ranges every route answers
+ * through are said once here (with the `Retry-After` of a 429 or a 503), a redirect's `Location` is
+ * named, and a success answer says it is one rather than "Default Response".
+ */
+function describeSharedAnswers(paths: unknown): void {
+  for (const operations of Object.values((paths ?? {}) as Record<string, Record<string, { responses?: Record<string, DocumentedResponse> }>>)) {
+    for (const operation of Object.values(operations)) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const shared = sharedAnswers[status];
+        if (shared) Object.assign(response, shared);
+        else if (/^3\d\d$/.test(status) && status !== '304') response.headers = { Location: { description: 'Where to go', schema: { type: 'string', format: 'uri-reference' } }, ...response.headers };
+        else if (/^2\d\d$/.test(status) && response.description === 'Default Response') response.description = 'Success';
+      }
+    }
+  }
 }

@@ -8,10 +8,11 @@ import { routePolicies, type RoutePolicy } from '../../src/auth/route-policy.ts'
 // (docs/architecture.md, "One definition of the API").
 
 interface Operation {
+  operationId?: string;
   security?: Array<Record<string, string[]>>;
-  parameters?: Array<{ in: string; name: string }>;
+  parameters?: Array<{ in: string; name: string; schema?: { pattern?: string; enum?: string[] } }>;
   requestBody?: { required?: boolean; content: Record<string, { schema?: { format?: string; properties?: Record<string, { format?: string }>; required?: string[] } }> };
-  responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+  responses: Record<string, { description?: string; headers?: Record<string, unknown>; content?: Record<string, { schema?: unknown }> }>;
   'x-scope'?: string;
   'x-permission'?: string;
 }
@@ -113,6 +114,39 @@ describe('the OpenAPI document', () => {
       const headers = (operation.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name.toLowerCase());
       expect(headers).toEqual(expect.arrayContaining(['x-upload-profile', 'x-upload-folder']));
     }
+  });
+
+  it('gives every operation a name of its own, for clients generated from it', () => {
+    const names = Object.values(document.paths).flatMap((operations) => Object.values(operations).map((operation) => operation.operationId));
+    expect(names.length).toBeGreaterThan(90);
+    for (const name of names) expect(name).toMatch(/^[a-z][A-Za-z]+$/);
+    expect(new Set(names).size).toBe(names.length);
+    expect(document.paths['/api/files']!.get!.operationId).toBe('listFiles');
+    expect(document.paths['/api/files/chunks/{uploadId}/part/{partNumber}']!.put!.operationId).toBe('uploadPart');
+  });
+
+  it('says what the shared error ranges mean, with Retry-After, a redirect\'s Location, and the form of whole-number and one-of parameters', () => {
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const where = `${method.toUpperCase()} ${path}`;
+        expect(operation.responses['4XX']?.description, where).toMatch(/429 too many requests/);
+        expect(Object.keys(operation.responses['4XX']?.headers ?? {}), where).toEqual(['Retry-After']);
+        expect(Object.keys(operation.responses['5XX']?.headers ?? {}), where).toEqual(['Retry-After']);
+        for (const [status, response] of Object.entries(operation.responses)) {
+          if (/^3\d\d$/.test(status) && status !== '304') expect(Object.keys(response.headers ?? {}), `${where} ${status}`).toContain('Location');
+          expect(response.description, `${where} ${status}`).not.toBe('Default Response');
+        }
+      }
+    }
+    const parameter = (path: string, method: string, name: string) => document.paths[path]![method]!.parameters!.find((p) => p.name === name)!.schema;
+    expect(parameter('/api/files', 'get', 'page')).toMatchObject({ type: 'string', pattern: '^[1-9][0-9]*$' });
+    expect(parameter('/api/files', 'get', 'limit')).toMatchObject({ pattern: '^[1-9][0-9]*$' });
+    expect(parameter('/api/files', 'get', 'galleryDirection')).toMatchObject({ enum: ['next', 'previous'] });
+    expect(parameter('/api/files/timeline', 'get', 'groupBy')).toMatchObject({ enum: ['none', 'month', 'week', 'year'] });
+    expect(parameter('/api/files/chunks/{uploadId}/part/{partNumber}', 'put', 'uploadId')).toMatchObject({ pattern: '^[a-z0-9]{1,100}$' });
+    expect(parameter('/api/files/chunks/{uploadId}/part/{partNumber}', 'get', 'partNumber')).toMatchObject({ pattern: '^[1-9][0-9]*$' });
+    const shorten = document.paths['/api/urls']!.post!.requestBody!.content['application/json']!.schema!.properties!['url'] as { maxLength?: number };
+    expect(shorten.maxLength).toBe(2048);
   });
 
   it('names its records once, as components, and lists no component nothing refers to', () => {

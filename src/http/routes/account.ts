@@ -21,14 +21,14 @@ const exemptFromDefaultQuota = (principal: Principal) => hasPermission(principal
 /** The signed-in account's own settings. Browser session only. */
 export const accountRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['account'];
-  app.get('/api/account', { schema: { tags, summary: 'Your account: name, upload defaults, default profile, storage used and quota', response: { 200: accountResponse } } }, async (request) => {
+  app.get('/api/account', { schema: { tags, operationId: 'getAccount', summary: 'Your account: name, upload defaults, default profile, storage used and quota', response: { 200: accountResponse } } }, async (request) => {
     const principal = principalOf(request);
     return ok({ account: await getAccountSettings(ctx.db, principal.user.id, { exemptFromDefaultQuota: exemptFromDefaultQuota(principal) }) });
   });
 
   app.patch(
     '/api/account',
-    { schema: { tags, summary: 'Change your name, upload defaults, default profile, email or password (a new password ends your other sessions)', body: updateBody, response: { 200: accountResponse } } },
+    { schema: { tags, operationId: 'updateAccount', summary: 'Change your name, upload defaults, default profile, email or password (a new password ends your other sessions)', body: updateBody, response: { 200: accountResponse } } },
     async (request) => {
       const principal = principalOf(request);
       const account = await updateAccountSettings(

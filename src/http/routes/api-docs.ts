@@ -123,16 +123,17 @@ export const apiDocsRoutes: RouteModule = async (app) => {
   });
   // The plugin's routes, declared here so that its module loads only when one is asked for; each
   // declares its answers (docs/architecture.md, "One definition of the API").
-  const routes: Record<string, { summary: string; response: Record<number, unknown> }> = {
-    [API_DOCS_PREFIX]: { summary: 'Redirects to the API reference page', response: { 301: redirect(`To the page, ${PAGE}`) } },
-    [PAGE]: { summary: 'The API reference, a page rendered from this document', response: { 200: html('The API reference page') } },
+  const routes: Record<string, { operationId: string; summary: string; response: Record<number, unknown> }> = {
+    [API_DOCS_PREFIX]: { operationId: 'redirectToApiReference', summary: 'Redirects to the API reference page', response: { 301: redirect(`To the page, ${PAGE}`) } },
+    [PAGE]: { operationId: 'getApiReference', summary: 'The API reference, a page rendered from this document', response: { 200: html('The API reference page') } },
     [BUNDLE]: {
+      operationId: 'getApiReferenceScript',
       summary: "The API reference page's script",
       response: { 200: bytes("The page's script", 'application/javascript'), 304: noBody('Not modified: the bundle still has the ETag asked about') },
     },
   };
-  for (const [url, { summary, response }] of Object.entries(routes)) {
-    app.get(url, { schema: { tags: ['meta'], summary, response } }, async (request, reply) => {
+  for (const [url, { operationId, summary, response }] of Object.entries(routes)) {
+    app.get(url, { schema: { tags: ['meta'], operationId, summary, response } }, async (request, reply) => {
       const handler = (await loadPluginHandlers()).get(url);
       if (!handler) throw new Error(`The API reference plugin has no route GET ${url}`);
       return handler(request, reply);

@@ -63,7 +63,7 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
 
   app.get(
     '/api/archives/:fileId',
-    { schema: { tags, summary: "The manifest of one of your ZIP or tar files (at most 10,000 entries listed; the counts cover all)", params: fileParams, response: { 200: archiveManifestResponse } } },
+    { schema: { tags, operationId: 'getArchiveManifest', summary: "The manifest of one of your ZIP or tar files (at most 10,000 entries listed; the counts cover all)", params: fileParams, response: { 200: archiveManifestResponse } } },
     async (request, reply) => {
       const file = await ownedFile(request, request.params.fileId);
       const slot = reserve(request, reply);
@@ -78,6 +78,7 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags,
+        operationId: 'getArchiveEntry',
         summary: 'One entry of one of your archives, as an attachment',
         params: fileParams,
         querystring: entryQuery,
@@ -98,6 +99,7 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags,
+        operationId: 'extractArchive',
         summary: 'Extract entries of one of your archives into your library, each a new file under the rules of POST /api/files',
         params: fileParams,
         body: extractBody,
@@ -122,6 +124,7 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags,
+        operationId: 'createArchive',
         summary: 'Make a new ZIP file of some of your files (names made unique), streamed to storage',
         body: createBody,
         response: { 201: archiveCreatedResponse },

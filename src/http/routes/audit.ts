@@ -23,7 +23,7 @@ const auditQuery = z.object({
 export const auditRoutes: RouteModule = async (app, { ctx }) => {
   app.get(
     '/api/audit',
-    { schema: { tags: ['administration'], summary: 'Records of token- and legacy-authorized requests, newest first', querystring: auditQuery, response: { 200: auditPageResponse } } },
+    { schema: { tags: ['administration'], operationId: 'listAuditRecords', summary: 'Records of token- and legacy-authorized requests, newest first', querystring: auditQuery, response: { 200: auditPageResponse } } },
     async (request, reply) => {
       const { userId, tokenId, before, limit } = request.query;
       const page = await listAuditRecords(ctx.db, { userId: userId ?? null, tokenId: tokenId ?? null, before: before ?? null, limit: limit ?? 50 });

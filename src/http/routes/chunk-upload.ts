@@ -5,6 +5,7 @@ import type { Principal } from '../../auth/principal.ts';
 import type { Executor } from '../../db/account-scope.ts';
 import { invalid } from '../../errors.ts';
 import { MIME_TYPE_MAX_LENGTH } from '../../api/vocabulary.ts';
+import { chunkLimits, UPLOAD_ID_PATTERN } from '../../shared/chunk-limits.ts';
 import { planUpload } from '../../uploads/upload-plan.ts';
 import { requestOptionsShape, toRequestOptions } from '../../uploads/option-fields.ts';
 import { uploadLinks } from '../../files/file-views.ts';
@@ -32,7 +33,12 @@ const completionFields = {
   visibility: z.enum(['PUBLIC', 'PRIVATE']).optional(),
   password: z.string().max(1024).optional(),
 };
-const partParams = z.object({ uploadId: z.string(), partNumber: z.string() });
+// The document gives each path parameter's form, for clients generated from it; the values are
+// checked by checkUploadId() and parsePartNumber(), whose 400s name them.
+const partParams = z.object({
+  uploadId: z.string().meta({ pattern: UPLOAD_ID_PATTERN.source }),
+  partNumber: z.string().meta({ pattern: '^[1-9][0-9]*$', description: `1 to ${chunkLimits.maxPartNumber}` }),
+});
 /** Optional: the part's exact size in bytes, signed into a presigned URL (src/chunks/chunked-upload.ts, partUrl). */
 const partSize = z
   .string()
@@ -50,7 +56,7 @@ const requiredOnce = onceQueryText();
 export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['chunked uploads'];
 
-  app.post('/api/files/chunks', { schema: { tags, summary: 'Start a chunked upload', querystring: selectorQuery, documentedHeaders: selectorHeaders, body: initBody, response: { 200: chunkSessionResponse } } }, async (request) => {
+  app.post('/api/files/chunks', { schema: { tags, operationId: 'startChunkedUpload', summary: 'Start a chunked upload', querystring: selectorQuery, documentedHeaders: selectorHeaders, body: initBody, response: { 200: chunkSessionResponse } } }, async (request) => {
     const principal = principalOf(request);
     const plan = await planUpload(ctx.db, principal, selectorsOf(request));
     const { filename, mimeType, size, copyFormat: _ignored, ...options } = request.body;
@@ -60,14 +66,14 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
 
   app.get(
     '/api/files/chunks',
-    { schema: { tags, summary: 'Part upload URL (query form)', querystring: z.object({ uploadId: requiredOnce, partNumber: requiredOnce, size: partSize }), response: { 200: partUrlQueryResponse } } },
+    { schema: { tags, operationId: 'getPartUrlByQuery', summary: 'Part upload URL (query form)', querystring: z.object({ uploadId: requiredOnce, partNumber: requiredOnce, size: partSize }), response: { 200: partUrlQueryResponse } } },
     async (request) => {
       const url = await partUrl(ctx, principalOf(request), checkUploadId(request.query.uploadId), parsePartNumber(request.query.partNumber), request.query.size);
       return { url, presignedUrl: url };
     },
   );
 
-  app.get('/api/files/chunks/:uploadId/part/:partNumber', { schema: { tags, summary: 'Part upload URL', params: partParams, querystring: z.object({ size: partSize }), response: { 200: partUrlResponse } } }, async (request) => {
+  app.get('/api/files/chunks/:uploadId/part/:partNumber', { schema: { tags, operationId: 'getPartUrl', summary: 'Part upload URL', params: partParams, querystring: z.object({ size: partSize }), response: { 200: partUrlResponse } } }, async (request) => {
     const url = await partUrl(ctx, principalOf(request), checkUploadId(request.params.uploadId), parsePartNumber(request.params.partNumber), request.query.size);
     return { data: { url } };
   });
@@ -82,6 +88,7 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
       {
         schema: {
           tags,
+          operationId: 'uploadPart',
           summary: 'Upload one part (raw application/octet-stream, at most 64 MiB)',
           params: partParams,
           consumes: ['application/octet-stream'],
@@ -111,6 +118,7 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags,
+        operationId: 'completeChunkedUpload',
         summary: 'Complete a chunked upload (upload links, unwrapped)',
         params: z.object({ uploadId: z.string() }),
         querystring: completionQuery,
@@ -130,7 +138,7 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
 
   app.put(
     '/api/files/chunks',
-    { schema: { tags, summary: 'Complete a chunked upload ({data: upload links})', querystring: completionQuery, body: z.strictObject({ uploadId: z.string(), ...completionFields }), response: { 200: wrappedUploadLinksResponse } } },
+    { schema: { tags, operationId: 'completeChunkedUploadByBody', summary: 'Complete a chunked upload ({data: upload links})', querystring: completionQuery, body: z.strictObject({ uploadId: z.string(), ...completionFields }), response: { 200: wrappedUploadLinksResponse } } },
     async (request) => {
       const principal = principalOf(request);
       const { uploadId, ...completion } = request.body;

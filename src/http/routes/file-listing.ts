@@ -4,13 +4,18 @@ import type { AppContext } from '../../context.ts';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { listFiles, listTypes } from '../../listing/list-files.ts';
 import { fileTimeline } from '../../listing/timeline.ts';
-import { parseListQuery, parseTimelineQuery } from '../../listing/parameters.ts';
+import { galleryDirections, parseListQuery, parseTimelineQuery } from '../../listing/parameters.ts';
+import { groupings } from '../../listing/calendar.ts';
 import { ok } from '../responses.ts';
 import { fileListResponse, fileTypesResponse, timelineResponse, type FileListResponse, type FileTypesResponse } from '../../api/files.ts';
 
 // Each parameter is one text value; the rules are checked by src/listing/parameters.ts, which names
 // the parameter in its 400 message. Unknown parameters are ignored (clients add cache-busters).
-const once = (description: string) => z.string({ error: 'give this parameter once, as a single value' }).optional().describe(description);
+// The document also gives a parameter's form where the rules have one (a whole number, one of a few
+// words), for clients generated from it; the values are still checked by those rules alone.
+const once = (description: string, form: { pattern?: string; enum?: readonly string[] } = {}) =>
+  z.string({ error: 'give this parameter once, as a single value' }).meta(form).optional().describe(description);
+const wholeNumber = { pattern: '^[1-9][0-9]*$' };
 
 const filterParameters = {
   ids: once('1 to 100 distinct comma-separated file IDs; unowned or missing IDs are omitted'),
@@ -26,16 +31,16 @@ const filterParameters = {
 
 const listQuery = z.object({
   ...filterParameters,
-  page: once('at least 1; default 1'),
-  limit: once('at least 1; default 24; capped at 100'),
+  page: once('at least 1; default 1', wholeNumber),
+  limit: once('at least 1; default 24; capped at 100', wholeNumber),
   galleryAnchor: once('an image file ID within the current filter; requires galleryDirection'),
-  galleryDirection: once('next or previous; requires galleryAnchor'),
+  galleryDirection: once('next or previous; requires galleryAnchor', { enum: galleryDirections }),
   snapshot: once('inclusive upload-time ceiling returned by GET /api/files/timeline'),
 });
 
 const timelineQuery = z.object({
   ...filterParameters,
-  groupBy: once('none (default: months, echoed as none), month, week (ISO, from Monday) or year'),
+  groupBy: once('none (default: months, echoed as none), month, week (ISO, from Monday) or year', { enum: groupings }),
   timezone: once('IANA time zone for calendar boundaries; default UTC'),
 });
 
@@ -61,6 +66,7 @@ export const fileListingRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags,
+        operationId: 'listFiles',
         summary: "List and search the account's files (sizes in MiB), or the images next to a gallery anchor",
         querystring: listQuery,
         response: { 200: fileListResponse },
@@ -76,7 +82,7 @@ export const fileListingRoutes: RouteModule = async (app, { ctx }) => {
     },
   );
 
-  app.get('/api/files/types', { schema: { tags, summary: "The account's distinct MIME types, sorted", response: { 200: fileTypesResponse } } }, (request, reply) =>
+  app.get('/api/files/types', { schema: { tags, operationId: 'listFileTypes', summary: "The account's distinct MIME types, sorted", response: { 200: fileTypesResponse } } }, (request, reply) =>
     sendListing(ctx, request, reply, 'types', null, fileTypesResponse, async (): Promise<FileTypesResponse> => ok({ types: await listTypes(ctx.db, principalOf(request).user.id) })),
   );
 
@@ -85,6 +91,7 @@ export const fileListingRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags,
+        operationId: 'getTimeline',
         summary: 'Counts of the selected files per calendar bucket, with a snapshot for window reads',
         querystring: timelineQuery,
         response: { 200: timelineResponse },

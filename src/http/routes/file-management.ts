@@ -21,7 +21,7 @@ export const fileManagementRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['files'];
   app.patch(
     '/api/files/:id',
-    { schema: { tags, summary: 'Rename a file or change its visibility, password, expiry, folder or tags', params: idParams, body: patchBody, response: { 200: fileResponse } } },
+    { schema: { tags, operationId: 'updateFile', summary: 'Rename a file or change its visibility, password, expiry, folder or tags', params: idParams, body: patchBody, response: { 200: fileResponse } } },
     async (request) => {
       const principal = principalOf(request);
       const { expiresAt, ...rest } = request.body;
@@ -33,7 +33,7 @@ export const fileManagementRoutes: RouteModule = async (app, { ctx }) => {
     },
   );
 
-  app.delete('/api/files/:id', { schema: { tags, summary: 'Delete a file: bytes and metadata', params: idParams, response: { 204: noBody('Deleted') } } }, async (request, reply) => {
+  app.delete('/api/files/:id', { schema: { tags, operationId: 'deleteFile', summary: 'Delete a file: bytes and metadata', params: idParams, response: { 204: noBody('Deleted') } } }, async (request, reply) => {
     if (!(await deleteFileRecord(ctx, principalOf(request).user.id, request.params.id))) throw notFound('File not found');
     return reply.code(204).send();
   });

@@ -192,6 +192,7 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags,
+        operationId: 'getFileBytes',
         summary: 'Raw bytes of a file (public, unlocked, or your own); counts a view',
         params: z.object({ urlId: pathText, name: pathText }),
         response: byteResponses("The file's bytes with its stored Content-Type; types a browser would run (HTML, SVG, XML) come as an attachment"),
@@ -220,6 +221,7 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags,
+        operationId: 'downloadFile',
         summary: 'Download a file as an attachment; counts a download',
         params: z.object({ id: pathText }),
         response: byteResponses("The file's bytes, `Content-Disposition: attachment`"),
@@ -238,6 +240,7 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags,
+        operationId: 'previewFile',
         summary: 'Your own file, inline, for previews in the web app (browser session only); counts no view',
         params: z.object({ id: pathText }),
         response: byteResponses("The file's bytes, inline unless a browser would run them"),
@@ -259,6 +262,7 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags,
+        operationId: 'getThumbnail',
         summary: "A file's thumbnail: WebP, longest side at most 512 px, no metadata (public files to anyone, others to their owner)",
         params: z.object({ id: pathText }),
         querystring: z.object({ v: z.string().max(64).optional().describe('The version the listing puts in `thumbnailUrl`; any value gives the current thumbnail') }),
@@ -276,6 +280,7 @@ export const fileServingRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags,
+        operationId: 'getRecognisedText',
         summary: "The text recognised in your own image (browser session only)",
         params: z.object({ id: pathText }),
         response: { 200: fileOcrResponse },

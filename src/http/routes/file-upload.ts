@@ -35,6 +35,7 @@ export const fileUploadRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags: ['files'],
+        operationId: 'uploadFile',
         summary: 'Upload one file (multipart/form-data, part "file"), streamed to storage',
         querystring: selectorQuery,
         documentedHeaders: selectorHeaders,

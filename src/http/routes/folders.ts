@@ -18,24 +18,24 @@ const updateBody = z.strictObject({
 /** Nested folders (contract §3). Browser session only. */
 export const folderRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['folders'];
-  app.get('/api/folders', { schema: { tags, summary: "Every folder of the account, flat, sorted by name; parentId gives the tree", response: { 200: folderListResponse } } }, async (request) =>
+  app.get('/api/folders', { schema: { tags, operationId: 'listFolders', summary: "Every folder of the account, flat, sorted by name; parentId gives the tree", response: { 200: folderListResponse } } }, async (request) =>
     ok({ folders: await listFolders(ctx.db, principalOf(request).user.id) }),
   );
 
-  app.post('/api/folders', { schema: { tags, summary: 'Create a folder, at the top level or inside parentId', body: createBody, response: { 201: folderResponse } } }, async (request, reply) => {
+  app.post('/api/folders', { schema: { tags, operationId: 'createFolder', summary: 'Create a folder, at the top level or inside parentId', body: createBody, response: { 201: folderResponse } } }, async (request, reply) => {
     const folder = await createFolder(ctx.db, ctx.dialect, principalOf(request).user.id, request.body);
     return reply.code(201).send(ok({ folder }));
   });
 
   app.patch(
     '/api/folders/:id',
-    { schema: { tags, summary: 'Rename and/or move a folder (parentId null: to the top level)', params: idParams, body: updateBody, response: { 200: folderResponse } } },
+    { schema: { tags, operationId: 'updateFolder', summary: 'Rename and/or move a folder (parentId null: to the top level)', params: idParams, body: updateBody, response: { 200: folderResponse } } },
     async (request) => ok({ folder: await updateFolder(ctx.db, ctx.dialect, principalOf(request).user.id, request.params.id, request.body) }),
   );
 
   app.delete(
     '/api/folders/:id',
-    { schema: { tags, summary: 'Delete a folder: its files become unfiled and its subfolders move up one level', params: idParams, response: { 204: noBody('Deleted') } } },
+    { schema: { tags, operationId: 'deleteFolder', summary: 'Delete a folder: its files become unfiled and its subfolders move up one level', params: idParams, response: { 204: noBody('Deleted') } } },
     async (request, reply) => {
       await deleteFolder(ctx.db, ctx.dialect, principalOf(request).user.id, request.params.id);
       return reply.code(204).send();

@@ -7,11 +7,11 @@ import { inviteListResponse, inviteResponse } from '../../api/admin.ts';
 
 export const inviteRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['administration'];
-  app.get('/api/invites', { schema: { tags, summary: 'Invites, newest first', response: { 200: inviteListResponse } } }, async () => ok({ invites: await listInvites(ctx.db) }));
+  app.get('/api/invites', { schema: { tags, operationId: 'listInvites', summary: 'Invites, newest first', response: { 200: inviteListResponse } } }, async () => ok({ invites: await listInvites(ctx.db) }));
 
   app.post(
     '/api/invites',
-    { schema: { tags, summary: 'Create a single-use invite code (valid 7 days unless expiresAt is given)', body: z.strictObject({ expiresAt: isoDateTime.optional() }).nullish(), response: { 201: inviteResponse } } },
+    { schema: { tags, operationId: 'createInvite', summary: 'Create a single-use invite code (valid 7 days unless expiresAt is given)', body: z.strictObject({ expiresAt: isoDateTime.optional() }).nullish(), response: { 201: inviteResponse } } },
     async (request, reply) => {
       const expiresAt = request.body?.expiresAt ? new Date(request.body.expiresAt) : undefined;
       const invite = await createInvite(ctx.db, principalOf(request).user.id, expiresAt);
@@ -19,7 +19,7 @@ export const inviteRoutes: RouteModule = async (app, { ctx }) => {
     },
   );
 
-  app.delete('/api/invites/:id', { schema: { tags, summary: 'Withdraw an invite', params: idParams, response: { 204: noBody('Withdrawn') } } }, async (request, reply) => {
+  app.delete('/api/invites/:id', { schema: { tags, operationId: 'deleteInvite', summary: 'Withdraw an invite', params: idParams, response: { 204: noBody('Withdrawn') } } }, async (request, reply) => {
     await deleteInvite(ctx.db, request.params.id);
     return reply.code(204).send();
   });

@@ -16,20 +16,20 @@ export const legacyCredentialRoutes: RouteModule = async (app, { ctx }) => {
 
   app.get(
     '/api/profile/upload-token',
-    { schema: { tags, summary: 'The account upload credential used by uploader configurations', response: { 200: uploadTokenResponse } } },
+    { schema: { tags, operationId: 'getUploadCredential', summary: 'The account upload credential used by uploader configurations', response: { 200: uploadTokenResponse } } },
     async (request) => ok({ uploadToken: await getUploadToken(ctx.db, ctx.secretBox, request.log, principalOf(request).user.id) }),
   );
 
   app.post(
     '/api/profile/upload-token',
-    { schema: { tags, summary: 'Regenerate the upload credential; earlier configurations stop working', response: { 200: uploadTokenResponse } } },
+    { schema: { tags, operationId: 'regenerateUploadCredential', summary: 'Regenerate the upload credential; earlier configurations stop working', response: { 200: uploadTokenResponse } } },
     async (request) => ok({ uploadToken: await regenerateUploadToken(ctx.db, ctx.secretBox, principalOf(request).user.id) }),
   );
 
   // A file to download, sent as written (indented for people to read): typed like bytes(), whose
   // bodies are not serialised, while the schema still documents and (in tests) checks its JSON.
   const sharexFile: ReturnType<typeof bytes> = { description: 'The .sxcu file, a JSON document', content: { 'application/json': { schema: shareXUploaderSchema } } };
-  app.get('/api/profile/sharex', { schema: { tags, summary: 'ShareX custom uploader (.sxcu)', response: { 200: sharexFile } } }, async (request, reply) => {
+  app.get('/api/profile/sharex', { schema: { tags, operationId: 'getShareXConfig', summary: 'ShareX custom uploader (.sxcu)', response: { 200: sharexFile } } }, async (request, reply) => {
     const token = await getUploadToken(ctx.db, ctx.secretBox, request.log, principalOf(request).user.id);
     return reply
       .header('Content-Disposition', `attachment; filename="hoard-${host.replace(/[^a-zA-Z0-9.-]/g, '_')}.sxcu"`)
@@ -37,11 +37,11 @@ export const legacyCredentialRoutes: RouteModule = async (app, { ctx }) => {
       .send(JSON.stringify(sharexConfig(baseUrl, token, host), null, 2));
   });
 
-  for (const [path, make, file] of [
-    ['/api/profile/flameshot', flameshotScript, 'hoard-flameshot.sh'],
-    ['/api/profile/bash', bashScript, 'hoard-upload.sh'],
+  for (const [path, make, file, operationId] of [
+    ['/api/profile/flameshot', flameshotScript, 'hoard-flameshot.sh', 'getFlameshotScript'],
+    ['/api/profile/bash', bashScript, 'hoard-upload.sh', 'getBashScript'],
   ] as const) {
-    app.get(path, { schema: { tags, summary: `Shell script (${file}) that uploads with the account credential`, response: { 200: bytes(`The script, ${file}`, 'text/x-shellscript') } } }, async (request, reply) => {
+    app.get(path, { schema: { tags, operationId, summary: `Shell script (${file}) that uploads with the account credential`, response: { 200: bytes(`The script, ${file}`, 'text/x-shellscript') } } }, async (request, reply) => {
       const token = await getUploadToken(ctx.db, ctx.secretBox, request.log, principalOf(request).user.id);
       return reply.header('Content-Disposition', `attachment; filename="${file}"`).type('text/x-shellscript; charset=utf-8').send(make(baseUrl, token));
     });

@@ -62,13 +62,13 @@ export const passkeyRoutes: RouteModule = async (app, { ctx }) => {
 
   app.post(
     '/api/auth/passkeys/options',
-    { schema: { tags, summary: 'Options for registering a passkey on this account (its passkeys excluded)', response: { 200: passkeyOptionsResponse } } },
+    { schema: { tags, operationId: 'getPasskeyRegistrationOptions', summary: 'Options for registering a passkey on this account (its passkeys excluded)', response: { 200: passkeyOptionsResponse } } },
     async (request) => ok({ options: { ...(await registrationOptions(ctx.db, rp, principalOf(request).user)) } }),
   );
 
   app.post(
     '/api/auth/passkeys',
-    { schema: { tags, summary: 'Register a passkey: the answer to the registration options; 400 when it does not verify', body: registerBody, response: { 201: passkeyResponse } } },
+    { schema: { tags, operationId: 'registerPasskey', summary: 'Register a passkey: the answer to the registration options; 400 when it does not verify', body: registerBody, response: { 201: passkeyResponse } } },
     async (request, reply) => {
       const { name, response } = request.body;
       const passkey = await registerPasskey(ctx.db, rp, principalOf(request).user, { name, response: response as RegistrationResponseJSON });
@@ -76,15 +76,15 @@ export const passkeyRoutes: RouteModule = async (app, { ctx }) => {
     },
   );
 
-  app.get('/api/auth/passkeys', { schema: { tags, summary: "The account's passkeys, newest first", response: { 200: passkeyListResponse } } }, async (request) =>
+  app.get('/api/auth/passkeys', { schema: { tags, operationId: 'listPasskeys', summary: "The account's passkeys, newest first", response: { 200: passkeyListResponse } } }, async (request) =>
     ok({ passkeys: await listPasskeys(ctx.db, principalOf(request).user.id) }),
   );
 
-  app.patch('/api/auth/passkeys/:id', { schema: { tags, summary: 'Rename a passkey', params: idParams, body: renameBody, response: { 200: passkeyResponse } } }, async (request) =>
+  app.patch('/api/auth/passkeys/:id', { schema: { tags, operationId: 'renamePasskey', summary: 'Rename a passkey', params: idParams, body: renameBody, response: { 200: passkeyResponse } } }, async (request) =>
     ok({ passkey: await renamePasskey(ctx.db, principalOf(request).user.id, request.params.id, request.body.name) }),
   );
 
-  app.delete('/api/auth/passkeys/:id', { schema: { tags, summary: 'Delete a passkey; it no longer signs in', params: idParams, response: { 204: noBody('Deleted') } } }, async (request, reply) => {
+  app.delete('/api/auth/passkeys/:id', { schema: { tags, operationId: 'deletePasskey', summary: 'Delete a passkey; it no longer signs in', params: idParams, response: { 204: noBody('Deleted') } } }, async (request, reply) => {
     await deletePasskey(ctx.db, principalOf(request).user.id, request.params.id);
     return reply.code(204).send();
   });
@@ -94,6 +94,7 @@ export const passkeyRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags,
+        operationId: 'getPasskeySignInOptions',
         summary: 'Options for signing in with a passkey: for an email, or for a discoverable credential without one',
         body: signInOptionsBody,
         response: { 200: passkeyOptionsResponse },
@@ -104,7 +105,7 @@ export const passkeyRoutes: RouteModule = async (app, { ctx }) => {
 
   app.post(
     '/api/auth/passkey',
-    { schema: { tags, summary: 'Sign in with a passkey; no two-factor code is asked', body: signInBody, response: { 200: meResponse } } },
+    { schema: { tags, operationId: 'signInWithPasskey', summary: 'Sign in with a passkey; no two-factor code is asked', body: signInBody, response: { 200: meResponse } } },
     async (request, reply) => {
       const user = await signInWithPasskey(ctx.db, rp, { response: request.body.response as AuthenticationResponseJSON, ip: request.ip });
       return ok(await startSession(ctx, request, reply, user, 'passkey'));

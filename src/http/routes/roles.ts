@@ -13,25 +13,25 @@ const roleName = nameSchema(64);
 
 export const roleRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['administration'];
-  app.get('/api/roles', { schema: { tags, summary: 'All roles, built-in first', response: { 200: roleListResponse } } }, async () =>
+  app.get('/api/roles', { schema: { tags, operationId: 'listRoles', summary: 'All roles, built-in first', response: { 200: roleListResponse } } }, async () =>
     ok({ roles: await listRoles(ctx.db), permissions: [...allPermissions] }),
   );
 
-  app.post('/api/roles', { schema: { tags, summary: 'Create a role', body: z.strictObject({ name: roleName, permissions: permissionList }), response: { 201: roleResponse } } }, async (request, reply) => {
+  app.post('/api/roles', { schema: { tags, operationId: 'createRole', summary: 'Create a role', body: z.strictObject({ name: roleName, permissions: permissionList }), response: { 201: roleResponse } } }, async (request, reply) => {
     const role = await createRole(ctx.db, principalOf(request).permissions, request.body);
     return reply.code(201).send(ok({ role }));
   });
 
   app.patch(
     '/api/roles/:id',
-    { schema: { tags, summary: 'Rename a role or change its permissions', params: idParams, body: z.strictObject({ name: roleName.optional(), permissions: permissionList.optional() }), response: { 200: roleResponse } } },
+    { schema: { tags, operationId: 'updateRole', summary: 'Rename a role or change its permissions', params: idParams, body: z.strictObject({ name: roleName.optional(), permissions: permissionList.optional() }), response: { 200: roleResponse } } },
     async (request) => {
       const role = await updateRole(ctx.db, ctx.dialect, principalOf(request).permissions, request.params.id, request.body);
       return ok({ role });
     },
   );
 
-  app.delete('/api/roles/:id', { schema: { tags, summary: 'Delete a custom role', params: idParams, response: { 204: noBody('Deleted') } } }, async (request, reply) => {
+  app.delete('/api/roles/:id', { schema: { tags, operationId: 'deleteRole', summary: 'Delete a custom role', params: idParams, response: { 204: noBody('Deleted') } } }, async (request, reply) => {
     await deleteRole(ctx.db, ctx.dialect, principalOf(request).permissions, request.params.id);
     return reply.code(204).send();
   });

@@ -14,14 +14,14 @@ import { idParams } from '../schemas.ts';
  */
 export const sessionRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['sign-in security'];
-  app.get('/api/auth/sessions', { schema: { tags, summary: 'Your live browser sessions, newest first', response: { 200: sessionListResponse } } }, async (request) => {
+  app.get('/api/auth/sessions', { schema: { tags, operationId: 'listSessions', summary: 'Your live browser sessions, newest first', response: { 200: sessionListResponse } } }, async (request) => {
     const principal = principalOf(request);
     return ok({ sessions: await listSessions(ctx.db, principal.user.id, principal.sessionId) });
   });
 
   app.delete(
     '/api/auth/sessions/:id',
-    { schema: { tags, summary: 'End one of your sessions (this one too, if it is its ID)', params: idParams, response: { 204: noBody('Ended') } } },
+    { schema: { tags, operationId: 'endSession', summary: 'End one of your sessions (this one too, if it is its ID)', params: idParams, response: { 204: noBody('Ended') } } },
     async (request, reply) => {
       const principal = principalOf(request);
       const ended = await endSession(ctx.db, principal.user.id, request.params.id, principal.sessionId);
@@ -31,7 +31,7 @@ export const sessionRoutes: RouteModule = async (app, { ctx }) => {
     },
   );
 
-  app.delete('/api/auth/sessions', { schema: { tags, summary: 'End every session of yours but this one', response: { 204: noBody('Ended') } } }, async (request, reply) => {
+  app.delete('/api/auth/sessions', { schema: { tags, operationId: 'endOtherSessions', summary: 'End every session of yours but this one', response: { 204: noBody('Ended') } } }, async (request, reply) => {
     const principal = principalOf(request);
     await endOtherSessions(ctx.db, principal.user.id, principal.sessionId);
     return reply.code(204).send();

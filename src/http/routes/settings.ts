@@ -7,8 +7,8 @@ import { instanceSettingsResponse, mediaProgressResponse } from '../../api/admin
 
 export const settingsRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['administration'];
-  app.get('/api/settings', { schema: { tags, summary: 'Instance settings', response: { 200: instanceSettingsResponse } } }, async () => ok(await readSettings(ctx.db)));
-  app.patch('/api/settings', { schema: { tags, summary: 'Change instance settings', body: instanceSettingsInput.partial(), response: { 200: instanceSettingsResponse } } }, async (request) => {
+  app.get('/api/settings', { schema: { tags, operationId: 'getSettings', summary: 'Instance settings', response: { 200: instanceSettingsResponse } } }, async () => ok(await readSettings(ctx.db)));
+  app.patch('/api/settings', { schema: { tags, operationId: 'updateSettings', summary: 'Change instance settings', body: instanceSettingsInput.partial(), response: { 200: instanceSettingsResponse } } }, async (request) => {
     const before = await readSettings(ctx.db);
     const after = await updateSettingsAs(ctx.db, principalOf(request).permissions, request.body);
     await afterSettingsChange(ctx, before, after);
@@ -16,7 +16,7 @@ export const settingsRoutes: RouteModule = async (app, { ctx }) => {
   });
   app.get(
     '/api/settings/media',
-    { schema: { tags, summary: 'Progress of thumbnails and text recognition, and of their backfill', response: { 200: mediaProgressResponse } } },
+    { schema: { tags, operationId: 'getMediaProgress', summary: 'Progress of thumbnails and text recognition, and of their backfill', response: { 200: mediaProgressResponse } } },
     async () => ok(await mediaProgress(ctx)),
   );
 };

@@ -8,7 +8,7 @@ import { setupStatusResponse } from '../../api/accounts.ts';
  * web app's sign-in screen offers the right form. It reveals nothing an attempt to register would not.
  */
 export const setupRoutes: RouteModule = async (app, { ctx }) => {
-  app.get('/api/setup', { schema: { tags: ['auth'], summary: 'First-run state for the sign-in screen: needsAdministrator and the registration mode', response: { 200: setupStatusResponse } } }, async (_request, reply) => {
+  app.get('/api/setup', { schema: { tags: ['auth'], operationId: 'getSetupState', summary: 'First-run state for the sign-in screen: needsAdministrator and the registration mode', response: { 200: setupStatusResponse } } }, async (_request, reply) => {
     reply.header('Cache-Control', 'no-store');
     return ok(await setupStatus(ctx.db));
   });

@@ -70,6 +70,7 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags,
+        operationId: 'getSharedArchiveManifest',
         summary: "The manifest of a shared ZIP or tar file (the file's visibility and password rules; at most 10,000 entries listed, the counts cover all)",
         params: shareParams,
         body: manifestBody,
@@ -90,6 +91,7 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags,
+        operationId: 'getSharedArchiveEntry',
         summary: 'One entry of a shared archive, as an attachment',
         params: shareParams,
         body: entryBody,

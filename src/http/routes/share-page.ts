@@ -96,6 +96,7 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags: ['files'],
+        operationId: 'getSharePage',
         summary: 'Share page (HTML) of a public file',
         params: z.object({ urlId: pathText, name: pathText }),
         // Set by the password form's answer when it was sent without the page's script (src/http/routes/unlock.ts).

@@ -20,6 +20,7 @@ export const shortLinkRedirectRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags: ['short links'],
+        operationId: 'followShortLink',
         summary: 'Public redirect: 302 to the target URL, counting one click; an HTML 404 page when unknown',
         params: z.object({ shortCode: z.string() }),
         // The 404 is a page for people who followed a link, not an error body.

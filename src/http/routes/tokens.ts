@@ -22,7 +22,7 @@ export const tokenRoutes: RouteModule = async (app, { ctx }) => {
   });
   app.post(
     '/api/tokens',
-    { schema: { tags, summary: 'Create a named API token; the secret is shown only in this response', body: createBody, response: { 201: createdTokenResponse } } },
+    { schema: { tags, operationId: 'createToken', summary: 'Create a named API token; the secret is shown only in this response', body: createBody, response: { 201: createdTokenResponse } } },
     async (request, reply) => {
       const { expiresAt, ...rest } = request.body;
       const created = await createToken(ctx.db, ctx.dialect, principalOf(request).user.id, { ...rest, expiresAt: expiresAt ? new Date(expiresAt) : null });
@@ -30,20 +30,20 @@ export const tokenRoutes: RouteModule = async (app, { ctx }) => {
     },
   );
 
-  app.get('/api/tokens', { schema: { tags, summary: 'The latest 100 token records, newest first', response: { 200: tokenListResponse } } }, async (request) =>
+  app.get('/api/tokens', { schema: { tags, operationId: 'listTokens', summary: 'The latest 100 token records, newest first', response: { 200: tokenListResponse } } }, async (request) =>
     ok(await listTokens(ctx.db, principalOf(request).user.id)),
   );
 
   app.post(
     '/api/tokens/:id/rotate',
-    { schema: { tags, summary: 'Replace a token with a new secret; the old one is revoked', params: idParams, response: { 201: createdTokenResponse } } },
+    { schema: { tags, operationId: 'rotateToken', summary: 'Replace a token with a new secret; the old one is revoked', params: idParams, response: { 201: createdTokenResponse } } },
     async (request, reply) => {
       const rotated = await rotateToken(ctx.db, ctx.dialect, principalOf(request).user.id, request.params.id);
       return reply.code(201).send(ok(rotated));
     },
   );
 
-  app.delete('/api/tokens/:id', { schema: { tags, summary: 'Revoke a token; it stays listed', params: idParams, response: { 204: noBody('Revoked') } } }, async (request, reply) => {
+  app.delete('/api/tokens/:id', { schema: { tags, operationId: 'revokeToken', summary: 'Revoke a token; it stays listed', params: idParams, response: { 204: noBody('Revoked') } } }, async (request, reply) => {
     await revokeToken(ctx.db, ctx.dialect, principalOf(request).user.id, request.params.id);
     return reply.code(204).send();
   });

@@ -13,20 +13,20 @@ const passwordBody = z.strictObject({ password: z.string().min(1).max(1024) });
  */
 export const twoFactorRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['sign-in security'];
-  app.post('/api/auth/totp/setup', { schema: { tags, summary: 'A new two-factor secret, pending until a first code confirms it', response: { 200: totpSetupResponse } } }, async (request) =>
+  app.post('/api/auth/totp/setup', { schema: { tags, operationId: 'setUpTwoFactor', summary: 'A new two-factor secret, pending until a first code confirms it', response: { 200: totpSetupResponse } } }, async (request) =>
     ok(await setUpTotp(ctx, principalOf(request).user.id)),
   );
 
-  app.post('/api/auth/totp/enable', { schema: { tags, summary: 'Turn two-factor on with a first code; answers the recovery codes, shown once', body: codeBody, response: { 200: recoveryCodesResponse } } }, async (request) =>
+  app.post('/api/auth/totp/enable', { schema: { tags, operationId: 'enableTwoFactor', summary: 'Turn two-factor on with a first code; answers the recovery codes, shown once', body: codeBody, response: { 200: recoveryCodesResponse } } }, async (request) =>
     ok({ recoveryCodes: await enableTotp(ctx, principalOf(request).user.id, request.body.code) }),
   );
 
-  app.post('/api/auth/totp/disable', { schema: { tags, summary: 'Turn two-factor off (needs the password)', body: passwordBody, response: { 204: noBody('Two-factor is off') } } }, async (request, reply) => {
+  app.post('/api/auth/totp/disable', { schema: { tags, operationId: 'disableTwoFactor', summary: 'Turn two-factor off (needs the password)', body: passwordBody, response: { 204: noBody('Two-factor is off') } } }, async (request, reply) => {
     await disableTotp(ctx, principalOf(request).user.id, request.body.password, request.ip);
     return reply.code(204).send();
   });
 
-  app.post('/api/auth/recovery-codes', { schema: { tags, summary: 'Ten new recovery codes (needs the password); the old ones stop working', body: passwordBody, response: { 200: recoveryCodesResponse } } }, async (request) =>
+  app.post('/api/auth/recovery-codes', { schema: { tags, operationId: 'regenerateRecoveryCodes', summary: 'Ten new recovery codes (needs the password); the old ones stop working', body: passwordBody, response: { 200: recoveryCodesResponse } } }, async (request) =>
     ok({ recoveryCodes: await regenerateRecoveryCodes(ctx, principalOf(request).user.id, request.body.password, request.ip) }),
   );
 };

@@ -36,6 +36,7 @@ export const unlockRoutes: RouteModule = async (app, { ctx }) => {
     {
       schema: {
         tags: ['files'],
+        operationId: 'unlockFile',
         summary: 'Unlock a password-protected file for this browser (JSON, or the share page\'s form)',
         params: z.object({ id: pathText }),
         // An empty password is answered by the route: a form is sent back to the page saying so

@@ -26,20 +26,20 @@ const updateBody = z.strictObject({
 
 export const userRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['administration'];
-  app.get('/api/users', { schema: { tags, summary: 'All accounts', response: { 200: adminUserListResponse } } }, async () => ok({ users: await listUsers(ctx.db) }));
+  app.get('/api/users', { schema: { tags, operationId: 'listUsers', summary: 'All accounts', response: { 200: adminUserListResponse } } }, async () => ok({ users: await listUsers(ctx.db) }));
 
-  app.post('/api/users', { schema: { tags, summary: 'Create an account', body: createBody, response: { 201: adminUserResponse } } }, async (request, reply) => {
+  app.post('/api/users', { schema: { tags, operationId: 'createUser', summary: 'Create an account', body: createBody, response: { 201: adminUserResponse } } }, async (request, reply) => {
     const user = await createUserAsAdmin(ctx.db, ctx.dialect, principalOf(request).permissions, request.body);
     return reply.code(201).send(ok({ user }));
   });
 
-  app.patch('/api/users/:id', { schema: { tags, summary: 'Change an account: name, email, roles, verification, quota, password', params: idParams, body: updateBody, response: { 200: adminUserResponse } } }, async (request) => {
+  app.patch('/api/users/:id', { schema: { tags, operationId: 'updateUser', summary: 'Change an account: name, email, roles, verification, quota, password', params: idParams, body: updateBody, response: { 200: adminUserResponse } } }, async (request) => {
     const principal = principalOf(request);
     const user = await updateUserAsAdmin(ctx.db, ctx.dialect, { id: principal.user.id, permissions: principal.permissions }, request.params.id, request.body);
     return ok({ user });
   });
 
-  app.delete('/api/users/:id', { schema: { tags, summary: 'Delete an account and everything it owns', params: idParams, response: { 204: noBody('Deleted') } } }, async (request, reply) => {
+  app.delete('/api/users/:id', { schema: { tags, operationId: 'deleteUser', summary: 'Delete an account and everything it owns', params: idParams, response: { 204: noBody('Deleted') } } }, async (request, reply) => {
     const principal = principalOf(request);
     await deleteUserAsAdmin(ctx.db, ctx.dialect, { id: principal.user.id, permissions: principal.permissions }, request.params.id);
     ctx.jobs.wake();
@@ -48,7 +48,7 @@ export const userRoutes: RouteModule = async (app, { ctx }) => {
 
   app.delete(
     '/api/users/:id/two-factor',
-    { schema: { tags, summary: "Turn another account's two-factor off, for a user locked out of it", params: idParams, response: { 204: noBody('Two-factor is off') } } },
+    { schema: { tags, operationId: 'resetUserTwoFactor', summary: "Turn another account's two-factor off, for a user locked out of it", params: idParams, response: { 204: noBody('Two-factor is off') } } },
     async (request, reply) => {
       const principal = principalOf(request);
       await resetTwoFactorAsAdmin(ctx.db, { id: principal.user.id, permissions: principal.permissions }, request.params.id);

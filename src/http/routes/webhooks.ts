@@ -34,26 +34,26 @@ export const webhookRoutes: RouteModule = async (app, { ctx }) => {
 
   app.post(
     '/api/webhooks',
-    { schema: { tags, summary: 'Create a file-ready webhook; the signing secret is shown only in this response', body: createBody, response: { 201: createdWebhookResponse } } },
+    { schema: { tags, operationId: 'createWebhook', summary: 'Create a file-ready webhook; the signing secret is shown only in this response', body: createBody, response: { 201: createdWebhookResponse } } },
     async (request, reply) => {
       const created = await createWebhook(ctx.db, options, principalOf(request).user.id, request.body);
       return reply.code(201).send(ok(created));
     },
   );
 
-  app.get('/api/webhooks', { schema: { tags, summary: "The account's webhooks (never their secrets)", response: { 200: webhookListResponse } } }, async (request) =>
+  app.get('/api/webhooks', { schema: { tags, operationId: 'listWebhooks', summary: "The account's webhooks (never their secrets)", response: { 200: webhookListResponse } } }, async (request) =>
     ok({ webhooks: await listWebhooks(ctx.db, principalOf(request).user.id) }),
   );
 
   app.patch(
     '/api/webhooks/:id',
-    { schema: { tags, summary: 'Rename, re-target, enable or disable a webhook', params: idParams, body: patchBody, response: { 200: webhookResponse } } },
+    { schema: { tags, operationId: 'updateWebhook', summary: 'Rename, re-target, enable or disable a webhook', params: idParams, body: patchBody, response: { 200: webhookResponse } } },
     async (request) => ok({ webhook: await updateWebhook(ctx.db, options, principalOf(request).user.id, request.params.id, request.body ?? {}) }),
   );
 
   app.delete(
     '/api/webhooks/:id',
-    { schema: { tags, summary: 'Delete a webhook, its delivery log and its unsent deliveries', params: idParams, response: { 204: noBody('Deleted') } } },
+    { schema: { tags, operationId: 'deleteWebhook', summary: 'Delete a webhook, its delivery log and its unsent deliveries', params: idParams, response: { 204: noBody('Deleted') } } },
     async (request, reply) => {
       await deleteWebhook(ctx.db, principalOf(request).user.id, request.params.id);
       return reply.code(204).send();
@@ -62,7 +62,7 @@ export const webhookRoutes: RouteModule = async (app, { ctx }) => {
 
   app.post(
     '/api/webhooks/:id/test',
-    { schema: { tags, summary: 'Send a test file.ready event ("test": true) to this webhook', params: idParams, response: { 202: deliveryResponse } } },
+    { schema: { tags, operationId: 'testWebhook', summary: 'Send a test file.ready event ("test": true) to this webhook', params: idParams, response: { 202: deliveryResponse } } },
     async (request, reply) => {
       const delivery = await sendTestEvent(ctx.db, principalOf(request).user.id, request.params.id, ctx.config.baseUrl);
       ctx.jobs.wake();
@@ -72,7 +72,7 @@ export const webhookRoutes: RouteModule = async (app, { ctx }) => {
 
   app.get(
     '/api/webhooks/:id/deliveries',
-    { schema: { tags, summary: 'The latest 100 deliveries of a webhook, newest first', params: idParams, response: { 200: deliveryListResponse } } },
+    { schema: { tags, operationId: 'listWebhookDeliveries', summary: 'The latest 100 deliveries of a webhook, newest first', params: idParams, response: { 200: deliveryListResponse } } },
     async (request) => ok({ deliveries: await listDeliveries(ctx.db, principalOf(request).user.id, request.params.id) }),
   );
 };
