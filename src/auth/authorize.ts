@@ -88,7 +88,8 @@ export function checkAccess(policy: RoutePolicy, principal: Principal | null, re
     throw new AppError(
       'forbidden',
       request.origin === undefined
-        ? `Cross-origin request refused: a change made with a browser session needs an Origin header of ${expectedOrigin} (scripts use a named token instead)`
+        ? // A script is pointed at a named token only where one is taken: the browser-session routes refuse it.
+          `Cross-origin request refused: a change made with a browser session needs an Origin header of ${expectedOrigin}${policy.access.kind === 'api' ? ' (scripts use a named token instead)' : ''}`
         : `Cross-origin request refused: its Origin header is ${request.origin.slice(0, 200)}, but this instance is at ${expectedOrigin} (its BASE_URL); open it there, or set BASE_URL to the address you use`,
     );
   }

@@ -201,7 +201,11 @@ describe('Origin check on cookie-authenticated state changes', () => {
   it('refuses a missing or foreign Origin with 403 and accepts the instance origin', async () => {
     const missing = await admin.patch('/api/settings', { registration: 'closed' }, { origin: null });
     expect(missing.status).toBe(403);
-    expect(missing.body.error).toBe(`Cross-origin request refused: a change made with a browser session needs an Origin header of ${server.baseUrl} (scripts use a named token instead)`);
+    // A route only a browser session may use: the hint is the header, not a named token it would refuse.
+    expect(missing.body.error).toBe(`Cross-origin request refused: a change made with a browser session needs an Origin header of ${server.baseUrl}`);
+    // A route a named token may use too: the hint names it.
+    const upload = await admin.post('/api/urls', { url: 'https://example.com/' }, { origin: null });
+    expect([upload.status, upload.body.error]).toEqual([403, `Cross-origin request refused: a change made with a browser session needs an Origin header of ${server.baseUrl} (scripts use a named token instead)`]);
     const foreign = await admin.patch('/api/settings', { registration: 'closed' }, { origin: 'https://evil.example' });
     expect(foreign.status).toBe(403);
     expect(foreign.body.success).toBe(false);
