@@ -29,6 +29,32 @@ export const deliverySchema = z
   .meta({ id: 'WebhookDelivery' });
 export type Delivery = z.infer<typeof deliverySchema>;
 
+/**
+ * The body of a `file.ready` delivery (contract §5), as the receiver gets it; the document lists it
+ * under `webhooks`, with the headers that sign it.
+ */
+export const fileReadyEventSchema = z
+  .object({
+    version: z.literal(1).describe('The payload version, independent of the API description version'),
+    id: z.string().describe('The event ID, also the `webhook-id` header; the same on every attempt and resend of this event, so a receiver can drop duplicates'),
+    type: z.literal('file.ready'),
+    occurredAt: timestamp.describe('When the upload was committed'),
+    test: z.literal(true).optional().describe('Only on a test event sent from the webhook settings; its file does not exist'),
+    data: z.object({
+      id: z.string().describe('The file ID'),
+      name: z.string(),
+      mimeType: z.string(),
+      size: z.number().int().describe('Bytes (the listing gives MiB)'),
+      visibility: z.enum(['PUBLIC', 'PRIVATE']),
+      hasPassword: z.boolean(),
+      folderId: z.string().nullable(),
+      url: z.string().describe('The share page'),
+      rawUrl: z.string().describe('The raw bytes'),
+    }),
+  })
+  .meta({ id: 'FileReadyEvent' });
+export type FileReadyEvent = z.infer<typeof fileReadyEventSchema>;
+
 export const createdWebhookResponse = success(
   z.object({
     webhook: webhookSchema,

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { $ZodType } from 'zod/v4/core';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler as zodSerializerCompiler } from 'fastify-type-provider-zod';
 import { apiErrorSchema, errorSchema } from '../api/errors.ts';
+import { webhookDocumentation } from './webhook-docs.ts';
 import { permissionsOf, type Access, type ErrorShape, type RoutePolicy } from '../auth/route-policy.ts';
 
 /**
@@ -198,8 +199,10 @@ export function ok<T>(data: T): { success: true; data: T } {
  * response-only records would otherwise be listed twice.
  */
 export function openApiComponents(document: Parameters<typeof jsonSchemaTransformObject>[0]): ReturnType<typeof jsonSchemaTransformObject> {
-  const result = jsonSchemaTransformObject(document) as { paths?: unknown; components?: { schemas?: Record<string, unknown> } };
-  const schemas = result.components?.schemas ?? {};
+  const { webhooks, schemas: webhookSchemas } = webhookDocumentation();
+  const transformed = jsonSchemaTransformObject(document) as { paths?: unknown; components?: { schemas?: Record<string, unknown> } };
+  const result = { ...transformed, webhooks };
+  const schemas = { ...transformed.components?.schemas, ...webhookSchemas };
   const referenced = new Set<string>();
   const visit = (value: unknown): void => {
     if (Array.isArray(value)) return value.forEach(visit);
@@ -215,6 +218,7 @@ export function openApiComponents(document: Parameters<typeof jsonSchemaTransfor
     }
   };
   visit(result.paths);
+  visit(result.webhooks);
   const components = { ...result.components, schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => referenced.has(name))) };
   describeSharedAnswers(result.paths);
   return { ...result, components } as ReturnType<typeof jsonSchemaTransformObject>;

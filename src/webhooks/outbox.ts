@@ -3,6 +3,7 @@ import { forAccount } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import { dialectOf } from '../db/database.ts';
 import { enqueueJob } from '../jobs/queue.ts';
+import type { FileReadyEvent } from '../api/webhooks.ts';
 
 /**
  * The webhook outbox: an event becomes one `webhookDeliveries` row per receiving webhook plus one
@@ -19,8 +20,8 @@ import { enqueueJob } from '../jobs/queue.ts';
 
 export const WEBHOOK_DELIVERY_JOB = 'webhook.deliver';
 /** The webhook payload version: 1, independent of the API description version (spec, Versioning; Events). */
-export const WEBHOOK_PAYLOAD_VERSION = 1;
-export const FILE_READY = 'file.ready';
+export const WEBHOOK_PAYLOAD_VERSION = 1 as const;
+export const FILE_READY = 'file.ready' as const;
 
 /** The `data` of a file.ready event (contract §5). `size` is in bytes. */
 export interface FileReadyFile {
@@ -28,8 +29,8 @@ export interface FileReadyFile {
   name: string;
   mimeType: string;
   size: number;
-  /** Upper case, as in the file listing, e.g. `PUBLIC`. */
-  visibility: string;
+  /** Upper case, as in the file listing. */
+  visibility: FileReadyEvent['data']['visibility'];
   hasPassword: boolean;
   folderId: string | null;
   url: string;
@@ -51,7 +52,8 @@ export const newEventId = () => `evt_${newId()}`;
 
 /** The JSON body of a file.ready event; exactly the contract's fields, whatever else `file` holds. */
 export function fileReadyBody(eventId: string, occurredAt: number, file: FileReadyFile, test = false): string {
-  const data = {
+  // Typed as the event's one definition (src/api/webhooks.ts), which the OpenAPI document shows.
+  const data: FileReadyEvent['data'] = {
     id: file.id,
     name: file.name,
     mimeType: file.mimeType,
@@ -62,14 +64,15 @@ export function fileReadyBody(eventId: string, occurredAt: number, file: FileRea
     url: file.url,
     rawUrl: file.rawUrl,
   };
-  return JSON.stringify({
+  const event: FileReadyEvent = {
     version: WEBHOOK_PAYLOAD_VERSION,
     id: eventId,
     type: FILE_READY,
     occurredAt: new Date(occurredAt).toISOString(),
-    ...(test ? { test: true } : {}),
+    ...(test ? { test: true as const } : {}),
     data,
-  });
+  };
+  return JSON.stringify(event);
 }
 
 /** Writes pending deliveries of one event body to the given webhooks (of one account) and their jobs. */

@@ -16,7 +16,7 @@ interface Operation {
   'x-scope'?: string;
   'x-permission'?: string;
 }
-type Document = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> } };
+type Document = { openapi: string; webhooks?: Record<string, Record<string, Operation & { description?: string }>>; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> } };
 
 let server: TestServer;
 let document: Document;
@@ -149,8 +149,20 @@ describe('the OpenAPI document', () => {
     expect(shorten.maxLength).toBe(2048);
   });
 
+  it("describes the file.ready event a webhook receives: its body, its signing headers and what an answer means", () => {
+    const event = document.webhooks?.['file.ready']?.post;
+    expect(event?.requestBody?.content['application/json']?.schema).toEqual({ $ref: '#/components/schemas/FileReadyEvent' });
+    expect((event?.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name)).toEqual(expect.arrayContaining(['webhook-id', 'webhook-timestamp', 'webhook-signature']));
+    expect(event?.description).toMatch(/HMAC-SHA256/);
+    expect(Object.keys(event?.responses ?? {})).toEqual(['2XX', 'default']);
+    const schema = document.components.schemas['FileReadyEvent'] as { required: string[]; properties: { data: { required: string[]; properties: Record<string, { type?: unknown }> } } };
+    expect(schema.required).toEqual(expect.arrayContaining(['version', 'id', 'type', 'occurredAt', 'data']));
+    expect(schema.properties.data.required.sort()).toEqual(['folderId', 'hasPassword', 'id', 'mimeType', 'name', 'rawUrl', 'size', 'url', 'visibility']);
+    expect(schema.properties.data.properties['size']!.type).toBe('integer');
+  });
+
   it('names its records once, as components, and lists no component nothing refers to', () => {
-    const text = JSON.stringify(document.paths);
+    const text = JSON.stringify([document.paths, document.webhooks]);
     for (const name of Object.keys(document.components.schemas)) {
       const referenced = text.includes(`"#/components/schemas/${name}"`) || JSON.stringify(document.components.schemas).includes(`"#/components/schemas/${name}"`);
       expect(referenced, name).toBe(true);

@@ -6,6 +6,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { uploadFile } from '../support/uploads.ts';
 import { emitFileReady, WEBHOOK_DELIVERY_JOB, type FileReadyFile } from '../../src/webhooks/outbox.ts';
+import { fileReadyEventSchema } from '../../src/api/webhooks.ts';
 
 /**
  * A real webhook receiver on 127.0.0.1. Every request is checked with the `standardwebhooks`
@@ -339,6 +340,8 @@ describe('delivery', () => {
     expect(request!.headers['webhook-id']).toBe(delivery!.eventId);
     expect(Number(request!.headers['webhook-timestamp'])).toBeCloseTo(Date.now() / 1000, -2);
     expect(request!.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
+    // The event's one definition, which the OpenAPI document shows under `webhooks`, reads it.
+    expect(fileReadyEventSchema.safeParse(request!.payload).error).toBeUndefined();
     expect(request!.payload).toEqual({
       version: 1,
       id: delivery!.eventId,
