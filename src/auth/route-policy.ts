@@ -148,6 +148,7 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'DELETE', path: '/api/webhooks/:id', access: session('webhooks.manage'), errors: 'ApiError' },
   { method: 'POST', path: '/api/webhooks/:id/test', access: session('webhooks.manage'), errors: 'ApiError' },
   { method: 'GET', path: '/api/webhooks/:id/deliveries', access: session('webhooks.manage'), errors: 'ApiError' },
+  { method: 'POST', path: '/api/webhooks/:id/deliveries/:deliveryId/resend', access: session('webhooks.manage'), errors: 'ApiError' },
 
   // The named-token API (spec, Endpoints).
   { method: 'GET', path: '/api/files', access: api('files:read', 'files.read'), errors: 'ApiError' },

@@ -20,6 +20,8 @@ export const webhookLimits = {
   perAccount: 10,
   /** Test sends per account per minute. */
   testSendsPerMinute: 10,
+  /** Resent deliveries per account per minute. */
+  resendsPerMinute: 10,
   nameLength: 80,
   urlLength: 2048,
   deliveriesListed: DELIVERIES_KEPT,
@@ -177,5 +179,38 @@ export async function sendTestEvent(db: Db, userId: string, webhookId: string, b
     const [deliveryId] = await queueDeliveries(trx, userId, { eventId, eventType: FILE_READY, body, test: true, createdAt: now }, [webhookId]);
     const row = await account.selectFrom('webhookDeliveries').select(deliveryColumns).where('id', '=', deliveryId!).executeTakeFirstOrThrow();
     return toDelivery(row);
+  });
+}
+
+/**
+ * Sends one event to a webhook again, as a new delivery of the same event: the same body and
+ * `webhook-id`, so a receiver that keeps the IDs it has seen drops it if it did get it after all.
+ * For an event that failed (a receiver down for longer than the retries last, a webhook disabled
+ * while it was waiting, a receiver that answered 404 while misconfigured) or one the receiver
+ * lost. Not for a delivery still pending, nor to a disabled webhook, which sends nothing.
+ * The caller wakes the job runner.
+ */
+export async function resendDelivery(db: Db, userId: string, webhookId: string, deliveryId: string): Promise<Delivery> {
+  const account = forAccount(db, userId);
+  const webhook = await account.selectFrom('webhooks').select(['id', 'enabled']).where('id', '=', webhookId).executeTakeFirst();
+  if (!webhook) throw notFound('Webhook not found');
+  const found = await account.selectFrom('webhookDeliveries').select(['id', 'status']).where('id', '=', deliveryId).where('webhookId', '=', webhookId).executeTakeFirst();
+  if (!found) throw notFound('Delivery not found');
+  if (found.status === 'pending') throw conflict('This delivery is still being sent; resend it once it is delivered or failed');
+  if (webhook.enabled !== 1) throw conflict('The webhook is disabled and sends nothing; enable it first');
+  // Each resend is a real outbound request, limited per account as test sends are.
+  await takeAttempt(db, `webhook-resend:${userId}`, webhookLimits.resendsPerMinute, 60_000, 'Too many resends; try again later');
+  return db.transaction().execute(async (trx) => {
+    const scoped = forAccount(trx, userId);
+    const original = await scoped
+      .selectFrom('webhookDeliveries')
+      .select(['eventId', 'eventType', 'body', 'test'])
+      .where('id', '=', deliveryId)
+      .where('webhookId', '=', webhookId)
+      .executeTakeFirst();
+    // Pruned or deleted with its webhook since it was read.
+    if (!original) throw notFound('Delivery not found');
+    const [resentId] = await queueDeliveries(trx, userId, { eventId: original.eventId, eventType: original.eventType, body: original.body, test: original.test === 1, createdAt: Date.now() }, [webhookId]);
+    return toDelivery(await scoped.selectFrom('webhookDeliveries').select(deliveryColumns).where('id', '=', resentId!).executeTakeFirstOrThrow());
   });
 }

@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -807,5 +809,52 @@ describe('the web app at its edges', () => {
     expect(await record('receipt-april.txt')).toMatchObject({ visibility: 'PUBLIC', hasPassword: false, expiryAction: 'SET_PRIVATE', tags: [{ name: 'weekly' }] });
     await shot('edges-upload-options');
     expect(problems).toEqual([]);
+  });
+  test('a failed webhook delivery is sent again from its log, with its webhook-id, and the keyboard stays on its button', async () => {
+    // A receiver misconfigured at first (404: final), then mended.
+    const hits: Array<{ id: string; body: string }> = [];
+    const receiver = http.createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      request.on('end', () => {
+        hits.push({ id: String(request.headers['webhook-id']), body });
+        response.writeHead(hits.length === 1 ? 404 : 200).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const hooks = await startTestServer({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+    try {
+      const hookOwner = await signUp(hooks.baseUrl, 'hooks@example.test', PASSWORD);
+      const created = await hookOwner.post('/api/webhooks', { name: 'Relay', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` });
+      expect(created.status).toBe(201);
+      expect((await hookOwner.post(`/api/webhooks/${created.body.data.webhook.id}/test`)).status).toBe(202);
+      await expect.poll(async () => (await hookOwner.get(`/api/webhooks/${created.body.data.webhook.id}/deliveries`)).body.data.deliveries[0].status).toBe('failed');
+
+      await page.goto(`${hooks.baseUrl}/app/signin`);
+      await page.getByLabel('Email').fill(hookOwner.email);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+      await page.goto(`${hooks.baseUrl}/app/integrations?tab=webhooks`);
+      await page.getByRole('button', { name: 'Deliveries of Relay' }).click();
+      const resend = page.getByRole('button', { name: /^Resend the event of / });
+      await expect.poll(() => resend.count()).toBe(1);
+      await resend.focus();
+      await page.keyboard.press('Enter');
+      await page.getByRole('status').getByText('Event queued again').waitFor();
+      const rows = page.locator('.deliveries tbody tr');
+      await expect.poll(() => rows.count()).toBe(2);
+      // The failed row keeps its button, below the new delivery, and the keyboard is still on it.
+      await expect.poll(() => hasFocus(rows.nth(1).getByRole('button', { name: /^Resend/ }))).toBe(true);
+      await expect.poll(() => hits.length).toBe(2);
+      expect(hits[1]).toEqual(hits[0]);
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await expect.poll(async () => (await rows.allTextContents()).map((text) => /delivered|failed|pending/.exec(text)?.[0])).toEqual(['delivered', 'failed']);
+      await shot('edges-webhook-resend');
+      expect(problems).toEqual([]);
+    } finally {
+      await hooks.close();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 });

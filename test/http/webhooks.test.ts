@@ -612,6 +612,75 @@ describe('disabling', () => {
   });
 });
 
+describe('resending', () => {
+  it('sends a failed or delivered event again as a new delivery with the same body and webhook-id', async () => {
+    // The receiver is misconfigured (404, final), then mended.
+    const { path, webhook } = await createHook(admin, [404, 200]);
+    const owner = await server.ctx.db.selectFrom('webhooks').select('userId').where('id', '=', webhook.id).executeTakeFirstOrThrow();
+    const emitted = await server.ctx.db.transaction().execute((trx) => emitFileReady(trx, owner.userId, sampleFile(41)));
+    server.ctx.jobs.wake();
+    const [failed] = await settled(admin, webhook.id);
+    expect(failed).toMatchObject({ eventId: emitted.eventId, status: 'failed', lastStatus: 404 });
+
+    const resent = await admin.post(`/api/webhooks/${webhook.id}/deliveries/${failed!.id}/resend`);
+    expect(resent.status).toBe(202);
+    expect(resent.body.data.delivery).toMatchObject({ eventId: emitted.eventId, status: 'pending', attempts: 0 });
+    const list = await settled(admin, webhook.id, 2);
+    expect(list.map((d) => [d.id, d.status])).toEqual([
+      [resent.body.data.delivery.id, 'delivered'],
+      [failed!.id, 'failed'],
+    ]);
+    const [first, second] = receiver.at(path);
+    expect(second!.verified, second!.verifyError ?? '').toBe(true);
+    expect(second!.headers['webhook-id']).toBe(emitted.eventId);
+    expect(second!.body).toBe(first!.body);
+
+    // A delivered one may be sent again too (a receiver that lost it).
+    const again = await admin.post(`/api/webhooks/${webhook.id}/deliveries/${resent.body.data.delivery.id}/resend`);
+    expect(again.status).toBe(202);
+    await settled(admin, webhook.id, 3);
+    expect(receiver.at(path).map((r) => r.headers['webhook-id'])).toEqual([emitted.eventId, emitted.eventId, emitted.eventId]);
+  });
+
+  it('refuses a pending delivery, a disabled webhook, another webhook\'s or account\'s delivery, and too many at once', async () => {
+    const quiet = await startTestServer(fastRetries);
+    servers.push(quiet);
+    await quiet.jobs.stop();
+    const owner = await signUp(quiet.baseUrl);
+    const { webhook } = await createHook(owner);
+    const other = await createHook(owner);
+    const emitted = await quiet.ctx.db.transaction().execute((trx) => emitFileReady(trx, owner.userId, sampleFile(42)));
+    const pendingId = emitted.deliveryIds[0]!;
+    const resend = (client: Client, webhookId: string, deliveryId: string) => client.post(`/api/webhooks/${webhookId}/deliveries/${deliveryId}/resend`);
+
+    const pending = await resend(owner, webhook.id, pendingId);
+    expect([pending.status, pending.body]).toEqual([409, { success: false, error: 'This delivery is still being sent; resend it once it is delivered or failed' }]);
+    await quiet.jobs.runDueJobs();
+    const [done] = await deliveries(owner, webhook.id);
+    expect(done!.status).toBe('delivered');
+
+    // Another webhook's delivery, an unknown one, another account's: 404, and nothing is sent.
+    expect((await resend(owner, other.webhook.id, done!.id)).status).toBe(404);
+    expect((await resend(owner, webhook.id, 'nosuchdelivery')).status).toBe(404);
+    const stranger = await createMember(quiet, owner);
+    const foreign = await resend(stranger, webhook.id, done!.id);
+    expect([foreign.status, foreign.body.error]).toEqual([404, 'Webhook not found']);
+
+    expect((await owner.patch(`/api/webhooks/${webhook.id}`, { enabled: false })).status).toBe(200);
+    const disabled = await resend(owner, webhook.id, done!.id);
+    expect([disabled.status, disabled.body.error]).toEqual([409, 'The webhook is disabled and sends nothing; enable it first']);
+    expect((await owner.patch(`/api/webhooks/${webhook.id}`, { enabled: true })).status).toBe(200);
+    expect(await deliveries(owner, webhook.id)).toHaveLength(1);
+
+    // Ten a minute per account; the eleventh waits.
+    for (let i = 0; i < 10; i++) expect((await resend(owner, webhook.id, done!.id)).status).toBe(202);
+    const throttled = await resend(owner, webhook.id, done!.id);
+    expect(throttled.status).toBe(429);
+    expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await deliveries(owner, webhook.id)).toHaveLength(11);
+  });
+});
+
 describe('SSRF guard', () => {
   it('refuses loopback receivers unless WEBHOOK_ALLOW_PRIVATE=true', async () => {
     const strict = await startTestServer({});

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
-import { idParams } from '../schemas.ts';
+import { idParams, pathText } from '../schemas.ts';
 import { nameSchema } from '../../shared/display-name.ts';
 import { noBody, ok } from '../responses.ts';
 import { createdWebhookResponse, deliveryListResponse, deliveryResponse, webhookListResponse, webhookResponse } from '../../api/webhooks.ts';
-import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, sendTestEvent, updateWebhook, webhookLimits } from '../../webhooks/webhooks.ts';
+import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, resendDelivery, sendTestEvent, updateWebhook, webhookLimits } from '../../webhooks/webhooks.ts';
 
 const isHttpUrl = (value: string) => {
   try {
@@ -65,6 +65,24 @@ export const webhookRoutes: RouteModule = async (app, { ctx }) => {
     { schema: { tags, operationId: 'testWebhook', summary: 'Send a test file.ready event ("test": true) to this webhook', params: idParams, response: { 202: deliveryResponse } } },
     async (request, reply) => {
       const delivery = await sendTestEvent(ctx.db, principalOf(request).user.id, request.params.id, ctx.config.baseUrl);
+      ctx.jobs.wake();
+      return reply.code(202).send(ok({ delivery }));
+    },
+  );
+
+  app.post(
+    '/api/webhooks/:id/deliveries/:deliveryId/resend',
+    {
+      schema: {
+        tags,
+        operationId: 'resendWebhookDelivery',
+        summary: 'Send a delivered or failed event again, with the same body and webhook-id, as a new delivery',
+        params: z.strictObject({ id: pathText, deliveryId: pathText }),
+        response: { 202: deliveryResponse },
+      },
+    },
+    async (request, reply) => {
+      const delivery = await resendDelivery(ctx.db, principalOf(request).user.id, request.params.id, request.params.deliveryId);
       ctx.jobs.wake();
       return reply.code(202).send(ok({ delivery }));
     },

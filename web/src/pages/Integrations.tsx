@@ -367,6 +367,7 @@ function WebhooksSection() {
 }
 
 function Deliveries({ webhookId }: { webhookId: string }) {
+  const run = useAction();
   const deliveries = useLoad(() => get<{ deliveries: Delivery[] }>(`/api/webhooks/${encodeURIComponent(webhookId)}/deliveries`).then((d) => d.deliveries), [webhookId]);
   return (
     <div className="deliveries">
@@ -379,7 +380,7 @@ function Deliveries({ webhookId }: { webhookId: string }) {
       <ErrorNote error={deliveries.error} />
       {deliveries.data && deliveries.data.length === 0 && <Empty>No deliveries yet.</Empty>}
       {deliveries.data && deliveries.data.length > 0 && (
-        <DataTable columns={['Created', 'Status', { label: 'Attempts', className: 'num' }, 'Last response', 'Delivered']} actions={false} wrap={false}>
+        <DataTable columns={['Created', 'Status', { label: 'Attempts', className: 'num' }, 'Last response', 'Delivered']} wrap={false}>
           {deliveries.data.map((d) => (
             <tr key={d.id}>
               <td>{formatDateTime(d.createdAt)}</td>
@@ -389,6 +390,21 @@ function Deliveries({ webhookId }: { webhookId: string }) {
               <td className="num">{d.attempts}</td>
               <td className="small">{d.lastStatus !== null ? `HTTP ${d.lastStatus}` : ''} {d.lastError ?? ''}</td>
               <td>{formatDateTime(d.deliveredAt)}</td>
+              <td>
+                {/* The same event again, as a new delivery at the top: for one that failed while the receiver was down or misconfigured. */}
+                {d.status !== 'pending' && (
+                  <button
+                    type="button"
+                    className="small"
+                    aria-label={`Resend the event of ${formatDateTime(d.createdAt)}`}
+                    onClick={async () => {
+                      if (await run(() => post(`/api/webhooks/${encodeURIComponent(webhookId)}/deliveries/${encodeURIComponent(d.id)}/resend`), 'Event queued again')) void deliveries.reload();
+                    }}
+                  >
+                    Resend
+                  </button>
+                )}
+              </td>
             </tr>
           ))}
         </DataTable>
