@@ -177,7 +177,11 @@ export function openApiTransform(policyOf: (method: string, url: string) => Rout
     out.response = { ...(out.response ?? {}), ...plain };
     const { security, description } = securityOf(policy.access);
     out.security = security;
-    if (description) out.description = [schema.description, description].filter(Boolean).join('\n\n');
+    // The archive routes refuse API credentials whatever else they take (contract §9): a client
+    // that sends its token with every request must learn it here, not from a 401.
+    const refusesCredentials = policy.archive ? 'Refuses API credentials: a request with an Authorization header gets the generic 401, also on a public file.' : undefined;
+    const said = [schema.description, description, refusesCredentials].filter(Boolean);
+    if (said.length > 0) out.description = said.join('\n\n');
     if (policy.access.kind === 'api') {
       out['x-scope'] = policy.access.scope;
       out['x-permission'] = policy.access.permission;

@@ -145,6 +145,10 @@ describe('the OpenAPI document', () => {
     expect(parameter('/api/files/timeline', 'get', 'groupBy')).toMatchObject({ enum: ['none', 'month', 'week', 'year'] });
     expect(parameter('/api/files/chunks/{uploadId}/part/{partNumber}', 'put', 'uploadId')).toMatchObject({ pattern: '^[a-z0-9]{1,100}$' });
     expect(parameter('/api/files/chunks/{uploadId}/part/{partNumber}', 'get', 'partNumber')).toMatchObject({ pattern: '^[1-9][0-9]*$' });
+    // The share page's password form posts urlencoded.
+    expect(Object.keys(document.paths['/api/files/{id}/unlock']!.post!.requestBody!.content).sort()).toEqual(['application/json', 'application/x-www-form-urlencoded']);
+    // The archive routes refuse API credentials, the share page's public ones too (contract §9).
+    for (const policy of routePolicies.filter((p) => p.archive)) expect((operationOf(policy) as { description?: string }).description, policy.path).toMatch(/Authorization header gets the generic 401/);
     const shorten = document.paths['/api/urls']!.post!.requestBody!.content['application/json']!.schema!.properties!['url'] as { maxLength?: number };
     expect(shorten.maxLength).toBe(2048);
   });

@@ -42,6 +42,8 @@ export const unlockRoutes: RouteModule = async (app, { ctx }) => {
         // An empty password is answered by the route: a form is sent back to the page saying so
         // (text browsers send the form whatever `required` says), a script gets a 400.
         body: z.strictObject({ password: z.string().max(1024) }),
+        // The share page's form posts the same field, urlencoded, and is answered 303.
+        consumes: ['application/json', 'application/x-www-form-urlencoded'],
         response: {
           204: noBody('Unlocked: a cookie now opens this one file in this browser'),
           303: redirect("The share page's form was sent: `Location` is the share page, opened, or with `?unlock=wrong|throttled|empty` saying why not"),
