@@ -140,8 +140,9 @@ export function renderSharePage(input: SharePageInput): string {
   let preview = '';
   if (unreadableImage) preview = '<p class="meta">This image could not be read for a preview (too large, or damaged). Download it to open it.</p>';
   if (kind === 'image') preview = `<img src="${raw}" alt="${name}">`;
-  else if (kind === 'video') preview = `<video src="${raw}" controls preload="metadata"></video>`;
-  else if (kind === 'audio') preview = `<audio src="${raw}" controls preload="metadata"></audio>`;
+  // Named, as the image is by its alt text: a screen reader otherwise says only "video".
+  else if (kind === 'video') preview = `<video src="${raw}" controls preload="metadata" aria-label="${name}"></video>`;
+  else if (kind === 'audio') preview = `<audio src="${raw}" controls preload="metadata" aria-label="${name}"></audio>`;
   else if (kind === 'pdf') preview = `<iframe src="${raw}" title="${name}"></iframe>`;
   // Focusable, so that a long text scrolls with the keyboard too.
   else if (kind === 'text' && input.textPreview !== null) preview = `<pre tabindex="0" role="region" aria-label="Text of ${name}">${escapeHtml(input.textPreview)}</pre>`;

@@ -96,7 +96,9 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       const pdf = await upload('report.pdf', '%PDF-1.4\n%âãÏÓ\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n', { type: 'application/pdf' });
 
       const videoPage = (await anonymous().get(video.page)).text;
-      expect(videoPage).toContain(`<video src="${video.links.rawUrl}" controls`);
+      // Named for a screen reader, as an image is by its alt text.
+      expect(videoPage).toContain(`<video src="${video.links.rawUrl}" controls preload="metadata" aria-label="clip.mp4">`);
+      expect((await anonymous().get(audio.page)).text).toContain(`<audio src="${audio.links.rawUrl}" controls preload="metadata" aria-label="song.mp3">`);
       expect(videoPage).toContain(`<meta property="og:video" content="${video.links.rawUrl}">`);
       expect(videoPage).toContain('<meta property="og:title" content="clip.mp4">');
       expect(videoPage).not.toContain('og:image');
