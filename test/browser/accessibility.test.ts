@@ -219,4 +219,133 @@ describe('the web app for keyboards, screen readers and phones', () => {
     }
     expect(checked).toBeGreaterThan(20);
   });
+  /** What has the keyboard's focus: its tag and its accessible words. */
+  const focusedOn = (page: Page) =>
+    page.evaluate(`(() => { const e = document.activeElement; return e ? { tag: e.tagName, text: (e.getAttribute('aria-label') || e.textContent || '').trim() } : null; })()`) as Promise<{ tag: string; text: string } | null>;
+
+  test("the focus is never dropped to the page's body: a link inside a page, Back, a saved or undone role, a dismissed toast", { timeout: 120_000 }, async () => {
+    expect((await owner.post('/api/roles', { name: 'Testers', permissions: ['files.read'] })).status).toBe(201);
+    const page = await open('light', 1280);
+    await page.goto(`${server.baseUrl}/app/files`);
+    await page.getByTestId('file-card').first().waitFor();
+    // A link inside the page that opens another page: the new page's heading has the focus.
+    await page.getByRole('main').getByRole('link', { name: 'Upload' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Upload', level: 1 }).waitFor();
+    await expect.poll(() => focusedOn(page)).toEqual({ tag: 'H1', text: 'Upload' });
+    await page.goBack();
+    await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+    await expect.poll(() => focusedOn(page)).toEqual({ tag: 'H1', text: 'Files' });
+
+    // A role saved with the keyboard: Save is disabled once saved, the role's heading has the focus.
+    await page.goto(`${server.baseUrl}/app/admin?tab=roles`);
+    const role = page.getByRole('form', { name: 'Role Testers' });
+    await role.getByRole('checkbox').nth(1).focus();
+    await page.keyboard.press('Space');
+    await role.getByRole('button', { name: 'Save Testers' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').getByText('Saved role Testers').waitFor();
+    await expect.poll(() => focusedOn(page)).toMatchObject({ tag: 'H2', text: expect.stringContaining('Testers') });
+    // Undone: the Undo button goes, and so does nothing else.
+    await role.getByRole('checkbox').nth(2).focus();
+    await page.keyboard.press('Space');
+    await role.getByRole('button', { name: 'Undo changes' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focusedOn(page)).toMatchObject({ tag: 'H2', text: expect.stringContaining('Testers') });
+
+    // The toast stays while the keyboard is on it (past its 4 s), and Dismiss gives the focus back.
+    await page.getByRole('status').getByRole('button', { name: 'Dismiss' }).focus();
+    await page.waitForTimeout(4_500);
+    await expect(page.getByRole('status').getByText('Saved role Testers').count()).resolves.toBe(1);
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').getByText('Saved role Testers').waitFor({ state: 'detached' });
+    await expect.poll(() => focusedOn(page)).toMatchObject({ tag: 'H2', text: expect.stringContaining('Testers') });
+    expect(problems).toEqual([]);
+  });
+
+  test('uploads that finish together are each announced', async () => {
+    const page = await open('light', 1280);
+    await page.goto(`${server.baseUrl}/app/upload`);
+    await page.getByRole('heading', { name: 'Upload', level: 1 }).waitFor();
+    await page.evaluate(`(() => {
+      window.__said = [];
+      const region = document.querySelector('[data-testid=announcer]');
+      new MutationObserver(() => region.textContent && window.__said.push(region.textContent)).observe(region, { childList: true, characterData: true, subtree: true });
+    })()`);
+    // Two uploads go at a time: each pair's answers are given back together, so they finish in one moment.
+    const answers: Array<() => Promise<void>> = [];
+    await page.route('**/api/files', async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      const response = await route.fetch();
+      answers.push(() => route.fulfill({ response }));
+      if (answers.length === 2) for (const answer of answers.splice(0)) void answer();
+    });
+    const names = ['said-1.txt', 'said-2.txt', 'said-3.txt', 'said-4.txt'];
+    await page.getByTestId('file-input').setInputFiles(names.map((name) => ({ name, mimeType: 'text/plain', buffer: Buffer.from(name) })));
+    await expect.poll(() => page.locator('[data-testid=upload-item][data-status=done]').count()).toBe(4);
+    await expect.poll(async () => ((await page.evaluate('window.__said.join(" | ")')) as string)).toMatch(/said-4\.txt uploaded/);
+    // Each pair is said in one announcement: a second one written 2 ms after the first replaced it
+    // before a screen reader had said it.
+    const said = (await page.evaluate('window.__said')) as string[];
+    for (const [a, b] of [names.slice(0, 2), names.slice(2)] as Array<[string, string]>) {
+      expect(said.some((words) => words.includes(`${a} uploaded`) && words.includes(`${b} uploaded`)), said.join(' | ')).toBe(true);
+    }
+  });
+
+  test('a phone keeps the bulk bar in the page and closes its menu when the focus leaves it; colours hold in forced colours and the dark theme', async () => {
+    const phone = await open('light', 360);
+    await phone.goto(`${server.baseUrl}/app/files`);
+    await phone.getByTestId('file-card').first().waitFor();
+    await phone.getByRole('checkbox', { name: /^Select / }).first().check();
+    await phone.locator('.bulk-bar').waitFor();
+    await expect(phone.evaluate(`getComputedStyle(document.querySelector('.bulk-bar')).position`)).resolves.toBe('static');
+    const menu = phone.getByRole('button', { name: 'Menu' });
+    await menu.click();
+    await expect(menu.getAttribute('aria-expanded')).resolves.toBe('true');
+    const links = await phone.getByRole('navigation', { name: 'Main' }).getByRole('link').count();
+    for (let i = 0; i <= links; i++) await phone.keyboard.press('Tab');
+    await expect.poll(() => menu.getAttribute('aria-expanded')).toBe('false');
+
+    // Forced colours: the current tab is told from the others, not every tab underlined alike.
+    const forced = await open('light', 1280);
+    await forced.emulateMedia({ forcedColors: 'active' });
+    await forced.goto(`${server.baseUrl}/app/integrations`);
+    await forced.locator('.tab.active').waitFor();
+    const underlines = (await forced.evaluate(`[...document.querySelectorAll('.tab')].map((tab) => [tab.classList.contains('active'), getComputedStyle(tab).borderBottomColor])`)) as Array<[boolean, string]>;
+    const current = underlines.filter(([active]) => active).map(([, colour]) => colour);
+    const others = underlines.filter(([active]) => !active).map(([, colour]) => colour);
+    expect([current.length, others.length > 0]).toEqual([1, true]);
+    for (const other of others) expect(other).not.toBe(current[0]);
+
+    // Dark theme: an error toast's words and a field's edge meet WCAG's contrast.
+    const dark = await open('dark', 1280);
+    await dark.goto(`${server.baseUrl}/app/integrations`);
+    await dark.locator('input[name=token-name]').waitFor();
+    const contrast = (await dark.evaluate(`(() => {
+      const luminance = (rgb) => { const [r, g, b] = rgb.match(/\\d+(\\.\\d+)?/g).slice(0, 3).map(Number).map((c) => c / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4)); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+      const ratio = (a, b) => { const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+      document.body.insertAdjacentHTML('beforeend', '<div class="toasts"><div class="toast toast-error" id="contrast-probe">x</div></div>');
+      const toast = getComputedStyle(document.getElementById('contrast-probe'));
+      const input = document.querySelector('input[name=token-name]');
+      const card = input.closest('.card');
+      return { toast: ratio(toast.color, toast.backgroundColor), field: ratio(getComputedStyle(input).borderTopColor, getComputedStyle(card).backgroundColor) };
+    })()`)) as { toast: number; field: number };
+    expect(contrast.toast).toBeGreaterThanOrEqual(4.5);
+    expect(contrast.field).toBeGreaterThanOrEqual(3);
+    expect(problems).toEqual([]);
+  });
+
+  test("a form's error is tied to its field where the field's name is not the API's", async () => {
+    const page = await open('light', 1280);
+    await page.goto(`${server.baseUrl}/app/integrations`);
+    const form = page.getByRole('form', { name: 'Create a token' });
+    await form.getByLabel('Name').fill('   ');
+    await form.getByRole('checkbox').first().check();
+    await form.getByRole('button', { name: /Create/ }).click();
+    const alert = form.getByRole('alert');
+    await alert.waitFor();
+    const field = form.locator('input[name=token-name]');
+    await expect(field.getAttribute('aria-invalid')).resolves.toBe('true');
+    await expect(field.getAttribute('aria-describedby')).resolves.toBe(await alert.getAttribute('id'));
+  });
 });

@@ -135,13 +135,21 @@ function Shell({ pages: navPages, currentPath, children }: { pages: PageDef[]; c
   const [menuOpen, setMenuOpen] = useState(false);
   const { path } = useRouter();
   const menuButton = useRef<HTMLButtonElement>(null);
+  const firstPath = useRef(true);
   useEffect(() => {
     // A page chosen in the folded menu closes it, and the link that had the focus is hidden with
-    // it: the focus goes to the new page's heading (else its main region), not the page's body.
+    // it; a link inside the page (Upload on the Files page, the 404 page's way back) goes with the
+    // page it was on, and Back leaves nothing focused. In each case the focus goes to the new page's
+    // heading (else its main region), not the page's body, from which Tab starts again at the top.
+    // A link of the menu bar that stays in view keeps it.
     const nav = document.getElementById('primary-nav');
     const inFoldedMenu = nav !== null && nav.contains(document.activeElement) && menuButton.current !== null && menuButton.current.getClientRects().length > 0;
+    const dropped = document.activeElement === null || document.activeElement === document.body;
+    const first = firstPath.current;
+    firstPath.current = false;
     setMenuOpen(false);
-    if (!inFoldedMenu) return;
+    // The first page shown is the browser's to announce and start from.
+    if (first || !(inFoldedMenu || dropped)) return;
     // A page's code may still be loading: its heading is waited for, a second at most.
     let tries = 0;
     const land = () => {
@@ -163,8 +171,19 @@ function Shell({ pages: navPages, currentPath, children }: { pages: PageDef[]; c
       const active = document.activeElement;
       if (button && button.getClientRects().length > 0 && (active === document.body || document.getElementById('primary-nav')?.contains(active))) button.focus();
     };
+    // Tab past its last link closes it too: left open, the folded menu covers most of a short or
+    // zoomed screen, and the controls the focus moves on to are underneath it.
+    const onFocus = (event: FocusEvent) => {
+      const target = event.target as Node | null;
+      const nav = document.getElementById('primary-nav');
+      if (target && !nav?.contains(target) && !menuButton.current?.contains(target)) setMenuOpen(false);
+    };
     document.addEventListener('keydown', onKey);
-    return () => document.removeEventListener('keydown', onKey);
+    document.addEventListener('focusin', onFocus);
+    return () => {
+      document.removeEventListener('keydown', onKey);
+      document.removeEventListener('focusin', onFocus);
+    };
   }, [menuOpen]);
   return (
     <>

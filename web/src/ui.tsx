@@ -18,19 +18,51 @@ const ToastContext = createContext<(message: string, kind?: Toast['kind']) => vo
 export function ToastProvider({ children }: { children: ReactNode }) {
   const [toasts, setToasts] = useState<Toast[]>([]);
   const next = useRef(1);
+  const region = useRef<HTMLDivElement>(null);
+  // A toast stays while the keyboard or the pointer is on the toasts (WCAG 2.2.1): one that went
+  // under the focus on its Dismiss button dropped the focus to the page's body.
+  const focusHeld = useRef(false);
+  const pointerHeld = useRef(false);
+  // Where the keyboard came from into the toasts: it goes back there when its toast is dismissed.
+  const cameFrom = useRef<HTMLElement | null>(null);
   const push = useCallback((message: string, kind: Toast['kind'] = 'info') => {
     const id = next.current++;
     setToasts((list) => [...list.slice(-2), { id, message, kind }]);
-    window.setTimeout(() => setToasts((list) => list.filter((t) => t.id !== id)), kind === 'error' ? 8000 : 4000);
+    const expire = () => {
+      if (focusHeld.current || pointerHeld.current) window.setTimeout(expire, 1000);
+      else setToasts((list) => list.filter((t) => t.id !== id));
+    };
+    window.setTimeout(expire, kind === 'error' ? 8000 : 4000);
   }, []);
+  const dismiss = (id: number) => {
+    const back = cameFrom.current;
+    setToasts((list) => list.filter((t) => t.id !== id));
+    focusHeld.current = false;
+    // Back where the keyboard was, else to the page's heading; never the page's body.
+    window.requestAnimationFrame(() => (back?.isConnected ? back : document.querySelector<HTMLElement>('main h1'))?.focus());
+  };
   return (
     <ToastContext.Provider value={push}>
       {children}
-      <div className="toasts" role="status" aria-live="polite">
+      <div
+        className="toasts"
+        role="status"
+        aria-live="polite"
+        ref={region}
+        onFocus={(event) => {
+          if (!region.current?.contains(event.relatedTarget as Node | null)) cameFrom.current = event.relatedTarget as HTMLElement | null;
+          focusHeld.current = true;
+        }}
+        onBlur={(event) => {
+          if (!region.current?.contains(event.relatedTarget as Node | null)) focusHeld.current = false;
+        }}
+        onPointerEnter={() => (pointerHeld.current = true)}
+        onPointerLeave={() => (pointerHeld.current = false)}
+      >
         {toasts.map((toast) => (
           <div key={toast.id} className={`toast toast-${toast.kind}`}>
             {toast.message}
-            <button type="button" className="link-button" aria-label="Dismiss" onClick={() => setToasts((list) => list.filter((t) => t.id !== toast.id))}>
+            <button type="button" className="link-button" aria-label="Dismiss" onClick={() => dismiss(toast.id)}>
               ×
             </button>
           </div>
@@ -68,10 +100,18 @@ const AnnounceContext = createContext<(message: string) => void>(() => {});
 
 export function AnnouncerProvider({ children }: { children: ReactNode }) {
   const [message, setMessage] = useState('');
+  // What was said since the region was last written: said together, so that three uploads that
+  // finish in one moment are three announcements, not the last one alone.
+  const waiting = useRef<string[]>([]);
   const announce = useCallback((text: string) => {
+    waiting.current.push(text);
+    if (waiting.current.length > 1) return;
     // Cleared first, so that the same words said twice are announced twice.
     setMessage('');
-    window.setTimeout(() => setMessage(text), 50);
+    window.setTimeout(() => {
+      setMessage(waiting.current.join('. '));
+      waiting.current = [];
+    }, 50);
   }, []);
   return (
     <AnnounceContext.Provider value={announce}>
@@ -474,7 +514,10 @@ export function ErrorNote({ error }: { error: unknown }) {
   useEffect(() => {
     setLabel(null);
     if (!about) return;
-    const control = ref.current?.closest('form')?.querySelector<HTMLElement>(`[name="${CSS.escape(about.field)}"]`);
+    // The control named as the API names the field, or one that says which field it is for
+    // (`data-field`) where its own name must differ (two forms of one page, a password manager's hint).
+    const field = CSS.escape(about.field);
+    const control = ref.current?.closest('form')?.querySelector<HTMLElement>(`[name="${field}"], [data-field="${field}"]`);
     if (!control) return;
     const text = control.closest('label')?.firstChild?.textContent?.trim() || control.getAttribute('aria-label');
     if (text) setLabel(text);

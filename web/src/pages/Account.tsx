@@ -143,7 +143,7 @@ export function AccountPage() {
         </div>
         <label>
           Current password
-          <input type="password" name="emailPassword" autoComplete="current-password" value={emailPassword} onChange={(e) => setEmailPassword(e.target.value)} required />
+          <input type="password" name="emailPassword" data-field="currentPassword" autoComplete="current-password" value={emailPassword} onChange={(e) => setEmailPassword(e.target.value)} required />
         </label>
         <ErrorNote error={emailError} />
         <div>

@@ -114,6 +114,8 @@ export function Gallery({ start, open, listParams, onClose, onEdit }: { start: F
             <figcaption>
               {position && (
                 <span aria-live="polite">
+                  {/* The name is said too: ← and → change it, and the heading is not announced. */}
+                  <span className="visually-hidden">{current.name}, </span>
                   Image {position.index + 1} of {position.total} ·{' '}
                 </span>
               )}

@@ -121,7 +121,7 @@ function TokensSection() {
         <h2>Create a token</h2>
         <label>
           Name
-          <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={80} name="token-name" placeholder="e.g. backup script" />
+          <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={80} name="token-name" data-field="name" placeholder="e.g. backup script" />
         </label>
         <fieldset>
           <legend>Scopes</legend>
@@ -269,7 +269,7 @@ function WebhooksSection() {
         <div className="inline-form">
           <label>
             Name
-            <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={80} name="webhook-name" />
+            <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={80} name="webhook-name" data-field="name" />
           </label>
           <label className="grow">
             Receiver URL

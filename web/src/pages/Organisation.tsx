@@ -158,7 +158,7 @@ function FoldersSection() {
         <div className="inline-form">
           <label className="grow">
             Name
-            <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} name="folder-name" />
+            <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} name="folder-name" data-field="name" />
           </label>
           <label>
             Inside
@@ -275,7 +275,7 @@ function TagsSection() {
         <div className="inline-form">
           <label className="grow">
             Name
-            <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={50} name="tag-name" />
+            <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={50} name="tag-name" data-field="name" />
           </label>
           <button type="submit" className="primary">
             Create tag

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { del, get, patch, post } from '../../api.ts';
 import { useSession } from '../../session.tsx';
 import { Badge, ErrorNote, Loading, useAction, useConfirm, useFocusAfterRemoval, useLoad, useSubmit, useToast } from '../../ui.tsx';
@@ -65,7 +65,7 @@ export function RolesSection() {
       {roles.loading && !roles.data && <Loading />}
       {roles.data?.roles.map((role) => (
         <RoleEditor
-          key={`${role.id}-${role.updatedAt}`}
+          key={role.id}
           role={role}
           vocabulary={roles.data!.permissions}
           onSaved={() => {
@@ -85,7 +85,7 @@ export function RolesSection() {
         <h2>New role</h2>
         <label>
           Name
-          <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={64} name="role-name" />
+          <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={64} name="role-name" data-field="name" />
         </label>
         <PermissionBoxes selected={permissions} onChange={setPermissions} vocabulary={roles.data?.permissions ?? []} idPrefix="new-role" />
         <ErrorNote error={error} />
@@ -103,7 +103,18 @@ function RoleEditor({ role, vocabulary, onSaved, onDelete }: { role: Role; vocab
   const toast = useToast();
   const [name, setName] = useState(role.name);
   const [permissions, setPermissions] = useState<Permission[]>(role.permissions);
+  const heading = useRef<HTMLHeadingElement>(null);
+  // The form is kept (keyed by the role alone) and takes the saved role's values when they arrive.
+  useEffect(() => {
+    setName(role.name);
+    setPermissions(role.permissions);
+  }, [role.updatedAt]);
   const dirty = name !== role.name || [...permissions].sort().join() !== [...role.permissions].sort().join();
+  // Save is disabled, and Undo gone, once nothing is left to save: the keyboard's focus, which was on
+  // one of them, goes to the role's heading rather than the page's body (a field keeps it).
+  useEffect(() => {
+    if (!dirty && (document.activeElement === document.body || (document.activeElement as HTMLButtonElement | null)?.disabled)) heading.current?.focus();
+  }, [dirty]);
   const { submit: save, error } = useSubmit(async () => {
     await patch(`/api/roles/${encodeURIComponent(role.id)}`, { name: name.trim(), permissions });
     toast(`Saved role ${name.trim()}`);
@@ -112,7 +123,7 @@ function RoleEditor({ role, vocabulary, onSaved, onDelete }: { role: Role; vocab
   return (
     <form className="card stack" onSubmit={save} aria-label={`Role ${role.name}`} data-testid="role-editor" data-item-key={role.id}>
       <div className="card-row">
-        <h2>
+        <h2 ref={heading} tabIndex={-1}>
           {role.name} {role.builtin && <Badge kind="neutral">Built-in</Badge>}
         </h2>
         {!role.builtin && (
