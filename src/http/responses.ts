@@ -177,6 +177,9 @@ export function openApiTransform(policyOf: (method: string, url: string) => Rout
     out.response = { ...(out.response ?? {}), ...plain };
     const { security, description } = securityOf(policy.access);
     out.security = security;
+    // A body every field of which has its default may be left out (`.nullish()`): the library
+    // marks every body required, so the document says otherwise where the route's schema does.
+    if (schema.body instanceof $ZodType && (schema.body as z.ZodType).safeParse(undefined).success) out[OPTIONAL_BODY] = true;
     // The archive routes refuse API credentials whatever else they take (contract §9): a client
     // that sends its token with every request must learn it here, not from a 401.
     const refusesCredentials = policy.archive ? 'Refuses API credentials: a request with an Authorization header gets the generic 401, also on a public file.' : undefined;
@@ -229,6 +232,8 @@ export function openApiComponents(document: Parameters<typeof jsonSchemaTransfor
 }
 
 type DocumentedResponse = { description?: string; headers?: Record<string, unknown> };
+/** Carried from an operation's transform to the document's (the library copies `x-` keys across). */
+const OPTIONAL_BODY = 'x-optional-body';
 
 const retryAfter = { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } };
 const sharedAnswers: Record<string, DocumentedResponse> = {
@@ -246,11 +251,16 @@ const sharedAnswers: Record<string, DocumentedResponse> = {
 /**
  * What the routes' schemas leave to the library's defaults: the error ranges every route answers
  * through are said once here (with the `Retry-After` of a 429 or a 503), a redirect's `Location` is
- * named, and a success answer says it is one rather than "Default Response".
+ * named, a success answer says it is one rather than "Default Response", and a body that may be
+ * left out is not required.
  */
 function describeSharedAnswers(paths: unknown): void {
-  for (const operations of Object.values((paths ?? {}) as Record<string, Record<string, { responses?: Record<string, DocumentedResponse> }>>)) {
+  for (const operations of Object.values((paths ?? {}) as Record<string, Record<string, { responses?: Record<string, DocumentedResponse>; requestBody?: { required?: boolean }; [OPTIONAL_BODY]?: boolean }>>)) {
     for (const operation of Object.values(operations)) {
+      if (operation[OPTIONAL_BODY]) {
+        if (operation.requestBody) operation.requestBody.required = false;
+        delete operation[OPTIONAL_BODY];
+      }
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const shared = sharedAnswers[status];
         if (shared) Object.assign(response, shared);

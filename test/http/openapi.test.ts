@@ -145,6 +145,11 @@ describe('the OpenAPI document', () => {
     expect(parameter('/api/files/timeline', 'get', 'groupBy')).toMatchObject({ enum: ['none', 'month', 'week', 'year'] });
     expect(parameter('/api/files/chunks/{uploadId}/part/{partNumber}', 'put', 'uploadId')).toMatchObject({ pattern: '^[a-z0-9]{1,100}$' });
     expect(parameter('/api/files/chunks/{uploadId}/part/{partNumber}', 'get', 'partNumber')).toMatchObject({ pattern: '^[1-9][0-9]*$' });
+    // Bodies whose every field has its default may be left out; the others are required.
+    const bodyRequired = (path: string, method: string) => document.paths[path]![method]!.requestBody!.required;
+    for (const [path, method] of [['/api/invites', 'post'], ['/api/auth/passkey/options', 'post'], ['/api/archives/{fileId}/extract', 'post'], ['/api/share/{urlId}/{name}/archive', 'post']] as const) expect(bodyRequired(path, method), path).toBe(false);
+    for (const [path, method] of [['/api/urls', 'post'], ['/api/files/{id}', 'patch'], ['/api/archives', 'post']] as const) expect(bodyRequired(path, method), path).toBe(true);
+    expect(JSON.stringify(document)).not.toContain('x-optional-body');
     // The share page's password form posts urlencoded.
     expect(Object.keys(document.paths['/api/files/{id}/unlock']!.post!.requestBody!.content).sort()).toEqual(['application/json', 'application/x-www-form-urlencoded']);
     // The archive routes refuse API credentials, the share page's public ones too (contract §9).
