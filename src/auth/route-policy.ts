@@ -147,6 +147,7 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'PATCH', path: '/api/webhooks/:id', access: session('webhooks.manage'), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/webhooks/:id', access: session('webhooks.manage'), errors: 'ApiError' },
   { method: 'POST', path: '/api/webhooks/:id/test', access: session('webhooks.manage'), errors: 'ApiError' },
+  { method: 'POST', path: '/api/webhooks/:id/rotate-secret', access: session('webhooks.manage'), errors: 'ApiError' },
   { method: 'GET', path: '/api/webhooks/:id/deliveries', access: session('webhooks.manage'), errors: 'ApiError' },
   { method: 'POST', path: '/api/webhooks/:id/deliveries/:deliveryId/resend', access: session('webhooks.manage'), errors: 'ApiError' },
 

@@ -196,6 +196,9 @@ export interface WebhooksTable {
   url: string;
   /** AES-256-GCM ciphertext of the `whsec_` signing secret. */
   secretEncrypted: string;
+  /** The secret the current one replaced, still signing beside it until `previousSecretUntil` (ms). */
+  previousSecretEncrypted: string | null;
+  previousSecretUntil: number | null;
   enabled: number;
   createdAt: number;
   updatedAt: number;

@@ -38,6 +38,8 @@ export const RECEIVER_REFUSED = "Refused to deliver: the receiver's address is n
 export interface DeliveryRequest {
   url: string;
   secret: string;
+  /** A replaced secret still within its overlap: the delivery is signed by it too (a second `v1,…`). */
+  previousSecret?: string | undefined;
   /** `webhook-id`: the event ID, the same on every attempt. */
   messageId: string;
   body: string;
@@ -118,7 +120,11 @@ export async function sendWebhook(request: DeliveryRequest): Promise<DeliveryRes
     'user-agent': USER_AGENT,
     'webhook-id': request.messageId,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': signWebhook(request.secret, request.messageId, timestamp, request.body),
+    // Space-separated signatures, one per secret (Standard Webhooks): a receiver holding either verifies.
+    'webhook-signature': [request.secret, request.previousSecret]
+      .filter((secret): secret is string => secret !== undefined)
+      .map((secret) => signWebhook(secret, request.messageId, timestamp, request.body))
+      .join(' '),
   };
   const client = target.protocol === 'https:' ? https : http;
 

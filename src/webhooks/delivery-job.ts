@@ -159,6 +159,8 @@ async function deliverOnce(options: WebhookDeliveryOptions, throttle: StallThrot
       'webhooks.url',
       'webhooks.enabled',
       'webhooks.secretEncrypted',
+      'webhooks.previousSecretEncrypted',
+      'webhooks.previousSecretUntil',
     ])
     .where('webhookDeliveries.id', '=', deliveryId)
     .executeTakeFirst();
@@ -194,6 +196,17 @@ async function deliverOnce(options: WebhookDeliveryOptions, throttle: StallThrot
     return retryJob(jitter(delays[attempt - 1]!), error);
   }
 
+  // The secret a rotation replaced signs too while its overlap lasts (src/webhooks/webhooks.ts,
+  // rotateWebhookSecret). One this process cannot open is left out: the current one still signs.
+  let previousSecret: string | undefined;
+  if (row.previousSecretEncrypted !== null && row.previousSecretUntil !== null && row.previousSecretUntil > Date.now()) {
+    try {
+      previousSecret = options.secretBox.open(row.previousSecretEncrypted, row.webhookId);
+    } catch {
+      previousSecret = undefined;
+    }
+  }
+
   if (!throttle.begin(userId, row.webhookId)) return retryJob(jitter(throttle.wait(row.webhookId)), 'Waiting: the receiver is not answering, and an earlier delivery to it is being sent');
   const began = Date.now();
   let result: DeliveryResult = { result: 'retry', status: null, error: 'The delivery attempt did not end' };
@@ -201,6 +214,7 @@ async function deliverOnce(options: WebhookDeliveryOptions, throttle: StallThrot
     result = await sendWebhook({
       url: row.url,
       secret,
+      previousSecret,
       messageId: row.eventId,
       body: row.body,
       allowPrivate: options.allowPrivate,

@@ -25,6 +25,8 @@ export const webhookLimits = {
   nameLength: 80,
   urlLength: 2048,
   deliveriesListed: DELIVERIES_KEPT,
+  /** How long a replaced signing secret keeps signing beside the new one. */
+  secretOverlapMs: 24 * 3_600_000,
 } as const;
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -212,5 +214,31 @@ export async function resendDelivery(db: Db, userId: string, webhookId: string, 
     if (!original) throw notFound('Delivery not found');
     const [resentId] = await queueDeliveries(trx, userId, { eventId: original.eventId, eventType: original.eventType, body: original.body, test: original.test === 1, createdAt: Date.now() }, [webhookId]);
     return toDelivery(await scoped.selectFrom('webhookDeliveries').select(deliveryColumns).where('id', '=', resentId!).executeTakeFirstOrThrow());
+  });
+}
+
+/**
+ * A new signing secret for a webhook, returned this once. The one it replaces keeps signing beside it
+ * for a day (`webhook-signature` then holds a signature by each, as Standard Webhooks allows), so
+ * the receiver can be given the new secret at any time in that window and no delivery fails
+ * verification. Deleting and creating the webhook again, the only way before, lost its pending
+ * deliveries and its log, and every delivery until the receiver was changed. A second rotation
+ * within the day drops the oldest secret.
+ */
+export async function rotateWebhookSecret(db: Db, options: Pick<WebhookOptions, 'dialect' | 'secretBox'>, userId: string, id: string): Promise<{ webhook: Webhook; secret: string }> {
+  return db.transaction().execute(async (trx) => {
+    // Two rotations at once: one after the other, each replacing what the last one left.
+    await lockAccountRow(trx, options.dialect, userId);
+    const account = forAccount(trx, userId);
+    const current = await account.selectFrom('webhooks').select([...webhookColumns, 'secretEncrypted']).where('id', '=', id).executeTakeFirst();
+    if (!current) throw notFound('Webhook not found');
+    const now = Date.now();
+    const secret = newWebhookSecret();
+    await account
+      .updateTable('webhooks')
+      .set({ secretEncrypted: options.secretBox.seal(secret, id), previousSecretEncrypted: current.secretEncrypted, previousSecretUntil: now + webhookLimits.secretOverlapMs, updatedAt: now })
+      .where('id', '=', id)
+      .execute();
+    return { webhook: toWebhook({ ...current, updatedAt: now }), secret };
   });
 }

@@ -812,12 +812,12 @@ describe('the web app at its edges', () => {
   });
   test('a failed webhook delivery is sent again from its log, with its webhook-id, and the keyboard stays on its button', async () => {
     // A receiver misconfigured at first (404: final), then mended.
-    const hits: Array<{ id: string; body: string }> = [];
+    const hits: Array<{ id: string; body: string; signatures?: string[] }> = [];
     const receiver = http.createServer((request, response) => {
       let body = '';
       request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
       request.on('end', () => {
-        hits.push({ id: String(request.headers['webhook-id']), body });
+        hits.push({ id: String(request.headers['webhook-id']), body, ...(hits.length >= 2 ? { signatures: String(request.headers['webhook-signature']).split(' ') } : {}) });
         response.writeHead(hits.length === 1 ? 404 : 200).end();
       });
     });
@@ -851,6 +851,18 @@ describe('the web app at its edges', () => {
       await page.getByRole('button', { name: 'Refresh' }).click();
       await expect.poll(async () => (await rows.allTextContents()).map((text) => /delivered|failed|pending/.exec(text)?.[0])).toEqual(['delivered', 'failed']);
       await shot('edges-webhook-resend');
+
+      // A new signing secret, shown once; the old one still signs beside it.
+      await page.getByRole('button', { name: 'Rotate the signing secret of Relay' }).click();
+      await page.getByRole('dialog', { name: 'Rotate signing secret' }).getByRole('button', { name: 'Rotate' }).click();
+      const shown = page.getByRole('region', { name: /New signing secret of “Relay”/ });
+      await shown.waitFor();
+      const fresh = (await shown.locator('code').first().textContent())!.trim();
+      expect(fresh).toMatch(/^whsec_/);
+      expect(fresh).not.toBe(created.body.data.secret);
+      expect((await hookOwner.post(`/api/webhooks/${created.body.data.webhook.id}/test`)).status).toBe(202);
+      await expect.poll(() => hits.length).toBe(3);
+      expect(hits[2]!.signatures).toHaveLength(2);
       expect(problems).toEqual([]);
     } finally {
       await hooks.close();

@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
-import { uploadFile } from '../support/uploads.ts';
+import { createToken, uploadFile } from '../support/uploads.ts';
 import { emitFileReady, WEBHOOK_DELIVERY_JOB, type FileReadyFile } from '../../src/webhooks/outbox.ts';
 import { fileReadyEventSchema } from '../../src/api/webhooks.ts';
 
@@ -678,6 +678,68 @@ describe('resending', () => {
     expect(throttled.status).toBe(429);
     expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await deliveries(owner, webhook.id)).toHaveLength(11);
+  });
+});
+
+describe('rotating the signing secret', () => {
+  const verifies = (secret: string, request: Received) => {
+    try {
+      new Webhook(secret).verify(request.body, request.headers as Record<string, string>);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('signs with the new and the replaced secret for a day, then with the new one alone', async () => {
+    // An account of its own: test sends are limited per account, and the others of this file use the administrator's.
+    const owner = await createMember();
+    const { path, webhook, secret: first } = await createHook(owner);
+    const rotated = await owner.post(`/api/webhooks/${webhook.id}/rotate-secret`);
+    expect(rotated.status).toBe(200);
+    const second = rotated.body.data.secret as string;
+    expect(second).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    expect(second).not.toBe(first);
+    expect(rotated.body.data.webhook).toMatchObject({ id: webhook.id, name: webhook.name, url: webhook.url, enabled: true });
+    expect(JSON.stringify((await owner.get('/api/webhooks')).body)).not.toContain(second);
+    receiver.expect(path, second);
+
+    await owner.post(`/api/webhooks/${webhook.id}/test`);
+    await settled(owner, webhook.id);
+    const [during] = receiver.at(path);
+    expect(during!.headers['webhook-signature']!.toString().split(' ')).toHaveLength(2);
+    expect([verifies(second, during!), verifies(first, during!)]).toEqual([true, true]);
+
+    // A day later (the overlap's end, moved to now): the new secret alone.
+    await server.ctx.db.updateTable('webhooks').set({ previousSecretUntil: Date.now() - 1 }).where('id', '=', webhook.id).execute();
+    await owner.post(`/api/webhooks/${webhook.id}/test`);
+    await settled(owner, webhook.id, 2);
+    const after = receiver.at(path)[1]!;
+    expect(after.headers['webhook-signature']!.toString().split(' ')).toHaveLength(1);
+    expect([verifies(second, after), verifies(first, after)]).toEqual([true, false]);
+  });
+
+  it("keeps only the secret it replaced, is the owner's alone and needs a browser session", async () => {
+    const owner = await createMember();
+    const { path, webhook, secret: first } = await createHook(owner);
+    const second = (await owner.post(`/api/webhooks/${webhook.id}/rotate-secret`)).body.data.secret as string;
+    const third = (await owner.post(`/api/webhooks/${webhook.id}/rotate-secret`)).body.data.secret as string;
+    receiver.expect(path, third);
+    await owner.post(`/api/webhooks/${webhook.id}/test`);
+    await settled(owner, webhook.id);
+    const [request] = receiver.at(path);
+    expect([verifies(third, request!), verifies(second, request!), verifies(first, request!)]).toEqual([true, true, false]);
+
+    const stranger = await createMember();
+    const foreign = await stranger.post(`/api/webhooks/${webhook.id}/rotate-secret`);
+    expect([foreign.status, foreign.body.error]).toEqual([404, 'Webhook not found']);
+    const token = await createToken(owner, ['files:read']);
+    const scripted = await new Client(server.baseUrl).post(`/api/webhooks/${webhook.id}/rotate-secret`, undefined, { token });
+    expect([scripted.status, scripted.body]).toEqual([401, { success: false, error: 'Unauthorized' }]);
+    // Neither changed the secret.
+    await owner.post(`/api/webhooks/${webhook.id}/test`);
+    await settled(owner, webhook.id, 2);
+    expect(verifies(third, receiver.at(path)[1]!)).toBe(true);
   });
 });
 

@@ -4,7 +4,7 @@ import { idParams, pathText } from '../schemas.ts';
 import { nameSchema } from '../../shared/display-name.ts';
 import { noBody, ok } from '../responses.ts';
 import { createdWebhookResponse, deliveryListResponse, deliveryResponse, webhookListResponse, webhookResponse } from '../../api/webhooks.ts';
-import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, resendDelivery, sendTestEvent, updateWebhook, webhookLimits } from '../../webhooks/webhooks.ts';
+import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, resendDelivery, rotateWebhookSecret, sendTestEvent, updateWebhook, webhookLimits } from '../../webhooks/webhooks.ts';
 
 const isHttpUrl = (value: string) => {
   try {
@@ -58,6 +58,20 @@ export const webhookRoutes: RouteModule = async (app, { ctx }) => {
       await deleteWebhook(ctx.db, principalOf(request).user.id, request.params.id);
       return reply.code(204).send();
     },
+  );
+
+  app.post(
+    '/api/webhooks/:id/rotate-secret',
+    {
+      schema: {
+        tags,
+        operationId: 'rotateWebhookSecret',
+        summary: 'A new signing secret, shown only in this response; the old one keeps signing beside it for 24 hours',
+        params: idParams,
+        response: { 200: createdWebhookResponse },
+      },
+    },
+    async (request) => ok(await rotateWebhookSecret(ctx.db, options, principalOf(request).user.id, request.params.id)),
   );
 
   app.post(

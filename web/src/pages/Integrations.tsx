@@ -333,6 +333,20 @@ function WebhooksSection() {
                       </button>
                       <button
                         type="button"
+                        className="small"
+                        aria-label={`Rotate the signing secret of ${hook.name}`}
+                        onClick={async () => {
+                          if (!(await confirm('Rotate signing secret', `Make a new signing secret for “${hook.name}”? It is shown once. The current secret keeps signing beside it for 24 hours: give your receiver the new one within a day.`, 'Rotate'))) return;
+                          await run(async () => {
+                            const rotated = await post<{ webhook: Webhook; secret: string }>(`/api/webhooks/${encodeURIComponent(hook.id)}/rotate-secret`);
+                            setSecret({ title: `New signing secret of “${rotated.webhook.name}” (the old one works for 24 more hours)`, value: rotated.secret });
+                          });
+                        }}
+                      >
+                        Rotate secret
+                      </button>
+                      <button
+                        type="button"
                         className="small danger"
                         aria-label={`Delete webhook ${hook.name}`}
                         data-action="delete"
