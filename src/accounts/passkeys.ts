@@ -196,8 +196,13 @@ export async function registerPasskey(db: Db, rp: RelyingParty, user: UserRow, i
   try {
     await forAccount(db, user.id).insertInto('passkeys', row).execute();
   } catch (error) {
-    if (isUniqueViolation(error)) throw conflict('This passkey is already registered');
-    throw error;
+    if (!isUniqueViolation(error)) throw error;
+    // Taken by another account: answered as an answer that does not verify. Sign-in options hand out
+    // an email's credential IDs to anyone (made-up ones for an address without passkeys,
+    // docs/decisions.md), and a 409 here told a signed-in prober which of them were real.
+    const own = await forAccount(db, user.id).selectFrom('passkeys').select('id').where('credentialId', '=', credential.id).executeTakeFirst();
+    if (!own) throw invalid(REGISTRATION_FAILED);
+    throw conflict('This passkey is already registered');
   }
   return view(row);
 }

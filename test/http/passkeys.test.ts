@@ -198,6 +198,30 @@ describe('registering and managing passkeys', () => {
     expect((await owner.get('/api/auth/passkeys')).body.data.passkeys).toEqual([passkey]);
   });
 
+  it("does not tell a signed-in account that another account's credential ID is taken", async () => {
+    // Sign-in options give an email's credential IDs to anyone (made-up ones for an address without
+    // passkeys): registering one elsewhere must not confirm which of them are real.
+    const owner = await account();
+    const prober = await account();
+    expect((await registerPasskey(owner, authenticatorFor())).status).toBe(201);
+    const realId = (await signInOptions(clientAt(), owner.email)).allowCredentials[0].id as string;
+    const madeUpId = (await signInOptions(clientAt(), uniqueEmail('nobody'))).allowCredentials[0].id as string;
+    const forged = async (credentialId: string) => {
+      const options = await prober.post('/api/auth/passkeys/options');
+      return prober.post('/api/auth/passkeys', { name: 'Probe', response: authenticatorFor().register(options.body.data.options, { credentialId }) });
+    };
+    const real = await forged(realId);
+    expect([real.status, real.body]).toEqual([400, { success: false, error: 'The passkey could not be verified; start again' }]);
+    expect((await prober.get('/api/auth/passkeys')).body.data.passkeys).toEqual([]);
+    // The made-up one is no one's: it registers (and so would any new credential).
+    expect((await forged(madeUpId)).status).toBe(201);
+    // One's own credential registered twice is still said plainly.
+    const ownId = (await owner.get('/api/auth/passkeys')).body.data.passkeys[0];
+    expect(ownId).toBeDefined();
+    const again = await owner.post('/api/auth/passkeys', { name: 'Again', response: authenticatorFor().register((await owner.post('/api/auth/passkeys/options')).body.data.options, { credentialId: realId }) });
+    expect([again.status, again.body.error]).toEqual([409, 'This passkey is already registered']);
+  });
+
   it("goes with its account: deleting the account deletes its passkeys and challenges", async () => {
     const user = await account();
     expect((await registerPasskey(user, authenticatorFor())).status).toBe(201);

@@ -29,6 +29,8 @@ export interface CeremonyOverrides {
   challenge?: string;
   /** Report user verification (default true). */
   userVerified?: boolean;
+  /** Registration: make the credential with this ID (base64url), as a forged answer could. */
+  credentialId?: string;
   /**
    * Report the ceremony as made in a frame of another site: clientDataJSON's crossOrigin, with that
    * site as topOrigin, or without one (null) as browsers that do not report it write.
@@ -102,7 +104,7 @@ export class SoftwareAuthenticator {
     const rpId = overrides.rpId ?? options.rp.id ?? new URL(this.origin).hostname;
     const { privateKey, publicKey } =
       this.algorithm === 'ES256' ? generateKeyPairSync('ec', { namedCurve: 'P-256' }) : generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const id = randomBytes(32);
+    const id = overrides.credentialId === undefined ? randomBytes(32) : Buffer.from(overrides.credentialId, 'base64url');
     const credential: StoredCredential = { id, rpId, userHandle: options.user.id, privateKey, counter: 0 };
     this.credentials.push(credential);
 
