@@ -514,6 +514,13 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       expect(await send(`form-data; name="file"; filename="=?utf-8?B?Y2Fmw6kgbWVudS50eHQ=?="; filename*=utf-8''caf%C3%A9%20menu.txt`)).toEqual([200, 'café_menu.txt']);
       expect(await send(`form-data; name="file"; filename="=?UTF-8?Q?=C3=84rger_=C3=BCber?= =?UTF-8?Q?.txt?="`)).toEqual([200, 'Ärger_über.txt']);
       expect(await send(`form-data; name="file"; filename="=?iso-8859-1?q?f=E9te.txt?="`)).toEqual([200, 'féte.txt']);
+      // Base64 holds "/" (every Russian name with "п"): the form parser must not cut the name there.
+      const russian = `=?utf-8?B?${Buffer.from('Презентация.pptx').toString('base64')}?=`;
+      expect(russian).toContain('/');
+      expect(await send(`form-data; name="file"; filename="${russian}"`)).toEqual([200, 'Презентация.pptx']);
+      // A real path is still cut to its last segment, by the name's own rules.
+      expect(await send(`form-data; name="file"; filename="../../etc/shadow.txt"`)).toEqual([200, 'shadow.txt']);
+      expect(await send(`form-data; name="file"; filename="C:\\Users\\me\\shot.txt"`)).toEqual([200, 'shot.txt']);
       // Not encoded words: an unknown charset, bad base64, or text around them.
       expect(await send(`form-data; name="file"; filename="=?x-unknown?B?YWJj?="`)).toEqual([200, 'x-unknownBYWJj']);
       expect(await send(`form-data; name="file"; filename="notes =?utf-8?B?YWJj?=.txt"`)).toEqual([200, 'notes_utf-8BYWJj.txt']);

@@ -28,7 +28,10 @@ export const fileUploadRoutes: RouteModule = async (app, { ctx }) => {
   // The form parser is this route's alone (other routes answer a form with a 400 naming the type to send). The file size is
   // enforced by the upload code while streaming to storage, against the instance setting and the
   // quota; busboy only bounds the form's shape.
-  await app.register(multipart, { limits: { fileSize: Number.MAX_SAFE_INTEGER, ...UPLOAD_FORM_LIMITS } });
+  // `preservePath`: the name arrives whole and is cut to its last segment by the naming rules
+  // (src/shared/naming.ts), after RFC 2047 encoded words are decoded; the parser's own cut at "/"
+  // split the base64 of most Cyrillic names.
+  await app.register(multipart, { preservePath: true, limits: { fileSize: Number.MAX_SAFE_INTEGER, ...UPLOAD_FORM_LIMITS } });
 
   app.post(
     '/api/files',
