@@ -192,7 +192,7 @@ export async function sendTestEvent(db: Db, userId: string, webhookId: string, b
  * lost. Not for a delivery still pending, nor to a disabled webhook, which sends nothing.
  * The caller wakes the job runner.
  */
-export async function resendDelivery(db: Db, userId: string, webhookId: string, deliveryId: string): Promise<Delivery> {
+export async function resendDelivery(db: Db, options: Pick<WebhookOptions, 'dialect'>, userId: string, webhookId: string, deliveryId: string): Promise<Delivery> {
   const account = forAccount(db, userId);
   const webhook = await account.selectFrom('webhooks').select(['id', 'enabled']).where('id', '=', webhookId).executeTakeFirst();
   if (!webhook) throw notFound('Webhook not found');
@@ -203,6 +203,9 @@ export async function resendDelivery(db: Db, userId: string, webhookId: string, 
   // Each resend is a real outbound request, limited per account as test sends are.
   await takeAttempt(db, `webhook-resend:${userId}`, webhookLimits.resendsPerMinute, 60_000, 'Too many resends; try again later');
   return db.transaction().execute(async (trx) => {
+    // Resends at once (a double click, a script's retries) are taken one after the other, and each
+    // sees the copy the one before it queued.
+    await lockAccountRow(trx, options.dialect, userId);
     const scoped = forAccount(trx, userId);
     const original = await scoped
       .selectFrom('webhookDeliveries')
@@ -212,6 +215,17 @@ export async function resendDelivery(db: Db, userId: string, webhookId: string, 
       .executeTakeFirst();
     // Pruned or deleted with its webhook since it was read.
     if (!original) throw notFound('Delivery not found');
+    // One copy of an event on its way at a time: copies sent together reach a receiver within
+    // milliseconds of each other, and one that checks the IDs it has seen before storing them
+    // would take the event more than once.
+    const inFlight = await scoped
+      .selectFrom('webhookDeliveries')
+      .select('id')
+      .where('webhookId', '=', webhookId)
+      .where('eventId', '=', original.eventId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    if (inFlight) throw conflict('A copy of this event is still being sent to this webhook; resend it once that is delivered or failed');
     const [resentId] = await queueDeliveries(trx, userId, { eventId: original.eventId, eventType: original.eventType, body: original.body, test: original.test === 1, createdAt: Date.now() }, [webhookId]);
     return toDelivery(await scoped.selectFrom('webhookDeliveries').select(deliveryColumns).where('id', '=', resentId!).executeTakeFirstOrThrow());
   });

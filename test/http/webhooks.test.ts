@@ -642,6 +642,29 @@ describe('resending', () => {
     expect(receiver.at(path).map((r) => r.headers['webhook-id'])).toEqual([emitted.eventId, emitted.eventId, emitted.eventId]);
   });
 
+  it('sends one copy of an event at a time: resends at once, or while a copy is pending, get a 409', async () => {
+    const quiet = await startTestServer(fastRetries);
+    servers.push(quiet);
+    await quiet.jobs.stop();
+    const owner = await signUp(quiet.baseUrl);
+    const { webhook } = await createHook(owner);
+    const emitted = await quiet.ctx.db.transaction().execute((trx) => emitFileReady(trx, owner.userId, sampleFile(43)));
+    await quiet.jobs.runDueJobs();
+    const [done] = await deliveries(owner, webhook.id);
+    expect([done!.id, done!.status]).toEqual([emitted.deliveryIds[0], 'delivered']);
+
+    const resend = () => owner.post(`/api/webhooks/${webhook.id}/deliveries/${done!.id}/resend`);
+    const answers = await Promise.all([resend(), resend(), resend()]);
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 409, 409]);
+    expect(answers.find((a) => a.status === 409)!.body.error).toBe('A copy of this event is still being sent to this webhook; resend it once that is delivered or failed');
+    // Still pending (the jobs are stopped): a later resend of the delivered one is refused too.
+    expect((await resend()).status).toBe(409);
+    const list = await deliveries(owner, webhook.id);
+    expect(list.filter((d) => d.status === 'pending')).toHaveLength(1);
+    await quiet.jobs.runDueJobs();
+    expect((await resend()).status).toBe(202);
+  });
+
   it('refuses a pending delivery, a disabled webhook, another webhook\'s or account\'s delivery, and too many at once', async () => {
     const quiet = await startTestServer(fastRetries);
     servers.push(quiet);
@@ -673,7 +696,11 @@ describe('resending', () => {
     expect(await deliveries(owner, webhook.id)).toHaveLength(1);
 
     // Ten a minute per account; the eleventh waits.
-    for (let i = 0; i < 10; i++) expect((await resend(owner, webhook.id, done!.id)).status).toBe(202);
+    for (let i = 0; i < 10; i++) {
+      expect((await resend(owner, webhook.id, done!.id)).status).toBe(202);
+      // Each copy is sent before the next resend: one copy of an event goes at a time.
+      await quiet.jobs.runDueJobs();
+    }
     const throttled = await resend(owner, webhook.id, done!.id);
     expect(throttled.status).toBe(429);
     expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);

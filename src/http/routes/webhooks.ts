@@ -96,7 +96,7 @@ export const webhookRoutes: RouteModule = async (app, { ctx }) => {
       },
     },
     async (request, reply) => {
-      const delivery = await resendDelivery(ctx.db, principalOf(request).user.id, request.params.id, request.params.deliveryId);
+      const delivery = await resendDelivery(ctx.db, options, principalOf(request).user.id, request.params.id, request.params.deliveryId);
       ctx.jobs.wake();
       return reply.code(202).send(ok({ delivery }));
     },
