@@ -238,8 +238,11 @@ describe('the web app for keyboards, screen readers and phones', () => {
     await expect.poll(() => focusedOn(page)).toEqual({ tag: 'H1', text: 'Files' });
 
     // A role saved with the keyboard: Save is disabled once saved, the role's heading has the focus.
+    // Opened, the page leaves the focus where the browser puts it.
     await page.goto(`${server.baseUrl}/app/admin?tab=roles`);
     const role = page.getByRole('form', { name: 'Role Testers' });
+    await role.waitFor();
+    await expect.poll(() => focusedOn(page)).toMatchObject({ tag: 'BODY' });
     await role.getByRole('checkbox').nth(1).focus();
     await page.keyboard.press('Space');
     await role.getByRole('button', { name: 'Save Testers' }).focus();
@@ -260,6 +263,19 @@ describe('the web app for keyboards, screen readers and phones', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('status').getByText('Saved role Testers').waitFor({ state: 'detached' });
     await expect.poll(() => focusedOn(page)).toMatchObject({ tag: 'H2', text: expect.stringContaining('Testers') });
+
+    // A toast dismissed with the pointer, far down a page: the page stays where it is.
+    await page.goto(`${server.baseUrl}/app/files?view=list`);
+    await page.getByTestId('file-row').last().waitFor();
+    const copy = page.getByRole('button', { name: /^Copy link to / }).last();
+    await copy.scrollIntoViewIfNeeded();
+    await copy.click();
+    await page.mouse.click(2, 300);
+    const scrolled = (await page.evaluate('window.scrollY')) as number;
+    expect(scrolled).toBeGreaterThan(200);
+    await page.getByRole('status').getByRole('button', { name: 'Dismiss' }).first().click();
+    await page.waitForTimeout(300);
+    expect(await page.evaluate('window.scrollY')).toBe(scrolled);
     expect(problems).toEqual([]);
   });
 
@@ -296,9 +312,14 @@ describe('the web app for keyboards, screen readers and phones', () => {
     const phone = await open('light', 360);
     await phone.goto(`${server.baseUrl}/app/files`);
     await phone.getByTestId('file-card').first().waitFor();
-    await phone.getByRole('checkbox', { name: /^Select / }).first().check();
+    // A file far down the list: the bar with its actions is in sight, one row at the bottom.
+    await phone.getByRole('checkbox', { name: /^Select / }).last().check();
     await phone.locator('.bulk-bar').waitFor();
-    await expect(phone.evaluate(`getComputedStyle(document.querySelector('.bulk-bar')).position`)).resolves.toBe('static');
+    const bar = (await phone.locator('.bulk-bar').boundingBox())!;
+    const viewport = phone.viewportSize()!;
+    expect(bar.y).toBeGreaterThan(viewport.height / 2);
+    expect(bar.y + bar.height).toBeLessThanOrEqual(viewport.height);
+    expect(bar.height).toBeLessThan(90);
     const menu = phone.getByRole('button', { name: 'Menu' });
     await menu.click();
     await expect(menu.getAttribute('aria-expanded')).resolves.toBe('true');

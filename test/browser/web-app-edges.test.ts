@@ -837,7 +837,7 @@ describe('the web app at its edges', () => {
       await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
       await page.goto(`${hooks.baseUrl}/app/integrations?tab=webhooks`);
       await page.getByRole('button', { name: 'Deliveries of Relay' }).click();
-      const resend = page.getByRole('button', { name: /^Resend the event of / });
+      const resend = page.getByRole('button', { name: /^Resend event evt_/ });
       await expect.poll(() => resend.count()).toBe(1);
       await resend.focus();
       await page.keyboard.press('Enter');

@@ -34,12 +34,20 @@ export function ToastProvider({ children }: { children: ReactNode }) {
     };
     window.setTimeout(expire, kind === 'error' ? 8000 : 4000);
   }, []);
+  // Whether the last press in the toasts was the pointer's: a click leaves the focus alone.
+  const pressed = useRef(false);
   const dismiss = (id: number) => {
     const back = cameFrom.current;
+    const byPointer = pressed.current;
+    pressed.current = false;
     setToasts((list) => list.filter((t) => t.id !== id));
     focusHeld.current = false;
-    // Back where the keyboard was, else to the page's heading; never the page's body.
-    window.requestAnimationFrame(() => (back?.isConnected ? back : document.querySelector<HTMLElement>('main h1'))?.focus());
+    // Back where the keyboard was, else (from the keyboard) to the page's heading; never the page's
+    // body. Without scrolling: a click on × from far down the page jumped to its top.
+    window.requestAnimationFrame(() => {
+      const target = back?.isConnected ? back : byPointer ? null : document.querySelector<HTMLElement>('main h1');
+      target?.focus({ preventScroll: true });
+    });
   };
   return (
     <ToastContext.Provider value={push}>
@@ -56,6 +64,8 @@ export function ToastProvider({ children }: { children: ReactNode }) {
         onBlur={(event) => {
           if (!region.current?.contains(event.relatedTarget as Node | null)) focusHeld.current = false;
         }}
+        onPointerDown={() => (pressed.current = true)}
+        onKeyDown={() => (pressed.current = false)}
         onPointerEnter={() => (pointerHeld.current = true)}
         onPointerLeave={() => (pointerHeld.current = false)}
       >

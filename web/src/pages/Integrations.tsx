@@ -383,6 +383,8 @@ function WebhooksSection() {
 function Deliveries({ webhookId }: { webhookId: string }) {
   const run = useAction();
   const deliveries = useLoad(() => get<{ deliveries: Delivery[] }>(`/api/webhooks/${encodeURIComponent(webhookId)}/deliveries`).then((d) => d.deliveries), [webhookId]);
+  // A second click while a resend is on its way sends nothing more (marked busy, not disabled, so the focus stays).
+  const [resending, setResending] = useState<string | null>(null);
   return (
     <div className="deliveries">
       <div className="inline-form">
@@ -410,9 +412,17 @@ function Deliveries({ webhookId }: { webhookId: string }) {
                   <button
                     type="button"
                     className="small"
-                    aria-label={`Resend the event of ${formatDateTime(d.createdAt)}`}
+                    // Named by the event (its webhook-id): deliveries made in one minute read alike by their times.
+                    aria-label={`Resend event ${d.eventId}`}
+                    aria-disabled={resending !== null}
                     onClick={async () => {
-                      if (await run(() => post(`/api/webhooks/${encodeURIComponent(webhookId)}/deliveries/${encodeURIComponent(d.id)}/resend`), 'Event queued again')) void deliveries.reload();
+                      if (resending !== null) return;
+                      setResending(d.id);
+                      try {
+                        if (await run(() => post(`/api/webhooks/${encodeURIComponent(webhookId)}/deliveries/${encodeURIComponent(d.id)}/resend`), 'Event queued again')) await deliveries.reload();
+                      } finally {
+                        setResending(null);
+                      }
                     }}
                   >
                     Resend

@@ -92,10 +92,14 @@ export function UploadPage() {
   const enqueue = useCallback(
     (files: File[]) => {
       if (files.length === 0) return;
-      const selectors = { profile, folder, options, password };
+      // An expiry whose action is left to the profile takes the one action this role may use, where
+      // it may use only one: the built-in action (delete) would be refused for a role without files.delete.
+      const only = expiryActions.length === 1 ? expiryActions[0] : undefined;
+      const asked = options.expiration && options.expiration !== 'DISABLED' && !options.expiryAction && only ? { ...options, expiryAction: only } : options;
+      const selectors = { profile, folder, options: asked, password };
       setItems((list) => [...list, ...files.map((file) => ({ id: nextId.current++, file, selectors, status: 'queued' as const, detail: 'Waiting', loaded: 0, speed: 0 }))]);
     },
-    [profile, folder, options, password],
+    [profile, folder, options, password, expiryActions.join()],
   );
 
   const reloadAccount = account.reload;

@@ -66,17 +66,20 @@ export function OptionsEditor({
           </select>
         </label>
       )}
-      <label>
-        Expiration
-        <select value={value.expiration ?? ''} onChange={(e) => set('expiration', e.target.value, (v) => v as ProfileOptions['expiration'])}>
-          <option value="">{inheritLabel}</option>
-          {Object.entries(expirationLabels).map(([key, label]) => (
-            <option key={key} value={key}>
-              {label}
-            </option>
-          ))}
-        </select>
-      </label>
+      {/* No expiry can be asked for without an action allowed to apply at its end. */}
+      {actions.length > 0 && (
+        <label>
+          Expiration
+          <select value={value.expiration ?? ''} onChange={(e) => set('expiration', e.target.value, (v) => v as ProfileOptions['expiration'])}>
+            <option value="">{inheritLabel}</option>
+            {Object.entries(expirationLabels).map(([key, label]) => (
+              <option key={key} value={key}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
       {actions.length > 0 && (
         <label>
           When it expires

@@ -112,7 +112,13 @@ function RoleEditor({ role, vocabulary, onSaved, onDelete }: { role: Role; vocab
   const dirty = name !== role.name || [...permissions].sort().join() !== [...role.permissions].sort().join();
   // Save is disabled, and Undo gone, once nothing is left to save: the keyboard's focus, which was on
   // one of them, goes to the role's heading rather than the page's body (a field keeps it).
+  // Not when the form first shows: the page opened is the browser's to start from.
+  const shown = useRef(false);
   useEffect(() => {
+    if (!shown.current) {
+      shown.current = true;
+      return;
+    }
     if (!dirty && (document.activeElement === document.body || (document.activeElement as HTMLButtonElement | null)?.disabled)) heading.current?.focus();
   }, [dirty]);
   const { submit: save, error } = useSubmit(async () => {
@@ -134,7 +140,7 @@ function RoleEditor({ role, vocabulary, onSaved, onDelete }: { role: Role; vocab
       </div>
       <label>
         Name
-        <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={64} />
+        <input type="text" value={name} onChange={(e) => setName(e.target.value)} required maxLength={64} data-field="name" />
       </label>
       <PermissionBoxes selected={permissions} onChange={setPermissions} vocabulary={vocabulary} idPrefix={`role-${role.id}`} />
       <ErrorNote error={error} />
