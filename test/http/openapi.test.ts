@@ -145,6 +145,11 @@ describe('the OpenAPI document', () => {
     expect(parameter('/api/files/timeline', 'get', 'groupBy')).toMatchObject({ enum: ['none', 'month', 'week', 'year'] });
     expect(parameter('/api/files/chunks/{uploadId}/part/{partNumber}', 'put', 'uploadId')).toMatchObject({ pattern: '^[a-z0-9]{1,100}$' });
     expect(parameter('/api/files/chunks/{uploadId}/part/{partNumber}', 'get', 'partNumber')).toMatchObject({ pattern: '^[1-9][0-9]*$' });
+    expect(parameter('/api/files/chunks', 'get', 'uploadId')).toMatchObject({ pattern: '^[a-z0-9]{1,100}$' });
+    expect(parameter('/api/files/chunks', 'get', 'partNumber')).toMatchObject({ pattern: '^[1-9][0-9]*$' });
+    const visibility = new RegExp(parameter('/api/files', 'get', 'visibility')!.pattern!);
+    for (const value of ['public', 'private,hasPassword', 'hasPassword,public,private', 'public, private']) expect(value).toMatch(visibility);
+    for (const value of ['', 'secret', 'public,', 'PUBLIC']) expect(value).not.toMatch(visibility);
     // Bodies whose every field has its default may be left out; the others are required.
     const bodyRequired = (path: string, method: string) => document.paths[path]![method]!.requestBody!.required;
     for (const [path, method] of [['/api/invites', 'post'], ['/api/auth/passkey/options', 'post'], ['/api/archives/{fileId}/extract', 'post'], ['/api/share/{urlId}/{name}/archive', 'post']] as const) expect(bodyRequired(path, method), path).toBe(false);

@@ -35,10 +35,9 @@ const completionFields = {
 };
 // The document gives each path parameter's form, for clients generated from it; the values are
 // checked by checkUploadId() and parsePartNumber(), whose 400s name them.
-const partParams = z.object({
-  uploadId: z.string().meta({ pattern: UPLOAD_ID_PATTERN.source }),
-  partNumber: z.string().meta({ pattern: '^[1-9][0-9]*$', description: `1 to ${chunkLimits.maxPartNumber}` }),
-});
+const uploadIdForm = { pattern: UPLOAD_ID_PATTERN.source };
+const partNumberForm = { pattern: '^[1-9][0-9]*$', description: `1 to ${chunkLimits.maxPartNumber}` };
+const partParams = z.object({ uploadId: z.string().meta(uploadIdForm), partNumber: z.string().meta(partNumberForm) });
 /** Optional: the part's exact size in bytes, signed into a presigned URL (src/chunks/chunked-upload.ts, partUrl). */
 const partSize = z
   .string()
@@ -66,7 +65,7 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
 
   app.get(
     '/api/files/chunks',
-    { schema: { tags, operationId: 'getPartUrlByQuery', summary: 'Part upload URL (query form)', querystring: z.object({ uploadId: requiredOnce, partNumber: requiredOnce, size: partSize }), response: { 200: partUrlQueryResponse } } },
+    { schema: { tags, operationId: 'getPartUrlByQuery', summary: 'Part upload URL (query form)', querystring: z.object({ uploadId: requiredOnce.meta(uploadIdForm), partNumber: requiredOnce.meta(partNumberForm), size: partSize }), response: { 200: partUrlQueryResponse } } },
     async (request) => {
       const url = await partUrl(ctx, principalOf(request), checkUploadId(request.query.uploadId), parsePartNumber(request.query.partNumber), request.query.size);
       return { url, presignedUrl: url };

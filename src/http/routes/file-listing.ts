@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.ts';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { listFiles, listTypes } from '../../listing/list-files.ts';
 import { fileTimeline } from '../../listing/timeline.ts';
-import { galleryDirections, parseListQuery, parseTimelineQuery } from '../../listing/parameters.ts';
+import { galleryDirections, parseListQuery, parseTimelineQuery, visibilityFilters } from '../../listing/parameters.ts';
 import { groupings } from '../../listing/calendar.ts';
 import { ok } from '../responses.ts';
 import { fileListResponse, fileTypesResponse, timelineResponse, type FileListResponse, type FileTypesResponse } from '../../api/files.ts';
@@ -24,7 +24,7 @@ const filterParameters = {
   types: once('comma-separated exact MIME types'),
   dateFrom: once('inclusive uploadedAt lower bound: ISO 8601 timestamp with a zone (a date alone: its server-local start)'),
   dateTo: once('inclusive upper bound: a timestamp keeps its instant; a date includes its whole server-local day'),
-  visibility: once('comma-separated public (public, no password), private, hasPassword; ORed'),
+  visibility: once('comma-separated public (public, no password), private, hasPassword; ORed', { pattern: `^ *(${visibilityFilters.join('|')}) *(, *(${visibilityFilters.join('|')}) *)*$` }),
   folder: once('an owned folder ID (direct members only) or "unfiled"'),
   tag: once('an owned tag ID or "untagged"'),
 };
