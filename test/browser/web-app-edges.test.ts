@@ -869,4 +869,38 @@ describe('the web app at its edges', () => {
       await new Promise((resolve) => receiver.close(resolve));
     }
   });
+  test('the Upload page offers only the expiry a role may apply, and uses it when the action is left to the profile', async () => {
+    const roles = (await owner.get('/api/roles')).body.data.roles as Array<{ id: string; systemKey: string | null; permissions: string[] }>;
+    const everyone = roles.find((r) => r.systemKey === 'everyone')!;
+    const memberEmail = uniqueEmail('expiry');
+    await createAccount(memberEmail);
+    const setEveryone = async (permissions: string[]) => expect((await owner.patch(`/api/roles/${everyone.id}`, { permissions })).status).toBe(200);
+    // Sharing, not deleting: an expiry can only make a file private.
+    await setEveryone(everyone.permissions.filter((p) => p !== 'files.delete'));
+    try {
+      const member = await signedIn(memberEmail, PASSWORD, '/app/upload');
+      try {
+        const other = member.page;
+        const more = other.getByTestId('upload-more');
+        await more.locator('summary').click();
+        await expect(more.getByLabel('When it expires').locator('option').allTextContents()).resolves.toEqual(['As the profile says', 'Make it private']);
+        await more.getByLabel('Expiration').selectOption({ label: 'After a day' });
+        await other.getByTestId('file-input').setInputFiles({ name: 'short-lived.txt', mimeType: 'text/plain', buffer: Buffer.from('for a day') });
+        const row = other.locator('[data-testid=upload-item][data-status=done]', { hasText: 'short-lived.txt' });
+        await row.waitFor();
+        await expect(row.getByTestId('upload-access').textContent()).resolves.toMatch(/^Private from /);
+        // Neither deleting nor sharing: no expiry is offered at all.
+        await setEveryone(everyone.permissions.filter((p) => p !== 'files.delete' && p !== 'files.share'));
+        await other.reload();
+        await other.getByTestId('upload-more').locator('summary').click();
+        await expect(other.getByTestId('upload-more').getByLabel('Expiration').count()).resolves.toBe(0);
+        await expect(other.getByTestId('upload-more').getByLabel('Visibility').count()).resolves.toBe(0);
+      } finally {
+        await member.session.close();
+      }
+    } finally {
+      await setEveryone(everyone.permissions);
+    }
+    expect(problems).toEqual([]);
+  });
 });
