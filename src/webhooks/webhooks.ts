@@ -196,9 +196,8 @@ export async function resendDelivery(db: Db, options: Pick<WebhookOptions, 'dial
   const account = forAccount(db, userId);
   const webhook = await account.selectFrom('webhooks').select(['id', 'enabled']).where('id', '=', webhookId).executeTakeFirst();
   if (!webhook) throw notFound('Webhook not found');
-  const found = await account.selectFrom('webhookDeliveries').select(['id', 'status']).where('id', '=', deliveryId).where('webhookId', '=', webhookId).executeTakeFirst();
+  const found = await account.selectFrom('webhookDeliveries').select('id').where('id', '=', deliveryId).where('webhookId', '=', webhookId).executeTakeFirst();
   if (!found) throw notFound('Delivery not found');
-  if (found.status === 'pending') throw conflict('This delivery is still being sent; resend it once it is delivered or failed');
   if (webhook.enabled !== 1) throw conflict('The webhook is disabled and sends nothing; enable it first');
   // Each resend is a real outbound request, limited per account as test sends are.
   await takeAttempt(db, `webhook-resend:${userId}`, webhookLimits.resendsPerMinute, 60_000, 'Too many resends; try again later');
@@ -215,9 +214,9 @@ export async function resendDelivery(db: Db, options: Pick<WebhookOptions, 'dial
       .executeTakeFirst();
     // Pruned or deleted with its webhook since it was read.
     if (!original) throw notFound('Delivery not found');
-    // One copy of an event on its way at a time: copies sent together reach a receiver within
-    // milliseconds of each other, and one that checks the IDs it has seen before storing them
-    // would take the event more than once.
+    // One copy of an event on its way at a time (the delivery resent itself, while pending,
+    // included): copies sent together reach a receiver within milliseconds of each other, and one
+    // that checks the IDs it has seen before storing them would take the event more than once.
     const inFlight = await scoped
       .selectFrom('webhookDeliveries')
       .select('id')
@@ -225,7 +224,7 @@ export async function resendDelivery(db: Db, options: Pick<WebhookOptions, 'dial
       .where('eventId', '=', original.eventId)
       .where('status', '=', 'pending')
       .executeTakeFirst();
-    if (inFlight) throw conflict('A copy of this event is still being sent to this webhook; resend it once that is delivered or failed');
+    if (inFlight) throw conflict('This event is still being sent to this webhook; resend it once that delivery is delivered or failed');
     const [resentId] = await queueDeliveries(trx, userId, { eventId: original.eventId, eventType: original.eventType, body: original.body, test: original.test === 1, createdAt: Date.now() }, [webhookId]);
     return toDelivery(await scoped.selectFrom('webhookDeliveries').select(deliveryColumns).where('id', '=', resentId!).executeTakeFirstOrThrow());
   });
