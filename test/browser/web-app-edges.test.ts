@@ -853,7 +853,7 @@ describe('the web app at its edges', () => {
       await shot('edges-webhook-resend');
 
       // A new signing secret, shown once; the old one still signs beside it.
-      await page.getByRole('button', { name: 'Rotate the signing secret of Relay' }).click();
+      await page.getByRole('button', { name: 'Rotate secret of Relay' }).click();
       await page.getByRole('dialog', { name: 'Rotate signing secret' }).getByRole('button', { name: 'Rotate' }).click();
       const shown = page.getByRole('region', { name: /New signing secret of “Relay”/ });
       await shown.waitFor();

@@ -107,21 +107,27 @@ export function useAction() {
 // (selections, upload progress, page changes).
 
 const AnnounceContext = createContext<(message: string) => void>(() => {});
+const HOLD_MS = 600;
+const CLEAR_MS = 50;
 
 export function AnnouncerProvider({ children }: { children: ReactNode }) {
   const [message, setMessage] = useState('');
-  // What was said since the region was last written: said together, so that three uploads that
-  // finish in one moment are three announcements, not the last one alone.
+  // A message stays at least HOLD_MS before the next replaces it, and what is said meanwhile is said
+  // together: three uploads that finish in one moment are three announcements, not the last one
+  // alone (written 2 ms apart, each replaced the one before before a screen reader had said it).
   const waiting = useRef<string[]>([]);
+  const written = useRef(0);
   const announce = useCallback((text: string) => {
     waiting.current.push(text);
     if (waiting.current.length > 1) return;
-    // Cleared first, so that the same words said twice are announced twice.
-    setMessage('');
+    const delay = Math.max(CLEAR_MS, written.current + HOLD_MS - performance.now());
+    // Cleared just before, so that the same words said twice are announced twice.
+    window.setTimeout(() => setMessage(''), delay - CLEAR_MS);
     window.setTimeout(() => {
       setMessage(waiting.current.join('. '));
       waiting.current = [];
-    }, 50);
+      written.current = performance.now();
+    }, delay);
   }, []);
   return (
     <AnnounceContext.Provider value={announce}>

@@ -334,7 +334,7 @@ function WebhooksSection() {
                       <button
                         type="button"
                         className="small"
-                        aria-label={`Rotate the signing secret of ${hook.name}`}
+                        aria-label={`Rotate secret of ${hook.name}`}
                         onClick={async () => {
                           if (!(await confirm('Rotate signing secret', `Make a new signing secret for “${hook.name}”? It is shown once. The current secret keeps signing beside it for 24 hours: give your receiver the new one within a day.`, 'Rotate'))) return;
                           await run(async () => {
