@@ -75,23 +75,27 @@ export function unknownFields(keys: readonly string[]): string {
 const sizeInWords = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
 
 /** Names the field and says what is wrong with it, e.g. `body.email: must be an email address`. */
-function describeValidation(error: FastifyError): string {
+function describeValidation(error: FastifyError, bodyTypes: readonly string[]): string {
   const first = error.validation?.[0] as { keyword?: string; instancePath?: string; message?: string; params?: { keys?: string[] } } | undefined;
   // `query`, as a person says it and as the NUL check names it (src/http/nul-text.ts), not Fastify's `querystring`.
   const where = error.validationContext === 'querystring' ? 'query' : (error.validationContext ?? 'request');
   const field = first?.instancePath && first.instancePath !== '/' ? `${where}.${first.instancePath.slice(1).replaceAll('/', '.')}` : where;
   if (first?.keyword === 'unrecognized_keys' && first.params?.keys?.length) return `${field}: ${unknownFields(first.params.keys)}`;
-  return `${field}: ${plainer(first?.message ?? 'invalid value', where, field)}`;
+  return `${field}: ${plainer(first?.message ?? 'invalid value', where, field, bodyTypes)}`;
 }
 
 /**
  * zod's words for the mistakes people make most, in the words of what to do instead: a field left
  * out, a body that is not a JSON object, a query parameter given twice.
  */
-function plainer(message: string, where: string, field: string): string {
+function plainer(message: string, where: string, field: string, bodyTypes: readonly string[]): string {
   const [, expected, received] = /^Invalid input: expected ([\w ]+), received (\w+)$/.exec(message) ?? [];
   if (received === 'undefined') return 'is required';
-  if (field === 'body' && (received === 'null' || received === 'string')) return 'must be a JSON object, sent with Content-Type: application/json';
+  // A route that also reads a form (unlock: the share page's password form) says so, or a caller
+  // who sent one as text/plain is told JSON is the only way.
+  if (field === 'body' && (received === 'null' || received === 'string')) {
+    return `must be a JSON object${bodyTypes.includes('application/x-www-form-urlencoded') ? ' or a form' : ''}, sent with Content-Type: ${bodyTypes.join(' or ')}`;
+  }
   if (where === 'query' && received === 'array') return 'give this parameter once';
   // "expected int, received number": 1.5 where a count or a size goes.
   if (expected === 'int' && received === 'number') return 'must be a whole number';
@@ -132,14 +136,15 @@ export function dropFileHeaders(reply: FastifyReply): FastifyReply {
 
 /**
  * What a route's body is to be sent as, when it came as another: the types it declares it reads (`consumes`:
- * an upload's form, a chunk's bytes), else JSON, which every other route with a body reads; the
- * share page's forms are sent by browsers, which never miss.
+ * an upload's form, a chunk's bytes, unlock's JSON or password form), else JSON, which every other
+ * route with a body reads.
  */
-function bodyTypeHint(request: FastifyRequest): string {
+function bodyTypesOf(request: FastifyRequest): string[] {
   const consumes = (request.routeOptions.schema as { consumes?: unknown } | undefined)?.consumes;
-  const types = Array.isArray(consumes) && consumes.length > 0 ? consumes.map(String) : ['application/json'];
-  return `send the body as ${types.join(' or ')}`;
+  return Array.isArray(consumes) && consumes.length > 0 ? consumes.map(String) : ['application/json'];
 }
+
+const bodyTypeHint = (request: FastifyRequest) => `send the body as ${bodyTypesOf(request).join(' or ')}`;
 
 export function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   // A route that failed after preparing a file's answer (its store could not be read, say).
@@ -150,7 +155,7 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
     return sendError(request, reply, statusOf[error.kind], error.message);
   }
   const fastifyError = error as FastifyError;
-  if (hasZodFastifySchemaValidationErrors(fastifyError)) return sendError(request, reply, 400, describeValidation(fastifyError));
+  if (hasZodFastifySchemaValidationErrors(fastifyError)) return sendError(request, reply, 400, describeValidation(fastifyError, bodyTypesOf(request)));
   if (fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
     // A route may document another answer (spec, POST /api/urls: "Malformed JSON reaches the 500 handler").
     if (request.routeOptions.config.policy?.malformedJson === 'server-error') {

@@ -711,6 +711,14 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect((await anonymous().post(`/api/files/${file.id}/unlock`, { password: 'cafe creme' })).status).toBe(403);
     });
 
+    it('names both of the body types it takes when sent another (it reads the share page form too)', async () => {
+      const file = await upload('typed.txt', 'behind a password', { fields: { password: 'open sesame' } });
+      const asText = await anonymous().request('POST', `/api/files/${file.id}/unlock`, { body: 'password=open sesame', headers: { 'content-type': 'text/plain' } });
+      expect([asText.status, asText.body]).toEqual([400, { success: false, error: 'body: must be a JSON object or a form, sent with Content-Type: application/json or application/x-www-form-urlencoded' }]);
+      const asForm = await anonymous().request('POST', `/api/files/${file.id}/unlock`, { body: 'password=open%20sesame', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      expect(asForm.status).toBe(303);
+    });
+
     it('opens raw, download and share page for that file only, and only in that browser', async () => {
       const file = await upload('locked.txt', 'behind a password', { fields: { password: 'open sesame' } });
       const sibling = await upload('locked-too.txt', 'also locked', { fields: { password: 'open sesame' } });
