@@ -56,8 +56,10 @@
  *   the same attempt. Only types the runner has handlers for are claimed (rolling upgrades are safe).
  * - Each claimed job takes one of the `concurrency` slots until its own handler ends, also when it
  *   was claimed together with others; a poll that finds every slot busy claims nothing.
- * - While a handler runs, its lease (default 5 min) is renewed every third of it. A process killed
+ * - While a handler runs, its lease (default 1 min) is renewed every third of it. A process killed
  *   mid-job stops renewing; once the lease expires, any process claims the job again (next attempt).
+ *   The renewal, not the lease's length, is what keeps a long handler's job its own, so the lease is
+ *   short: a webhook attempt cut off by a crash goes out again within a minute, not five.
  * - The job is deleted or rescheduled only by the claim that holds its lease (`WHERE leasedBy = …`),
  *   so a late finisher whose lease was lost changes nothing.
  * - Delivery is therefore AT LEAST ONCE: a process killed after a handler's side effect but before
@@ -180,7 +182,7 @@ export interface JobRunnerOptions {
   pollIntervalMs?: number;
   /** Handlers running at once in this process (default 8). */
   concurrency?: number;
-  /** How long a claim is valid without renewal (default 5 min). */
+  /** How long a claim is valid without renewal (default 1 min). */
   leaseMs?: number;
   /** Attempts after which a job whose handler keeps throwing is dropped (default 10). */
   maxAttemptsOnError?: number;
@@ -263,7 +265,7 @@ export class JobRunner {
     this.gates = { ...options.typeGate };
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.concurrency = Math.max(1, options.concurrency ?? 8);
-    this.leaseMs = options.leaseMs ?? 5 * 60 * 1000;
+    this.leaseMs = options.leaseMs ?? 60 * 1000;
     this.maxAttemptsOnError = options.maxAttemptsOnError ?? 10;
     this.id = `${hostname()}:${process.pid}:${randomLowerAlnum(6)}`;
   }

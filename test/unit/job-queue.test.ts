@@ -283,6 +283,25 @@ describe('leases', () => {
     await holder.stop();
     expect(await jobRows()).toEqual([]);
   });
+  it('holds a claim for one minute by default, so the work of a process killed mid-job is taken up again within a minute', async () => {
+    const gate = deferred();
+    const started = deferred();
+    const holder = runner({
+      long: async () => {
+        started.resolve();
+        await gate.promise;
+      },
+    });
+    await enqueueJob(handle.db, { type: 'long', payload: null });
+    const before = Date.now();
+    const running = holder.runDueJobs();
+    await started.promise;
+    const [row] = await jobRows();
+    expect(row!.leasedUntil! - before).toBeGreaterThanOrEqual(60_000);
+    expect(row!.leasedUntil! - Date.now()).toBeLessThanOrEqual(60_000);
+    gate.resolve();
+    await running;
+  });
 });
 
 describe('JobRunner loop', () => {
