@@ -7,7 +7,8 @@ import type { AppContext } from './context.ts';
 import { openDatabase, type Db } from './db/database.ts';
 import { migrate } from './db/migrator.ts';
 import { ensureBuiltinRoles } from './auth/roles.ts';
-import { ensureSettings, initialSettings } from './settings/instance-settings.ts';
+import { ensureSettings, initialSettings, readSettings } from './settings/instance-settings.ts';
+import { tempLimitProblem } from './shared/chunk-limits.ts';
 import { createStorage } from './storage/create-storage.ts';
 import { checkDataDirHoldsFiles } from './storage/data-dir-check.ts';
 import { checkSecretKey } from './secret-key-check.ts';
@@ -109,6 +110,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   });
   const secretBox = loadSecretBox(config);
   await checkSecretKey(database.db, secretBox, log);
+  const roomProblem = tempLimitProblem((await readSettings(database.db)).maxUploadSizeBytes, config.chunkedUploadTempLimit);
+  if (roomProblem !== null) log.warn(roomProblem);
   // Before serving: no legacy upload credential stays in plaintext (migration 0011).
   const sealed = await sealPlaintextUploadTokens(database.db, secretBox);
   if (sealed > 0) log.info({ accounts: sealed }, 'encrypted plaintext upload credentials');

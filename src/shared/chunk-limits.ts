@@ -40,3 +40,23 @@ export const chunkLimits = {
 } as const;
 
 export const UPLOAD_ID_PATTERN = /^[a-z0-9]{1,100}$/;
+
+/**
+ * What is wrong with an instance's largest upload against its room for unfinished chunked uploads,
+ * in the operator's words, or null. Above the room, a file of that size can never be sent in parts;
+ * above an account's share of it, each account's single session of that size may pass the share
+ * (a file larger than the share still goes up), so a few accounts holding one each, without sending a
+ * byte, leave every other account's large uploads refused until they end (docs/decisions.md, "Caps").
+ */
+export function tempLimitProblem(maxUploadBytes: number, tempLimit: number): string | null {
+  if (tempLimit <= 0) return null;
+  const share = Math.floor(tempLimit * chunkLimits.accountShareOfTempLimit);
+  if (maxUploadBytes > tempLimit) {
+    return `The largest upload (${maxUploadBytes} bytes) is more than CHUNKED_UPLOAD_TEMP_LIMIT (${tempLimit} bytes): a file above it is always refused when sent in parts, as the web app sends every file over 32 MiB; raise CHUNKED_UPLOAD_TEMP_LIMIT to at least ${4 * maxUploadBytes} bytes (4 × the largest upload)`;
+  }
+  if (maxUploadBytes > share) {
+    const accounts = Math.ceil(tempLimit / maxUploadBytes);
+    return `The largest upload (${maxUploadBytes} bytes) is more than a quarter of CHUNKED_UPLOAD_TEMP_LIMIT (${tempLimit} bytes): ${accounts === 1 ? 'one account' : `${accounts} accounts`} starting uploads of that size, without sending a byte, can hold all of its room, and every other account's large uploads are refused (429) until they finish or expire; raise CHUNKED_UPLOAD_TEMP_LIMIT to at least ${4 * maxUploadBytes} bytes (4 × the largest upload)`;
+  }
+  return null;
+}

@@ -197,3 +197,41 @@ describe.each(storageKinds)('chunked uploads against the quota and the declared 
     expect((await start(other, 30 * MiB)).status).toBe(200);
   });
 });
+
+describe("the largest upload against the room for unfinished chunked uploads", () => {
+  type Line = { level: number; msg?: string; [field: string]: unknown };
+  const warnings = (lines: Line[]) => lines.filter((line) => line.level === 40 && /CHUNKED_UPLOAD_TEMP_LIMIT/.test(line.msg ?? '')).map((line) => line.msg);
+
+  it('is told to the operator at start and when an administrator changes it, while one account could hold all of the room', async () => {
+    const logged: Line[] = [];
+    // The largest upload (1 GiB) is above the room: such a file can never go up in parts.
+    const server = await startTestServer({ CHUNKED_UPLOAD_TEMP_LIMIT: String(64 * MiB), MAX_UPLOAD_SIZE: String(1024 * MiB) }, undefined, logged);
+    const shared = { databaseUrl: server.databaseUrl, dataDir: server.dataDir };
+    try {
+      expect(warnings(logged)).toEqual([`The largest upload (${1024 * MiB} bytes) is more than CHUNKED_UPLOAD_TEMP_LIMIT (${64 * MiB} bytes): a file above it is always refused when sent in parts, as the web app sends every file over 32 MiB; raise CHUNKED_UPLOAD_TEMP_LIMIT to at least ${4096 * MiB} bytes (4 × the largest upload)`]);
+      const admin = await signUp(server.baseUrl);
+      logged.length = 0;
+      // Within the room but above an account's quarter of it: two accounts' single sessions fill it.
+      expect((await admin.patch('/api/settings', { maxUploadSizeBytes: 32 * MiB })).status).toBe(200);
+      expect(warnings(logged)).toEqual([`The largest upload (${32 * MiB} bytes) is more than a quarter of CHUNKED_UPLOAD_TEMP_LIMIT (${64 * MiB} bytes): 2 accounts starting uploads of that size, without sending a byte, can hold all of its room, and every other account's large uploads are refused (429) until they finish or expire; raise CHUNKED_UPLOAD_TEMP_LIMIT to at least ${128 * MiB} bytes (4 × the largest upload)`]);
+      // A change that leaves it as it was says it once only; within the quarter, nothing.
+      expect((await admin.patch('/api/settings', { maxUploadSizeBytes: 32 * MiB, registration: 'open' })).status).toBe(200);
+      expect(warnings(logged)).toHaveLength(1);
+      expect((await admin.patch('/api/settings', { maxUploadSizeBytes: 16 * MiB })).status).toBe(200);
+      expect(warnings(logged)).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+    const again: Line[] = [];
+    const restarted = await startTestServer({ CHUNKED_UPLOAD_TEMP_LIMIT: String(64 * MiB) }, shared, again);
+    await restarted.close();
+    expect(again.length).toBeGreaterThan(0);
+    expect(warnings(again)).toEqual([]);
+    // Without a limit there is nothing to say.
+    const unlimited: Line[] = [];
+    const open = await startTestServer({ CHUNKED_UPLOAD_TEMP_LIMIT: '0', MAX_UPLOAD_SIZE: String(1024 * MiB) }, undefined, unlimited);
+    await open.close();
+    expect(unlimited.length).toBeGreaterThan(0);
+    expect(warnings(unlimited)).toEqual([]);
+  });
+});

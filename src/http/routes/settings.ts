@@ -3,6 +3,7 @@ import { instanceSettingsInput, readSettings } from '../../settings/instance-set
 import { updateSettingsAs } from '../../accounts/settings-changes.ts';
 import { afterSettingsChange, mediaProgress } from '../../media/backfill.ts';
 import { ok } from '../responses.ts';
+import { tempLimitProblem } from '../../shared/chunk-limits.ts';
 import { instanceSettingsResponse, mediaProgressResponse } from '../../api/admin.ts';
 
 export const settingsRoutes: RouteModule = async (app, { ctx }) => {
@@ -12,6 +13,9 @@ export const settingsRoutes: RouteModule = async (app, { ctx }) => {
     const before = await readSettings(ctx.db);
     const after = await updateSettingsAs(ctx.db, principalOf(request).permissions, request.body);
     await afterSettingsChange(ctx, before, after);
+    // Said when the change makes it so, as at every start while it stays so (src/server.ts).
+    const roomProblem = tempLimitProblem(after.maxUploadSizeBytes, ctx.config.chunkedUploadTempLimit);
+    if (roomProblem !== null && tempLimitProblem(before.maxUploadSizeBytes, ctx.config.chunkedUploadTempLimit) !== roomProblem) request.log.warn(roomProblem);
     return ok(after);
   });
   app.get(
