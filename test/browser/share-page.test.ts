@@ -43,6 +43,40 @@ describe('the share page in Chromium, under its Content-Security-Policy', () => 
     expect(violations).toEqual([]);
   });
 
+  test('plays a sound or a video opened at its raw address, where the share page\'s Open raw leads', async () => {
+    // One second of a 440 Hz tone: 8-bit mono PCM at 8 kHz in a WAV container.
+    const samples = Buffer.from(Array.from({ length: 8000 }, (_, i) => 128 + Math.round(100 * Math.sin((2 * Math.PI * 440 * i) / 8000))));
+    const header = Buffer.alloc(44);
+    header.write('RIFF', 0);
+    header.writeUInt32LE(36 + samples.length, 4);
+    header.write('WAVEfmt ', 8);
+    header.writeUInt32LE(16, 16);
+    header.writeUInt16LE(1, 20);
+    header.writeUInt16LE(1, 22);
+    header.writeUInt32LE(8000, 24);
+    header.writeUInt32LE(8000, 28);
+    header.writeUInt16LE(1, 32);
+    header.writeUInt16LE(8, 34);
+    header.write('data', 36);
+    header.writeUInt32LE(samples.length, 40);
+    const sound = await uploadFile(owner, 'tone.wav', Buffer.concat([header, samples]), { type: 'audio/wav' });
+    expect(sound.status, sound.text).toBe(200);
+    const problems: string[] = [];
+    const listen = (message: { text(): string }) => void problems.push(message.text());
+    page.on('console', listen);
+    try {
+      await page.goto(server.baseUrl + pageOf(sound));
+      await page.getByRole('link', { name: 'Open raw' }).click();
+      await page.waitForURL(sound.body.data.rawUrl);
+      // The media document Chromium builds around the file: it loads the sound and knows its length.
+      await expect.poll(() => page.evaluate("(() => { const media = document.querySelector('video, audio'); return media ? [media.readyState >= 1, media.error?.code ?? null, Math.round(media.duration)] : null; })()")).toEqual([true, null, 1]);
+      expect(problems.filter((text) => /CORS|blocked/i.test(text))).toEqual([]);
+    } finally {
+      page.off('console', listen);
+    }
+    expect(violations).toEqual([]);
+  });
+
   test('unlocks a password-protected file through its form and shows the text', async () => {
     const locked = await uploadFile(owner, 'secret.txt', 'the hidden text', { fields: { password: 'open sesame 1' } });
     expect(locked.status, locked.text).toBe(200);

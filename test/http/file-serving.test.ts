@@ -504,6 +504,20 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       }
     });
 
+    it('sandboxes what it serves but a sound or a video, whose player Chromium would refuse its own bytes under a sandbox', async () => {
+      for (const [name, type, sandboxed] of [['clip.mp4', 'video/mp4', false], ['tone.mp3', 'audio/mpeg', false], ['dot.png', 'image/png', true], ['notes.txt', 'text/plain', true], ['doc.pdf', 'application/pdf', true]] as const) {
+        const file = await upload(name, 'not really media', { type });
+        for (const path of [file.raw, file.download]) {
+          const answer = await anonymous().get(path);
+          expect(answer.status, `${name} ${path}`).toBe(200);
+          const policy = answer.headers.get('content-security-policy')!;
+          expect(policy, name).toMatch(/^default-src 'none'; /);
+          expect(policy.includes('sandbox'), name).toBe(sandboxed);
+          expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+        }
+      }
+    });
+
     it('counts a view for each GET from the first byte, not for later ranges, a 416 or HEAD, and not as a download', async () => {
       const file = await upload('counted.txt', 'count me');
       for (let i = 0; i < 3; i++) expect((await anonymous().get(file.raw)).status).toBe(200);

@@ -42,7 +42,7 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
     .header('Accept-Ranges', 'bytes')
     .header('X-Content-Type-Options', 'nosniff')
     // Even if a browser were to render the bytes, they get no script and no access to this origin.
-    .header('Content-Security-Policy', "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'; sandbox")
+    .header('Content-Security-Policy', bytesPolicy(file.mimeType))
     .header('Cache-Control', file.visibility === 'PUBLIC' && file.passwordHash === null ? publicCaching(file, 300) : 'private, no-store')
     .header('Content-Disposition', contentDisposition(active ? 'attachment' : disposition, file.name))
     .type(servedContentType(file.mimeType));
@@ -75,6 +75,19 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
     reply.header('Content-Length', String(file.size));
   }
   return reply.send(object.stream);
+}
+
+/**
+ * The policy of a file's bytes opened in a browser. `sandbox` gives the document an opaque origin,
+ * and Chromium then asks for the bytes of the player it builds around a sound or a video as a
+ * cross-origin request, which this answer does not allow: opened at its raw address (the share
+ * page's Open raw, the app's Open in a new tab), in a frame (`twitter:player`), the player stayed
+ * empty. A document that is only a player runs no script of the file's, so those types go without
+ * it; everything else, HTML and SVG above all, keeps it.
+ */
+function bytesPolicy(mimeType: string): string {
+  const playable = /^(audio|video)\//i.test(mimeType);
+  return `default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'${playable ? '' : '; sandbox'}`;
 }
 
 /**
