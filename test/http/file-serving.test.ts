@@ -5,6 +5,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { createToken, PNG_1X1, uploadFile, type UploadOptions } from '../support/uploads.ts';
 import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
+import { UNFURLERS } from '../support/user-agents.ts';
 
 /**
  * Serving (contract §3 "Files", §6): the share page, the raw bytes, the download route and
@@ -521,7 +522,7 @@ describe.each(providers)('serving files from %s storage', (provider) => {
     it('counts a view for each GET from the first byte, not for later ranges, a 416 or HEAD, and not as a download', async () => {
       const file = await upload('counted.txt', 'count me');
       for (let i = 0; i < 3; i++) expect((await anonymous().get(file.raw)).status).toBe(200);
-      expect((await anonymous().get(file.raw, { headers: { range: 'bytes=0-1' } })).status).toBe(206);
+      expect((await anonymous().get(file.raw, { headers: { range: 'bytes=0-2' } })).status).toBe(206);
       // A player's further ranges of the same viewing, and ranges outside the file, count nothing.
       expect((await anonymous().get(file.raw, { headers: { range: 'bytes=2-' } })).status).toBe(206);
       expect((await anonymous().get(file.raw, { headers: { range: 'bytes=-3' } })).status).toBe(206);
@@ -532,6 +533,26 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       const record = await owner.patch(`/api/files/${file.id}`, {});
       expect(record.status).toBe(200);
       expect(record.body.data.file).toMatchObject({ id: file.id, views: 4, downloads: 0 });
+    });
+
+    it("counts no view or download for a chat app's or a crawler's fetch, nor for a player's two-byte probe before it plays", async () => {
+      const file = await upload('unfurled.txt', 'a file pasted into chats');
+      for (const agent of UNFURLERS) {
+        for (const path of [file.raw, file.download]) {
+          const answer = await anonymous().get(path, { headers: { 'user-agent': agent } });
+          expect([answer.status, answer.text], agent).toEqual([200, 'a file pasted into chats']);
+        }
+        expect((await anonymous().get(file.raw, { headers: { 'user-agent': agent, range: 'bytes=0-1023' } })).status).toBe(206);
+      }
+      expect(await countsOf(file.id)).toEqual({ views: 0, downloads: 0 });
+      // Apple's players (Safari, iMessage) ask for two bytes first, then for the file from its start: one view.
+      const apple = 'AppleCoreMedia/1.0.0.23B85 (iPhone; U; CPU OS 26_1 like Mac OS X; en_us)';
+      for (const range of ['bytes=0-1', 'bytes=0-23']) expect((await anonymous().get(file.raw, { headers: { 'user-agent': apple, range } })).status).toBe(206);
+      // Two bytes of a file that is two bytes long are all of it.
+      const tiny = await upload('tiny.txt', 'ok');
+      expect((await anonymous().get(tiny.raw, { headers: { range: 'bytes=0-1' } })).status).toBe(206);
+      expect(await countsOf(file.id)).toEqual({ views: 1, downloads: 0 });
+      expect(await countsOf(tiny.id)).toEqual({ views: 1, downloads: 0 });
     });
 
     it('never opens a private file for a named token, even one with files:read', async () => {

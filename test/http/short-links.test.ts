@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { createShortLink } from '../../src/links/short-links.ts';
+import { UNFURLERS } from '../support/user-agents.ts';
 
 let server: TestServer;
 let admin: Awaited<ReturnType<typeof signUp>>;
@@ -77,7 +78,7 @@ async function withoutEveryonePermission(permission: string, body: () => Promise
   }
 }
 
-const redirect = (code: string, method = 'GET') => fetch(`${server.baseUrl}/u/${code}`, { method, redirect: 'manual' });
+const redirect = (code: string, method = 'GET', headers: Record<string, string> = {}) => fetch(`${server.baseUrl}/u/${code}`, { method, redirect: 'manual', headers });
 
 describe('POST /api/urls', () => {
   it('creates a link with a new six-character code and no clicks', async () => {
@@ -367,6 +368,19 @@ describe('GET /u/{shortCode}', () => {
     expect(response.status).toBe(302);
     expect(response.headers.get('location')).toBe('https://example.com/head');
     expect((await listOf(owner)).find((l) => l.id === link.id)?.clicks).toBe(0);
+  });
+
+  it('does not count the chat apps and crawlers that follow a pasted link to preview it', async () => {
+    const link = await shorten(owner, 'https://example.com/unfurled');
+    for (const agent of UNFURLERS) {
+      const response = await redirect(link.shortCode, 'GET', { 'user-agent': agent });
+      expect([response.status, response.headers.get('location')], agent).toEqual([302, 'https://example.com/unfurled']);
+    }
+    expect((await listOf(owner)).find((l) => l.id === link.id)?.clicks).toBe(0);
+    // A person's browser, or a script, counts.
+    await redirect(link.shortCode, 'GET', { 'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36' });
+    await redirect(link.shortCode, 'GET', { 'user-agent': 'curl/8.14.1' });
+    expect((await listOf(owner)).find((l) => l.id === link.id)?.clicks).toBe(2);
   });
 
   it('answers an unknown or malformed code with an HTML 404 page', async () => {

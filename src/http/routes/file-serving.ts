@@ -4,6 +4,7 @@ import type { RouteModule } from '../route-module.ts';
 import type { AppContext } from '../../context.ts';
 import { isDatabaseFull, isDatabaseUnavailable } from '../../db/database.ts';
 import { dropFileHeaders, sendError } from '../error-responses.ts';
+import { isUnfurler } from '../unfurlers.ts';
 import { accessTo, countDownload, countView, findById, findByUrlPath, isActiveContent, parseRange, servedContentType, type FileRow } from '../../files/file-access.ts';
 import { viewerOf } from '../viewer.ts';
 import { publicCaching } from '../public-caching.ts';
@@ -22,9 +23,12 @@ import { pathText } from '../schemas.ts';
  * whole file, a range from byte 0, or a 304 for a copy the client holds. A player's further ranges
  * and a 416 are not counted, so one playing of a video is one view.
  */
+/** Up to this many bytes from the start is a player's probe of the file, not a viewing. */
+const PROBE_BYTES = 2;
+
 async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, file: FileRow, disposition: 'inline' | 'attachment', count?: (fileId: string) => Promise<void>): Promise<FastifyReply> {
   const counted = async () => {
-    if (!count || request.method !== 'GET') return;
+    if (!count || request.method !== 'GET' || isUnfurler(request.headers['user-agent'])) return;
     try {
       await count(file.id);
     } catch (error) {
@@ -61,7 +65,9 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
   }
   const object = await openStored(ctx, file.id, file.storageKey, 'File not found', range ?? undefined, file.size);
   // Counted once the bytes can be sent: a record without bytes, or bytes of another size, is no view.
-  if (range === null || range.start === 0) {
+  // Of the ranges, the one from the first byte, unless it is a player's probe of at most two bytes
+  // (Apple's players ask for `bytes=0-1`, then for the file from its start: one playing, one view).
+  if (range === null || (range.start === 0 && (range.end >= PROBE_BYTES || range.end === file.size - 1))) {
     try {
       await counted();
     } catch (error) {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { RouteModule } from '../route-module.ts';
 import { resolveShortCode } from '../../links/short-links.ts';
 import { html, redirect } from '../responses.ts';
+import { isUnfurler } from '../unfurlers.ts';
 
 const notFoundPage = `<!doctype html>
 <html lang="en">
@@ -28,8 +29,8 @@ export const shortLinkRedirectRoutes: RouteModule = async (app, { ctx }) => {
       },
     },
     async (request, reply) => {
-      // HEAD (link checkers, unfurlers) resolves the link without counting a click.
-      const target = await resolveShortCode(ctx.db, request.params.shortCode, { count: request.method !== 'HEAD' });
+      // HEAD (link checkers), and a chat app or crawler previewing the link, resolve it without counting a click.
+      const target = await resolveShortCode(ctx.db, request.params.shortCode, { count: request.method !== 'HEAD' && !isUnfurler(request.headers['user-agent']) });
       reply.header('Cache-Control', 'no-store');
       if (target === undefined) return reply.code(404).type('text/html; charset=utf-8').send(notFoundPage);
       return reply.code(302).header('Location', target).send();

@@ -1,0 +1,16 @@
+/** What the programs that unfurl a pasted link send as their User-Agent, as they send it. */
+export const UNFURLERS = [
+  'Mozilla/5.0 (compatible; Discordbot/2.0; +https://discordapp.com)',
+  'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)',
+  'Slack-ImgProxy (+https://api.slack.com/robots)',
+  'TelegramBot (like TwitterBot)',
+  'Twitterbot/1.0',
+  // iMessage's preview.
+  'facebookexternalhit/1.1 Facebot Twitterbot/1.0',
+  'WhatsApp/2.23.20.0 A',
+  'http.rb/5.2.0 (Mastodon/4.3.0; +https://mastodon.social/)',
+  'LinkedInBot/1.0 (compatible; Mozilla/5.0; Apache-HttpClient +http://www.linkedin.com)',
+  'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
+  'Mozilla/5.0 (Windows NT 6.1; WOW64) SkypeUriPreview Preview/0.5 skype-url-preview@microsoft.com',
+  'Synapse (bot; +https://github.com/matrix-org/synapse)',
+];
