@@ -10,7 +10,8 @@ import { withPlainLetters } from '../shared/search-text.ts';
 export function contentDisposition(kind: 'inline' | 'attachment', stored: string): string {
   const name = withoutDirectionControls(stored.toWellFormed());
   const ascii = withPlainLetters(name.normalize('NFD').replace(/\p{Mn}/gu, ''))
-    .replace(/[^\x20-\x7e]/g, '_')
+    // Per character (`u`): an emoji is one `_`, not one for each half of its UTF-16 pair.
+    .replace(/[^\x20-\x7e]/gu, '_')
     .replace(/["\\]/g, '_');
   // encodeURIComponent leaves ' ( ) * and ! as they are; RFC 5987's value allows ! but not the rest.
   const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);

@@ -626,6 +626,9 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect(response.headers.get('content-disposition')).toBe(`attachment; filename="cafe_menu.txt"; filename*=UTF-8''caf%C3%A9_menu.txt`);
       const city = await upload('Łódź Ærø.txt', 'city');
       expect((await anonymous().get(city.download)).headers.get('content-disposition')).toMatch(/^attachment; filename="Lodz_AEro.txt"; /);
+      // A character beyond the BMP (an emoji) is one stand-in, not one for each half of its UTF-16 pair.
+      const clip = await upload('🎬 שלום.txt', 'clip');
+      expect((await anonymous().get(clip.download)).headers.get('content-disposition')).toBe(`attachment; filename="______.txt"; filename*=UTF-8''%F0%9F%8E%AC_%D7%A9%D7%9C%D7%95%D7%9D.txt`);
       // RFC 5987 leaves only letters, digits and !#$&+-.^_`|~ unencoded in filename*.
       const shot = await upload('shot (1).txt', 'shot');
       expect((await anonymous().get(shot.download)).headers.get('content-disposition')).toBe(`attachment; filename="shot_(1).txt"; filename*=UTF-8''shot_%281%29.txt`);
