@@ -159,6 +159,13 @@ export function renderSharePage(input: SharePageInput): string {
 const EMBEDDABLE_IMAGES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 
 /**
+ * The largest image offered to unfurlers as itself; a larger one is offered by its thumbnail once it
+ * has one. X refuses a card's image above 5 MB, WhatsApp far less, so a phone's photo or a large
+ * screenshot unfurled with no picture at all. A GIF stays itself: its thumbnail does not move.
+ */
+const EMBED_WHOLE_IMAGE_BYTES = 5 * 1024 * 1024;
+
+/**
  * OpenGraph and Twitter tags that make chat apps (Discord, Slack, Telegram…) unfurl the file inline:
  * an image as itself (an animated GIF keeps moving) or by its thumbnail, with its dimensions; a
  * video as a player of the raw URL, with its type, size and thumbnail; a PDF by its first page.
@@ -173,7 +180,7 @@ function embedTags(input: SharePageInput, kind: ReturnType<typeof previewKind>):
   const image: string[][] = [];
   const twitterImage: string[][] = [];
   let card = 'summary';
-  if (kind === 'image' && EMBEDDABLE_IMAGES.has(file.mimeType)) {
+  if (kind === 'image' && EMBEDDABLE_IMAGES.has(file.mimeType) && (file.size <= EMBED_WHOLE_IMAGE_BYTES || file.mimeType === 'image/gif' || thumbnail === null)) {
     image.push(['og:image', rawUrl], ...(secure ? [['og:image:secure_url', rawUrl]] : []), ['og:image:type', file.mimeType], ...size('og:image', file.mediaWidth, file.mediaHeight), ['og:image:alt', file.name]);
     twitterImage.push(['twitter:image', rawUrl]);
     card = 'summary_large_image';

@@ -4,6 +4,7 @@
  * text, search over the text, the share page's embed tags, deletion, the settings and their
  * backfill, and a decompression bomb refused without harm.
  */
+import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -235,6 +236,25 @@ describe.each(providers)('thumbnails and text recognition on %s storage', (provi
     expect(pdfThumb.format).toBe('webp');
     expect(Math.max(pdfThumb.width!, pdfThumb.height!)).toBeLessThanOrEqual(512);
     expect(metaTag(pdfPage, 'property', 'og:image:width')).toBe(String(pdfThumb.width));
+  });
+
+  it('embeds an image of more than 5 MiB by its thumbnail, which X and WhatsApp show where they refuse the file', async () => {
+    const user = await signUp(server.baseUrl);
+    // Noise does not compress: 1,400 × 1,400 pixels are 5.9 MB as a PNG.
+    const noise = await sharp(randomBytes(1400 * 1400 * 3), { raw: { width: 1400, height: 1400, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
+    expect(noise.length).toBeGreaterThan(5 * 1024 * 1024);
+    const big = await upload(user, 'big.png', noise, 'image/png', { visibility: 'PUBLIC' });
+    expect((await mediaSettled(server, big.id)).thumbnailStatus).toBe('done');
+    const page = await (await fetch(big.links.url)).text();
+    const image = metaTag(page, 'property', 'og:image')!;
+    expect(image).toMatch(new RegExp(`/api/files/${big.id}/thumbnail\\?v=`));
+    expect(metaTag(page, 'name', 'twitter:image')).toBe(image);
+    expect(metaTag(page, 'property', 'og:image:type')).toBe('image/webp');
+    expect([metaTag(page, 'property', 'og:image:width'), metaTag(page, 'property', 'og:image:height')]).toEqual(['512', '512']);
+    expect(metaTag(page, 'name', 'twitter:card')).toBe('summary_large_image');
+    const thumbnail = await fetch(image);
+    expect(thumbnail.status).toBe(200);
+    expect((await thumbnail.arrayBuffer()).byteLength).toBeLessThan(5 * 1024 * 1024);
   });
 
   it('removes the thumbnail and the text with the file, when it is deleted or its expiry deletes it', async () => {
