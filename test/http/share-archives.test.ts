@@ -282,6 +282,9 @@ describe.each(storageKinds)('shared archives on %s storage', (kind) => {
       // What the page's form posts is what the entry route answers.
       const posted = await form(anonymous(), file.entry, { path: 'docs/guide/intro.txt' });
       expect(posted.text).toBe('intro text');
+      // HEAD says what GET sends: the length of the page with its tree, and the same caching.
+      const head = await fetch(server.baseUrl + file.page, { method: 'HEAD' });
+      expect([head.status, head.headers.get('content-length'), head.headers.get('cache-control')]).toEqual([200, String(Buffer.byteLength(html)), page.headers.get('cache-control')]);
     });
 
     it('shows the first 1,000 entries of a 10,000-entry ZIP, quickly', async () => {

@@ -122,8 +122,9 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
         return notFoundPage();
       }
       const { textPreview } = bytes;
-      // The tree only for an archive this browser may open, and not for a HEAD request's empty answer.
-      const manifest = access === 'open' && request.method === 'GET' ? await archiveManifest(file) : null;
+      // The tree only for an archive this browser may open. A HEAD request reads it too: its answer says
+      // what a GET's would (RFC 9110 §9.3.2), its length and its caching, which depend on the tree.
+      const manifest = access === 'open' ? await archiveManifest(file) : null;
       // A page whose thumbnail and dimensions are still to come (contract §10) changes in a moment:
       // a chat app that unfurled it without og:image must not get the same page from a cache for
       // a minute, nor must an archive's page before its tree is read.
