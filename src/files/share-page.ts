@@ -299,6 +299,6 @@ function renderArchive(manifest: ArchiveManifest, entryUrl: string): string {
 <form method="post" action="${escapeHtml(entryUrl)}">${tree}</form>${more}</section>`;
 }
 
-export function renderNotFoundPage(): string {
-  return page('Not found · Hoard', '<meta name="robots" content="noindex">', '<div class="card"><h1>Not found</h1><p class="meta">There is nothing here, or it is not shared.</p></div>', 'delivery');
+export function renderNotFoundPage(heading = 'Not found', text = 'There is nothing here, or it is not shared.'): string {
+  return page(`${heading} · Hoard`, '<meta name="robots" content="noindex">', `<div class="card"><h1>${escapeHtml(heading)}</h1><p class="meta">${escapeHtml(text)}</p></div>`, 'delivery');
 }

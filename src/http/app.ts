@@ -24,7 +24,8 @@ import { fileServingRoutes } from './routes/file-serving.ts';
 import { sharePageRoutes } from './routes/share-page.ts';
 import { unlockRoutes } from './routes/unlock.ts';
 import { fileManagementRoutes } from './routes/file-management.ts';
-import { renderNotFoundPage } from '../files/share-page.ts';
+import { renderNotFoundPage, sharePagePolicy } from '../files/share-page.ts';
+import { sharePageHeaders } from './share-page-headers.ts';
 import { healthRoutes } from './routes/health.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { archiveRoutes } from './routes/archives.ts';
@@ -268,6 +269,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     if (clientHungUp(request, error)) return sendError(request, reply, 400, 'The client closed the connection before its request was read');
     return handleError(error, request, reply);
   });
+  const notFoundPolicy = sharePagePolicy(ctx.config.baseUrl);
   app.setNotFoundHandler((request, reply) => answerNoRoute(request, reply));
   function answerNoRoute(request: FastifyRequest, reply: FastifyReply) {
     const path = request.url.split('?')[0]!;
@@ -281,7 +283,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       return sendError(request, reply, 405, `${request.method} is not allowed here; use ${allowed.join(', ')}`);
     }
     if (path.startsWith('/api/')) return sendError(request, reply, 404, `No route ${request.method} ${path}`);
-    return reply.code(404).type('text/html; charset=utf-8').send(renderNotFoundPage());
+    // Under the share page's headers, as its own 404 is: no framing, no sniffing, nothing but its style.
+    sharePageHeaders(reply, notFoundPolicy);
+    return reply.code(404).send(renderNotFoundPage());
   }
 
   // Each module in its own encapsulated scope (route-module.ts), after the root's parsers, hooks and

@@ -180,7 +180,8 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       const image = await upload('csp.png', PNG_1X1, { type: 'image/png' });
       const locked = await upload('csp-locked.txt', 'locked', { fields: { password: 'open sesame' } });
       const origin = new URL(server.baseUrl).origin;
-      const pages = [await anonymous().get(image.page), await anonymous().get(locked.page), await anonymous().get(`/${urlId}/no-such-file.png`)];
+      // With the share page's 404, the other pages of a visitor's mistyped address: a path of no route, a short link that is not.
+      const pages = [await anonymous().get(image.page), await anonymous().get(locked.page), await anonymous().get(`/${urlId}/no-such-file.png`), await anonymous().get('/nope/x/y'), await anonymous().get('/u/zzzzzz')];
       for (const page of pages) {
         const csp = page.headers.get('content-security-policy') ?? '';
         const directives = new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name!, values]));
@@ -196,7 +197,8 @@ describe.each(providers)('serving files from %s storage', (provider) => {
         if (script !== undefined) expect(directives.get('script-src')).toEqual([`'sha256-${createHash('sha256').update(script).digest('base64')}'`]);
         expect(page.headers.get('x-frame-options')).toBe('DENY');
       }
-      expect(pages.map((p) => p.status)).toEqual([200, 200, 404]);
+      expect(pages.map((p) => p.status)).toEqual([200, 200, 404, 404, 404]);
+      for (const page of pages) expect(page.headers.get('x-content-type-options')).toBe('nosniff');
       expect(pages[1]!.text).toContain('<script>');
       // The raw URL is what chat apps embed (og:image, twitter:player): it keeps its own policy, without frame-ancestors.
       expect((await anonymous().get(image.raw)).headers.get('content-security-policy')).not.toContain('frame-ancestors');

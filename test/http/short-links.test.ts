@@ -389,7 +389,7 @@ describe('GET /u/{shortCode}', () => {
       expect(response.status, code).toBe(404);
       expect(response.headers.get('content-type')).toMatch(/^text\/html/);
       const html = await response.text();
-      expect(html).toMatch(/<title>Link not found<\/title>/);
+      expect(html).toMatch(/<title>Link not found · Hoard<\/title>/);
       expect(html).not.toMatch(/script/);
     }
   });

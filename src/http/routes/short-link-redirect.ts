@@ -3,19 +3,13 @@ import type { RouteModule } from '../route-module.ts';
 import { resolveShortCode } from '../../links/short-links.ts';
 import { html, redirect } from '../responses.ts';
 import { isUnfurler } from '../unfurlers.ts';
+import { sharePageHeaders } from '../share-page-headers.ts';
+import { renderNotFoundPage, sharePagePolicy } from '../../files/share-page.ts';
 
-const notFoundPage = `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>Link not found</title></head>
-<body style="font-family: system-ui, sans-serif; max-width: 32rem; margin: 4rem auto; padding: 0 1rem; color: #222">
-<h1>Link not found</h1>
-<p>This short link does not exist or has been deleted.</p>
-</body>
-</html>
-`;
 
 /** The public address of a short link, `{base_url}/u/<shortCode>` (contract §6). */
 export const shortLinkRedirectRoutes: RouteModule = async (app, { ctx }) => {
+  const policy = sharePagePolicy(ctx.config.baseUrl);
   app.get(
     '/u/:shortCode',
     {
@@ -32,7 +26,11 @@ export const shortLinkRedirectRoutes: RouteModule = async (app, { ctx }) => {
       // HEAD (link checkers), and a chat app or crawler previewing the link, resolve it without counting a click.
       const target = await resolveShortCode(ctx.db, request.params.shortCode, { count: request.method !== 'HEAD' && !isUnfurler(request.headers['user-agent']) });
       reply.header('Cache-Control', 'no-store');
-      if (target === undefined) return reply.code(404).type('text/html; charset=utf-8').send(notFoundPage);
+      if (target === undefined) {
+        // The share page's look and headers: no framing, no sniffing, nothing but its style.
+        sharePageHeaders(reply, policy);
+        return reply.code(404).send(renderNotFoundPage('Link not found', 'This short link does not exist or has been deleted.'));
+      }
       return reply.code(302).header('Location', target).send();
     },
   );
