@@ -521,6 +521,24 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       }
     });
 
+    it("refuses an uploaded file to this site's own pages as a script, a style or a worker: the app's CSP allows its own origin's", async () => {
+      const script = await upload('evil.js', 'window.pwned = document.cookie', { type: 'text/javascript' });
+      const style = await upload('evil.css', 'body { display: none }', { type: 'text/css' });
+      for (const file of [script, style]) {
+        for (const dest of ['script', 'style', 'worker', 'sharedworker', 'serviceworker', 'audioworklet', 'paintworklet', 'xslt']) {
+          for (const path of [file.raw, file.download]) {
+            const refused = await anonymous().get(path, { headers: { 'sec-fetch-site': 'same-origin', 'sec-fetch-dest': dest } });
+            expect([refused.status, refused.text], `${path} as ${dest}`).toEqual([403, JSON.stringify(path === file.raw ? { error: "A file is not served to this site's own pages as a script, a style or a worker" } : { success: false, error: "A file is not served to this site's own pages as a script, a style or a worker" })]);
+          }
+        }
+        // Another site may use it as it likes, and this site may show it, fetch it or download it.
+        for (const [site, dest] of [['cross-site', 'script'], ['same-site', 'style'], ['same-origin', 'document'], ['same-origin', 'empty'], ['same-origin', 'image'], ['none', 'document']]) {
+          expect((await anonymous().get(file.raw, { headers: { 'sec-fetch-site': site!, 'sec-fetch-dest': dest! } })).status, `${site} ${dest}`).toBe(200);
+        }
+        expect((await anonymous().get(file.raw)).status).toBe(200);
+      }
+    });
+
     it('counts a view for each GET from the first byte, not for later ranges, a 416 or HEAD, and not as a download', async () => {
       const file = await upload('counted.txt', 'count me');
       for (let i = 0; i < 3; i++) expect((await anonymous().get(file.raw)).status).toBe(200);

@@ -26,7 +26,19 @@ import { pathText } from '../schemas.ts';
 /** Up to this many bytes from the start is a player's probe of the file, not a viewing. */
 const PROBE_BYTES = 2;
 
+/**
+ * What a page loads as code or style (Fetch Metadata's `Sec-Fetch-Dest`). The web app's CSP allows
+ * scripts and styles of its own origin, which is the files' origin too: an uploaded `.js` loaded by a
+ * `<script>` of this site ran, whatever its Content-Disposition, so one flaw that let a member put
+ * a tag into a page would have run their file as the administrator.
+ */
+const CODE_DESTINATIONS = new Set(['script', 'style', 'worker', 'sharedworker', 'serviceworker', 'audioworklet', 'paintworklet', 'xslt']);
+
+/** A file asked for by one of this site's own pages as code or style; other sites may use files as they like. */
+const loadedAsOwnCode = (request: FastifyRequest) => request.headers['sec-fetch-site'] === 'same-origin' && CODE_DESTINATIONS.has(String(request.headers['sec-fetch-dest']));
+
 async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, file: FileRow, disposition: 'inline' | 'attachment', count?: (fileId: string) => Promise<void>): Promise<FastifyReply> {
+  if (loadedAsOwnCode(request)) return sendError(request, reply, 403, "A file is not served to this site's own pages as a script, a style or a worker");
   const counted = async () => {
     if (!count || request.method !== 'GET' || isUnfurler(request.headers['user-agent'])) return;
     try {
