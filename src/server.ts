@@ -32,7 +32,7 @@ import { giveWayToRequests, OCR_JOB, ocrHandler, THUMBNAIL_JOB, thumbnailHandler
 import { RequestLoad } from './shared/request-load.ts';
 import { mediaBackfillHandler, scheduleMediaBackfillIfNeeded } from './media/backfill.ts';
 import { CHUNK_SESSION_SWEEP_JOB, CHUNK_STORAGE_ABORT_JOB, chunkSessionSweepHandler, chunkStorageAbortHandler } from './chunks/chunk-session-jobs.ts';
-import { ensureDataDir } from './data-dir.ts';
+import { dataDirExposure, ensureDataDir } from './data-dir.ts';
 import { requestLogFields } from './http/logged-url.ts';
 
 export interface RunningServer {
@@ -97,6 +97,8 @@ function listenProblem(error: unknown, config: Config): string | null {
 /** Opens the database (migrating it), the storage and the HTTP server. */
 export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   ensureDataDir(config.dataDir);
+  const exposure = dataDirExposure(config.dataDir);
+  if (exposure !== null) log.warn(exposure);
   fs.mkdirSync(path.join(config.dataDir, 'tmp'), { recursive: true });
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log });
   await prepareDatabase(database.db, config, log);

@@ -90,3 +90,25 @@ describe('a DATA_DIR Hoard makes', () => {
     expect(fs.statSync(path.join(dataDir, 'secret.key')).mode & 0o777).toBe(0o600);
   });
 });
+
+describe('a DATA_DIR that others can reach into', () => {
+  type Line = { level: number; msg?: string; [field: string]: unknown };
+  const exposed = (lines: Line[]) => lines.filter((line) => line.level === 40 && /^DATA_DIR .* can be read by every user of this machine/.test(line.msg ?? ''));
+
+  it('is told to the operator at every start (an instance from before Hoard made it private keeps its modes)', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-open-'));
+    fs.chmodSync(dataDir, 0o755);
+    const first: Line[] = [];
+    const server = await start({}, { dataDir, databaseUrl: undefined }, first);
+    servers.splice(servers.indexOf(server), 1);
+    await server.close();
+    expect(exposed(first).map((line) => line.msg)).toEqual([`DATA_DIR ${dataDir} can be read by every user of this machine (mode 755): it holds the database, the secret key and every private file's bytes; make it yours alone with: chmod 700 ${dataDir}`]);
+    // Its modes are the operator's to change; a group may keep its access (for backups, say).
+    expect(fs.statSync(dataDir).mode & 0o777).toBe(0o755);
+    fs.chmodSync(dataDir, 0o750);
+    const after: Line[] = [];
+    await start({}, { dataDir, databaseUrl: undefined }, after);
+    expect(after.length).toBeGreaterThan(0);
+    expect(exposed(after)).toEqual([]);
+  });
+});
