@@ -4,6 +4,21 @@ import type { SecretBox } from './auth/secret-box.ts';
 import { totpSealContext } from './accounts/two-factor.ts';
 import { uploadCredentialSealContext } from './tokens/legacy-token.ts';
 
+/**
+ * Whether the database holds any value sealed with the instance's key. A process without
+ * SECRET_KEY whose DATA_DIR has lost its `secret.key` (restored from a backup without it) then must
+ * not make a new one (src/auth/secret-box.ts): it would open none of them, and what it sealed
+ * before the operator noticed would not open with the real key once put back.
+ */
+export async function holdsSealedSecrets(db: Db): Promise<boolean> {
+  const [totp, credential, hook] = await Promise.all([
+    db.selectFrom('users').select('id').where('totpSecretSealed', 'is not', null).limit(1).executeTakeFirst(),
+    db.selectFrom('users').select('id').where('uploadTokenEncrypted', 'is not', null).limit(1).executeTakeFirst(),
+    db.selectFrom('webhooks').select('id').limit(1).executeTakeFirst(),
+  ]);
+  return totp !== undefined || credential !== undefined || hook !== undefined;
+}
+
 /** How many of the newest sealed values of each kind are tried at start-up. */
 const SAMPLE = 3;
 

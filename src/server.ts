@@ -11,7 +11,7 @@ import { ensureSettings, initialSettings, readSettings } from './settings/instan
 import { tempLimitProblem } from './shared/chunk-limits.ts';
 import { createStorage } from './storage/create-storage.ts';
 import { checkDataDirHoldsFiles } from './storage/data-dir-check.ts';
-import { checkSecretKey } from './secret-key-check.ts';
+import { checkSecretKey, holdsSealedSecrets } from './secret-key-check.ts';
 import { buildApp, type App } from './http/app.ts';
 import { AuditLog } from './audit/audit-log.ts';
 import { ListingCache } from './listing/listing-cache.ts';
@@ -110,7 +110,11 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await database.close();
     throw error;
   });
-  const secretBox = loadSecretBox(config);
+  const secretBox = await holdsSealedSecrets(database.db).then((sealed) => loadSecretBox(config, sealed)).catch(async (error: unknown) => {
+    await storage.close();
+    await database.close();
+    throw error;
+  });
   await checkSecretKey(database.db, secretBox, log);
   const roomProblem = tempLimitProblem((await readSettings(database.db)).maxUploadSizeBytes, config.chunkedUploadTempLimit);
   if (roomProblem !== null) log.warn(roomProblem);

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { loadSecretBox } from './auth/secret-box.ts';
+import { holdsSealedSecrets } from './secret-key-check.ts';
 import { prepareDatabase } from './server.ts';
 import { ensureDataDir } from './data-dir.ts';
 
@@ -36,11 +37,11 @@ export async function runWorkers(config: Config, log: Logger): Promise<void> {
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1, log });
   try {
     await prepareDatabase(database.db, config, log);
+    // Made here (when SECRET_KEY is unset) so that every worker reads the same key file.
+    loadSecretBox(config, await holdsSealedSecrets(database.db));
   } finally {
     await database.close();
   }
-  // Made here (when SECRET_KEY is unset) so that every worker reads the same key file.
-  loadSecretBox(config);
 
   const serving = new Set<number>();
   // Whether every worker has listened once: from then on the server is running, and is kept so.

@@ -59,13 +59,19 @@ export const KEY_FILE = 'secret.key';
 
 /**
  * The instance's SecretBox: from SECRET_KEY, else from DATA_DIR/secret.key, which is created with a
- * random key when missing (exclusively, so processes starting together agree on one file).
+ * random key when missing (exclusively, so processes starting together agree on one file), unless
+ * the database already holds secrets sealed with a key (`sealedSecretsExist`): a `DATA_DIR`
+ * restored without its key file got a new key that opened none of them, and what was sealed with
+ * it before the operator noticed would not open with the real key once put back.
  */
-export function loadSecretBox(config: { secretKey: string | null; dataDir: string }): SecretBox {
+export function loadSecretBox(config: { secretKey: string | null; dataDir: string }, sealedSecretsExist: boolean): SecretBox {
   if (config.secretKey) return new SecretBox(config.secretKey);
   const file = path.join(config.dataDir, KEY_FILE);
   ensureDataDir(config.dataDir);
   if (!fs.existsSync(file)) {
+    if (sealedSecretsExist) {
+      throw new Error(`${file} is missing, and the database holds secrets sealed with a key (two-factor secrets, upload credentials, webhook signing secrets): restore it from the backup, or set SECRET_KEY to the key. If the key is lost, set SECRET_KEY to a new one of at least 32 characters (README, "SECRET_KEY" says what then has to be made anew)`);
+    }
     // Written to a temporary file and hard-linked into place: the link fails if another process won
     // the race, and nobody ever reads a half-written key.
     const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;

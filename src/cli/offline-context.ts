@@ -4,7 +4,8 @@ import type { AppContext } from '../context.ts';
 import { ArchiveCapacity } from '../archives/capacity.ts';
 import { AuditLog } from '../audit/audit-log.ts';
 import { ensureBuiltinRoles } from '../auth/roles.ts';
-import { loadSecretBox } from '../auth/secret-box.ts';
+import { loadSecretBox, type SecretBox } from '../auth/secret-box.ts';
+import { holdsSealedSecrets } from '../secret-key-check.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrate } from '../db/migrator.ts';
 import { ListingCache } from '../listing/listing-cache.ts';
@@ -39,8 +40,10 @@ export async function openOfflineInstance(config: Config, options: { poolSize?: 
     throw error;
   }
   const storage = await createStorage({ kind: config.storage, dataDir: config.dataDir, ...(config.s3 ? { s3: config.s3 } : {}) });
+  let secretBox: SecretBox;
   try {
     await checkDataDirHoldsFiles(database.db, storage, config.dataDir, log);
+    secretBox = loadSecretBox(config, await holdsSealedSecrets(database.db));
   } catch (error) {
     await storage.close();
     await database.close();
@@ -55,7 +58,7 @@ export async function openOfflineInstance(config: Config, options: { poolSize?: 
     storage,
     log,
     audit,
-    secretBox: loadSecretBox(config),
+    secretBox,
     listingCache: new ListingCache(config.listingCacheBytes),
     archiveCapacity: new ArchiveCapacity(config.archiveConcurrency),
     load: new RequestLoad(),

@@ -112,3 +112,31 @@ describe('a DATA_DIR that others can reach into', () => {
     expect(exposed(after)).toEqual([]);
   });
 });
+
+describe('a DATA_DIR restored without its secret.key', () => {
+  it('is refused at start while the database holds secrets sealed with a key, rather than given a new key that opens none of them', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-restored-'));
+    const first = await start({}, { dataDir, databaseUrl: undefined });
+    const owner = await signUp(first.baseUrl);
+    // The legacy upload credential is sealed with the key when first asked for.
+    expect((await owner.get('/api/profile/upload-token')).status).toBe(200);
+    servers.splice(servers.indexOf(first), 1);
+    await first.close();
+    const keyFile = path.join(dataDir, 'secret.key');
+    const key = fs.readFileSync(keyFile, 'utf8').trim();
+    fs.rmSync(keyFile);
+
+    await expect(start({}, { dataDir, databaseUrl: undefined })).rejects.toThrow(`${keyFile} is missing, and the database holds secrets sealed with a key (two-factor secrets, upload credentials, webhook signing secrets): restore it from the backup, or set SECRET_KEY to the key. If the key is lost, set SECRET_KEY to a new one of at least 32 characters (README, "SECRET_KEY" says what then has to be made anew)`);
+    expect(fs.existsSync(keyFile)).toBe(false);
+    // Put back, it opens them again; a new key is taken when the operator sets one.
+    fs.writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });
+    const restored = await start({}, { dataDir, databaseUrl: undefined });
+    const signedIn = new Client(restored.baseUrl);
+    expect((await signedIn.post('/api/auth/login', { email: owner.email, password: owner.password })).status).toBe(200);
+    expect((await signedIn.get('/api/profile/upload-token')).body.data.uploadToken).toMatch(/\S/);
+    servers.splice(servers.indexOf(restored), 1);
+    await restored.close();
+    fs.rmSync(keyFile);
+    await start({ SECRET_KEY: 'a new key for an instance whose old one is lost' }, { dataDir, databaseUrl: undefined });
+  });
+});

@@ -159,15 +159,15 @@ describe('SecretBox', () => {
   it('generates DATA_DIR/secret.key once (mode 0600) when SECRET_KEY is unset', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-key-'));
     try {
-      const first = loadSecretBox({ secretKey: null, dataDir });
+      const first = loadSecretBox({ secretKey: null, dataDir }, false);
       const file = path.join(dataDir, 'secret.key');
       expect(fs.statSync(file).mode & 0o777).toBe(0o600);
       const sealed = first.seal('value', 'ctx');
       // A second process on the same DATA_DIR reads the same key.
-      expect(loadSecretBox({ secretKey: null, dataDir }).open(sealed, 'ctx')).toBe('value');
+      expect(loadSecretBox({ secretKey: null, dataDir }, false).open(sealed, 'ctx')).toBe('value');
       expect(fs.readdirSync(dataDir)).toEqual(['secret.key']);
       // SECRET_KEY is another key.
-      expect(() => loadSecretBox({ secretKey: 's'.repeat(32), dataDir }).open(sealed, 'ctx')).toThrow();
+      expect(() => loadSecretBox({ secretKey: 's'.repeat(32), dataDir }, false).open(sealed, 'ctx')).toThrow();
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
