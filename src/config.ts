@@ -182,6 +182,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (storage === 's3' && !parsed.S3_BUCKET) {
     throw new ConfigError('S3_BUCKET must be set when STORAGE=s3');
   }
+  // One of the two alone was passed to nobody, and the AWS SDK then looked for both elsewhere: the
+  // machine's AWS_* variables or role, other credentials than the operator meant, or none at all.
+  for (const [name, other] of [['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'], ['S3_SECRET_ACCESS_KEY', 'S3_ACCESS_KEY_ID']] as const) {
+    if (storage === 's3' && parsed[name] !== undefined && parsed[other] === undefined) {
+      throw new ConfigError(`${name} is set without ${other}: set both, or neither (then the AWS SDK's own: AWS_* variables, a profile, an instance role)`);
+    }
+  }
 
   return {
     port: listenPort,

@@ -183,6 +183,8 @@ export class S3Storage implements Storage {
       // Not there, as asked; or refused for want of s3:ListBucket, which is how S3 answers a read of
       // a missing key without it: the bucket is there and these credentials may try.
       if (name === 'NoSuchKey' || name === 'NotFound' || name === 'AccessDenied') return;
+      // Neither S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY nor any of the SDK's own sources: its words name no setting.
+      if (name === 'CredentialsProviderError') throw new StorageConfigError('no credentials for the store: set S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (or give the machine AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile, or an instance role)');
       if (name === 'NoSuchBucket') throw new StorageConfigError(`the bucket "${this.#bucket}" does not exist (${this.target}); create it, or set S3_BUCKET to one that exists`);
       if (name === 'InvalidAccessKeyId' || name === 'SignatureDoesNotMatch') throw new StorageConfigError(`the store refuses these credentials (${this.target}, ${name}); check S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY`);
       if (name === 'PermanentRedirect' || name === 'AuthorizationHeaderMalformed' || name === 'InvalidRegion') throw new StorageConfigError(`the bucket "${this.#bucket}" is in another region (${this.target}, ${name}); check S3_REGION and S3_ENDPOINT`);

@@ -16,6 +16,9 @@ it('refuses to start on a bucket that does not exist or refuses the credentials,
   const s3 = await startS3rver();
   try {
     await expect(startTestServer({ ...s3Env(s3), S3_BUCKET: 'no-such-bucket' })).rejects.toThrow('STORAGE=s3: the bucket "no-such-bucket" does not exist');
+    // No credentials at all, here or in the AWS SDK's own places (AWS_* variables, a profile, the machine's role).
+    const { S3_ACCESS_KEY_ID: _id, S3_SECRET_ACCESS_KEY: _secret, ...withoutCredentials } = s3Env(s3);
+    await expect(startTestServer(withoutCredentials)).rejects.toThrow('STORAGE=s3: no credentials for the store: set S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (or give the machine AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile, or an instance role)');
     // A bucket holding none of the files the database lists (files on local disk, not copied into it).
     const local = await startTestServer();
     const owner = await signUp(local.baseUrl);

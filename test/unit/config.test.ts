@@ -85,6 +85,14 @@ describe('loadConfig', () => {
   it('requires a bucket for S3 storage', () => {
     expect(() => loadConfig({ STORAGE: 's3' })).toThrow(/S3_BUCKET/);
   });
+
+  it('takes S3 credentials as a pair: one alone would leave the other to whatever AWS credentials the machine has', () => {
+    for (const [name, other] of [['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'], ['S3_SECRET_ACCESS_KEY', 'S3_ACCESS_KEY_ID']] as const) {
+      expect(() => loadConfig({ STORAGE: 's3', S3_BUCKET: 'files', [name]: 'value' })).toThrow(new ConfigError(`${name} is set without ${other}: set both, or neither (then the AWS SDK's own: AWS_* variables, a profile, an instance role)`));
+    }
+    expect(loadConfig({ STORAGE: 's3', S3_BUCKET: 'files', S3_ACCESS_KEY_ID: 'id', S3_SECRET_ACCESS_KEY: 'secret' }).s3).toMatchObject({ accessKeyId: 'id', secretAccessKey: 'secret' });
+    expect(loadConfig({ STORAGE: 's3', S3_BUCKET: 'files' }).s3).toMatchObject({ accessKeyId: undefined, secretAccessKey: undefined });
+  });
 });
 
 describe('start-up with a bad configuration', () => {
