@@ -33,13 +33,15 @@ async function serve(config: Config) {
   // The handlers go in before the server starts: it answers as soon as it listens, while its start
   // still schedules its jobs, and a SIGTERM then would end the process without a shutdown.
   // A signal while it starts (a migration may wait minutes for a lock) stops it once started; a
-  // second one stops it at once.
+  // second one stops it at once. So does a second one while it stops: the first waits for every
+  // request in progress, and a slow client's upload kept an operator's Ctrl-C waiting for as long
+  // as it took. What a request or a job had not committed is not kept (commits are atomic).
   let server: RunningServer | null = null;
   let stopping: string | null = null;
   const shutdown = (signal: string) => {
     if (stopping !== null) {
-      if (!server) process.exit(1);
-      return;
+      if (server) server.ctx.log.warn(`${signal} again: stopping at once, without waiting for the requests and background work in progress`);
+      process.exit(1);
     }
     stopping = signal;
     if (server) stop(server, signal);
