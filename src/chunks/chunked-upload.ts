@@ -322,7 +322,9 @@ async function reservePartRoom(
       const arriving = await partsArriving(trx, session.id, now).where('partNumber', '=', partNumber).where('id', '!=', id).orderBy('liveUntil', 'desc').executeTakeFirst();
       if (arriving) {
         const retryAfter = Math.max(1, Math.ceil((Number(arriving.liveUntil) - now) / 1000));
-        throw new AppError('conflict', `Part ${partNumber} is still arriving in an earlier request; send it again once that request is answered (a request cut off frees the part within ${chunkLimits.partReservationMs / 1000} seconds)`, retryAfter);
+        // The wait is the reservation's own: one left by an earlier version (whose reservations lived
+        // 5 minutes) lasts longer than this version's 20 seconds.
+        throw new AppError('conflict', `Part ${partNumber} is still arriving in an earlier request; send it again once that request is answered (a request cut off frees the part within ${retryAfter} ${retryAfter === 1 ? 'second' : 'seconds'})`, retryAfter);
       }
     }
     const claims = trx

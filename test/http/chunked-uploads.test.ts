@@ -748,6 +748,14 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       // at most the 20 seconds a reservation lives between renewals.
       expect(Number(copy.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(Number(copy.headers['retry-after'])).toBeLessThanOrEqual(20);
+      // The words say the same wait as the header, also for a part held longer (by an earlier
+      // version of Hoard, whose reservations lived 5 minutes, cut off by its stop).
+      await server.ctx.db.updateTable('chunkPartReservations').set({ liveUntil: Date.now() + 290_000 }).where('sessionId', '=', uploadId).where('partNumber', '=', 2).execute();
+      const held = await putPart(caller, uploadId, 2, second);
+      expect(held.status).toBe(409);
+      const wait = Number(held.headers['retry-after']);
+      expect(wait).toBeGreaterThan(280);
+      expect(held.body.error).toBe(`Part 2 is still arriving in an earlier request; send it again once that request is answered (a request cut off frees the part within ${wait} seconds)`);
       arriving.release();
       const etag2 = etagOf(await arriving.answer);
       // Before, both were answered 200 and each removed the other's file: the part was gone.
