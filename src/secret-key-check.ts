@@ -56,7 +56,7 @@ export async function checkSecretKey(db: Db, box: SecretBox, log: Pick<Logger, '
     // opens missed this once a first secret under either key was stored.
     log.error(
       { tried: samples.length, opened },
-      'some of the secrets this database holds do not open with this SECRET_KEY: a process with another key has sealed secrets here (or the key was changed). Every process of an instance must run with the same SECRET_KEY; secrets sealed under another key must be made anew (webhooks recreated, two-factor set up again, upload credentials regenerated).',
+      'some of the secrets this database holds do not open with this SECRET_KEY: a process with another key has sealed secrets here (or the key was changed). Every process of an instance must run with the same SECRET_KEY; secrets sealed under another key must be made anew (webhook secrets rotated, two-factor set up again, upload credentials regenerated).',
     );
   }
   if (samples.length > 0 && opened === 0) {

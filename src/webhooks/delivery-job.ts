@@ -190,7 +190,8 @@ async function deliverOnce(options: WebhookDeliveryOptions, throttle: StallThrot
     // the delivery is tried again on the retry schedule, so a process with the right key may send it;
     // failed only when none did.
     options.log.error({ webhookId: row.webhookId }, 'webhook secret cannot be decrypted: SECRET_KEY or DATA_DIR/secret.key differs from the one it was sealed with');
-    const error = 'The signing secret cannot be decrypted with this instance\'s key (SECRET_KEY or DATA_DIR/secret.key changed, or differs between processes); delete the webhook and create it again';
+    // Rotating makes a new secret under this key, keeping the webhook, its log and its ID.
+    const error = "The signing secret cannot be decrypted with this instance's key (SECRET_KEY or DATA_DIR/secret.key changed, or differs between processes); give every process the same key, or, if the key was changed for good, rotate this webhook's secret (Rotate secret) and give the receiver the new one";
     if (attempt > delays.length) return fail(`${error} (gave up after ${attempt} attempts)`, attempt);
     await finishDelivery(account, row.id, row.attempts, { status: 'pending', attempts: attempt, lastStatus: null, lastError: error });
     return retryJob(jitter(delays[attempt - 1]!), error);
@@ -203,7 +204,7 @@ async function deliverOnce(options: WebhookDeliveryOptions, throttle: StallThrot
     try {
       previousSecret = options.secretBox.open(row.previousSecretEncrypted, row.webhookId);
     } catch {
-      previousSecret = undefined;
+      // Left out, as said above.
     }
   }
 
