@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import fs from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, loadDotEnv, type Config } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
@@ -80,7 +82,34 @@ class CommandFailure extends Error {
   }
 }
 
-async function withDatabase<T>(config: Config, work: (handle: ReturnType<typeof openDatabase>) => Promise<T>): Promise<T> {
+/** The database a command works on, in the words the operator set it with (never a password). */
+function databaseName(config: Config): string {
+  if (config.databaseUrl === null) return `the SQLite database ${path.join(config.dataDir, 'hoard.sqlite')}`;
+  const url = new URL(config.databaseUrl);
+  return `the PostgreSQL database ${url.host}${url.pathname}`;
+}
+
+/**
+ * Refuses a command that works on an instance's accounts where no instance is: run from another
+ * directory than the server's (DATA_DIR defaults to ./data), it made a new, empty database there and
+ * then found no account in it. `user create` may start an instance; `migrate` makes one.
+ */
+function requireInstance(config: Config): void {
+  const file = path.join(config.dataDir, 'hoard.sqlite');
+  if (config.databaseUrl === null && !fs.existsSync(file)) {
+    throw new CommandFailure(`No database at ${file}: this DATA_DIR holds no instance; set DATA_DIR (and DATABASE_URL, for PostgreSQL) as the server has them`);
+  }
+}
+
+/** The account of an email, or a failure naming the database searched. */
+async function accountOf(db: ReturnType<typeof openDatabase>['db'], config: Config, email: string) {
+  const user = await findUserForLogin(db, email);
+  if (!user) throw new CommandFailure(`No account with the email ${email} in ${databaseName(config)}`);
+  return user;
+}
+
+async function withDatabase<T>(config: Config, work: (handle: ReturnType<typeof openDatabase>) => Promise<T>, options: { mayCreate?: boolean } = {}): Promise<T> {
+  if (!options.mayCreate) requireInstance(config);
   const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
   try {
     await migrate(handle.db);
@@ -119,14 +148,13 @@ async function run(argv: string[], config: Config): Promise<string> {
       // The operator at the console holds every permission.
       const user = await createUserAsAdmin(db, dialect, new Set(allPermissions), { email: values.email!, password: values.password!, name: values.name, roleIds, emailVerified: true });
       return `Created ${user.email} (id ${user.id}${admin ? `, Administrator${values.admin ? '' : ': the first account'}` : ''})`;
-    });
+    }, { mayCreate: true });
   }
   if (command === 'user' && sub === 'reset-two-factor') {
     const { values } = parseFlags(rest, { email: { type: 'string' } });
     if (!values.email) throw new UsageError('user reset-two-factor needs --email');
     return withDatabase(config, async ({ db }) => {
-      const user = await findUserForLogin(db, values.email!);
-      if (!user) throw new Error(`No account with the email ${values.email}`);
+      const user = await accountOf(db, config, values.email!);
       await resetTwoFactor(db, user.id);
       return `Two-factor is off for ${user.email}; they sign in with their password and may set it up again`;
     });
@@ -138,8 +166,7 @@ async function run(argv: string[], config: Config): Promise<string> {
     // Without --password, one no one chose: 128 random bits, shown once and never stored in clear.
     const password = values.password ?? randomSecret(16);
     return withDatabase(config, async ({ db, dialect }) => {
-      const user = await findUserForLogin(db, values.email!);
-      if (!user) throw new Error(`No account with the email ${values.email}`);
+      const user = await accountOf(db, config, values.email!);
       // The operator at the console holds every permission and is no account.
       await updateUserAsAdmin(db, dialect, { id: '', permissions: new Set(allPermissions) }, user.id, { password });
       const said = values.password === undefined ? `; the new password, shown once: ${password}` : '';
@@ -160,8 +187,7 @@ async function run(argv: string[], config: Config): Promise<string> {
       expiresAt = new Date(values.expires);
     }
     return withDatabase(config, async ({ db, dialect }) => {
-      const user = await findUserForLogin(db, values.email!);
-      if (!user) throw new Error(`No account with the email ${values.email}`);
+      const user = await accountOf(db, config, values.email!);
       const { secret } = await createToken(db, dialect, user.id, { name: values.name!, scopes: requested as Scope[], expiresAt, profileId: values.profile ?? null });
       return secret;
     });
@@ -187,6 +213,7 @@ async function importDirectory(args: string[], config: Config): Promise<string> 
     interrupt.abort();
     process.stderr.write('\nimport: stopping once the files in progress are done (Ctrl-C again to quit now)\n');
   });
+  requireInstance(config);
   const instance = await openOfflineInstance(config, { poolSize: IMPORT_CONCURRENCY + 2 });
   let outcome: ImportOutcome;
   let seconds: number;

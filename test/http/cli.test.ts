@@ -1,6 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -72,7 +74,7 @@ describe('command-line tool', () => {
     expect(bad.stderr).toMatch(/Unknown scope files:delete/);
     const nobody = cli('token', 'create', '--email', 'nobody@example.test', '--name', 'x', '--scopes', 'urls:read');
     expect(nobody.status).toBe(1);
-    expect(nobody.stderr.trim()).toBe('hoard: No account with the email nobody@example.test');
+    expect(nobody.stderr.trim()).toMatch(/^hoard: No account with the email nobody@example\.test in the (SQLite|PostgreSQL) database /);
   });
 
   it('explains mistakes in one line and exits non-zero', () => {
@@ -107,6 +109,20 @@ describe('command-line tool', () => {
     const empty = cli('import', '', '--email', 'ops@example.test');
     expect(empty.status).toBe(2);
     expect(empty.stderr).toMatch(/^import needs a directory: the one given is an empty path/);
+  });
+
+  it("makes no database for a command that needs an instance's accounts, and names the database it searched", () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'hoard-cli-elsewhere-'));
+    // Run from another directory, or with another DATA_DIR, than the server's.
+    for (const args of [['user', 'reset-password', '--email', 'ops@example.test'], ['user', 'reset-two-factor', '--email', 'ops@example.test'], ['token', 'create', '--email', 'ops@example.test', '--name', 'n', '--scopes', 'urls:read'], ['import', elsewhere, '--email', 'ops@example.test']]) {
+      const result = spawnSync(process.execPath, ['src/cli/main.ts', ...args], { env: { PATH: process.env.PATH, DATA_DIR: elsewhere }, encoding: 'utf8', timeout: 30_000 });
+      expect([result.status, result.stderr.trim()], args.join(' ')).toEqual([1, `hoard: No database at ${join(elsewhere, 'hoard.sqlite')}: this DATA_DIR holds no instance; set DATA_DIR (and DATABASE_URL, for PostgreSQL) as the server has them`]);
+      expect(readdirSync(elsewhere)).toEqual([]);
+    }
+    // On the server's database, an unknown email says which database was searched.
+    const unknown = cli('user', 'reset-password', '--email', 'nobody@example.test');
+    const searched = server.env.DATABASE_URL ? `the PostgreSQL database ${new URL(server.env.DATABASE_URL).host}${new URL(server.env.DATABASE_URL).pathname}` : `the SQLite database ${join(server.env.DATA_DIR!, 'hoard.sqlite')}`;
+    expect([unknown.status, unknown.stderr.trim()]).toEqual([1, `hoard: No account with the email nobody@example.test in ${searched}`]);
   });
 
   it('says why the database cannot be opened, in one line', () => {
