@@ -201,11 +201,14 @@ function embedTags(input: SharePageInput, kind: ReturnType<typeof previewKind>):
       : []),
     ...(kind === 'audio' ? [['og:audio', rawUrl], ['og:audio:type', file.mimeType]] : []),
   ];
+  // X's player card needs the player's size, known once the thumbnail job has run: a player card
+  // without it is invalid and dropped, so until then a plain card.
+  const player = kind === 'video' && file.mediaWidth !== null && file.mediaHeight !== null;
   const twitter = [
-    ['twitter:card', kind === 'video' ? 'player' : card],
+    ['twitter:card', player ? 'player' : card],
     ['twitter:title', file.name],
     ...twitterImage,
-    ...(kind === 'video'
+    ...(player
       ? [['twitter:player', rawUrl], ...size('twitter:player', file.mediaWidth, file.mediaHeight), ['twitter:player:stream', rawUrl], ['twitter:player:stream:content_type', file.mimeType]]
       : []),
   ];

@@ -369,7 +369,11 @@ describe.each(providers)('thumbnails and text recognition on %s storage', (provi
         const text = await upload(user, 'plain.txt', new TextEncoder().encode('nothing to wait for'), 'text/plain', { visibility: 'PUBLIC' });
         const early = await fetch(video.links.url);
         expect(early.status).toBe(200);
-        expect(metaTag(await early.text(), 'property', 'og:image')).toBeNull();
+        const earlyPage = await early.text();
+        expect(metaTag(earlyPage, 'property', 'og:image')).toBeNull();
+        // X's player card needs the player's size: without it, a plain card (an invalid player card is dropped).
+        expect([metaTag(earlyPage, 'name', 'twitter:card'), metaTag(earlyPage, 'name', 'twitter:player')]).toEqual(['summary', null]);
+        expect(metaTag(earlyPage, 'property', 'og:video')).toBe(video.links.rawUrl);
         expect(early.headers.get('cache-control')).toBe('private, no-store');
         // A file without a thumbnail to come is cacheable at once.
         expect((await fetch(text.links.url)).headers.get('cache-control')).toBe('public, max-age=60');
