@@ -903,4 +903,38 @@ describe('the web app at its edges', () => {
     }
     expect(problems).toEqual([]);
   });
+
+  test('the search box keeps every letter typed while the address takes the words before a pause', async () => {
+    await page.goto(`${server.baseUrl}/app/files`);
+    const box = page.getByRole('searchbox', { name: 'Search files' });
+    await box.waitFor();
+    // A busy machine: once the box has written its words to the address, the page is slow to show
+    // them, and the next keys come first.
+    await page.evaluate(`(() => {
+      const replace = history.replaceState.bind(history);
+      history.replaceState = (...args) => {
+        replace(...args);
+        // Busy from just after the address changed (the app has asked to show it) for 400 ms.
+        if (String(args[2]).includes('search=')) queueMicrotask(() => { const end = performance.now() + 400; while (performance.now() < end); });
+      };
+    })()`);
+    try {
+      for (const [before, after] of [['inv', 'oice'], [' bud', 'get'], [' smö', 'rgåsbord']] as const) {
+        await box.focus();
+        await page.keyboard.type(before, { delay: 30 });
+        // Past the 300 ms pause after which the box writes the address: the next keys come while
+        // the page is busy. (The keyboard, not the box's locator, which would wait for the page first.)
+        await page.waitForTimeout(320);
+        await page.keyboard.type(after, { delay: 30 });
+      }
+      await expect.poll(() => box.inputValue()).toBe('invoice budget smörgåsbord');
+      await expect.poll(() => new URL(page.url()).searchParams.get('search')).toBe('invoice budget smörgåsbord');
+      // Cleared from outside the box (Clear filters, Back), the box follows the address.
+      await page.getByRole('button', { name: 'Clear filters' }).click();
+      await expect.poll(() => box.inputValue()).toBe('');
+    } finally {
+      await page.reload();
+    }
+    expect(problems).toEqual([]);
+  });
 });

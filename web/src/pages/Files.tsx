@@ -156,11 +156,21 @@ export function FilesPage() {
   // A new filter set starts a new timeline (and snapshot): the old window no longer applies.
   useEffect(() => setTimeWindow(null), [baseKey]);
 
-  // The search box writes to the URL after a pause in typing.
-  useEffect(() => setSearchText(filters.search), [filters.search]);
+  // The search box writes to the URL after a pause in typing. The box follows the URL when another
+  // hand changed it (Back, Clear filters, a link), not when the box wrote it: the page showed those
+  // words after the next keys on a busy machine, and putting them back dropped what was typed since.
+  const searchWritten = useRef(filters.search);
+  useEffect(() => {
+    if (filters.search === searchWritten.current) return;
+    searchWritten.current = filters.search;
+    setSearchText(filters.search);
+  }, [filters.search]);
   useEffect(() => {
     if (searchText === filters.search) return;
-    const timer = window.setTimeout(() => setParams({ search: searchText, page: null }), 300);
+    const timer = window.setTimeout(() => {
+      searchWritten.current = searchText;
+      setParams({ search: searchText, page: null });
+    }, 300);
     return () => window.clearTimeout(timer);
   }, [searchText, filters.search, setParams]);
 
