@@ -937,4 +937,21 @@ describe('the web app at its edges', () => {
     }
     expect(problems).toEqual([]);
   });
+
+  test('grouping the timeline by another length of time lets go of the period chosen under the old one', async () => {
+    expect((await uploadFile(owner, 'in-a-period.txt', 'a file of this month\n')).status).toBe(200);
+    await page.goto(`${server.baseUrl}/app/files`);
+    const timeline = page.getByRole('region', { name: 'Timeline' });
+    const periods = timeline.getByRole('group', { name: 'Periods' });
+    await periods.getByRole('button').first().click();
+    const count = page.getByText(/ files? in this period$/);
+    await count.waitFor();
+    await timeline.getByLabel('Group by').selectOption('week');
+    // No week is chosen, so no period limits the list: the list says so, and every file is in it.
+    await expect.poll(() => periods.locator('[aria-pressed="true"]').count()).toBe(0);
+    await count.waitFor({ state: 'detached' });
+    const total = ((await owner.get('/api/files?limit=1')).body as { pagination: { total: number } }).pagination.total;
+    await page.getByText(new RegExp(`^${total} files?$`)).waitFor();
+    expect(problems).toEqual([]);
+  });
 });

@@ -153,8 +153,10 @@ export function FilesPage() {
   const listParams = windowParams(base, timeWindow);
   const listKey = JSON.stringify(listParams);
 
-  // A new filter set starts a new timeline (and snapshot): the old window no longer applies.
-  useEffect(() => setTimeWindow(null), [baseKey]);
+  // A new filter set starts a new timeline (and snapshot): the old window no longer applies. Nor
+  // does a period of another length: a year chosen, then weeks, left no week pressed while the list
+  // still showed only that year.
+  useEffect(() => setTimeWindow(null), [baseKey, groupBy]);
 
   // The search box writes to the URL after a pause in typing. The box follows the URL when another
   // hand changed it (Back, Clear filters, a link), not when the box wrote it: the page showed those
