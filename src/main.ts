@@ -40,6 +40,10 @@ async function serve(config: Config) {
   let stopping: string | null = null;
   const shutdown = (signal: string) => {
     if (stopping !== null) {
+      // A worker (WORKERS > 1) gets every stop twice: from the terminal or the service manager, which
+      // signal the whole group, and passed on by the primary. Only the primary stops them at once,
+      // on a second signal of its own (src/workers.ts).
+      if (server && cluster.isWorker) return;
       if (server) server.ctx.log.warn(`${signal} again: stopping at once, without waiting for the requests and background work in progress`);
       process.exit(1);
     }

@@ -100,7 +100,15 @@ export async function runWorkers(config: Config, log: Logger): Promise<void> {
       if (!stopping) cluster.fork();
     }, 1000).unref();
   });
-  process.on('SIGINT', () => stop(0));
-  process.on('SIGTERM', () => stop(0));
+  // A second signal while the workers finish their requests stops them at once; the first is passed
+  // on, and each worker waits for its requests (a worker gets it from its group's signal too).
+  const onSignal = (signal: string) => {
+    if (!stopping) return stop(0);
+    log.warn(`${signal} again: stopping at once, without waiting for the requests and background work in progress`);
+    for (const worker of alive()) worker!.process.kill('SIGKILL');
+    process.exit(1);
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
   for (let i = 0; i < config.workers; i++) cluster.fork();
 }

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { serverProcess, type ServerProcess } from '../support/server-process.ts';
 import { Client, signUp } from '../support/client.ts';
-import { uploadFile } from '../support/uploads.ts';
+import { createToken, uploadFile } from '../support/uploads.ts';
 
 // WORKERS (src/workers.ts): several server processes on one port, sharing the database and the
 // data directory. Each test runs `node src/main.ts` as production does, on SQLite or PostgreSQL.
@@ -173,6 +173,57 @@ describe('WORKERS=2', () => {
     await p.kill();
     await vi.waitFor(() => expect(next.filter(alive)).toEqual([]), { timeout: 5000, interval: 100 });
     expect(await answers(p.baseUrl)).toBe(false);
+  });
+
+  it('finishes an upload in progress when every process gets the signal, as Ctrl-C and a service stop give it; a second one to the primary stops them at once', async () => {
+    /** An upload whose client sends the first half and waits: resolves with its status, once `finish` sent the rest. */
+    const slowUpload = (baseUrl: string, token: string) => {
+      const boundary = 'slow-upload-boundary';
+      const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+      const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+      const half = Buffer.alloc(256 * 1024, 1);
+      const request = http.request(`${baseUrl}/api/files`, { method: 'POST', agent: false, headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + 2 * half.length + tail.length) } });
+      const answered = new Promise<number>((resolve, reject) => {
+        request.on('response', (response) => {
+          response.resume();
+          response.on('end', () => resolve(response.statusCode!));
+        });
+        request.on('error', reject);
+      });
+      answered.catch(() => undefined);
+      request.write(head);
+      request.write(half);
+      return { answered, finish: () => request.end(Buffer.concat([half, tail])) };
+    };
+    const p = await start({});
+    const owner = await signUp(p.baseUrl);
+    const token = await createToken(owner, ['files:upload']);
+
+    // A service stop: SIGTERM to the primary and to each worker (systemd's control group), or Ctrl-C in a terminal.
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const upload = slowUpload(p.baseUrl, token);
+      await sleep(500);
+      const workers = workerPids(p.pid()!);
+      const exited = p.signal(signal);
+      for (const pid of workers) process.kill(pid, signal);
+      await sleep(1000);
+      upload.finish();
+      expect(await upload.answered).toBe(200);
+      expect(await exited).toBe(0);
+      await p.start();
+    }
+
+    // A second Ctrl-C while they wait for it: all stop at once.
+    const held = slowUpload(p.baseUrl, token);
+    await sleep(500);
+    const workers = workerPids(p.pid()!);
+    for (const pid of [p.pid()!, ...workers]) process.kill(pid, 'SIGINT');
+    await sleep(500);
+    const began = Date.now();
+    expect(await p.signal('SIGINT')).toBe(1);
+    expect(Date.now() - began).toBeLessThan(5000);
+    await expect(held.answered).rejects.toThrow();
+    await vi.waitFor(() => expect(workers.filter(alive)).toEqual([]), { timeout: 5000, interval: 100 });
   });
 
   it('keeps serving when a replacement cannot start at once: it is tried again, the other worker serves on', async () => {
