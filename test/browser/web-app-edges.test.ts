@@ -670,6 +670,7 @@ describe('the web app at its edges', () => {
     await page.getByLabel('Select final-fleeting.txt').waitFor();
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.baseUrl });
     await page.getByRole('region', { name: 'Selected files' }).getByRole('button', { name: 'Copy links' }).click();
+    await page.getByRole('status').getByText('Copied 1 link').waitFor();
     const copied = (await page.evaluate('navigator.clipboard.readText()')) as string;
     expect(copied).toMatch(/\/final-fleeting\.txt$/);
     expect((await fetch(copied)).status).toBe(200);
@@ -904,8 +905,23 @@ describe('the web app at its edges', () => {
     expect(problems).toEqual([]);
   });
 
+  /** The Files page at `path` for the owner, signed in again when an earlier test ended this browser's session. */
+  const ownerAt = async (path: string) => {
+    await page.goto(`${server.baseUrl}${path}`);
+    const heading = page.getByRole('heading', { level: 1 });
+    await heading.waitFor();
+    if (new URL(page.url()).pathname === '/app/signin') {
+      await page.getByLabel('Email').fill(owner.email);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+      await page.goto(`${server.baseUrl}${path}`);
+    }
+    await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+  };
+
   test('the search box keeps every letter typed while the address takes the words before a pause', async () => {
-    await page.goto(`${server.baseUrl}/app/files`);
+    await ownerAt('/app/files');
     const box = page.getByRole('searchbox', { name: 'Search files' });
     await box.waitFor();
     // A busy machine: once the box has written its words to the address, the page is slow to show
@@ -940,7 +956,7 @@ describe('the web app at its edges', () => {
 
   test('grouping the timeline by another length of time lets go of the period chosen under the old one', async () => {
     expect((await uploadFile(owner, 'in-a-period.txt', 'a file of this month\n')).status).toBe(200);
-    await page.goto(`${server.baseUrl}/app/files`);
+    await ownerAt('/app/files');
     const timeline = page.getByRole('region', { name: 'Timeline' });
     const periods = timeline.getByRole('group', { name: 'Periods' });
     await periods.getByRole('button').first().click();
@@ -952,6 +968,40 @@ describe('the web app at its edges', () => {
     await count.waitFor({ state: 'detached' });
     const total = ((await owner.get('/api/files?limit=1')).body as { pagination: { total: number } }).pagination.total;
     await page.getByText(new RegExp(`^${total} files?$`)).waitFor();
+    expect(problems).toEqual([]);
+  });
+
+  test('the bulk bar acts on selected files as they are now, also those a search no longer shows, and drops the ones deleted elsewhere', async () => {
+    const ids: string[] = [];
+    for (const name of ['beach-one.txt', 'beach-two.txt', 'beach-three.txt']) {
+      const uploaded = await uploadFile(owner, name, `${name}\n`);
+      expect(uploaded.status).toBe(200);
+      ids.push(uploaded.body.data.downloadUrl.split('/').at(-2) as string);
+    }
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.baseUrl });
+    await ownerAt('/app/files?search=beach-');
+    for (const name of ['beach-one.txt', 'beach-two.txt', 'beach-three.txt']) await page.getByLabel(`Select ${name}`).check();
+    const bar = page.getByRole('region', { name: 'Selected files' });
+    // One renamed so that the search no longer shows it, one deleted in another tab.
+    await page.getByRole('button', { name: 'Edit beach-one.txt' }).click();
+    const editor = page.getByRole('dialog', { name: 'Edit beach-one.txt' });
+    await editor.getByLabel('Name', { exact: true }).fill('sunset-one.txt');
+    await editor.getByRole('button', { name: 'Save' }).click();
+    await editor.waitFor({ state: 'hidden' });
+    await bar.getByText('(1 not shown here)').waitFor();
+    expect((await owner.delete(`/api/files/${ids[2]}`)).status).toBe(204);
+    await bar.getByRole('button', { name: 'Copy links' }).click();
+    await page.getByRole('status').getByText('Copied 2 links; 1 selected file no longer exists and left the selection').waitFor();
+    const copied = ((await page.evaluate('navigator.clipboard.readText()')) as string).split('\n');
+    expect(copied.map((link) => decodeURIComponent(link.split('/').at(-1)!)).sort()).toEqual(['beach-two.txt', 'sunset-one.txt']);
+    for (const link of copied) expect((await fetch(link)).status, link).toBe(200);
+    await bar.getByText('2 files selected').waitFor();
+    // A bulk change reaches the file the search no longer shows, under its new name.
+    await bar.getByRole('button', { name: 'Make private' }).click();
+    await page.getByRole('status').getByText('Made private: 2 files').waitFor();
+    const visibilities = await Promise.all(ids.slice(0, 2).map(async (id) => ((await owner.patch(`/api/files/${id}`, {})).body as { data: { file: { visibility: string } } }).data.file.visibility));
+    expect(visibilities).toEqual(['PRIVATE', 'PRIVATE']);
+    await bar.getByRole('button', { name: 'Clear selection' }).click();
     expect(problems).toEqual([]);
   });
 });

@@ -285,22 +285,99 @@ export function FilesPage() {
     announce(selected === 0 ? 'No files selected' : `${pluralize(selected, 'file')} selected`);
   }, [selected, announce]);
 
-  /** Applies one change to every selected file, one request at a time, and reports the outcome. */
-  const bulk = async (label: string, action: (file: FileRecord) => Promise<unknown>) => {
-    const chosen = [...selection.values()];
-    let failed = 0;
-    let lastError: unknown = null;
-    for (const file of chosen) {
-      try {
-        await action(file);
-      } catch (error) {
-        failed += 1;
-        lastError = error;
-      }
+  /**
+   * The selected files' records as they are now, asked for by ID (100 at a time; the listing on the
+   * screen may be older than a change made in another tab). One deleted meanwhile leaves the
+   * selection: its record from when it was ticked gave Copy links an old name's dead link, and a
+   * deleted file stayed selected for good, failing every bulk action after.
+   */
+  const currentSelection = async (): Promise<FileRecord[]> => {
+    const chosen = [...selection.keys()];
+    const found = new Map<string, FileRecord>();
+    for (let start = 0; start < chosen.length; start += 100) {
+      const answer = await request('GET', `/api/files${query({ ids: chosen.slice(start, start + 100).join(','), limit: 100 })}`);
+      for (const file of (answer.body as { data: FileRecord[] }).data) found.set(file.id, file);
     }
-    if (failed === 0) toast(`${label}: ${pluralize(chosen.length, 'file')}`);
-    else toast(`${label}: ${failed} of ${chosen.length} failed (${lastError instanceof Error ? lastError.message : 'error'})`, 'error');
-    refresh();
+    setSelection((now) => {
+      const next = new Map(now);
+      for (const id of chosen) {
+        const file = found.get(id);
+        if (file === undefined) next.delete(id);
+        else if (next.has(id)) next.set(id, file);
+      }
+      return next;
+    });
+    return chosen.flatMap((id) => found.get(id) ?? []);
+  };
+  const goneNote = (gone: number) => (gone > 0 ? `; ${pluralize(gone, 'selected file')} no longer ${gone === 1 ? 'exists' : 'exist'} and left the selection` : '');
+
+  // A bulk action under way: its buttons are marked unusable (a second press started a second run
+  // beside the first), the bar says how far it is, and leaving the page asks first.
+  const [bulkProgress, setBulkProgress] = useState<{ label: string; done: number; total: number } | null>(null);
+  const bulkRunning = useRef(false);
+  const busy = bulkProgress !== null;
+  useEffect(() => {
+    if (!bulkProgress) return;
+    const stay = (event: BeforeUnloadEvent) => event.preventDefault();
+    window.addEventListener('beforeunload', stay);
+    return () => window.removeEventListener('beforeunload', stay);
+  }, [bulkProgress]);
+
+  /**
+   * Applies one change to every selected file, one request at a time, and reports the outcome:
+   * which files failed and why. Files that no longer exist leave the selection; `deleting`, so do the
+   * files it was done to, and the ones that failed stay selected to try again.
+   */
+  const bulk = async (label: string, action: (file: FileRecord) => Promise<unknown>, options: { deleting?: boolean } = {}) => {
+    if (bulkRunning.current) return;
+    bulkRunning.current = true;
+    try {
+      const before = selection.size;
+      setBulkProgress({ label, done: 0, total: before });
+      const chosen = await currentSelection();
+      const failures: Array<{ file: FileRecord; message: string }> = [];
+      const leaving = new Set<string>();
+      let done = 0;
+      let gone = before - chosen.length;
+      for (const [index, file] of chosen.entries()) {
+        setBulkProgress({ label, done: index, total: chosen.length });
+        try {
+          await action(file);
+          done += 1;
+          if (options.deleting) leaving.add(file.id);
+        } catch (error) {
+          if (error instanceof ApiError && error.status === 404) {
+            gone += 1;
+            leaving.add(file.id);
+          } else failures.push({ file, message: error instanceof Error ? error.message : 'error' });
+        }
+      }
+      if (leaving.size > 0) {
+        // Every file left the selection, and the bar goes with it: the focus goes to the heading, as after Clear selection.
+        if (chosen.every((file) => leaving.has(file.id))) {
+          const bar = barRef.current;
+          headingAfterBar.current = bar !== null && (bar.contains(document.activeElement) || document.activeElement === document.body);
+        }
+        setSelection((now) => {
+          const next = new Map(now);
+          for (const id of leaving) next.delete(id);
+          return next;
+        });
+      }
+      // A file deleted meanwhile (another tab) is deleted as asked: counted as done, not as gone.
+      if (options.deleting) [done, gone] = [done + gone, 0];
+      if (failures.length === 0) toast(`${label}: ${pluralize(done, 'file')}${goneNote(gone)}`);
+      else {
+        const named = failures.slice(0, 3).map((f) => `${f.file.name} (${f.message})`).join(', ');
+        toast(`${label}: ${failures.length} of ${chosen.length} failed, still selected: ${named}${failures.length > 3 ? ` and ${failures.length - 3} more` : ''}${goneNote(gone)}`, 'error');
+      }
+    } catch (error) {
+      toast(`${label}: ${error instanceof Error ? error.message : 'failed'}`, 'error');
+    } finally {
+      bulkRunning.current = false;
+      setBulkProgress(null);
+      refresh();
+    }
   };
 
   // The bar goes when the selection is emptied (Delete, Clear selection): focus on one of its
@@ -319,9 +396,9 @@ export function FilesPage() {
   }, [selection]);
 
   const bulkDelete = async () => {
+    if (bulkRunning.current) return;
     if (!(await confirm('Delete files', `Delete ${pluralize(selection.size, 'selected file')}? This cannot be undone.`, `Delete ${selection.size}`))) return;
-    await bulk('Deleted', (file) => deletedOrGone(file.id));
-    clearSelection();
+    await bulk('Deleted', (file) => deletedOrGone(file.id), { deleting: true });
   };
 
   const [moveTarget, setMoveTarget] = useState('');
@@ -442,21 +519,36 @@ export function FilesPage() {
           <strong>{pluralize(selection.size, 'file')} selected</strong>
           {/* The selection lasts across pages and filters: the bar's actions reach files not shown too, and says so. */}
           {hiddenSelected > 0 && <span className="muted small">({hiddenSelected} not shown here)</span>}
+          {bulkProgress && (
+            <span className="small" role="status">
+              {bulkProgress.label === 'Deleted' ? 'Deleting' : 'Working'}: {bulkProgress.done} of {bulkProgress.total}…
+            </span>
+          )}
           <button
             type="button"
+            aria-disabled={busy}
             onClick={async () => {
-              const ok = await copyText([...selection.values()].map(shareUrl).join('\n'));
-              toast(ok ? `Copied ${pluralize(selection.size, 'link')}` : 'Could not copy the links', ok ? 'info' : 'error');
+              if (busy) return;
+              const before = selection.size;
+              let current: FileRecord[];
+              try {
+                current = await currentSelection();
+              } catch (error) {
+                toast(`Could not copy the links: ${error instanceof Error ? error.message : 'failed'}`, 'error');
+                return;
+              }
+              const ok = await copyText(current.map(shareUrl).join('\n'));
+              toast(ok ? `Copied ${pluralize(current.length, 'link')}${goneNote(before - current.length)}` : 'Could not copy the links', ok ? 'info' : 'error');
             }}
           >
             Copy links
           </button>
           {can('files.update') && can('files.share') && (
             <>
-              <button type="button" onClick={() => bulk('Made public', (file) => patch(`/api/files/${encodeURIComponent(file.id)}`, { visibility: 'PUBLIC' }))}>
+              <button type="button" aria-disabled={busy} onClick={() => void bulk('Made public', (file) => patch(`/api/files/${encodeURIComponent(file.id)}`, { visibility: 'PUBLIC' }))}>
                 Make public
               </button>
-              <button type="button" onClick={() => bulk('Made private', (file) => patch(`/api/files/${encodeURIComponent(file.id)}`, { visibility: 'PRIVATE' }))}>
+              <button type="button" aria-disabled={busy} onClick={() => void bulk('Made private', (file) => patch(`/api/files/${encodeURIComponent(file.id)}`, { visibility: 'PRIVATE' }))}>
                 Make private
               </button>
             </>
@@ -475,9 +567,9 @@ export function FilesPage() {
                   button would drop the focus it had to the page's body. */}
               <button
                 type="button"
-                aria-disabled={!moveTarget}
+                aria-disabled={!moveTarget || busy}
                 onClick={() => {
-                  if (!moveTarget) return;
+                  if (!moveTarget || busy) return;
                   const folderId = moveTarget === 'unfiled' ? null : moveTarget;
                   void bulk('Moved', (file) => patch(`/api/files/${encodeURIComponent(file.id)}`, { folderId }));
                   setMoveTarget('');
@@ -489,7 +581,7 @@ export function FilesPage() {
           )}
           {can('files.upload') && (
             <>
-              <button type="button" onClick={() => setCreatingArchive(true)} disabled={selection.size > ARCHIVE_FILE_LIMIT} aria-describedby={selection.size > ARCHIVE_FILE_LIMIT ? 'archive-limit' : undefined}>
+              <button type="button" onClick={() => !busy && setCreatingArchive(true)} aria-disabled={busy} disabled={selection.size > ARCHIVE_FILE_LIMIT} aria-describedby={selection.size > ARCHIVE_FILE_LIMIT ? 'archive-limit' : undefined}>
                 Create archive
               </button>
               {selection.size > ARCHIVE_FILE_LIMIT && (
@@ -500,11 +592,11 @@ export function FilesPage() {
             </>
           )}
           {can('files.delete') && (
-            <button type="button" className="danger" onClick={() => void bulkDelete()}>
+            <button type="button" className="danger" aria-disabled={busy} onClick={() => void bulkDelete()}>
               Delete
             </button>
           )}
-          <button type="button" className="link-button" onClick={clearSelection}>
+          <button type="button" className="link-button" aria-disabled={busy} onClick={() => !busy && clearSelection()}>
             Clear selection
           </button>
         </div>
