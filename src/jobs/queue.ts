@@ -250,7 +250,7 @@ export class JobRunner {
    */
   private readonly saturatedGroups = new Set<string>();
   /** Running attempts by lease token (one per job). */
-  private readonly running = new Map<string, { type: string; promise: Promise<void> }>();
+  private readonly running = new Map<string, { type: string; jobId: string; promise: Promise<void> }>();
   /** When claims began failing for want of the database, and when that was last logged. */
   private unavailableSince: number | null = null;
   private unavailableLoggedAt = 0;
@@ -435,6 +435,11 @@ export class JobRunner {
     if (types.length === 0 || limit <= 0) return [];
     const now = Date.now();
     const token = `${this.id}:${randomLowerAlnum(10)}:`;
+    // Not a job this process is still running, whose lease ran out while the process stood still
+    // (stopped, swapping, its renewals failing): run twice at once, two attempts each took the other's
+    // result for a stale one, and a webhook delivery that reached its receiver stayed "pending" with
+    // no job left to send it. Another process may take it over, as after a crash.
+    const mine = [...this.running.values()].map((r) => r.jobId);
     const rows = await this.db
       .updateTable('jobs')
       .set((eb) => ({ attempts: eb('attempts', '+', 1), leasedUntil: now + this.leaseMs, leasedBy: sql<string>`${token} || ${eb.ref('id')}` }))
@@ -445,6 +450,7 @@ export class JobRunner {
           .where('type', 'in', types)
           .where('runAt', '<=', Math.min(now, dueBy))
           .where((w) => w.or([w('leasedUntil', 'is', null), w('leasedUntil', '<=', now)]))
+          .$if(mine.length > 0, (q) => q.where('id', 'not in', mine))
           .orderBy('runAt')
           .orderBy('id')
           .limit(limit)
@@ -464,7 +470,7 @@ export class JobRunner {
       // batch of slots per poll (16 jobs a second).
       if (this.saturatedGroups.has(this.groupOf(row.type)) && this.started) this.schedule(0);
     });
-    this.running.set(token, { type: row.type, promise });
+    this.running.set(token, { type: row.type, jobId: row.id, promise });
     return promise;
   }
 

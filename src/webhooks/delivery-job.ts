@@ -119,13 +119,15 @@ export function webhookJobHandlers(options: WebhookDeliveryOptions): JobHandlers
 
 async function finishDelivery(account: AccountScope, id: string, previousAttempts: number, values: { status: 'delivered' | 'failed' | 'pending'; attempts: number; lastStatus: number | null; lastError: string | null; deliveredAt?: number }) {
   // Guarded by the attempt count read before sending, so an attempt whose job lease was lost
-  // meanwhile cannot overwrite a later attempt's result.
+  // meanwhile cannot overwrite a later attempt's result. But not a delivery: the receiver has the
+  // event, whatever another attempt met. Guarded too, it lost to a stale attempt that had written
+  // its time-out first, and the delivery stayed "pending" with no job left to send it.
   await account
     .updateTable('webhookDeliveries')
     .set({ ...values, lastError: values.lastError?.slice(0, 1000) ?? null })
     .where('id', '=', id)
     .where('status', '=', 'pending')
-    .where('attempts', '=', previousAttempts)
+    .$if(values.status !== 'delivered', (q) => q.where('attempts', '=', previousAttempts))
     .execute();
 }
 

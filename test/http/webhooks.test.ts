@@ -26,6 +26,8 @@ class Receiver {
   readonly received: Received[] = [];
   private readonly secrets = new Map<string, string>();
   private readonly scripts = new Map<string, Array<number | { status: number; headers: Record<string, string> }>>();
+  /** What happens at a path between a request's arrival and its answer. */
+  readonly meanwhile = new Map<string, () => Promise<void>>();
   private server!: http.Server;
   url = '';
 
@@ -33,8 +35,9 @@ class Receiver {
     this.server = http.createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on('data', (c: Buffer) => chunks.push(c));
-      request.on('end', () => {
+      request.on('end', async () => {
         const path = request.url ?? '/';
+        await this.meanwhile.get(path)?.();
         const body = Buffer.concat(chunks).toString('utf8');
         let verified = false;
         let verifyError: string | null = null;
@@ -531,6 +534,24 @@ describe('durability and several processes', () => {
     const jobsLeft = () => a.ctx.db.selectFrom('jobs').select('id').where('type', '=', WEBHOOK_DELIVERY_JOB).execute();
     await waitFor(async () => (await jobsLeft()).length === 0, 5_000).catch(() => undefined);
     expect(await jobsLeft()).toEqual([]);
+  });
+});
+
+describe('two attempts of one delivery at once', () => {
+  it('records the one that reached the receiver, also when the other wrote its failure first', async () => {
+    const { path, webhook } = await createHook(admin);
+    // While this attempt waits for the receiver, another attempt of the same delivery (its process
+    // had stood still past its job's lease) records that it got no answer in time.
+    receiver.meanwhile.set(path, async () => {
+      await server.ctx.db.updateTable('webhookDeliveries').set({ attempts: 1, lastError: 'No response within 10 s' }).where('webhookId', '=', webhook.id).execute();
+    });
+    await admin.post(`/api/webhooks/${webhook.id}/test`);
+    const [delivery] = await waitFor(async () => {
+      const list = await deliveries(admin, webhook.id);
+      return list[0]?.status === 'delivered' ? list : undefined;
+    });
+    expect(delivery).toMatchObject({ status: 'delivered', lastStatus: 200, lastError: null });
+    expect(receiver.at(path)).toHaveLength(1);
   });
 });
 

@@ -304,6 +304,35 @@ describe('leases', () => {
   });
 });
 
+describe('a job whose lease ran out while its own process still runs it', () => {
+  it('is not claimed again by that process (a process stopped for longer than the lease, then resumed)', async () => {
+    const gate = deferred();
+    let runs = 0;
+    const jobs = runner(
+      {
+        long: async () => {
+          runs += 1;
+          await gate.promise;
+        },
+      },
+      { pollIntervalMs: 50 },
+    );
+    await enqueueJob(handle.db, { type: 'long', payload: null });
+    jobs.start();
+    await waitFor(() => runs === 1);
+    // Its lease lapsed while the process stood still (no renewal came in time); the process polls on.
+    await handle.db.updateTable('jobs').set({ leasedUntil: Date.now() - 1 }).execute();
+    await sleep(500);
+    expect(runs).toBe(1);
+    // Another process may take it over, as after a crash: at least once.
+    let elsewhere = 0;
+    const other = runner({ long: async () => void (elsewhere += 1) });
+    expect(await other.runDueJobs()).toBe(1);
+    expect(elsewhere).toBe(1);
+    gate.resolve();
+  });
+});
+
 describe('JobRunner loop', () => {
   it('wake() starts a job at once; stop() waits for running handlers', async () => {
     const gate = deferred();
