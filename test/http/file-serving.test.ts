@@ -5,7 +5,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { createToken, PNG_1X1, uploadFile, type UploadOptions } from '../support/uploads.ts';
 import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
-import { UNFURLERS } from '../support/user-agents.ts';
+import { PEOPLE, UNFURLERS } from '../support/user-agents.ts';
 
 /**
  * Serving (contract §3 "Files", §6): the share page, the raw bytes, the download route and
@@ -573,6 +573,9 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect((await anonymous().get(tiny.raw, { headers: { range: 'bytes=0-1' } })).status).toBe(206);
       expect(await countsOf(file.id)).toEqual({ views: 1, downloads: 0 });
       expect(await countsOf(tiny.id)).toEqual({ views: 1, downloads: 0 });
+      // A person's phone whose name holds a bot's letters counts.
+      for (const agent of PEOPLE) expect((await anonymous().get(tiny.raw, { headers: { 'user-agent': agent } })).status).toBe(200);
+      expect(await countsOf(tiny.id)).toEqual({ views: 1 + PEOPLE.length, downloads: 0 });
     });
 
     it('never opens a private file for a named token, even one with files:read', async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { createShortLink } from '../../src/links/short-links.ts';
-import { UNFURLERS } from '../support/user-agents.ts';
+import { PEOPLE, UNFURLERS } from '../support/user-agents.ts';
 
 let server: TestServer;
 let admin: Awaited<ReturnType<typeof signUp>>;
@@ -380,7 +380,8 @@ describe('GET /u/{shortCode}', () => {
     // A person's browser, or a script, counts.
     await redirect(link.shortCode, 'GET', { 'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36' });
     await redirect(link.shortCode, 'GET', { 'user-agent': 'curl/8.14.1' });
-    expect((await listOf(owner)).find((l) => l.id === link.id)?.clicks).toBe(2);
+    for (const agent of PEOPLE) await redirect(link.shortCode, 'GET', { 'user-agent': agent });
+    expect((await listOf(owner)).find((l) => l.id === link.id)?.clicks).toBe(2 + PEOPLE.length);
   });
 
   it('answers an unknown or malformed code with an HTML 404 page', async () => {
