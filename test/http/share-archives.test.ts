@@ -95,6 +95,14 @@ describe.each(storageKinds)('shared archives on %s storage', (kind) => {
     }
   });
 
+  it('names both body types it reads when sent another', async () => {
+    const file = await upload('typed.zip', zip);
+    const asText = await anonymous().request('POST', file.entry, { body: 'path=top.txt', headers: { 'content-type': 'text/plain' } });
+    expect([asText.status, asText.body.error]).toEqual([400, 'body: must be a JSON object or a form, sent with Content-Type: application/json or application/x-www-form-urlencoded']);
+    const asXml = await anonymous().request('POST', file.manifest, { body: '<path/>', headers: { 'content-type': 'application/xml' } });
+    expect([asXml.status, asXml.body.error]).toEqual([400, 'Unsupported Content-Type: application/xml; send the body as application/json or application/x-www-form-urlencoded']);
+  });
+
   it("sends one entry's bytes as an attachment, from a JSON or a form body", async () => {
     const file = await upload('entries.zip', zip);
     for (const answer of [await anonymous().post(file.entry, { path: 'docs/readme.md' }), await form(anonymous(), file.entry, { path: 'docs/readme.md' })]) {

@@ -74,6 +74,8 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
         summary: "The manifest of a shared ZIP or tar file (the file's visibility and password rules; at most 10,000 entries listed, the counts cover all)",
         params: shareParams,
         body: manifestBody,
+        // The share page's entry buttons post a form; scripts send JSON.
+        consumes: ['application/json', 'application/x-www-form-urlencoded'],
         response: { 200: archiveManifestResponse },
       },
     },
@@ -95,6 +97,8 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
         summary: 'One entry of a shared archive, as an attachment',
         params: shareParams,
         body: entryBody,
+        // The share page's entry buttons post a form; scripts send JSON.
+        consumes: ['application/json', 'application/x-www-form-urlencoded'],
         response: { 200: bytes("The entry's bytes (`Content-Disposition: attachment`, `nosniff`, the type of the entry's name)") },
       },
     },
