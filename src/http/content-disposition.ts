@@ -9,7 +9,10 @@ import { withPlainLetters } from '../shared/search-text.ts';
  */
 export function contentDisposition(kind: 'inline' | 'attachment', stored: string): string {
   const name = withoutDirectionControls(stored.toWellFormed());
-  const ascii = withPlainLetters(name.normalize('NFD').replace(/\p{Mn}/gu, ''))
+  // NFKD takes accents off and gives fullwidth and ligature letters their plain ones (`Ｆ` is `F`, `ﬁ`
+  // is `fi`); NFC then puts back together what NFKD took apart and the ASCII name cannot hold, so a
+  // Hangul syllable is one `_`, not one for each of its two or three letters.
+  const ascii = withPlainLetters(name.normalize('NFKD').replace(/\p{Mn}/gu, '').normalize('NFC'))
     // Per character (`u`): an emoji is one `_`, not one for each half of its UTF-16 pair.
     .replace(/[^\x20-\x7e]/gu, '_')
     .replace(/["\\]/g, '_');

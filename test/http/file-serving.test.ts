@@ -508,7 +508,8 @@ describe.each(providers)('serving files from %s storage', (provider) => {
     });
 
     it('sandboxes what it serves but a sound or a video, whose player Chromium would refuse its own bytes under a sandbox', async () => {
-      for (const [name, type, sandboxed] of [['clip.mp4', 'video/mp4', false], ['tone.mp3', 'audio/mpeg', false], ['dot.png', 'image/png', true], ['notes.txt', 'text/plain', true], ['doc.pdf', 'application/pdf', true]] as const) {
+      // A type under audio/ or video/ that a browser reads as XML is active content all the same.
+      for (const [name, type, sandboxed] of [['clip.mp4', 'video/mp4', false], ['tone.mp3', 'audio/mpeg', false], ['list.xml', 'audio/foo+xml', true], ['dot.png', 'image/png', true], ['notes.txt', 'text/plain', true], ['doc.pdf', 'application/pdf', true]] as const) {
         const file = await upload(name, 'not really media', { type });
         for (const path of [file.raw, file.download]) {
           const answer = await anonymous().get(path);
@@ -652,6 +653,10 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       // A character beyond the BMP (an emoji) is one stand-in, not one for each half of its UTF-16 pair.
       const clip = await upload('🎬 שלום.txt', 'clip');
       expect((await anonymous().get(clip.download)).headers.get('content-disposition')).toBe(`attachment; filename="______.txt"; filename*=UTF-8''%F0%9F%8E%AC_%D7%A9%D7%9C%D7%95%D7%9D.txt`);
+      // A Hangul syllable is one character, not the two or three letters it is made of; a fullwidth
+      // or ligature letter is its plain letter.
+      const korean = await upload('사진 Ｆｉｌｅ ﬁnal.txt', 'photo');
+      expect((await anonymous().get(korean.download)).headers.get('content-disposition')).toMatch(/^attachment; filename="___File_final\.txt"; /);
       // RFC 5987 leaves only letters, digits and !#$&+-.^_`|~ unencoded in filename*.
       const shot = await upload('shot (1).txt', 'shot');
       expect((await anonymous().get(shot.download)).headers.get('content-disposition')).toBe(`attachment; filename="shot_(1).txt"; filename*=UTF-8''shot_%281%29.txt`);

@@ -104,7 +104,8 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
  * it; everything else, HTML and SVG above all, keeps it.
  */
 function bytesPolicy(mimeType: string): string {
-  const playable = /^(audio|video)\//i.test(mimeType);
+  // Not a type a browser reads as a document of its own (`audio/…+xml`), which stays active content.
+  const playable = /^(audio|video)\//i.test(mimeType) && !isActiveContent(mimeType);
   return `default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'${playable ? '' : '; sandbox'}`;
 }
 
