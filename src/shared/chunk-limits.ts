@@ -55,7 +55,8 @@ export function tempLimitProblem(maxUploadBytes: number, tempLimit: number): str
     return `The largest upload (${maxUploadBytes} bytes) is more than CHUNKED_UPLOAD_TEMP_LIMIT (${tempLimit} bytes): a file above it is always refused when sent in parts, as the web app sends every file over 32 MiB; raise CHUNKED_UPLOAD_TEMP_LIMIT to at least ${4 * maxUploadBytes} bytes (4 × the largest upload)`;
   }
   if (maxUploadBytes > share) {
-    const accounts = Math.ceil(tempLimit / maxUploadBytes);
+    // Past limit − largest, no other upload of the largest size fits: this many accounts' sessions.
+    const accounts = Math.max(1, Math.floor(tempLimit / maxUploadBytes));
     return `The largest upload (${maxUploadBytes} bytes) is more than a quarter of CHUNKED_UPLOAD_TEMP_LIMIT (${tempLimit} bytes): ${accounts === 1 ? 'one account' : `${accounts} accounts`} starting uploads of that size, without sending a byte, can hold all of its room, and every other account's large uploads are refused (429) until they finish or expire; raise CHUNKED_UPLOAD_TEMP_LIMIT to at least ${4 * maxUploadBytes} bytes (4 × the largest upload)`;
   }
   return null;
