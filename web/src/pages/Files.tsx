@@ -520,7 +520,8 @@ export function FilesPage() {
           {/* The selection lasts across pages and filters: the bar's actions reach files not shown too, and says so. */}
           {hiddenSelected > 0 && <span className="muted small">({hiddenSelected} not shown here)</span>}
           {bulkProgress && (
-            <span className="small" role="status">
+            // Shown, not announced: a screen reader would be read every file's step; the outcome is said once, at the end.
+            <span className="small">
               {bulkProgress.label === 'Deleted' ? 'Deleting' : 'Working'}: {bulkProgress.done} of {bulkProgress.total}…
             </span>
           )}
