@@ -17,12 +17,6 @@ import { contentDisposition } from '../content-disposition.ts';
 import { pathText } from '../schemas.ts';
 
 
-/**
- * Streams a file's bytes with Range, ETag and headers that stop a browser from running them.
- * `count` (a view or a download) is called for a GET that gets the file from its first byte: the
- * whole file, a range from byte 0, or a 304 for a copy the client holds. A player's further ranges
- * and a 416 are not counted, so one playing of a video is one view.
- */
 /** Up to this many bytes from the start is a player's probe of the file, not a viewing. */
 const PROBE_BYTES = 2;
 
@@ -37,6 +31,12 @@ const CODE_DESTINATIONS = new Set(['script', 'style', 'worker', 'sharedworker', 
 /** A file asked for by one of this site's own pages as code or style; other sites may use files as they like. */
 const loadedAsOwnCode = (request: FastifyRequest) => request.headers['sec-fetch-site'] === 'same-origin' && CODE_DESTINATIONS.has(String(request.headers['sec-fetch-dest']));
 
+/**
+ * Streams a file's bytes with Range, ETag and headers that stop a browser from running them.
+ * `count` (a view or a download) is called for a GET that gets the file from its first byte: the
+ * whole file, a range from byte 0, or a 304 for a copy the client holds. A player's further ranges
+ * and a 416 are not counted, so one playing of a video is one view.
+ */
 async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, file: FileRow, disposition: 'inline' | 'attachment', count?: (fileId: string) => Promise<void>): Promise<FastifyReply> {
   if (loadedAsOwnCode(request)) return sendError(request, reply, 403, "A file is not served to this site's own pages as a script, a style or a worker");
   const counted = async () => {
