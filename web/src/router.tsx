@@ -134,3 +134,13 @@ export function Link({ to, children, ...rest }: { to: string; children: ReactNod
     </a>
   );
 }
+
+/** While `when` holds, closing or reloading the tab is asked about first (the browser's own question). */
+export function useAskBeforeUnload(when: boolean): void {
+  useEffect(() => {
+    if (!when) return;
+    const ask = (event: BeforeUnloadEvent) => event.preventDefault();
+    window.addEventListener('beforeunload', ask);
+    return () => window.removeEventListener('beforeunload', ask);
+  }, [when]);
+}

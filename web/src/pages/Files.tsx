@@ -2,7 +2,7 @@ import { useCallback, useEffect, useId, useMemo, useRef, useState, type ReactNod
 import { ApiError, del, get, patch, query, request } from '../api.ts';
 import { copyText } from '../clipboard.ts';
 import { pluralize } from '../format.ts';
-import { Link, useQueryState } from '../router.tsx';
+import { Link, useAskBeforeUnload, useQueryState } from '../router.tsx';
 import { useSession } from '../session.tsx';
 import { Empty, ErrorNote, focusItem, focusPageHeading, Loading, PageHeader, useAction, useAnnounce, useConfirm, useDialogTarget, useLoad, useToast } from '../ui.tsx';
 import type { FileRecord, Folder, Pagination, Tag, Timeline, TimelineBucket } from '@api';
@@ -316,12 +316,7 @@ export function FilesPage() {
   const [bulkProgress, setBulkProgress] = useState<{ label: string; done: number; total: number } | null>(null);
   const bulkRunning = useRef(false);
   const busy = bulkProgress !== null;
-  useEffect(() => {
-    if (!bulkProgress) return;
-    const stay = (event: BeforeUnloadEvent) => event.preventDefault();
-    window.addEventListener('beforeunload', stay);
-    return () => window.removeEventListener('beforeunload', stay);
-  }, [bulkProgress]);
+  useAskBeforeUnload(busy);
 
   /**
    * Applies one change to every selected file, one request at a time, and reports the outcome:

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useId, useRef, useState, type DragEvent } from 'react';
 import { get } from '../api.ts';
 import { formatBytes, formatDateTime, formatSpeed, pluralize } from '../format.ts';
-import { useLeaveGuard } from '../router.tsx';
+import { useAskBeforeUnload, useLeaveGuard } from '../router.tsx';
 import { useSession } from '../session.tsx';
 import { Badge, CopyButton, PageHeader, useAnnounce, useConfirm, useLoad } from '../ui.tsx';
 import { ApiError, errorMessage } from '../api.ts';
@@ -181,12 +181,7 @@ export function UploadPage() {
   // question, and going to another page of the app (a link, Back) is asked here.
   const unfinished = items.filter((i) => i.status === 'uploading' || i.status === 'queued').length;
   const busy = unfinished > 0;
-  useEffect(() => {
-    if (!busy) return;
-    const onLeave = (event: BeforeUnloadEvent) => event.preventDefault();
-    window.addEventListener('beforeunload', onLeave);
-    return () => window.removeEventListener('beforeunload', onLeave);
-  }, [busy]);
+  useAskBeforeUnload(busy);
   const confirm = useConfirm();
   useLeaveGuard(busy, () => confirm('Leave this page', `${pluralize(unfinished, 'upload')} ${unfinished === 1 ? 'is' : 'are'} not finished. Leaving this page cancels ${unfinished === 1 ? 'it' : 'them'}.`, 'Leave', 'Stay'));
 
