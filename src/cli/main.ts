@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, loadDotEnv, type Config } from '../config.ts';
+import { ConfigError, databaseName, loadConfig, loadDotEnv, type Config } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrate } from '../db/migrator.ts';
 import { ensureBuiltinRoles, roleIdBySystemKey } from '../auth/roles.ts';
@@ -80,13 +80,6 @@ class CommandFailure extends Error {
     super(message);
     this.exitCode = exitCode;
   }
-}
-
-/** The database a command works on, in the words the operator set it with (never a password). */
-function databaseName(config: Config): string {
-  if (config.databaseUrl === null) return `the SQLite database ${path.join(config.dataDir, 'hoard.sqlite')}`;
-  const url = new URL(config.databaseUrl);
-  return `the PostgreSQL database ${url.host}${url.pathname}`;
 }
 
 /**

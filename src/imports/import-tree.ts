@@ -12,6 +12,7 @@ import { forAccount } from '../db/account-scope.ts';
 import type { Db } from '../db/database.ts';
 import { isUniqueViolation } from '../db/unique-violation.ts';
 import { AppError } from '../errors.ts';
+import { databaseName } from '../config.ts';
 import { findOwnedFolder } from '../organisation/folders.ts';
 import { findOwnedProfile } from '../organisation/profiles.ts';
 import { applyRequest, type ResolvedOptions } from '../shared/upload-options.ts';
@@ -116,7 +117,7 @@ const reasons = {
  */
 export async function prepareImport(ctx: AppContext, request: ImportRequest, onWalk?: () => void): Promise<PreparedImport> {
   const { email } = request;
-  const principal = await principalFor(ctx.db, email);
+  const principal = await principalFor(ctx.db, email, databaseName(ctx.config));
   const userId = principal.user.id;
   if (!hasPermission(principal.permissions, 'files.upload')) throw new AppError('forbidden', `${email} may not upload files: no role of theirs grants files.upload`);
   if (request.profileId !== undefined && request.profileId !== 'none' && !(await findOwnedProfile(ctx.db, userId, request.profileId))) {
@@ -156,13 +157,13 @@ async function ownData(configured: string, directory: string): Promise<string> {
   return dataDir;
 }
 
-async function principalFor(db: Db, email: string): Promise<Principal> {
+async function principalFor(db: Db, email: string, database: string): Promise<Principal> {
   const row = await db
     .selectFrom('users')
     .select(['id', 'email', 'name', 'urlId', 'emailVerified', 'quotaBytes', 'createdAt', 'listingVersion'])
     .where('email', '=', normalizeEmail(email))
     .executeTakeFirst();
-  if (!row) throw new AppError('not_found', `No account with the email ${email}`);
+  if (!row) throw new AppError('not_found', `No account with the email ${email} in ${database}`);
   const { listingVersion, ...user } = row;
   const { permissions, roles } = await loadAccess(db, user.id);
   return { via: 'session', user, listingVersion, permissions, roles };

@@ -438,8 +438,10 @@ describe('npm run cli -- import', { timeout: 120_000 }, () => {
   it('answers an unknown account, folder, profile or directory with one line and exit 1, a usage mistake with exit 2', async () => {
     const user = await member();
     const tree = makeTree({ 'one.txt': 'one' });
+    // An unknown email names the database searched, as the other commands do.
+    const searched = server.env.DATABASE_URL ? `the PostgreSQL database ${new URL(server.env.DATABASE_URL).host}${new URL(server.env.DATABASE_URL).pathname}` : `the SQLite database ${path.join(server.env.DATA_DIR!, 'hoard.sqlite')}`;
     const cases: Array<[string[], string]> = [
-      [['--email', 'nobody@example.test'], 'hoard: No account with the email nobody@example.test'],
+      [['--email', 'nobody@example.test'], `hoard: No account with the email nobody@example.test in ${searched}`],
       [['--email', user.email, '--folder', 'nofolder'], `hoard: No folder nofolder in the account of ${user.email}`],
       [['--email', user.email, '--profile', 'noprofile'], `hoard: No upload profile noprofile in the account of ${user.email}`],
     ];
