@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from './db/database.ts';
-import type { SecretBox } from './auth/secret-box.ts';
+import { loadSecretBox, type SecretBox } from './auth/secret-box.ts';
+import type { Config } from './config.ts';
 import { totpSealContext } from './accounts/two-factor.ts';
 import { uploadCredentialSealContext } from './tokens/legacy-token.ts';
 
@@ -17,6 +18,14 @@ export async function holdsSealedSecrets(db: Db): Promise<boolean> {
     db.selectFrom('webhooks').select('id').limit(1).executeTakeFirst(),
   ]);
   return totp !== undefined || credential !== undefined || hook !== undefined;
+}
+
+/**
+ * The instance's secret box, as every process opens it: the server, the workers' primary and the
+ * command line. A new key is made only where the database holds nothing sealed with the old one.
+ */
+export async function openSecretBox(db: Db, config: Pick<Config, 'secretKey' | 'dataDir'>): Promise<SecretBox> {
+  return loadSecretBox(config, await holdsSealedSecrets(db));
 }
 
 /** How many of the newest sealed values of each kind are tried at start-up. */

@@ -11,7 +11,7 @@ import { ensureSettings, initialSettings, readSettings } from './settings/instan
 import { tempLimitProblem } from './shared/chunk-limits.ts';
 import { createStorage } from './storage/create-storage.ts';
 import { checkDataDirHoldsFiles } from './storage/data-dir-check.ts';
-import { checkSecretKey, holdsSealedSecrets } from './secret-key-check.ts';
+import { checkSecretKey, openSecretBox } from './secret-key-check.ts';
 import { buildApp, type App } from './http/app.ts';
 import { AuditLog } from './audit/audit-log.ts';
 import { ListingCache } from './listing/listing-cache.ts';
@@ -19,7 +19,6 @@ import { AUDIT_PRUNE_JOB, auditPruneHandler, scheduleAuditPrune } from './audit/
 import { RATE_LIMIT_PRUNE_JOB, rateLimitPruneHandler, scheduleRateLimitPrune } from './auth/throttle.ts';
 import { scheduleSessionSweep, SESSION_SWEEP_JOB, sessionSweepHandler } from './auth/sessions.ts';
 import { JobRunner } from './jobs/queue.ts';
-import { loadSecretBox } from './auth/secret-box.ts';
 import { sealPlaintextUploadTokens } from './tokens/legacy-token.ts';
 import { WEBHOOK_DELIVERY_SLOTS, webhookJobHandlers } from './webhooks/delivery-job.ts';
 import { WEBHOOK_DELIVERY_JOB } from './webhooks/outbox.ts';
@@ -110,7 +109,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await database.close();
     throw error;
   });
-  const secretBox = await holdsSealedSecrets(database.db).then((sealed) => loadSecretBox(config, sealed)).catch(async (error: unknown) => {
+  const secretBox = await openSecretBox(database.db, config).catch(async (error: unknown) => {
     await storage.close();
     await database.close();
     throw error;

@@ -4,8 +4,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { openDatabase } from './db/database.ts';
-import { loadSecretBox } from './auth/secret-box.ts';
-import { holdsSealedSecrets } from './secret-key-check.ts';
+import { openSecretBox } from './secret-key-check.ts';
 import { prepareDatabase } from './server.ts';
 import { ensureDataDir } from './data-dir.ts';
 
@@ -38,7 +37,7 @@ export async function runWorkers(config: Config, log: Logger): Promise<void> {
   try {
     await prepareDatabase(database.db, config, log);
     // Made here (when SECRET_KEY is unset) so that every worker reads the same key file.
-    loadSecretBox(config, await holdsSealedSecrets(database.db));
+    await openSecretBox(database.db, config);
   } finally {
     await database.close();
   }

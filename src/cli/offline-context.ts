@@ -4,8 +4,8 @@ import type { AppContext } from '../context.ts';
 import { ArchiveCapacity } from '../archives/capacity.ts';
 import { AuditLog } from '../audit/audit-log.ts';
 import { ensureBuiltinRoles } from '../auth/roles.ts';
-import { loadSecretBox, type SecretBox } from '../auth/secret-box.ts';
-import { holdsSealedSecrets } from '../secret-key-check.ts';
+import type { SecretBox } from '../auth/secret-box.ts';
+import { openSecretBox } from '../secret-key-check.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrate } from '../db/migrator.ts';
 import { ListingCache } from '../listing/listing-cache.ts';
@@ -43,7 +43,7 @@ export async function openOfflineInstance(config: Config, options: { poolSize?: 
   let secretBox: SecretBox;
   try {
     await checkDataDirHoldsFiles(database.db, storage, config.dataDir, log);
-    secretBox = loadSecretBox(config, await holdsSealedSecrets(database.db));
+    secretBox = await openSecretBox(database.db, config);
   } catch (error) {
     await storage.close();
     await database.close();

@@ -109,7 +109,8 @@ describe('command-line tool', () => {
     const empty = cli('import', '', '--email', 'ops@example.test');
     expect(empty.status).toBe(2);
     expect(empty.stderr).toMatch(/^import needs a directory: the one given is an empty path/);
-  });
+    // Fifteen processes, each starting Node and reading the tool: a busy machine needs more than 30 s.
+  }, 90_000);
 
   it("makes no database for a command that needs an instance's accounts, and names the database it searched", () => {
     const elsewhere = mkdtempSync(join(tmpdir(), 'hoard-cli-elsewhere-'));
