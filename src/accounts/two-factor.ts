@@ -10,6 +10,7 @@ import { randomSecret, sha256Hex } from '../auth/secrets.ts';
 import { clearHits, clearHitsStartingWith, takeAttempt } from '../auth/throttle.ts';
 import { accountGone, AppError, conflict, invalid, notFound, unauthorized } from '../errors.ts';
 import { loginAttemptKey, loginFailureKey, loginLimits, TOO_MANY_SIGN_INS } from './login.ts';
+import { confirmPassword } from './confirm-password.ts';
 import { accountSignInKeys } from './sign-in-keys.ts';
 import { assertCanManage, findUserById, type UserRow } from './users.ts';
 import type { PermissionSet } from '../auth/permissions.ts';
@@ -139,18 +140,6 @@ export async function enableTotp(deps: Deps, userId: string, code: string): Prom
     if (Number(result.numUpdatedRows) !== 1) throw conflict('Two-factor changed meanwhile; try again');
     return replaceRecoveryCodes(trx, userId);
   });
-}
-
-/**
- * The password check of turning two-factor off and of new recovery codes: a wrong password is 403
- * and counts as a failed sign-in, counted before the check (contract §8).
- */
-async function confirmPassword(db: Db, user: { id: string; email: string }, password: string, ip: string): Promise<void> {
-  const key = loginAttemptKey(user.email, ip);
-  await takeAttempt(db, key, loginLimits.perAccountAndIp, loginLimits.windowMs, TOO_MANY_SIGN_INS);
-  const row = await db.selectFrom('users').select('passwordHash').where('id', '=', user.id).executeTakeFirstOrThrow();
-  if (!(await verifyPassword(row.passwordHash, password))) throw new AppError('forbidden', 'The password is not right');
-  await clearHits(db, key);
 }
 
 /** Turns two-factor off (with the password): the secret and the recovery codes go. */

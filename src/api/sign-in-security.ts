@@ -72,3 +72,9 @@ export const sessionRecordSchema = z
 export type SessionRecord = z.infer<typeof sessionRecordSchema>;
 
 export const sessionListResponse = success(z.object({ sessions: z.array(sessionRecordSchema).describe('Newest first') }));
+
+/**
+ * Until when this browser session may add a passkey or turn on two-factor: its sign-in or its latest
+ * password confirmation, plus an hour (docs/decisions.md, "Recent sign-in").
+ */
+export const confirmationResponse = success(z.object({ confirmedUntil: timestamp.describe('May be in the past: confirm the password again (POST /api/auth/confirm)') }));

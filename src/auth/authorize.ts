@@ -6,7 +6,7 @@ import { hasPermission } from './permissions.ts';
 import { foldRoles, loadAccess } from './roles.ts';
 import type { Principal, UserRow } from './principal.ts';
 import { permissionsOf, type RoutePolicy } from './route-policy.ts';
-import { findSession } from './sessions.ts';
+import { findSession, RECENT_SIGN_IN_MS } from './sessions.ts';
 import { sha256Hex } from './secrets.ts';
 import { parseScopes, SECRET_PREFIX, tokenStatus } from './token-format.ts';
 
@@ -70,7 +70,7 @@ async function sessionPrincipal(db: Db, cookie: string): Promise<Principal | nul
   if (!session) return null;
   const row = await db.selectFrom('users').select(userColumns).where('id', '=', session.userId).executeTakeFirst();
   if (!row) return null;
-  return { ...(await withAccess(db, 'session', row)), sessionId: session.id, ...(session.renewedUntil === null ? {} : { sessionRenewedUntil: session.renewedUntil }) };
+  return { ...(await withAccess(db, 'session', row)), sessionId: session.id, sessionProvedAt: session.provedAt, ...(session.renewedUntil === null ? {} : { sessionRenewedUntil: session.renewedUntil }) };
 }
 
 /**
@@ -94,6 +94,9 @@ export function checkAccess(policy: RoutePolicy, principal: Principal | null, re
     );
   }
   for (const needed of permissionsOf(policy.access)) if (!hasPermission(principal.permissions, needed)) throw forbidden();
+  if (policy.recentSignIn && principal.via === 'session' && Date.now() - (principal.sessionProvedAt ?? 0) > RECENT_SIGN_IN_MS) {
+    throw new AppError('forbidden', `Confirm your password first (POST /api/auth/confirm): adding a passkey or turning on two-factor needs a sign-in or a confirmed password within the last ${RECENT_SIGN_IN_MS / 60_000} minutes`);
+  }
 }
 
 async function withAccess(db: Db, via: Principal['via'], { listingVersion, ...user }: UserRow & { listingVersion: number }): Promise<Principal> {

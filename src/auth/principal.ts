@@ -29,6 +29,8 @@ export interface Principal {
   permissions: PermissionSet;
   roles: RoleSummary[];
   sessionId?: string;
+  /** The session's sign-in or latest password confirmation, whichever came last (RECENT_SIGN_IN_MS). */
+  sessionProvedAt?: number;
   /** When this request moved the session's sliding expiry: the new expiry, for the cookie. */
   sessionRenewedUntil?: number;
   /** Only for named tokens. */

@@ -51,6 +51,11 @@ export interface RoutePolicy {
    * request carries, and the work takes a slot of the process's archive capacity.
    */
   archive?: true;
+  /**
+   * Adds a way into the account (a passkey, a second factor): the session must have signed in or
+   * confirmed its password within RECENT_SIGN_IN_MS (src/auth/sessions.ts), else 403.
+   */
+  recentSignIn?: true;
 }
 
 const publicRoute = { kind: 'public' } as const;
@@ -80,8 +85,8 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'POST', path: '/api/auth/logout', access: session(), errors: 'ApiError' },
   { method: 'GET', path: '/api/auth/me', access: session(), errors: 'ApiError' },
   // Passkeys (contract §8): managed with a browser session; the sign-in steps are public.
-  { method: 'POST', path: '/api/auth/passkeys/options', access: session(), errors: 'ApiError' },
-  { method: 'POST', path: '/api/auth/passkeys', access: session(), errors: 'ApiError' },
+  { method: 'POST', path: '/api/auth/passkeys/options', access: session(), errors: 'ApiError', recentSignIn: true },
+  { method: 'POST', path: '/api/auth/passkeys', access: session(), errors: 'ApiError', recentSignIn: true },
   { method: 'GET', path: '/api/auth/passkeys', access: session(), errors: 'ApiError' },
   { method: 'PATCH', path: '/api/auth/passkeys/:id', access: session(), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/auth/passkeys/:id', access: session(), errors: 'ApiError' },
@@ -89,8 +94,8 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'POST', path: '/api/auth/passkey', access: publicRoute, errors: 'ApiError' },
   // Two-factor codes (contract §8): the code step of sign-in is public; the rest, browser session only.
   { method: 'POST', path: '/api/auth/login/two-factor', access: publicRoute, errors: 'ApiError' },
-  { method: 'POST', path: '/api/auth/totp/setup', access: session(), errors: 'ApiError' },
-  { method: 'POST', path: '/api/auth/totp/enable', access: session(), errors: 'ApiError' },
+  { method: 'POST', path: '/api/auth/totp/setup', access: session(), errors: 'ApiError', recentSignIn: true },
+  { method: 'POST', path: '/api/auth/totp/enable', access: session(), errors: 'ApiError', recentSignIn: true },
   { method: 'POST', path: '/api/auth/totp/disable', access: session(), errors: 'ApiError' },
   { method: 'POST', path: '/api/auth/recovery-codes', access: session(), errors: 'ApiError' },
   // Archives in the owner's library (contract §9): browser session only.
@@ -107,6 +112,9 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'GET', path: '/api/auth/sessions', access: session(), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/auth/sessions/:id', access: session(), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/auth/sessions', access: session(), errors: 'ApiError' },
+  // The session proves the password again, for what needs a recent sign-in (docs/decisions.md, "Recent sign-in").
+  { method: 'GET', path: '/api/auth/confirm', access: session(), errors: 'ApiError' },
+  { method: 'POST', path: '/api/auth/confirm', access: session(), errors: 'ApiError' },
   // First-run state for the web app's sign-in screen (docs/decisions.md, GET /api/setup).
   { method: 'GET', path: '/api/setup', access: publicRoute, errors: 'ApiError' },
 

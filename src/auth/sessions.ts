@@ -13,11 +13,21 @@ const SESSION_LIFETIME_MS = 30 * 24 * 3600 * 1000;
 // Sliding expiry is refreshed at most this often, so reading a page does not write to the database.
 const TOUCH_INTERVAL_MS = 60 * 1000;
 
+/**
+ * How recent a session's sign-in, or its last confirmation of the password, must be to add a way
+ * into the account (a passkey, a second factor). A stolen session cookie stays usable until it is
+ * ended, but what it could add would outlive that end: a password change and "sign out everywhere
+ * else" end sessions, not passkeys (docs/decisions.md, "Recent sign-in").
+ */
+export const RECENT_SIGN_IN_MS = 60 * 60 * 1000;
+
 export interface SessionRow {
   id: string;
   userId: string;
   expiresAt: number;
   lastSeenAt: number;
+  /** The sign-in, or the session's latest confirmation of the password, whichever came last. */
+  provedAt: number;
 }
 
 /**
@@ -67,15 +77,24 @@ export async function createSession(
  */
 export async function findSession(db: Db, secret: string): Promise<(SessionRow & { renewedUntil: number | null }) | null> {
   const id = sha256Hex(secret);
-  const row = await db.selectFrom('sessions').select(['id', 'userId', 'expiresAt', 'lastSeenAt']).where('id', '=', id).executeTakeFirst();
+  const found = await db.selectFrom('sessions').select(['id', 'userId', 'expiresAt', 'lastSeenAt', 'createdAt', 'confirmedAt']).where('id', '=', id).executeTakeFirst();
   const now = Date.now();
-  if (!row || row.expiresAt <= now) return null;
+  if (!found || found.expiresAt <= now) return null;
+  const { createdAt, confirmedAt, ...row } = found;
+  const session = { ...row, provedAt: Math.max(Number(createdAt), Number(confirmedAt ?? 0)) };
   if (now - row.lastSeenAt > TOUCH_INTERVAL_MS) {
     const expiresAt = now + SESSION_LIFETIME_MS;
     await db.updateTable('sessions').set({ lastSeenAt: now, expiresAt }).where('id', '=', id).execute();
-    return { ...row, lastSeenAt: now, expiresAt, renewedUntil: expiresAt };
+    return { ...session, lastSeenAt: now, expiresAt, renewedUntil: expiresAt };
   }
-  return { ...row, renewedUntil: null };
+  return { ...session, renewedUntil: null };
+}
+
+/** Records that the session proved its account's password now; answers until when that counts. */
+export async function confirmSession(db: Db, userId: string, sessionId: string): Promise<number> {
+  const now = Date.now();
+  await forAccount(db, userId).updateTable('sessions').set({ confirmedAt: now }).where('id', '=', sessionId).execute();
+  return now + RECENT_SIGN_IN_MS;
 }
 
 export async function deleteSession(db: Db, sessionId: string): Promise<void> {

@@ -72,6 +72,8 @@ export interface SessionsTable {
   publicId: string;
   /** How the session was opened: `password`, `two-factor` or `passkey`. */
   method: SignInMethod;
+  /** When the session last confirmed the account's password after its sign-in (src/auth/sessions.ts, RECENT_SIGN_IN_MS). */
+  confirmedAt: number | null;
 }
 
 export type SignInMethod = 'password' | 'two-factor' | 'passkey';

@@ -8,6 +8,8 @@ import { z } from 'zod';
  */
 export const pathText = z.string();
 export const idParams = z.strictObject({ id: pathText });
+/** The account's password, asked again by what a session may do only with it (contract §8). */
+export const passwordBody = z.strictObject({ password: z.string().min(1).max(1024) });
 
 /**
  * A file's name as a body gives it: not blank, at most `max` characters, whole characters (half of

@@ -226,4 +226,49 @@ describe('sign-in security in Chromium', () => {
     await cdp.detach();
     expect(problems).toEqual([]);
   });
+
+  test('a session signed in over an hour ago asks for the password before a passkey is added, then adds it', async () => {
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'usb', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+    // Time passing: every session of the account signed in two hours ago.
+    await server.ctx.db.updateTable('sessions').set({ createdAt: Date.now() - 2 * 3600_000, confirmedAt: null }).execute();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Security', level: 1 }).waitFor();
+    const rows = page.getByTestId('passkey-row');
+    const before = await rows.count();
+
+    await page.getByLabel('Passkey name').fill('Late key');
+    await page.getByRole('button', { name: 'Add passkey' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Confirm your password' });
+    await dialog.waitFor();
+    // Cancelled: nothing added, and nothing said to be wrong.
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await expect(rows.count()).resolves.toBe(before);
+    await expect(page.getByRole('alert').count()).resolves.toBe(0);
+
+    await page.getByRole('button', { name: 'Add passkey' }).click();
+    await dialog.getByLabel('Your password').fill('not the password');
+    await dialog.getByRole('button', { name: 'Confirm' }).click();
+    await dialog.getByText('The password is not right').waitFor();
+    await dialog.getByLabel('Your password').fill(PASSWORD);
+    await dialog.getByRole('button', { name: 'Confirm' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await rows.filter({ hasText: 'Late key' }).waitFor();
+    await expect(rows.count()).resolves.toBe(before + 1);
+    await page.getByRole('status').getByText('Passkey added').waitFor();
+
+    // Within the hour confirmed, the next one asks nothing. (The key forgets its passkey, which the
+    // server would otherwise exclude as registered already.)
+    await cdp.send('WebAuthn.clearCredentials', { authenticatorId });
+    await page.getByLabel('Passkey name').fill('Later key');
+    await page.getByRole('button', { name: 'Add passkey' }).click();
+    await rows.filter({ hasText: 'Later key' }).waitFor();
+    await expect(dialog.count()).resolves.toBe(0);
+    await cdp.detach();
+    expect(problems).toEqual([]);
+  });
 });

@@ -1,11 +1,11 @@
-import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { noBody, ok } from '../responses.ts';
-import { sessionListResponse } from '../../api/sign-in-security.ts';
-import { endOtherSessions, endSession, listSessions } from '../../auth/sessions.ts';
+import { confirmationResponse, sessionListResponse } from '../../api/sign-in-security.ts';
+import { endOtherSessions, endSession, listSessions, RECENT_SIGN_IN_MS } from '../../auth/sessions.ts';
+import { confirmSignIn } from '../../accounts/confirm-password.ts';
 import { clearSessionCookie } from '../sign-in.ts';
 import { notFound } from '../../errors.ts';
-import { idParams } from '../schemas.ts';
+import { idParams, passwordBody } from '../schemas.ts';
 
 /**
  * Session history (contract §8): the account's live browser sessions, and ending them. Browser
@@ -36,4 +36,20 @@ export const sessionRoutes: RouteModule = async (app, { ctx }) => {
     await endOtherSessions(ctx.db, principal.user.id, principal.sessionId);
     return reply.code(204).send();
   });
+
+  // What adds a way into the account (a passkey, a second factor) needs a recent sign-in; a session
+  // signed in earlier proves the password again here (docs/decisions.md, "Recent sign-in").
+  app.get('/api/auth/confirm', { schema: { tags, operationId: 'getSessionConfirmation', summary: 'Until when this session may add a passkey or turn on two-factor', response: { 200: confirmationResponse } } }, async (request) =>
+    ok({ confirmedUntil: new Date(principalOf(request).sessionProvedAt! + RECENT_SIGN_IN_MS).toISOString() }),
+  );
+
+  app.post(
+    '/api/auth/confirm',
+    { schema: { tags, operationId: 'confirmSession', summary: 'Prove the password again, for an hour of adding passkeys or two-factor; a wrong password is 403 and counts as a failed sign-in', body: passwordBody, response: { 200: confirmationResponse } } },
+    async (request) => {
+      const principal = principalOf(request);
+      const until = await confirmSignIn(ctx.db, principal.user, principal.sessionId!, request.body.password, request.ip);
+      return ok({ confirmedUntil: new Date(until).toISOString() });
+    },
+  );
 };

@@ -3,9 +3,9 @@ import { principalOf, type RouteModule } from '../route-module.ts';
 import { noBody, ok } from '../responses.ts';
 import { recoveryCodesResponse, totpSetupResponse } from '../../api/sign-in-security.ts';
 import { disableTotp, enableTotp, regenerateRecoveryCodes, setUpTotp } from '../../accounts/two-factor.ts';
+import { passwordBody } from '../schemas.ts';
 
 const codeBody = z.strictObject({ code: z.string().min(1).max(20) });
-const passwordBody = z.strictObject({ password: z.string().min(1).max(1024) });
 
 /**
  * Two-factor codes on the signed-in account (contract §8, "Two-factor codes"): browser session

@@ -163,7 +163,7 @@ export function AccountPage() {
             <input type="password" name="newPassword" autoComplete="new-password" minLength={8} value={newPassword} onChange={(e) => setNewPassword(e.target.value)} required aria-describedby="new-password-hint" />
           </label>
           <span id="new-password-hint" className="hint">
-            At least 8 characters. Your other browser sessions are signed out; tokens keep working.
+            At least 8 characters. Your other browser sessions are signed out; named tokens and passkeys keep working (review them under Integrations and Security).
           </span>
         </div>
         <label>

@@ -1,4 +1,4 @@
-import { useEffect, useId, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { del, get, patch, post } from '../api.ts';
 import { formatDateTime } from '../format.ts';
 import { useSession } from '../session.tsx';
@@ -22,6 +22,53 @@ export function SecurityPage() {
       <SessionsSection />
     </section>
   );
+}
+
+// Asked again when less than this is left of the session's hour: a passkey's or an authenticator
+// app's set-up takes a few minutes, and should not be refused half-way.
+const CONFIRM_MARGIN_MS = 10 * 60 * 1000;
+
+/**
+ * Adding a passkey or turning on two-factor needs a sign-in or a confirmed password within the last
+ * hour (docs/decisions.md, "Recent sign-in"). `confirmed()` answers true at once when the session's
+ * hour has time left, else asks for the password in a dialog and answers whether it was given.
+ */
+function useRecentSignIn(): { confirmed: () => Promise<boolean>; dialog: ReactNode } {
+  const [asking, setAsking] = useState(false);
+  const [password, setPassword] = useState('');
+  const answer = useRef<((given: boolean) => void) | null>(null);
+  const settle = (given: boolean) => {
+    answer.current?.(given);
+    answer.current = null;
+    setAsking(false);
+    setPassword('');
+  };
+  const confirmed = async () => {
+    const { confirmedUntil } = await get<{ confirmedUntil: string }>('/api/auth/confirm');
+    if (Date.parse(confirmedUntil) - Date.now() > CONFIRM_MARGIN_MS) return true;
+    return new Promise<boolean>((resolve) => {
+      answer.current = resolve;
+      setAsking(true);
+    });
+  };
+  const dialog = asking && (
+    <FormDialog
+      title="Confirm your password"
+      submitLabel="Confirm"
+      onClose={() => settle(false)}
+      onSubmit={async () => {
+        await post('/api/auth/confirm', { password });
+        settle(true);
+      }}
+    >
+      <p>You signed in more than an hour ago. Adding a passkey or turning on two-factor asks for your password again, so that a browser left signed in cannot add a way into your account.</p>
+      <label>
+        Your password
+        <input type="password" name="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} data-autofocus />
+      </label>
+    </FormDialog>
+  );
+  return { confirmed, dialog };
 }
 
 /** Recovery codes, shown once, with copy and download. */
@@ -95,7 +142,9 @@ function TwoFactorSection() {
     setTimeout(() => element.focus(), 0);
   }, [setup, codes, enabled, passwordFor]);
 
+  const recent = useRecentSignIn();
   const start = useSubmit(async () => {
+    if (!(await recent.confirmed())) return;
     const data = await post<{ secret: string; otpauthUrl: string }>('/api/auth/totp/setup');
     const { toDataURL } = await import('qrcode');
     setSetup({ ...data, qr: await toDataURL(data.otpauthUrl, { margin: 1, width: 220 }) });
@@ -103,6 +152,7 @@ function TwoFactorSection() {
     focusNext.current = 'code';
   });
   const confirm = useSubmit(async () => {
+    if (!(await recent.confirmed())) return;
     const data = await post<{ recoveryCodes: string[] }>('/api/auth/totp/enable', { code: code.trim() });
     setSetup(null);
     setCodes(data.recoveryCodes);
@@ -174,6 +224,7 @@ function TwoFactorSection() {
           </button>
         </div>
       )}
+      {recent.dialog}
       {passwordFor && (
         <FormDialog
           title={passwordFor === 'disable' ? 'Turn off two-factor' : 'New recovery codes'}
@@ -218,7 +269,9 @@ function PasskeysSection() {
   const [newName, setNewName] = useState('');
   const keepFocus = useFocusAfterRemoval(passkeys.data);
 
+  const recent = useRecentSignIn();
   const add = useSubmit(async () => {
+    if (!(await recent.confirmed())) return;
     const { options } = await post<{ options: Record<string, unknown> }>('/api/auth/passkeys/options');
     const { startRegistration } = await import('@simplewebauthn/browser');
     const response = await startRegistration({ optionsJSON: options as never }).catch((error: unknown) => {
@@ -288,6 +341,7 @@ function PasskeysSection() {
         <SubmitButton busy={add.busy}>Add passkey</SubmitButton>
       </form>
       <ErrorNote error={add.error} />
+      {recent.dialog}
       {renaming && (
         <FormDialog
           title="Rename passkey"
