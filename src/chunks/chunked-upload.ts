@@ -398,7 +398,7 @@ function validateParts(request: CompletionRequest, known: Map<number, { etag: st
  * takes over the lease of a completion whose process died finds either the assembled object (and
  * commits it), the parts (and assembles them), or neither (409: start a new upload), never a 500.
  */
-export async function completeChunkedUpload(ctx: AppContext, principal: Principal, uploadId: string, request: CompletionRequest, tokenStillValid: (db: Executor) => Promise<boolean>): Promise<FileRow> {
+export async function completeChunkedUpload(ctx: AppContext, principal: Principal, uploadId: string, request: CompletionRequest): Promise<FileRow> {
   let session = await usableSession(ctx, principal, uploadId, Date.now());
   const waitUntil = Date.now() + chunkLimits.completionWaitMs;
   let takenOver: boolean;
@@ -486,10 +486,8 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
       principal,
       { id: session.fileId, storageKey: session.fileKey, originalName: session.filename, mimeType, size: session.size, sha256: null, folderId: session.folderId, options },
       async (trx) => {
-        // The token's validity is checked again at completion; failure gives 403 (spec, POST
-        // .../complete). In the commit, under the account's lock that revocation takes too: checked
-        // before it, a revocation during the commit's password hashing went unseen.
-        if (!(await tokenStillValid(trx))) throw forbidden('The token was revoked or expired before the upload was finalized');
+        // The token's validity is checked again by the commit itself (src/uploads/commit-file.ts):
+        // 403 when it was revoked or expired meanwhile (spec, POST .../complete).
         await trx.updateTable('chunkSessions').set({ state: 'completed', completedFileId: session.fileId, completingUntil: null }).where('id', '=', session.id).execute();
         await trx.deleteFrom('chunkParts').where('sessionId', '=', session.id).execute();
         await trx.deleteFrom('chunkPartReservations').where('sessionId', '=', session.id).execute();

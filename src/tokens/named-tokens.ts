@@ -175,8 +175,8 @@ export async function revokeToken(db: Db, dialect: Dialect, userId: string, id: 
 }
 
 /**
- * Re-checked in a chunked upload's commit: the token may have been revoked meanwhile (spec, POST
- * .../complete: 403).
+ * Re-checked in every upload's commit: the token may have been revoked or expired meanwhile (spec,
+ * Errors: 403).
  */
 export async function isTokenActive(db: Executor, tokenId: string): Promise<boolean> {
   const row = await db.selectFrom('apiTokens').select(['expiresAt', 'revokedAt']).where('id', '=', tokenId).executeTakeFirst();

@@ -6,7 +6,8 @@ import type { Principal } from '../auth/principal.ts';
 import { hasPermission } from '../auth/permissions.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { readSettings, type InstanceSettings } from '../settings/instance-settings.ts';
-import { accountGone } from '../errors.ts';
+import { accountGone, forbidden } from '../errors.ts';
+import { isTokenActive } from '../tokens/named-tokens.ts';
 import { quotaExceeded, quotaFor } from './allowance.ts';
 import { reservedBytes } from './reservations.ts';
 import { extensionOf, nameCandidates, randomFileName, sanitizeFileName } from '../shared/naming.ts';
@@ -76,6 +77,11 @@ export async function commitFiles(
       .where('id', '=', userId)
       .returning(['quotaBytes', 'usedBytes', 'urlId', 'lastUploadAt'])
       .executeTakeFirstOrThrow(accountGone);
+    // A named token revoked or expired while the bytes arrived no longer commits them: 403 (spec,
+    // Errors). Checked here, under the account's lock that a revocation takes too, so a revocation
+    // is either seen or comes after the file exists; checked only when the request began, a leaked
+    // token's multi-gigabyte upload went on to commit after its owner revoked it.
+    if (principal.token && !(await isTokenActive(trx, principal.token.id))) throw forbidden('The token was revoked or expired before the upload was finalized');
     const usedBefore = owner.usedBytes - total;
     const quota = quotaFor(principal, owner.quotaBytes, settings.defaultQuotaBytes);
     if (quota !== null) {

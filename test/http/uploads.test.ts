@@ -6,16 +6,22 @@ import { storageEnv, storageKinds } from '../support/storage-env.ts';
 import { withoutEveryonePermission } from '../support/roles.ts';
 import { tarBytes, zipBytes } from '../support/archives.ts';
 import { gzipSync } from 'node:zlib';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import type { S3rverHandle } from '../support/s3rver.ts';
 
 describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
   let server: TestServer;
   let stopStorage: () => Promise<void>;
   let admin: Awaited<ReturnType<typeof signUp>>;
   let everyone: { id: string; permissions: string[] };
+  let s3: S3rverHandle | undefined;
 
   beforeAll(async () => {
     const storage = await storageEnv(kind);
     stopStorage = storage.stop;
+    s3 = storage.s3;
     server = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0' });
     admin = await signUp(server.baseUrl);
     await admin.patch('/api/settings', { registration: 'open' });
@@ -36,6 +42,26 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
     const response = await owner.patch(`/api/files/${id}`, {});
     expect(response.status).toBe(200);
     return response.body.data.file;
+  };
+  /** The keys really stored under `prefix`, read from the disk or the bucket, not through the server. */
+  const storedKeys = async (prefix: string): Promise<string[]> => {
+    if (!s3) {
+      const root = join(server.dataDir, 'files');
+      const found: string[] = [];
+      const walk = (dir: string) => {
+        if (!existsSync(dir)) return;
+        for (const entry of readdirSync(dir, { withFileTypes: true })) entry.isDirectory() ? walk(join(dir, entry.name)) : found.push(relative(root, join(dir, entry.name)));
+      };
+      walk(root);
+      return found.filter((key) => key.startsWith(prefix));
+    }
+    const client = new S3Client({ endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } });
+    try {
+      const page = await client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: prefix }));
+      return (page.Contents ?? []).map((object) => object.Key!);
+    } finally {
+      client.destroy();
+    }
   };
   const withoutPermission = <T,>(permission: string, work: () => Promise<T>) => withoutEveryonePermission(admin, everyone, permission, work);
 
@@ -524,6 +550,73 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       // Not encoded words: an unknown charset, bad base64, or text around them.
       expect(await send(`form-data; name="file"; filename="=?x-unknown?B?YWJj?="`)).toEqual([200, 'x-unknownBYWJj']);
       expect(await send(`form-data; name="file"; filename="notes =?utf-8?B?YWJj?=.txt"`)).toEqual([200, 'notes_utf-8BYWJj.txt']);
+    });
+  });
+
+  describe('a token that becomes invalid while its upload arrives (spec, Errors: 403)', () => {
+    /** POST /api/files with a body held open until `release` is called, after its first bytes. */
+    const heldUpload = (token: string) => {
+      const boundary = 'heldboundary';
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let started!: () => void;
+      const begun = new Promise<void>((resolve) => (started = resolve));
+      let step = 0;
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          step++;
+          if (step === 1) {
+            controller.enqueue(new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="held.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+            controller.enqueue(new Uint8Array(64 * 1024).fill(7));
+            started();
+            return;
+          }
+          await released;
+          controller.enqueue(new Uint8Array(64 * 1024).fill(8));
+          controller.enqueue(new TextEncoder().encode(`\r\n--${boundary}--\r\n`));
+          controller.close();
+        },
+      });
+      const answer = fetch(`${server.baseUrl}/api/files`, { method: 'POST', body, duplex: 'half', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}` } } as RequestInit);
+      return { answer, begun, release };
+    };
+
+    it('refuses the upload with 403 when the token is revoked, or expires, before the upload is finalized, and keeps nothing of it', async () => {
+      const user = await member();
+      const usedOf = async () => Number((await server.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', user.userId).executeTakeFirstOrThrow()).usedBytes);
+      const usedBefore = await usedOf();
+      const revokedToken = await user.post('/api/tokens', { name: 'revoked mid-upload', scopes: ['files:upload'] });
+      // The request was authenticated once its token shows a use.
+      const authenticated = (id: string) => expect.poll(async () => (await user.get('/api/tokens')).body.data.tokens.find((t: { id: string }) => t.id === id).lastUsedAt).not.toBeNull();
+      const held = heldUpload(revokedToken.body.data.secret);
+      await held.begun;
+      await authenticated(revokedToken.body.data.token.id);
+      expect((await user.delete(`/api/tokens/${revokedToken.body.data.token.id}`)).status).toBe(204);
+      held.release();
+      const refused = await held.answer;
+      expect([refused.status, await refused.json()]).toEqual([403, { error: 'The token was revoked or expired before the upload was finalized' }]);
+
+      const expiring = await user.post('/api/tokens', { name: 'expiring mid-upload', scopes: ['files:upload'], expiresAt: new Date(Date.now() + 60_000).toISOString() });
+      const late = heldUpload(expiring.body.data.secret);
+      await late.begun;
+      await authenticated(expiring.body.data.token.id);
+      await server.ctx.db.updateTable('apiTokens').set({ expiresAt: Date.now() - 1 }).where('id', '=', expiring.body.data.token.id).execute();
+      late.release();
+      const expired = await late.answer;
+      expect([expired.status, await expired.json()]).toEqual([403, { error: 'The token was revoked or expired before the upload was finalized' }]);
+
+      expect((await user.get('/api/files')).body.data).toEqual([]);
+      expect(await usedOf()).toBe(usedBefore);
+      // The refused bytes are gone from storage: no file record, and no object of the account.
+      expect(await server.ctx.db.selectFrom('files').select('id').where('userId', '=', user.userId).execute()).toEqual([]);
+      expect(await storedKeys(`files/${user.userId}/`)).toEqual([]);
+
+      // A token still valid at the end commits as always.
+      const kept = await user.post('/api/tokens', { name: 'kept', scopes: ['files:upload'] });
+      const fine = heldUpload(kept.body.data.secret);
+      await fine.begun;
+      fine.release();
+      expect((await fine.answer).status).toBe(200);
     });
   });
 

@@ -1,15 +1,12 @@
 import { z } from 'zod';
 import type { Readable } from 'node:stream';
 import { principalOf, type App, type RouteModule } from '../route-module.ts';
-import type { Principal } from '../../auth/principal.ts';
-import type { Executor } from '../../db/account-scope.ts';
 import { invalid } from '../../errors.ts';
 import { MIME_TYPE_MAX_LENGTH } from '../../api/vocabulary.ts';
 import { chunkLimits, UPLOAD_ID_PATTERN } from '../../shared/chunk-limits.ts';
 import { planUpload } from '../../uploads/upload-plan.ts';
 import { requestOptionsShape, toRequestOptions } from '../../uploads/option-fields.ts';
 import { uploadLinks } from '../../files/file-views.ts';
-import { isTokenActive } from '../../tokens/named-tokens.ts';
 import { checkUploadId, completeChunkedUpload, parsePartNumber, partUrl, putPart, startChunkedUpload, type CompletionRequest } from '../../chunks/chunked-upload.ts';
 import { completionQuery, selectorHeaders, selectorQuery, selectorsOf } from '../upload-selectors.ts';
 import { discardRestOfBody } from '../request-body.ts';
@@ -44,10 +41,6 @@ const partSize = z
   .regex(/^\d{1,16}$/, 'must be a whole number of bytes')
   .transform(Number)
   .optional();
-
-function tokenCheck(principal: Principal) {
-  return async (db: Executor) => (principal.token ? isTokenActive(db, principal.token.id) : true);
-}
 
 /** A query parameter that must be given, once. */
 const requiredOnce = onceQueryText();
@@ -130,7 +123,7 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
       const principal = principalOf(request);
       const { uploadId, ...completion } = request.body;
       if (uploadId !== undefined && uploadId !== request.params.uploadId) throw invalid('body.uploadId: names another upload than the path');
-      const file = await completeChunkedUpload(ctx, principal, checkUploadId(request.params.uploadId), completion as CompletionRequest, tokenCheck(principal));
+      const file = await completeChunkedUpload(ctx, principal, checkUploadId(request.params.uploadId), completion as CompletionRequest);
       return uploadLinks(ctx.config.baseUrl, principal.user.urlId, file);
     },
   );
@@ -141,7 +134,7 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
     async (request) => {
       const principal = principalOf(request);
       const { uploadId, ...completion } = request.body;
-      const file = await completeChunkedUpload(ctx, principal, checkUploadId(uploadId), completion as CompletionRequest, tokenCheck(principal));
+      const file = await completeChunkedUpload(ctx, principal, checkUploadId(uploadId), completion as CompletionRequest);
       return { data: uploadLinks(ctx.config.baseUrl, principal.user.urlId, file) };
     },
   );
