@@ -1004,4 +1004,57 @@ describe('the web app at its edges', () => {
     await bar.getByRole('button', { name: 'Clear selection' }).click();
     expect(problems).toEqual([]);
   });
+
+  test('a date the field holds but no calendar can read is an error, never "no expiry"; a day ends at the next one\'s midnight', async () => {
+    // A token's expiry typed with a year of six digits (Chromium's field takes them).
+    await ownerAt('/app/files');
+    await page.goto(`${server.baseUrl}/app/integrations`);
+    const form = page.getByRole('form', { name: 'Create a token' });
+    await form.getByLabel('Name').fill('six-digit year');
+    await form.getByRole('checkbox').first().check();
+    await form.getByLabel(/^Expires/).fill('202711-01-01T11:00');
+    await form.getByRole('button', { name: /Create/ }).click();
+    await expect(form.getByRole('alert').textContent()).resolves.toBe('Expires: 202711-01-01T11:00 is not a date and time; pick one with a four-digit year');
+    const tokens = (await owner.get('/api/tokens')).body.data.tokens as Array<{ name: string }>;
+    expect(tokens.map((t) => t.name)).not.toContain('six-digit year');
+
+    // A file whose expiry the field cannot show as a four-digit year east of UTC: changing only what
+    // happens then keeps the date.
+    const far = await uploadFile(owner, 'far-future.txt', 'far\n', { fields: { expiresAt: '9999-12-31T23:59:59.999Z', expiryAction: 'DELETE' } });
+    expect(far.status, far.text).toBe(200);
+    const fileId = (far.body as { data: { downloadUrl: string } }).data.downloadUrl.split('/').at(-2)!;
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Emulation.setTimezoneOverride', { timezoneId: 'Asia/Kathmandu' });
+    try {
+      await ownerAt('/app/files?search=far-future');
+      await page.getByRole('button', { name: 'Edit far-future.txt' }).first().click();
+      const editor = page.getByRole('dialog', { name: 'Edit far-future.txt' });
+      await expect(editor.getByLabel(/^Expires at/).inputValue()).resolves.toBe('10000-01-01T05:44');
+      await editor.getByLabel('Then').selectOption('SET_PRIVATE');
+      await editor.getByRole('button', { name: 'Save' }).click();
+      await editor.waitFor({ state: 'detached' });
+      const kept = (await owner.patch(`/api/files/${fileId}`, {})).body.data.file as { expiresAt: string; expiryAction: string };
+      expect([kept.expiresAt, kept.expiryAction]).toEqual(['9999-12-31T23:59:59.999Z', 'SET_PRIVATE']);
+
+      // A date typed on into the year is said to be wrong, and the expiry stays.
+      await page.getByRole('button', { name: 'Edit far-future.txt' }).first().click();
+      await editor.getByLabel(/^Expires at/).fill('202711-01-01T11:00');
+      await editor.getByRole('button', { name: 'Save' }).click();
+      await editor.getByText('Expires at: 202711-01-01T11:00 is not a date and time; pick one with a four-digit year').waitFor();
+      await editor.getByRole('button', { name: 'Cancel' }).click();
+      expect(((await owner.patch(`/api/files/${fileId}`, {})).body.data.file as { expiresAt: string }).expiresAt).toBe('9999-12-31T23:59:59.999Z');
+
+      // In Santiago the clocks go back at midnight ending 4 April 2026: that day ends at 04:00Z, and
+      // the hour repeated before it is in it.
+      await cdp.send('Emulation.setTimezoneOverride', { timezoneId: 'America/Santiago' });
+      const read = page.waitForRequest((request) => new URL(request.url()).pathname === '/api/files');
+      await page.goto(`${server.baseUrl}/app/files?from=2026-04-04&to=2026-04-04`);
+      const sent = new URL((await read).url()).searchParams;
+      expect([sent.get('dateFrom'), sent.get('dateTo')]).toEqual(['2026-04-04T03:00:00.000Z', '2026-04-05T03:59:59.999Z']);
+    } finally {
+      await cdp.send('Emulation.setTimezoneOverride', { timezoneId: '' });
+      await cdp.detach();
+    }
+    expect(problems).toEqual([]);
+  });
 });

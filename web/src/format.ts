@@ -39,11 +39,24 @@ export function toLocalInput(iso: string | null | undefined): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
 }
 
-/** An ISO instant (with zone) from a datetime-local value, or null when empty. */
-export function fromLocalInput(value: string): string | null {
+const localInput = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?$/;
+
+/**
+ * An ISO instant (with zone) from a datetime-local value, or null when empty. A value that is not
+ * a date and time of a four-digit year throws, naming `field`: Chromium's field takes a year of up
+ * to six digits (typing the time on without Tab gives `202711-01-01T11:00`), which `new Date`
+ * cannot read, and read as "no date" it removed a file's expiry or made a token that never expires.
+ */
+export function fromLocalInput(value: string, field: string): string | null {
   if (!value) return null;
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? null : date.toISOString();
+  const parts = localInput.exec(value);
+  if (parts) {
+    const [year, month, day, hours, minutes] = parts.slice(1, 6).map(Number) as [number, number, number, number, number];
+    const date = new Date(year, month - 1, day, hours, minutes, Number(parts[6] ?? 0), Number((parts[7] ?? '0').padEnd(3, '0')));
+    // A day the month lacks (Feb 30) rolls over in Date: refused instead.
+    if (date.getFullYear() === year && date.getMonth() === month - 1 && date.getDate() === day) return date.toISOString();
+  }
+  throw new Error(`${field}: ${value} is not a date and time; pick one with a four-digit year`);
 }
 
 const monthFormat = new Intl.DateTimeFormat(undefined, { month: 'short', year: 'numeric', timeZone: 'UTC' });

@@ -39,10 +39,12 @@ export function FileEditor({ file, open, folders, tags, onClose, onSaved }: { fi
     if (canShare && passwordMode === 'set') body.password = password;
     if (canShare && passwordMode === 'remove' && file.hasPassword) body.password = null;
     // The action is sent when it was chosen, or when the file had no expiry: a new date alone keeps
-    // the stored action (the server keeps it when none is sent).
-    if (expiryActions.length > 0 && (expires !== toLocalInput(file.expiresAt) || actionTouched)) {
-      const expiresAt = fromLocalInput(expires);
-      body.expiresAt = expiresAt;
+    // the stored action (the server keeps it when none is sent). The date is sent only when it was
+    // changed: an action alone keeps the stored date, whatever the field can show of it.
+    const dateChanged = expires !== toLocalInput(file.expiresAt);
+    if (expiryActions.length > 0 && (dateChanged || actionTouched)) {
+      const expiresAt = dateChanged ? fromLocalInput(expires, 'Expires at') : file.expiresAt;
+      if (dateChanged) body.expiresAt = expiresAt;
       if (expiresAt && (actionTouched || file.expiryAction === null)) body.expiryAction = expiryAction;
     }
     if (can('folders.manage') && (folderId || null) !== file.folderId) body.folderId = folderId || null;

@@ -81,9 +81,18 @@ function calendarDay(value: string | null): string {
   return date.getFullYear() === year && date.getMonth() === month - 1 && date.getDate() === day ? value! : '';
 }
 
-/** A browser-local calendar day's first and last instants, as ISO timestamps with a zone. */
-const dayStart = (day: string) => (day ? new Date(`${day}T00:00:00`).toISOString() : '');
-const dayEnd = (day: string) => (day ? new Date(`${day}T23:59:59.999`).toISOString() : '');
+/**
+ * A browser-local calendar day's first and last instants, as ISO timestamps with a zone. The last
+ * is the next day's first less a millisecond: "23:59:59.999" named the first of two such moments
+ * on a day whose clocks go back at midnight (Chile, Lebanon, Egypt), and the repeated hour fell
+ * between one day's end and the next day's start.
+ */
+const midnightOf = (day: string, after = 0) => {
+  const [year, month, date] = day.split('-').map(Number) as [number, number, number];
+  return new Date(year, month - 1, date + after).getTime();
+};
+const dayStart = (day: string) => (day ? new Date(midnightOf(day)).toISOString() : '');
+const dayEnd = (day: string) => (day ? new Date(midnightOf(day, 1) - 1).toISOString() : '');
 
 /** The API's filter parameters (shared by the list, the gallery and the timeline). */
 function filterParams(filters: Filters): Record<string, string> {

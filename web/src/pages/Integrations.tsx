@@ -91,7 +91,7 @@ function TokensSection() {
 
   const { submit: create, error, busy } = useSubmit(async () => {
     const body: Record<string, unknown> = { name: name.trim(), scopes };
-    const expiresAt = fromLocalInput(expires);
+    const expiresAt = fromLocalInput(expires, 'Expires');
     if (expiresAt) body.expiresAt = expiresAt;
     if (profileId && scopes.includes('files:upload')) body.profileId = profileId;
     const created = await post<{ token: TokenRecord; secret: string }>('/api/tokens', body);

@@ -17,7 +17,7 @@ export function InvitesSection() {
   const keepFocus = useFocusAfterRemoval(invites.data);
 
   const { submit: create, error } = useSubmit(async () => {
-    const expiresAt = fromLocalInput(expires);
+    const expiresAt = fromLocalInput(expires, 'Expires');
     await post('/api/invites', expiresAt ? { expiresAt } : {});
     toast('Invite created');
     setExpires('');
