@@ -17,7 +17,7 @@ import { resetTwoFactor } from '../accounts/two-factor.ts';
 import { IMPORT_CONCURRENCY, newImportProgress, prepareImport, runImport, type ImportOutcome } from '../imports/import-tree.ts';
 import { openOfflineInstance } from './offline-context.ts';
 import { megabytes, ProgressLine } from './progress.ts';
-import { INSTANT_RULE, isInstant } from '../shared/instants.ts';
+import { INSTANT_RULE, instantOf, isInstant } from '../shared/instants.ts';
 
 const usage = `Usage: npm run cli -- <command>
 
@@ -177,7 +177,7 @@ async function run(argv: string[], config: Config): Promise<string> {
     if (values.expires !== undefined) {
       // The API's rule (src/shared/instants.ts): with a time zone, at the latest in the year 9999.
       if (!isInstant(values.expires)) throw new UsageError(`--expires ${INSTANT_RULE}, e.g. 2027-01-01T00:00:00Z`);
-      expiresAt = new Date(values.expires);
+      expiresAt = instantOf(values.expires);
     }
     return withDatabase(config, async ({ db, dialect }) => {
       const user = await accountOf(db, config, values.email!);

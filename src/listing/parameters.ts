@@ -1,6 +1,7 @@
 import { invalid } from '../errors.ts';
 import { canonicalTimeZone, groupings, type GroupBy } from './calendar.ts';
 import { foldForSearch } from '../shared/search-text.ts';
+import { parseTimestamp, validCalendarDate } from '../shared/instants.ts';
 import { MIME_TYPE_MAX_LENGTH } from '../api/vocabulary.ts';
 
 /**
@@ -120,27 +121,7 @@ function positiveInteger(raw: RawQuery, name: string, fallback: number): number 
   return Number.isSafeInteger(number) ? number : Number.MAX_SAFE_INTEGER;
 }
 
-const isoTimestamp = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})$/i;
 const isoDate = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-function validCalendarDate(year: number, month: number, day: number): boolean {
-  const date = new Date(Date.UTC(2000, month - 1, day));
-  date.setUTCFullYear(year);
-  return month >= 1 && month <= 12 && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-}
-
-/** Epoch ms of an ISO 8601 timestamp with a zone (`Z` or `±hh:mm`), or null when it is not one. */
-export function parseTimestamp(value: string): number | null {
-  const match = isoTimestamp.exec(value);
-  if (!match) return null;
-  const [, y, mo, d, h, mi, s] = match;
-  if (!validCalendarDate(Number(y), Number(mo), Number(d)) || Number(h) > 23 || Number(mi) > 59 || Number(s ?? 0) > 59) return null;
-  const zone = match[8]!.toUpperCase();
-  if (zone !== 'Z' && (Number(zone.slice(1, 3)) > 23 || Number(zone.slice(-2)) > 59)) return null;
-  const normalised = value.toUpperCase().replace(/([+-]\d{2})(\d{2})$/, '$1:$2');
-  const time = Date.parse(normalised);
-  return Number.isNaN(time) ? null : time;
-}
 
 /** A date-only value as a server-local calendar date, or null. */
 function parseDateOnly(value: string): { year: number; month: number; day: number } | null {

@@ -7,11 +7,39 @@ import { z } from 'zod';
  */
 export const LATEST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-const isoShape = z.iso.datetime({ offset: true });
+// ISO 8601 as scripts write it: seconds and their fraction optional, the zone `Z`, `±hh:mm` or
+// `±hhmm` (`date +%Y-%m-%dT%H:%M:%S%z`), either case. One rule for every instant Hoard reads: the
+// listing's date filters took these while an expiry refused them.
+const isoTimestamp = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+export function validCalendarDate(year: number, month: number, day: number): boolean {
+  const date = new Date(Date.UTC(2000, month - 1, day));
+  date.setUTCFullYear(year);
+  return month >= 1 && month <= 12 && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+/** Epoch ms of an ISO 8601 timestamp with a zone (`Z`, `±hh:mm` or `±hhmm`), or null when it is not one. */
+export function parseTimestamp(value: string): number | null {
+  const match = isoTimestamp.exec(value);
+  if (!match) return null;
+  const [, y, mo, d, h, mi, s] = match;
+  if (!validCalendarDate(Number(y), Number(mo), Number(d)) || Number(h) > 23 || Number(mi) > 59 || Number(s ?? 0) > 59) return null;
+  const zone = match[8]!.toUpperCase();
+  if (zone !== 'Z' && (Number(zone.slice(1, 3)) > 23 || Number(zone.slice(-2)) > 59)) return null;
+  const normalised = value.toUpperCase().replace(/([+-]\d{2})(\d{2})$/, '$1:$2');
+  const time = Date.parse(normalised);
+  return Number.isNaN(time) ? null : time;
+}
 
 /** An ISO 8601 timestamp with a time zone, no later than LATEST_INSTANT. */
 export function isInstant(text: string): boolean {
-  return isoShape.safeParse(text).success && Date.parse(text) <= LATEST_INSTANT;
+  const time = parseTimestamp(text);
+  return time !== null && time <= LATEST_INSTANT;
+}
+
+/** The instant of a text isInstant accepted. */
+export function instantOf(text: string): Date {
+  return new Date(parseTimestamp(text)!);
 }
 
 export const INSTANT_RULE = 'must be an ISO 8601 timestamp with a time zone, at the latest in the year 9999';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { invalid } from '../errors.ts';
-import { INSTANT_RULE, isInstant } from '../shared/instants.ts';
+import { INSTANT_RULE, instantOf, isInstant } from '../shared/instants.ts';
 import { nulAt, nulMessage } from '../shared/nul-text.ts';
 import { profileOptionsSchema, type RequestOptions } from '../shared/upload-options.ts';
 
@@ -23,7 +23,7 @@ export const requestOptionsShape = {
 export function toRequestOptions(values: z.infer<z.ZodObject<typeof requestOptionsShape>>): RequestOptions {
   const { expiresAt, password, ...rest } = values;
   const options: RequestOptions = { ...rest };
-  if (expiresAt !== undefined) options.expiresAt = expiresAt === null || expiresAt === '' ? null : new Date(expiresAt);
+  if (expiresAt !== undefined) options.expiresAt = expiresAt === null || expiresAt === '' ? null : instantOf(expiresAt);
   if (password !== undefined && password !== '') options.password = password;
   return options;
 }

@@ -63,6 +63,10 @@ describe('creating named tokens', () => {
     const response = await create(owner, { name: 'n'.repeat(80), scopes: ['urls:read'], expiresAt, profileId: null });
     expect(response.status).toBe(201);
     expect(response.body.data.token.expiresAt).toBe(expiresAt);
+    // As a shell script writes it (`date +%Y-%m-%dT%H:%M%z`): read as the same instant.
+    const minute = new Date(Math.floor((Date.now() + 86_400_000) / 60_000) * 60_000);
+    const scripted = await create(owner, { name: 'scripted', scopes: ['urls:read'], expiresAt: `${minute.toISOString().slice(0, 16)}+0000` });
+    expect([scripted.status, scripted.body.data?.token?.expiresAt]).toEqual([201, minute.toISOString()]);
     // Characters, not UTF-16 units: 80 emoji are 80 characters.
     const emoji = await create(owner, { name: '🔑'.repeat(80), scopes: ['urls:read'] });
     expect([emoji.status, emoji.body.data?.token?.name]).toEqual([201, '🔑'.repeat(80)]);

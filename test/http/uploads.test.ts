@@ -219,6 +219,26 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       expect((await recordOf(user, farthest.body.data.downloadUrl)).expiresAt).toBe('9999-12-31T23:59:59.000Z');
       const tooFar = await uploadFile(user, 'far.txt', 'x', { fields: { expiresAt: '9999-12-31T23:59:59-23:59' } });
       expect([tooFar.status, tooFar.body.error]).toEqual([400, 'expiresAt: must be an ISO 8601 timestamp with a time zone, at the latest in the year 9999, or null']);
+      // ISO 8601 as scripts write it, as the listing's date filters take it: a `±hhmm` zone
+      // (`date +%Y-%m-%dT%H:%M:%S%z`), no seconds, lower case.
+      const tomorrow = new Date(Date.now() + 86_400_000);
+      const minute = new Date(Math.floor(tomorrow.getTime() / 60_000) * 60_000);
+      const day = minute.toISOString().slice(0, 16);
+      const kathmandu = new Date(minute.getTime() + (5 * 60 + 45) * 60_000).toISOString().slice(0, 16);
+      for (const [written, instant] of [
+        [`${day}:00+0000`, minute],
+        [`${day}Z`, minute],
+        [`${day.toLowerCase().replace('T', 't')}:00z`, minute],
+        [`${kathmandu}+0545`, minute],
+        [`${kathmandu}:00.000+05:45`, minute],
+      ] as const) {
+        const taken = await uploadFile(user, 'scripted.txt', 'x', { fields: { expiresAt: written } });
+        expect(taken.status, `${written}: ${taken.text}`).toBe(200);
+        expect((await recordOf(user, taken.body.data.downloadUrl)).expiresAt, written).toBe(instant.toISOString());
+      }
+      for (const written of [`${day}+05`, `${day}:00+2400`, `${day.slice(0, 10)}`, '2099-02-30T10:00Z']) {
+        expect((await uploadFile(user, 'scripted.txt', 'x', { fields: { expiresAt: written } })).status, written).toBe(400);
+      }
       // In a chunked upload's JSON, a value of another type is told the same rule.
       for (const expiresAt of [-1, true, [], 1767225600000]) {
         const started = await new Client(server.baseUrl).post('/api/files/chunks', { filename: 'c.txt', size: 1, expiresAt }, { token: await createToken(user, ['files:upload']) });

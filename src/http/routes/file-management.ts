@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams, isoDateTime } from '../schemas.ts';
+import { instantOf } from '../../shared/instants.ts';
 import { updateFile } from '../../files/update-file.ts';
 import { deleteFileRecord } from '../../files/delete-file.ts';
 import { notFound } from '../../errors.ts';
@@ -27,7 +28,7 @@ export const fileManagementRoutes: RouteModule = async (app, { ctx }) => {
       const { expiresAt, ...rest } = request.body;
       const file = await updateFile(ctx, principal.user.id, principal.permissions, request.params.id, {
         ...rest,
-        ...(expiresAt !== undefined ? { expiresAt: expiresAt === null ? null : new Date(expiresAt) } : {}),
+        ...(expiresAt !== undefined ? { expiresAt: expiresAt === null ? null : instantOf(expiresAt) } : {}),
       });
       return ok({ file });
     },

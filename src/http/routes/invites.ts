@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams, isoDateTime } from '../schemas.ts';
+import { instantOf } from '../../shared/instants.ts';
 import { createInvite, deleteInvite, listInvites } from '../../accounts/invites.ts';
 import { noBody, ok } from '../responses.ts';
 import { inviteListResponse, inviteResponse } from '../../api/admin.ts';
@@ -13,7 +14,7 @@ export const inviteRoutes: RouteModule = async (app, { ctx }) => {
     '/api/invites',
     { schema: { tags, operationId: 'createInvite', summary: 'Create a single-use invite code (valid 7 days unless expiresAt is given)', body: z.strictObject({ expiresAt: isoDateTime.optional() }).nullish(), response: { 201: inviteResponse } } },
     async (request, reply) => {
-      const expiresAt = request.body?.expiresAt ? new Date(request.body.expiresAt) : undefined;
+      const expiresAt = request.body?.expiresAt ? instantOf(request.body.expiresAt) : undefined;
       const invite = await createInvite(ctx.db, principalOf(request).user.id, expiresAt);
       return reply.code(201).send(ok(invite));
     },

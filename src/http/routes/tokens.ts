@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams, isoDateTime } from '../schemas.ts';
+import { instantOf } from '../../shared/instants.ts';
 import { scopes } from '../../auth/route-policy.ts';
 import { noBody, ok } from '../responses.ts';
 import { createdTokenResponse, tokenListResponse } from '../../api/tokens.ts';
@@ -25,7 +26,7 @@ export const tokenRoutes: RouteModule = async (app, { ctx }) => {
     { schema: { tags, operationId: 'createToken', summary: 'Create a named API token; the secret is shown only in this response', body: createBody, response: { 201: createdTokenResponse } } },
     async (request, reply) => {
       const { expiresAt, ...rest } = request.body;
-      const created = await createToken(ctx.db, ctx.dialect, principalOf(request).user.id, { ...rest, expiresAt: expiresAt ? new Date(expiresAt) : null });
+      const created = await createToken(ctx.db, ctx.dialect, principalOf(request).user.id, { ...rest, expiresAt: expiresAt ? instantOf(expiresAt) : null });
       return reply.code(201).send(ok(created));
     },
   );
