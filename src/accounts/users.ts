@@ -13,6 +13,7 @@ import { readSettings } from '../settings/instance-settings.ts';
 import { assertInviteUsable, consumeInvite } from './invites.ts';
 import { ACCOUNT_NAME_LENGTH } from '../shared/display-name.ts';
 import { rolesInOrder } from '../shared/name-order.ts';
+import { effectiveQuotaBytes } from '../shared/quota.ts';
 import { clearHits, clearHitsStartingWith, takeAttempt } from '../auth/throttle.ts';
 import { scheduleStorageDeletes } from '../jobs/storage-cleanup.ts';
 import { scheduleSessionStorageAbort } from '../chunks/chunk-session-jobs.ts';
@@ -238,9 +239,10 @@ export async function listUsers(db: Executor): Promise<AdminUser[]> {
   const assignments = await db
     .selectFrom('userRoles')
     .innerJoin('roles', 'roles.id', 'userRoles.roleId')
-    .select(['userRoles.userId', 'roles.id', 'roles.name', 'roles.systemKey'])
+    .select(['userRoles.userId', 'roles.id', 'roles.name', 'roles.systemKey', 'roles.permissions'])
     .execute();
-  return users.map((u) => toAdminView(u, assignments.filter((a) => a.userId === u.id)));
+  const quotas = await quotaContext(db);
+  return users.map((u) => toAdminView(u, assignments.filter((a) => a.userId === u.id), quotas));
 }
 
 export async function getUserForAdmin(db: Executor, id: string): Promise<AdminUser> {
@@ -249,15 +251,28 @@ export async function getUserForAdmin(db: Executor, id: string): Promise<AdminUs
   const roles = await db
     .selectFrom('userRoles')
     .innerJoin('roles', 'roles.id', 'userRoles.roleId')
-    .select(['roles.id', 'roles.name', 'roles.systemKey'])
+    .select(['roles.id', 'roles.name', 'roles.systemKey', 'roles.permissions'])
     .where('userRoles.userId', '=', id)
     .execute();
-  return toAdminView(user, roles);
+  return toAdminView(user, roles, await quotaContext(db));
 }
 
-function toAdminView(user: UserRow & { usedBytes: number | string; fileCount: number | string; totpSecretSealed: string | null }, roles: RoleSummary[]): AdminUser {
+/** What decides the quota each account is held to: the default, and Everyone's permissions. */
+async function quotaContext(db: Executor): Promise<{ defaultQuotaBytes: number; everyoneBypasses: boolean }> {
+  const everyone = await db.selectFrom('roles').select('permissions').where('systemKey', '=', 'everyone').executeTakeFirst();
+  return { defaultQuotaBytes: (await readSettings(db)).defaultQuotaBytes, everyoneBypasses: everyone !== undefined && bypassesQuota(everyone.permissions) };
+}
+
+const bypassesQuota = (permissions: string) => hasPermission(new Set(parsePermissions(permissions)), 'quotas.bypass');
+
+function toAdminView(
+  user: UserRow & { usedBytes: number | string; fileCount: number | string; totpSecretSealed: string | null },
+  roles: Array<RoleSummary & { permissions: string }>,
+  quotas: { defaultQuotaBytes: number; everyoneBypasses: boolean },
+): AdminUser {
   // In the role list's order, whatever order the database's collation gives.
   const inOrder = [...roles].sort(rolesInOrder);
+  const bypasses = quotas.everyoneBypasses || roles.some((role) => bypassesQuota(role.permissions));
   return {
     id: user.id,
     email: user.email,
@@ -270,6 +285,7 @@ function toAdminView(user: UserRow & { usedBytes: number | string; fileCount: nu
     roles: inOrder.map(({ id, name, systemKey }) => ({ id, name, systemKey })),
     roleIds: inOrder.map((r) => r.id),
     twoFactorEnabled: user.totpSecretSealed !== null,
+    quotaAppliedBytes: effectiveQuotaBytes(user.quotaBytes, quotas.defaultQuotaBytes, bypasses),
     createdAt: new Date(user.createdAt).toISOString(),
   };
 }

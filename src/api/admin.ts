@@ -17,6 +17,11 @@ export const adminUserSchema = z
     roles: z.array(roleSummarySchema).describe('The roles assigned to the account, by name (Everyone applies to every account without being assigned)'),
     roleIds: z.array(z.string()).describe('The IDs of `roles`, in the same order'),
     twoFactorEnabled: z.boolean().describe('Whether the account signs in with a two-factor code; an administrator can turn it off (DELETE /api/users/{id}/two-factor, contract §8)'),
+    quotaAppliedBytes: z
+      .number()
+      .int()
+      .nullable()
+      .describe("The quota the account is held to now: its own, else the default, which an account holding quotas.bypass is exempt from; null: none. `usedBytes` above it means its uploads are refused"),
     createdAt: timestamp,
   })
   .meta({ id: 'AdminUser' });

@@ -268,6 +268,14 @@ describe('sign-in security in Chromium', () => {
     await page.getByRole('button', { name: 'Add passkey' }).click();
     await rows.filter({ hasText: 'Later key' }).waitFor();
     await expect(dialog.count()).resolves.toBe(0);
+
+    // Deleted from the account but still on the device: its sign-in says what that can mean.
+    await page.getByRole('button', { name: 'Delete Later key' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByRole('status').getByText('Passkey Later key deleted').waitFor();
+    await signOut();
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.getByText('That passkey did not sign you in: it may have been deleted from this account (remove it from this device too), or copied from another device. Sign in with your password instead.').waitFor();
     await cdp.detach();
     expect(problems).toEqual([]);
   });

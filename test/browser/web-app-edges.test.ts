@@ -1057,4 +1057,52 @@ describe('the web app at its edges', () => {
     }
     expect(problems).toEqual([]);
   });
+
+  test("the users table says each account's two-factor and the quota that holds it; an administrator giving up the role sees the page go, not an error", async () => {
+    const administrator = ((await owner.get('/api/roles')).body.data.roles as Array<{ id: string; systemKey: string | null }>).find((r) => r.systemKey === 'administrator')!;
+    const carolEmail = uniqueEmail('carol');
+    await createAccount(carolEmail, { roleIds: [administrator.id] });
+    const plainEmail = uniqueEmail('plain');
+    const plainId = await createAccount(plainEmail);
+    const before = (await owner.get('/api/settings')).body.data as { defaultQuotaBytes: number };
+    expect((await owner.patch('/api/settings', { defaultQuotaBytes: 1024 })).status).toBe(200);
+    const plainClient = new Client(server.baseUrl);
+    expect((await plainClient.post('/api/auth/login', { email: plainEmail, password: PASSWORD })).status).toBe(200);
+    expect((await uploadFile(plainClient, 'fills.txt', 'x'.repeat(1000))).status).toBe(200);
+    expect((await owner.patch('/api/settings', { defaultQuotaBytes: 512 })).status).toBe(200);
+
+    const carol = await signedIn(carolEmail, PASSWORD, '/app/admin?tab=users');
+    try {
+      const other = carol.page;
+      const row = (email: string) => other.getByTestId('user-row').filter({ hasText: email });
+      await row(plainEmail).waitFor();
+      await expect(row(plainEmail).textContent()).resolves.toMatch(/Off.*Over quota: uploads refused.*Default \(512 B\)/);
+      // An administrator is held to no default quota.
+      await expect(row(carolEmail).textContent()).resolves.toContain('No quota');
+      // Reset two-factor is offered only where two-factor is on.
+      await expect(row(plainEmail).getByRole('button', { name: `Reset two-factor of ${plainEmail}` }).count()).resolves.toBe(0);
+
+      // An edit says it was saved.
+      await other.getByRole('button', { name: `Edit ${plainEmail}` }).click();
+      let dialog = other.getByRole('dialog', { name: `Edit ${plainEmail}` });
+      await dialog.getByLabel('Name').fill('Plain P');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await other.getByRole('status').getByText(`Saved ${plainEmail}`).waitFor();
+      expect((await accountOf(plainId)).name).toBe('Plain P');
+
+      // Carol gives up the Administrator role: the page says it is not available to her now.
+      await other.getByRole('button', { name: `Edit ${carolEmail}` }).click();
+      dialog = other.getByRole('dialog', { name: `Edit ${carolEmail}` });
+      await dialog.getByRole('checkbox', { name: 'Administrator' }).uncheck();
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      await other.getByText('Not available').first().waitFor();
+      await expect(other.getByText('You do not have permission to perform this action.').count()).resolves.toBe(0);
+      await expect(other.getByTestId('user-row').count()).resolves.toBe(0);
+    } finally {
+      await carol.session.close();
+      await owner.patch('/api/settings', { defaultQuotaBytes: before.defaultQuotaBytes });
+    }
+    expect(problems).toEqual([]);
+  });
 });

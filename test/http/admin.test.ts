@@ -94,6 +94,41 @@ describe('users', () => {
     expect((await admin.patch(`/api/users/${user.id}`, { name: 'x' })).status).toBe(404);
   });
 
+  it('says which quota holds each account now: its own, else the default, which quotas.bypass is exempt from', async () => {
+    expect((await admin.patch('/api/settings', { defaultQuotaBytes: 1000 })).status).toBe(200);
+    try {
+      const plain = await createMember();
+      const own = await createMember();
+      const none = await createMember();
+      const bypassRole = await admin.post('/api/roles', { name: `Exempt ${uniqueEmail('r')}`, permissions: ['quotas.bypass'] });
+      expect(bypassRole.status).toBe(201);
+      const exempt = await createMember([bypassRole.body.data.role.id]);
+      expect((await admin.patch(`/api/users/${own.id}`, { quotaBytes: 500 })).status).toBe(200);
+      expect((await admin.patch(`/api/users/${none.id}`, { quotaBytes: 0 })).status).toBe(200);
+      // Over its quota: the list says so by the figures.
+      expect((await uploadFile(plain.client, 'big.txt', 'x'.repeat(900))).status).toBe(200);
+      expect((await admin.patch('/api/settings', { defaultQuotaBytes: 800 })).status).toBe(200);
+
+      const users = (await admin.get('/api/users')).body.data.users as Array<{ id: string; quotaBytes: number | null; quotaAppliedBytes: number | null; usedBytes: number; twoFactorEnabled: boolean }>;
+      const of = (id: string) => users.find((u) => u.id === id)!;
+      expect([plain, own, none, exempt].map(({ id }) => [of(id).quotaBytes, of(id).quotaAppliedBytes])).toEqual([
+        [null, 800],
+        [500, 500],
+        [0, null],
+        [null, null],
+      ]);
+      expect(of(plain.id).usedBytes).toBeGreaterThan(of(plain.id).quotaAppliedBytes!);
+      // The administrator holds quotas.bypass: no default binds it.
+      expect(of(admin.userId).quotaAppliedBytes).toBeNull();
+      expect(of(plain.id).twoFactorEnabled).toBe(false);
+      // One account, as PATCH answers it, says the same.
+      const patched = await admin.patch(`/api/users/${own.id}`, { quotaBytes: 600 });
+      expect(patched.body.data.user.quotaAppliedBytes).toBe(600);
+    } finally {
+      await admin.patch('/api/settings', { defaultQuotaBytes: 7000000 });
+    }
+  });
+
   it('takes an email with surrounding spaces as sign-in does (a phone keyboard adds one)', async () => {
     const email = uniqueEmail('padded');
     const created = await admin.post('/api/users', { email: ` ${email}  `, password: 'a good password' });

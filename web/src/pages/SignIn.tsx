@@ -91,8 +91,16 @@ function SignInForm({ onDone }: { onDone: (me: Me) => void }) {
     const response = await startAuthentication({ optionsJSON: options as never }).catch((error: unknown) => {
       throw explainPasskeyError(error, 'sign-in');
     });
-    const data = await post<{ user: Me }>('/api/auth/passkey', { response });
-    onDone(data.user);
+    try {
+      const data = await post<{ user: Me }>('/api/auth/passkey', { response });
+      onDone(data.user);
+    } catch (caught) {
+      // The server says only "Unauthorized" (one generic answer); say what it can mean.
+      if (caught instanceof ApiError && caught.status === 401) {
+        throw new Error('That passkey did not sign you in: it may have been deleted from this account (remove it from this device too), or copied from another device. Sign in with your password instead.');
+      }
+      throw caught;
+    }
   });
   if (ticket) return <CodeStep ticket={ticket} onDone={onDone} onRestart={() => setTicket(null)} />;
   return (

@@ -16,13 +16,21 @@ function useAssignableRoles(users: AdminUser[] | undefined): RoleSummary[] {
   return [...seen.values()];
 }
 
-const quotaText = (bytes: number | null) => (bytes === null ? 'Default' : bytes === 0 ? 'None' : formatBytes(bytes));
+/**
+ * The quota an account is held to, as the server applies it: its own, else the default, which an
+ * account holding quotas.bypass is exempt from. "Default" alone read as held to the default for
+ * administrators, whom it does not bind.
+ */
+const quotaText = (user: AdminUser) =>
+  user.quotaBytes === 0 ? 'None' : user.quotaBytes !== null ? formatBytes(user.quotaBytes) : user.quotaAppliedBytes === null ? 'No quota' : `Default (${formatBytes(user.quotaAppliedBytes)})`;
+const overQuota = (user: AdminUser) => user.quotaAppliedBytes !== null && user.usedBytes > user.quotaAppliedBytes;
 
 export function UsersSection() {
   const me = useMe();
   const run = useAction();
   const toast = useToast();
   const confirm = useConfirm();
+  const { refresh } = useSession();
   const users = useLoad(() => get<{ users: AdminUser[] }>('/api/users').then((d) => d.users), []);
   const roles = useAssignableRoles(users.data);
   const [editing, setEditing] = useState<AdminUser | 'new' | null>(null);
@@ -39,7 +47,7 @@ export function UsersSection() {
       {users.loading && !users.data && <Loading />}
       {users.data && users.data.length === 0 && <Empty>No accounts.</Empty>}
       {users.data && users.data.length > 0 && (
-        <DataTable columns={['Name', 'Email', 'Roles', 'Verified', 'Stored', 'Quota', 'Created']} caption="Users">
+        <DataTable columns={['Name', 'Email', 'Roles', 'Verified', 'Two-factor', 'Stored', 'Quota', 'Created']} caption="Users">
           {users.data.map((user) => (
             <tr key={user.id} data-testid="user-row" data-item-key={user.id}>
               <td>
@@ -48,17 +56,18 @@ export function UsersSection() {
               <td>{user.email}</td>
               <td>{user.roles.map((r) => r.name).join(', ') || '–'}</td>
               <td>{user.emailVerified ? <Badge kind="ok">Verified</Badge> : <Badge kind="warn">No</Badge>}</td>
+              <td>{user.twoFactorEnabled ? <Badge kind="ok">On</Badge> : <Badge kind="neutral">Off</Badge>}</td>
               <td>
-                {formatBytes(user.usedBytes)} <span className="muted">({user.fileCount === 1 ? '1 file' : `${user.fileCount} files`})</span>
+                {formatBytes(user.usedBytes)} <span className="muted">({user.fileCount === 1 ? '1 file' : `${user.fileCount} files`})</span> {overQuota(user) && <Badge kind="warn">Over quota: uploads refused</Badge>}
               </td>
-              <td>{quotaText(user.quotaBytes)}</td>
+              <td>{quotaText(user)}</td>
               <td>{formatDate(user.createdAt)}</td>
               <td>
                 <span className="row-actions">
                   <button type="button" className="small" onClick={() => setEditing(user)} aria-label={`Edit ${user.email}`} data-action="edit">
                     Edit
                   </button>
-                  {user.id !== me.id && (
+                  {user.id !== me.id && user.twoFactorEnabled && (
                     <button
                       type="button"
                       className="small"
@@ -66,7 +75,7 @@ export function UsersSection() {
                       data-action="reset-two-factor"
                       onClick={async () => {
                         if (!(await confirm('Reset two-factor', `Turn two-factor off for ${user.email}? They sign in with their password alone until they set it up again. Use this for someone who lost their authenticator and recovery codes.`, 'Reset two-factor'))) return;
-                        await run(() => del(`/api/users/${encodeURIComponent(user.id)}/two-factor`), 'Two-factor is off for that account');
+                        if (await run(() => del(`/api/users/${encodeURIComponent(user.id)}/two-factor`), `Two-factor is off for ${user.email}`)) void users.reload();
                       }}
                     >
                       Reset two-factor
@@ -100,9 +109,12 @@ export function UsersSection() {
           user={editing === 'new' ? null : editing}
           roles={roles}
           onClose={() => setEditing(null)}
-          onSaved={() => {
-            if (editing === 'new') toast('Account created');
+          onSaved={async () => {
+            toast(editing === 'new' ? 'Account created' : `Saved ${editing.email}`);
             setEditing(null);
+            // One's own roles changed (an administrator giving up the role): the app's permissions
+            // follow first, so a page no longer allowed says so instead of an error over old rows.
+            if (editing !== 'new' && editing.id === me.id) await refresh();
             void users.reload();
           }}
         />
@@ -111,7 +123,7 @@ export function UsersSection() {
   );
 }
 
-function UserDialog({ user, roles, onClose, onSaved }: { user: AdminUser | null; roles: RoleSummary[]; onClose: () => void; onSaved: () => void }) {
+function UserDialog({ user, roles, onClose, onSaved }: { user: AdminUser | null; roles: RoleSummary[]; onClose: () => void; onSaved: () => Promise<void> }) {
   const me = useMe();
   const { can } = useSession();
   // The server refuses any change of one's own quota without quotas.bypass, and a quota of 0 (none)
@@ -149,7 +161,7 @@ function UserDialog({ user, roles, onClose, onSaved }: { user: AdminUser | null;
       if (name.trim()) body.name = name.trim();
       await post('/api/users', body);
     }
-    onSaved();
+    await onSaved();
   };
 
   return (
@@ -195,7 +207,7 @@ function UserDialog({ user, roles, onClose, onSaved }: { user: AdminUser | null;
       </label>
       {user && quotaLocked && (
         <p>
-          Quota: {quotaText(user.quotaBytes)} <span className="muted">(changing your own quota needs the permission quotas.bypass)</span>
+          Quota: {quotaText(user)} <span className="muted">(changing your own quota needs the permission quotas.bypass)</span>
         </p>
       )}
       {user && !quotaLocked && (
