@@ -128,7 +128,7 @@ export async function enableTotp(deps: Deps, userId: string, code: string): Prom
   const secret = openTotpSecret(deps, state.totpPendingSealed, userId);
   if (secret === null) throw conflict('The two-factor set-up was made with another secret key of this instance; set it up again (POST /api/auth/totp/setup)');
   const step = acceptedStep(secret, typedCode(code), null, Date.now());
-  if (step === null) throw invalid('code: not a current code of the new secret; check the time on your device');
+  if (step === null) throw invalid('code: not a current code of the newest secret set up; check the time on your device, and that no other tab or window started a new set-up since (the newest replaces the others: scan its code instead)');
   return deps.db.transaction().execute(async (trx) => {
     const result = await trx
       .updateTable('users')
