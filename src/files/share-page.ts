@@ -119,10 +119,23 @@ export function sharePagePolicy(baseUrl: string): string {
   ].join('; ');
 }
 
+const expiryFormat = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: 'UTC' });
+
+/**
+ * When the link stops working, for a visitor deciding whether to download now: the page said
+ * nothing, then was a 404. In UTC, the one zone the server knows the visitor can read; a `<time>`
+ * element carries the exact instant.
+ */
+function expiryNote(file: FileRow): string {
+  if (file.expiresAt === null) return '';
+  const at = new Date(Number(file.expiresAt));
+  return ` · Available until <time datetime="${at.toISOString()}">${expiryFormat.format(at)} UTC</time>`;
+}
+
 export function renderSharePage(input: SharePageInput): string {
   const { file } = input;
   const name = escapeHtml(file.name);
-  const meta = `${escapeHtml(file.mimeType)} · ${humanSize(file.size)}`;
+  const meta = `${escapeHtml(file.mimeType)} · ${humanSize(file.size)}${expiryNote(file)}`;
   if (input.locked) {
     const form = `<div class="card"><h1>${name}</h1><p class="meta">This file is protected by a password.</p>
 <form id="unlock" method="post" action="${escapeHtml(input.unlockUrl)}" data-unlock-url="${escapeHtml(input.unlockUrl)}" data-page-url="${escapeHtml(input.pageUrl)}"><label for="password">Password</label><div class="actions"><input id="password" name="password" type="password" autocomplete="current-password" required autofocus>

@@ -1044,6 +1044,14 @@ describe('the web app at its edges', () => {
       await editor.getByRole('button', { name: 'Cancel' }).click();
       expect(((await owner.patch(`/api/files/${fileId}`, {})).body.data.file as { expiresAt: string }).expiresAt).toBe('9999-12-31T23:59:59.999Z');
 
+      // A file that expires within a day shows the time too, one that expires later its day alone.
+      expect((await uploadFile(owner, 'hours-left.txt', 'soon\n', { fields: { expiresAt: new Date(Date.now() + 2 * 3600_000).toISOString() } })).status).toBe(200);
+      expect((await uploadFile(owner, 'days-left.txt', 'later\n', { fields: { expiresAt: new Date(Date.now() + 5 * 86_400_000).toISOString() } })).status).toBe(200);
+      await ownerAt('/app/files?search=-left');
+      const card = (name: string) => page.getByTestId('file-card').filter({ hasText: name });
+      await expect(card('hours-left.txt').textContent()).resolves.toMatch(/Expires [^·]*\d{1,2}:\d{2}/);
+      await expect(card('days-left.txt').textContent()).resolves.not.toMatch(/Expires [^·]*\d{1,2}:\d{2}/);
+
       // In Santiago the clocks go back at midnight ending 4 April 2026: that day ends at 04:00Z, and
       // the hour repeated before it is in it.
       await cdp.send('Emulation.setTimezoneOverride', { timezoneId: 'America/Santiago' });

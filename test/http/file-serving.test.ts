@@ -228,6 +228,14 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect((await anonymous().get(lasting.page)).headers.get('cache-control')).toBe('public, max-age=60');
     });
 
+    it('says until when a file that expires can be had, in UTC with the exact instant, and nothing of the kind for one that does not', async () => {
+      const soon = await upload('until.txt', 'for a while', { fields: { expiresAt: '2099-03-04T05:06:07.890Z' } });
+      const lasting = await upload('always.txt', 'for ever');
+      const page = (await anonymous().get(soon.page)).text;
+      expect(page).toContain('<p class="meta">text/plain · 11 bytes · Available until <time datetime="2099-03-04T05:06:07.890Z">4 Mar 2099, 05:06 UTC</time></p>');
+      expect((await anonymous().get(lasting.page)).text).not.toContain('Available until');
+    });
+
     it('is a 404 HTML page for private, expired and missing files, but the owner sees their own', async () => {
       const hidden = await upload('hidden.png', PNG_1X1, { type: 'image/png', fields: { visibility: 'PRIVATE' } });
       const expired = await upload('expired.txt', 'old news', { fields: { expiresAt: new Date(Date.now() + 3_600_000).toISOString() } });

@@ -26,7 +26,8 @@ export function VisibilityBadges({ file }: { file: FileRecord }) {
       {file.hasPassword && <Badge kind="warn">Password</Badge>}
       {file.expiresAt && (
         <Badge kind="warn">
-          <span title={formatDateTime(file.expiresAt)}>Expires {formatDate(file.expiresAt)}</span>
+          {/* Within a day the time matters: "Expires Nov 30" read the same at 09:00 and at 23:00. */}
+          <span title={formatDateTime(file.expiresAt)}>Expires {Date.parse(file.expiresAt) - Date.now() < 86_400_000 ? formatDateTime(file.expiresAt) : formatDate(file.expiresAt)}</span>
         </Badge>
       )}
     </span>
