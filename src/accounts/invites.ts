@@ -16,12 +16,37 @@ export async function createInvite(db: Executor, createdBy: string, expiresAt?: 
   if (expires <= now) throw invalid('expiresAt: must be in the future');
   const row = { id: newId(), code: randomSecret(12), createdBy, createdAt: now, expiresAt: expires, usedAt: null, usedBy: null };
   await db.insertInto('invites').values(row).execute();
-  return { id: row.id, code: row.code, createdAt: iso(now)!, expiresAt: iso(expires)!, usedAt: null };
+  const maker = await db.selectFrom('users').select(['id', 'email']).where('id', '=', createdBy).executeTakeFirst();
+  return { id: row.id, code: row.code, createdAt: iso(now)!, expiresAt: iso(expires)!, usedAt: null, createdBy: maker ?? null, usedBy: null };
 }
 
+/** Every invite, newest first, with who made it and who registered with it (an administrator handing out many tells them apart by these). */
 export async function listInvites(db: Executor): Promise<Invite[]> {
-  const rows = await db.selectFrom('invites').selectAll().orderBy('createdAt', 'desc').orderBy('id', 'desc').execute();
-  return rows.map((r) => ({ id: r.id, code: r.code, createdAt: iso(r.createdAt)!, expiresAt: iso(r.expiresAt)!, usedAt: iso(r.usedAt) }));
+  const rows = await db
+    .selectFrom('invites')
+    .leftJoin('users as maker', 'maker.id', 'invites.createdBy')
+    .leftJoin('users as invitee', 'invitee.id', 'invites.usedBy')
+    .select(['invites.id', 'invites.code', 'invites.createdAt', 'invites.expiresAt', 'invites.usedAt', 'maker.id as makerId', 'maker.email as makerEmail', 'invitee.id as inviteeId', 'invitee.email as inviteeEmail'])
+    .orderBy('invites.createdAt', 'desc')
+    .orderBy('invites.id', 'desc')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    code: r.code,
+    createdAt: iso(r.createdAt)!,
+    expiresAt: iso(r.expiresAt)!,
+    usedAt: iso(r.usedAt),
+    createdBy: r.makerId !== null && r.makerEmail !== null ? { id: r.makerId, email: r.makerEmail } : null,
+    usedBy: r.inviteeId !== null && r.inviteeEmail !== null ? { id: r.inviteeId, email: r.inviteeEmail } : null,
+  }));
+}
+
+/**
+ * The unused invites an account made go with it: a moderator removed from the instance no longer
+ * lets people in through codes handed out before. Used ones stay, as the record of who came in how.
+ */
+export async function withdrawInvitesOf(db: Executor, userId: string): Promise<void> {
+  await db.deleteFrom('invites').where('createdBy', '=', userId).where('usedAt', 'is', null).execute();
 }
 
 export async function deleteInvite(db: Executor, id: string): Promise<void> {

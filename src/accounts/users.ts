@@ -10,7 +10,7 @@ import { loadAccess, parsePermissions, roleIdBySystemKey, type RoleSummary } fro
 import { hasPermission, type PermissionSet } from '../auth/permissions.ts';
 import type { UserRow } from '../auth/principal.ts';
 import { readSettings } from '../settings/instance-settings.ts';
-import { assertInviteUsable, consumeInvite } from './invites.ts';
+import { assertInviteUsable, consumeInvite, withdrawInvitesOf } from './invites.ts';
 import { ACCOUNT_NAME_LENGTH } from '../shared/display-name.ts';
 import { rolesInOrder } from '../shared/name-order.ts';
 import { effectiveQuotaBytes } from '../shared/quota.ts';
@@ -430,6 +430,7 @@ export async function deleteUserAsAdmin(db: Db, dialect: Dialect, actor: { id: s
     const files = await trx.selectFrom('files').select(['storageKey', 'thumbnailKey']).where('userId', '=', id).execute();
     // Unfinished chunked uploads keep parts in storage (local temporary files, S3 multipart uploads).
     const openSessions = await trx.selectFrom('chunkSessions').select(['fileKey', 'storageUploadId', 'storageTarget']).where('userId', '=', id).where('state', '!=', 'completed').execute();
+    await withdrawInvitesOf(trx, id);
     const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
     if (Number(result.numDeletedRows) === 0) return false;
     await assertAdministratorRemains(trx);

@@ -62,6 +62,8 @@ export const inviteSchema = z
     createdAt: timestamp,
     expiresAt: timestamp,
     usedAt: timestamp.nullable().describe('When an account was registered with it; null: not used yet'),
+    createdBy: z.object({ id: z.string(), email: z.string() }).nullable().describe('The account that made it; null once that account is deleted (its unused invites go with it)'),
+    usedBy: z.object({ id: z.string(), email: z.string() }).nullable().describe('The account registered with it, while that account exists'),
   })
   .meta({ id: 'Invite' });
 export type Invite = z.infer<typeof inviteSchema>;

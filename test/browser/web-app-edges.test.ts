@@ -1113,4 +1113,23 @@ describe('the web app at its edges', () => {
     }
     expect(problems).toEqual([]);
   });
+
+  test('the invites table says who made each invite and who came in with it; a used one is removed, not withdrawn', async () => {
+    const made = (await owner.post('/api/invites')).body.data as { code: string };
+    const inviteeEmail = uniqueEmail('invitee');
+    expect((await new Client(server.baseUrl).post('/api/auth/register', { email: inviteeEmail, password: PASSWORD, inviteCode: made.code })).status).toBe(201);
+    await ownerAt('/app/files');
+    await page.goto(`${server.baseUrl}/app/admin?tab=invites`);
+    const row = page.getByRole('row').filter({ hasText: made.code });
+    await row.waitFor();
+    await expect(row.textContent()).resolves.toContain(`by ${inviteeEmail}`);
+    await expect(row.textContent()).resolves.toContain(owner.email);
+    await row.getByRole('button', { name: `Remove invite ${made.code}` }).click();
+    const dialog = page.getByRole('dialog', { name: 'Remove invite' });
+    await expect(dialog.textContent()).resolves.toContain('The account made with it stays.');
+    await dialog.getByRole('button', { name: 'Remove' }).click();
+    await page.getByRole('status').getByText('Invite removed').waitFor();
+    await row.waitFor({ state: 'detached' });
+    expect(problems).toEqual([]);
+  });
 });

@@ -375,4 +375,27 @@ describe('invites', () => {
     const member = await createMember();
     expect((await member.client.post('/api/invites')).status).toBe(403);
   });
+
+  it('say who made each and who registered with it; the unused ones of a deleted account stop working', async () => {
+    const moderators = await admin.post('/api/roles', { name: `Moderators ${uniqueEmail('m')}`, permissions: ['users.manage'] });
+    const moderator = await createMember([moderators.body.data.role.id]);
+    const used = (await moderator.client.post('/api/invites')).body.data as { id: string; code: string; createdBy: { id: string; email: string } };
+    const unused = (await moderator.client.post('/api/invites')).body.data as { id: string; code: string };
+    expect(used.createdBy).toEqual({ id: moderator.id, email: moderator.email });
+    const inviteeEmail = uniqueEmail('invitee');
+    const registered = await new Client(server.baseUrl).post('/api/auth/register', { email: inviteeEmail, password: 'long enough pw', inviteCode: used.code });
+    expect(registered.status).toBe(201);
+    const listed = async () => (await admin.get('/api/invites')).body.data.invites as Array<{ id: string; createdBy: { id: string; email: string } | null; usedBy: { id: string; email: string } | null }>;
+    const before = await listed();
+    expect(before.find((i) => i.id === used.id)).toMatchObject({ createdBy: { id: moderator.id, email: moderator.email }, usedBy: { id: registered.body.data.user.id, email: inviteeEmail } });
+    expect(before.find((i) => i.id === unused.id)).toMatchObject({ createdBy: { id: moderator.id, email: moderator.email }, usedBy: null });
+
+    expect((await admin.delete(`/api/users/${moderator.id}`)).status).toBe(204);
+    const after = await listed();
+    // The used one stays as the record of how the account came in; the unused one is gone, and its code with it.
+    expect(after.find((i) => i.id === used.id)).toMatchObject({ createdBy: null, usedBy: { email: inviteeEmail } });
+    expect(after.find((i) => i.id === unused.id)).toBeUndefined();
+    const late = await new Client(server.baseUrl).post('/api/auth/register', { email: uniqueEmail('late'), password: 'long enough pw', inviteCode: unused.code });
+    expect([late.status, late.body.error]).toEqual([400, 'inviteCode: the invite code is unknown, used or expired']);
+  });
 });

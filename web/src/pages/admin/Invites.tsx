@@ -44,7 +44,7 @@ export function InvitesSection() {
       <ErrorNote error={invites.error} />
       {invites.data && invites.data.length === 0 && <Empty>No invites.</Empty>}
       {invites.data && invites.data.length > 0 && (
-        <DataTable columns={['Code', 'Status', 'Created', 'Expires']} caption="Invites">
+        <DataTable columns={['Code', 'Status', 'Made by', 'Created', 'Expires']} caption="Invites">
           {invites.data.map((invite) => {
             const status = invite.usedAt ? 'used' : Date.parse(invite.expiresAt) <= now ? 'expired' : 'open';
             return (
@@ -54,26 +54,33 @@ export function InvitesSection() {
                 </td>
                 <td>
                   <Badge kind={status === 'open' ? 'ok' : status === 'used' ? 'neutral' : 'warn'}>{status === 'used' ? `Used ${formatDate(invite.usedAt)}` : status === 'open' ? 'Open' : 'Expired'}</Badge>
+                  {invite.usedBy && <span className="muted small"> by {invite.usedBy.email}</span>}
                 </td>
+                <td>{invite.createdBy?.email ?? <span className="muted">A deleted account</span>}</td>
                 <td>{formatDateTime(invite.createdAt)}</td>
                 <td>{formatDateTime(invite.expiresAt)}</td>
                 <td>
                   <span className="row-actions">
                     {status === 'open' && <CopyButton text={inviteLink(invite)} label="Copy invite link" ariaLabel={`Copy invite link ${invite.code}`} className="small" />}
+                    {/* A used invite has no code left to stop: removing it only forgets how its account came in. */}
                     <button
                       type="button"
                       className="small danger"
-                      aria-label={`Withdraw invite ${invite.code}`}
+                      aria-label={`${status === 'used' ? 'Remove' : 'Withdraw'} invite ${invite.code}`}
                       data-action="withdraw"
                       onClick={async () => {
-                        if (!(await confirm('Withdraw invite', `Withdraw the invite ${invite.code}? Its code stops working.`, 'Withdraw'))) return;
-                        if (await run(() => del(`/api/invites/${encodeURIComponent(invite.id)}`), 'Invite withdrawn')) {
+                        const asked =
+                          status === 'used'
+                            ? await confirm('Remove invite', `Remove the record of the invite ${invite.code}? The account made with it stays.`, 'Remove')
+                            : await confirm('Withdraw invite', `Withdraw the invite ${invite.code}? Its code stops working.`, 'Withdraw');
+                        if (!asked) return;
+                        if (await run(() => del(`/api/invites/${encodeURIComponent(invite.id)}`), status === 'used' ? 'Invite removed' : 'Invite withdrawn')) {
                           keepFocus();
                           void invites.reload();
                         }
                       }}
                     >
-                      Withdraw
+                      {status === 'used' ? 'Remove' : 'Withdraw'}
                     </button>
                   </span>
                 </td>
