@@ -12,7 +12,8 @@ import { checkProfileOptions, findOwnedProfile } from '../organisation/profiles.
 import { parseField } from '../organisation/common.ts';
 import { ACCOUNT_NAME_LENGTH, nameSchema } from '../shared/display-name.ts';
 import { forbidden, invalid, notFound } from '../errors.ts';
-import { claimEmail } from './users.ts';
+import { claimEmail, deleteAccount } from './users.ts';
+import { confirmPassword } from './confirm-password.ts';
 import { passwordChangeKey } from './sign-in-keys.ts';
 
 /**
@@ -132,4 +133,15 @@ export async function updateAccountSettings(db: Db, dialect: Dialect, actor: Act
     }
   });
   return getAccountSettings(db, userId, { exemptFromDefaultQuota: actor.exemptFromDefaultQuota });
+}
+
+/**
+ * The account deletes itself, with its password (docs/decisions.md, "Leaving an instance"): its
+ * files, bytes included, links, tokens, webhooks, sessions and the unused invites it made. A wrong
+ * password is 403 and counts as a failed sign-in; the last administrator is refused (409), as an
+ * administrator deleting them would be.
+ */
+export async function deleteOwnAccount(db: Db, dialect: Dialect, user: { id: string; email: string }, password: string, ip: string): Promise<void> {
+  await confirmPassword(db, user, password, ip);
+  await deleteAccount(db, dialect, user.id);
 }

@@ -403,6 +403,14 @@ export async function deleteUserAsAdmin(db: Db, dialect: Dialect, actor: { id: s
   if (actor.id === id) throw invalid('You cannot delete your own account from the administration');
   if (!(await findUserById(db, id))) throw notFound('User not found');
   await assertCanManage(db, actor.permissions, id);
+  await deleteAccount(db, dialect, id);
+}
+
+/**
+ * The account and everything it owns, once the caller was allowed to delete it (an administrator,
+ * or the account itself with its password). Refused (409) where no administrator would remain.
+ */
+export async function deleteAccount(db: Db, dialect: Dialect, id: string): Promise<void> {
   // Before any file goes, the account gives up its roles, under the same check its deletion makes:
   // a deletion that would leave no administrator is refused (409) here, with the account whole.
   // Two administrators deleting each other at once: the second is refused here, not after its

@@ -193,6 +193,8 @@ export const routePolicies: readonly RoutePolicy[] = [
   // profile.update guards the name, upload defaults and default profile, which the account settings
   // check field by field: a password change needs no permission (docs/decisions.md).
   { method: 'PATCH', path: '/api/account', access: session(), errors: 'ApiError' },
+  // Leaving the instance: the account's own decision, with its password (docs/decisions.md).
+  { method: 'DELETE', path: '/api/account', access: session(), errors: 'ApiError' },
 
   // Files (contract §3 "Files", §6).
   { method: 'PATCH', path: '/api/files/:id', access: session('files.update'), errors: 'ApiError' },

@@ -1132,4 +1132,36 @@ describe('the web app at its edges', () => {
     await row.waitFor({ state: 'detached' });
     expect(problems).toEqual([]);
   });
+
+  test('a member deletes their own account from the Account page, with the password, after a question that says what goes', async () => {
+    const email = uniqueEmail('leaver');
+    const id = await createAccount(email);
+    const leaver = await signedIn(email, PASSWORD, '/app/account');
+    try {
+      const other = leaver.page;
+      const form = other.getByRole('form', { name: 'Delete account' });
+      await form.getByLabel('Your password').fill('not the password');
+      await form.getByRole('button', { name: 'Delete my account' }).click();
+      let dialog = other.getByRole('dialog', { name: 'Delete your account' });
+      await dialog.getByRole('button', { name: 'Delete my account' }).click();
+      await form.getByText('The password is not right').waitFor();
+      expect((await owner.get('/api/users')).body.data.users.some((u: { id: string }) => u.id === id)).toBe(true);
+
+      // Asked, and cancelled: nothing goes.
+      await form.getByLabel('Your password').fill(PASSWORD);
+      await form.getByRole('button', { name: 'Delete my account' }).click();
+      dialog = other.getByRole('dialog', { name: 'Delete your account' });
+      await expect(dialog.textContent()).resolves.toContain('This cannot be undone.');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      expect((await owner.get('/api/users')).body.data.users.some((u: { id: string }) => u.id === id)).toBe(true);
+
+      await form.getByRole('button', { name: 'Delete my account' }).click();
+      await dialog.getByRole('button', { name: 'Delete my account' }).click();
+      await other.getByRole('heading', { name: 'Sign in' }).waitFor();
+      expect((await owner.get('/api/users')).body.data.users.some((u: { id: string }) => u.id === id)).toBe(false);
+    } finally {
+      await leaver.session.close();
+    }
+    expect(problems).toEqual([]);
+  });
 });

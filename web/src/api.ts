@@ -85,7 +85,7 @@ export async function api<T>(method: string, path: string, json?: unknown, heade
 export const get = <T>(path: string) => api<T>('GET', path);
 export const post = <T>(path: string, json?: unknown) => api<T>('POST', path, json);
 export const patch = <T>(path: string, json?: unknown) => api<T>('PATCH', path, json);
-export const del = (path: string) => api<void>('DELETE', path);
+export const del = (path: string, json?: unknown) => api<void>('DELETE', path, json);
 
 /** A query string from the defined, non-empty values. */
 export function query(params: Record<string, string | number | undefined | null>): string {

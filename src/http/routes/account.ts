@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
-import { ok } from '../responses.ts';
+import { noBody, ok } from '../responses.ts';
 import { accountResponse } from '../../api/organisation.ts';
 import { hasPermission } from '../../auth/permissions.ts';
 import type { Principal } from '../../auth/principal.ts';
 import { profileOptionsSchema } from '../../shared/upload-options.ts';
-import { accountNameSchema, emailSchema, getAccountSettings, passwordSchema, updateAccountSettings } from '../../accounts/account-settings.ts';
+import { accountNameSchema, deleteOwnAccount, emailSchema, getAccountSettings, passwordSchema, updateAccountSettings } from '../../accounts/account-settings.ts';
+import { passwordBody } from '../schemas.ts';
+import { clearSessionCookie } from '../sign-in.ts';
 
 const updateBody = z.strictObject({
   name: accountNameSchema.optional(),
@@ -38,6 +40,17 @@ export const accountRoutes: RouteModule = async (app, { ctx }) => {
         request.body,
       );
       return ok({ account });
+    },
+  );
+
+  app.delete(
+    '/api/account',
+    { schema: { tags, operationId: 'deleteAccount', summary: 'Delete your account and everything it owns (needs the password; the last administrator is refused)', body: passwordBody, response: { 204: noBody('Deleted; the session cookie is cleared') } } },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      await deleteOwnAccount(ctx.db, ctx.dialect, principal.user, request.body.password, request.ip);
+      clearSessionCookie(ctx, reply);
+      return reply.code(204).send();
     },
   );
 };

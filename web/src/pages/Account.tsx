@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'react';
-import { get, patch } from '../api.ts';
+import { del, get, patch } from '../api.ts';
 import { formatBytes } from '../format.ts';
 import { useSession } from '../session.tsx';
-import { ErrorNote, Loading, PageHeader, useLoad, useSubmit, useToast } from '../ui.tsx';
+import { ErrorNote, Loading, PageHeader, useConfirm, useLoad, useSubmit, useToast } from '../ui.tsx';
 import type { Account, ProfileOptions, Tag, UploadProfile } from '@api';
 import { OptionsEditor } from './UploadOptions.tsx';
 import { UploadProfileOptions } from './FolderOptions.tsx';
@@ -177,6 +177,39 @@ export function AccountPage() {
           </button>
         </div>
       </form>
+      {data && <DeleteAccount usedBytes={data.usedBytes} />}
     </section>
+  );
+}
+
+/**
+ * Leaving the instance (DELETE /api/account): with the password, after a question that says what
+ * goes. The last administrator is refused by the server, which says so here.
+ */
+function DeleteAccount({ usedBytes }: { usedBytes: number }) {
+  const { refresh } = useSession();
+  const confirm = useConfirm();
+  const [password, setPassword] = useState('');
+  const { submit, error } = useSubmit(async () => {
+    if (!(await confirm('Delete your account', `Delete your account and everything it owns: your files (${formatBytes(usedBytes)}), short links, API tokens, webhooks and upload profiles? This cannot be undone.`, 'Delete my account'))) return;
+    await del('/api/account', { password });
+    // The session went with the account: the app returns to its sign-in page.
+    await refresh();
+  });
+  return (
+    <form className="card stack" onSubmit={submit} aria-label="Delete account">
+      <h2>Delete account</h2>
+      <p className="hint">Your files (their bytes too), short links, API tokens, webhooks and upload profiles are deleted, and every browser signed in to this account is signed out.</p>
+      <div className="inline-form">
+        <label>
+          Your password
+          <input type="password" name="deletePassword" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
+        </label>
+        <button type="submit" className="danger">
+          Delete my account
+        </button>
+      </div>
+      <ErrorNote error={error} />
+    </form>
   );
 }
