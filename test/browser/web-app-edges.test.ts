@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
-import { uploadFile } from '../support/uploads.ts';
+import { PNG_1X1, uploadFile } from '../support/uploads.ts';
 import { launchBrowser, screenshotDir, watchPage, type BrowserSession } from '../support/browser.ts';
 
 /**
@@ -1161,6 +1161,56 @@ describe('the web app at its edges', () => {
       expect((await owner.get('/api/users')).body.data.users.some((u: { id: string }) => u.id === id)).toBe(false);
     } finally {
       await leaver.session.close();
+    }
+    expect(problems).toEqual([]);
+  });
+
+  test('an address with a page that is no whole number, or a deleted tag or folder, shows the list or says it once; the closed viewer asks for nothing', async () => {
+    for (const name of ['addr-a.png', 'addr-b.png']) expect((await uploadFile(owner, name, PNG_1X1, { type: 'image/png' })).status).toBe(200);
+    const listRequests: URL[] = [];
+    const watch = (request: { url(): string }) => {
+      const url = new URL(request.url());
+      if (url.pathname === '/api/files') listRequests.push(url);
+    };
+    page.on('request', watch);
+    try {
+      // page=2.5: the first page, not the server's 400 alone.
+      await ownerAt('/app/files?search=addr-&page=2.5');
+      await expect.poll(() => page.getByTestId('file-card').count()).toBe(2);
+      await expect(page.getByRole('alert').count()).resolves.toBe(0);
+      expect(listRequests.every((url) => url.searchParams.get('page') !== '2.5')).toBe(true);
+
+      // A tag deleted since the address was made: said once, and the select says what filters.
+      const tag = (await owner.post('/api/tags', { name: `gone-${Date.now()}` })).body.data.tag as { id: string };
+      expect((await owner.delete(`/api/tags/${tag.id}`)).status).toBe(204);
+      await ownerAt(`/app/files?tag=${tag.id}`);
+      await page.getByRole('alert').first().waitFor();
+      await page.waitForTimeout(300);
+      await expect(page.getByRole('alert').count()).resolves.toBe(1);
+      const chosen = (label: string) => page.locator('.filters label').filter({ hasText: new RegExp(`^${label}`) }).locator('select option:checked').textContent();
+      await expect(chosen('Tag')).resolves.toBe('A tag no longer there');
+
+      const folder = (await owner.post('/api/folders', { name: `gone-${Date.now()}` })).body.data.folder as { id: string };
+      expect((await owner.delete(`/api/folders/${folder.id}`)).status).toBe(204);
+      await ownerAt(`/app/files?folder=${folder.id}`);
+      await expect.poll(() => chosen('Folder')).toBe('A folder no longer there');
+
+      // The viewer, closed, asks for no neighbours when the filters change.
+      await ownerAt('/app/files?search=addr-');
+      await page.getByRole('button', { name: 'View addr-a.png' }).first().click();
+      const viewer = page.getByRole('dialog', { name: 'addr-a.png' });
+      await viewer.waitFor();
+      await expect.poll(() => listRequests.filter((url) => url.searchParams.has('galleryAnchor')).length).toBeGreaterThan(0);
+      await page.keyboard.press('Escape');
+      await viewer.waitFor({ state: 'hidden' });
+      await page.waitForTimeout(300);
+      const before = listRequests.length;
+      await page.getByLabel('Search').fill('addr-b');
+      await expect.poll(() => page.getByTestId('file-card').count()).toBe(1);
+      await page.waitForTimeout(500);
+      expect(listRequests.slice(before).filter((url) => url.searchParams.has('galleryAnchor'))).toEqual([]);
+    } finally {
+      page.off('request', watch);
     }
     expect(problems).toEqual([]);
   });

@@ -141,7 +141,10 @@ export function FilesPage() {
   const [params, setParams] = useQueryState();
   const filters = readFilters(params);
   const view = params.get('view') === 'list' ? 'list' : 'grid';
-  const page = Math.max(1, Number(params.get('page')) || 1);
+  // A whole number from 1, else the first page: `page=2.5` or `page=-1` in an address was sent on and
+  // showed the server's 400 without the list.
+  const pageParam = Number(params.get('page'));
+  const page = Number.isSafeInteger(pageParam) && pageParam >= 1 ? pageParam : 1;
   const limit = pageSizes.includes(Number(params.get('limit'))) ? Number(params.get('limit')) : 24;
   const groupBy = (['month', 'week', 'year'].includes(params.get('groupBy') ?? '') ? params.get('groupBy') : 'month') as GroupBy;
   const [previews, setPreviews] = useState(() => localStorage.getItem('hoard.previews') !== 'off');
@@ -468,6 +471,8 @@ export function FilesPage() {
             <option value="">Any folder</option>
             <option value="unfiled">Unfiled</option>
             <FolderOptions folders={folders.data ?? []} />
+            {/* A folder deleted since the address was made still filters: said so, not shown as "Any folder". */}
+            {filters.folder && filters.folder !== 'unfiled' && folders.data && !folders.data.some((f) => f.id === filters.folder) && <option value={filters.folder}>A folder no longer there</option>}
           </select>
         </label>
         <label>
@@ -480,6 +485,7 @@ export function FilesPage() {
                 {tag.name}
               </option>
             ))}
+            {filters.tag && filters.tag !== 'untagged' && tags.data && !tags.data.some((t) => t.id === filters.tag) && <option value={filters.tag}>A tag no longer there</option>}
           </select>
         </label>
         <label>
@@ -508,7 +514,8 @@ export function FilesPage() {
 
       <TimelineBar
         timeline={timeline.data}
-        error={timeline.error}
+        // One failure of the filters (an unknown tag in the address) is said once, by the list.
+        error={listing.error ? null : timeline.error}
         groupBy={groupBy}
         onGroupBy={(value) => setParams({ groupBy: value === 'month' ? null : value })}
         selected={timeWindow?.bucket.key ?? null}

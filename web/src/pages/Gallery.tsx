@@ -35,6 +35,9 @@ export function Gallery({ start, open, listParams, onClose, onEdit }: { start: F
   const paramsKey = JSON.stringify(listParams);
 
   useEffect(() => {
+    // Closed, it stays mounted (to animate and give focus back): it asks for nothing until opened
+    // again, rather than two requests for neighbours nobody sees at every change of the filters.
+    if (!open) return;
     let cancelled = false;
     setPrevious(null);
     setNext(null);
@@ -55,7 +58,7 @@ export function Gallery({ start, open, listParams, onClose, onEdit }: { start: F
     return () => {
       cancelled = true;
     };
-  }, [current.id, paramsKey]);
+  }, [current.id, paramsKey, open]);
 
   // ← and → anywhere while the viewer is open (focus may be on its close button or a link).
   useEffect(() => {
