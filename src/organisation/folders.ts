@@ -3,7 +3,7 @@ import { forAccount, type Executor } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import { lockAccountRow } from '../db/locks.ts';
 import { inBatches } from '../db/batches.ts';
-import { invalid, notFound } from '../errors.ts';
+import { conflict, invalid, notFound } from '../errors.ts';
 import { iso, parseField } from './common.ts';
 import { byName } from '../shared/name-order.ts';
 import { nameSchema } from '../shared/display-name.ts';
@@ -12,6 +12,8 @@ export const folderLimits = {
   nameLength: 100,
   /** Levels of nesting, a top-level folder being level 1. */
   depth: 32,
+  /** Folders an account may have: every Files page lists them all (docs/decisions.md, "Caps per account"). */
+  perAccount: 1000,
 } as const;
 export const folderNameSchema = nameSchema(folderLimits.nameLength);
 
@@ -89,8 +91,9 @@ export async function createFolder(db: Db, dialect: Dialect, userId: string, inp
   return db.transaction().execute(async (trx) => {
     // Serialises folder moves, so two concurrent moves cannot together make a cycle.
     await lockAccountRow(trx, dialect, userId);
+    const tree = await loadTree(trx, userId);
+    if (tree.parentOf.size >= folderLimits.perAccount) throw conflict(`An account can have at most ${folderLimits.perAccount} folders; delete one first`);
     if (parentId !== null) {
-      const tree = await loadTree(trx, userId);
       if (!tree.parentOf.has(parentId)) throw notFound('Parent folder not found');
       if (tree.chain(parentId).length + 1 > folderLimits.depth) throw tooDeep();
     }

@@ -3,13 +3,17 @@ import { forAccount, type Executor } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import { lockAccountRow } from '../db/locks.ts';
 import { parseStoredOptions, profileOptionsSchema, type ProfileOptions } from '../shared/upload-options.ts';
-import { notFound } from '../errors.ts';
+import { conflict, notFound } from '../errors.ts';
 import { iso, parseField } from './common.ts';
 import { byName } from '../shared/name-order.ts';
 import { nameSchema } from '../shared/display-name.ts';
 import { assertOwnedTags } from './tags.ts';
 
-export const profileLimits = { nameLength: 80 } as const;
+export const profileLimits = {
+  nameLength: 80,
+  /** Upload profiles an account may have (docs/decisions.md, "Caps per account"). */
+  perAccount: 100,
+} as const;
 export const profileNameSchema = nameSchema(profileLimits.nameLength);
 
 /** An upload profile as the API returns it. */
@@ -76,6 +80,8 @@ export async function createProfile(db: Db, dialect: Dialect, userId: string, in
   return db.transaction().execute(async (trx) => {
     // Serialised with tag deletion, which rewrites the tag lists of profiles.
     await lockAccountRow(trx, dialect, userId);
+    const { count } = await forAccount(trx, userId).selectFrom('uploadProfiles').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+    if (Number(count) >= profileLimits.perAccount) throw conflict(`An account can have at most ${profileLimits.perAccount} upload profiles; delete one first`);
     const options = await checkProfileOptions(trx, userId, input.options, 'options');
     const now = Date.now();
     const row: ProfileRow = { id: newId(), name, options: JSON.stringify(options), createdAt: now, updatedAt: now };

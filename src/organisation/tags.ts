@@ -10,7 +10,11 @@ import { iso, parseField } from './common.ts';
 import { byName, sameName } from '../shared/name-order.ts';
 import { nameSchema } from '../shared/display-name.ts';
 
-export const tagLimits = { nameLength: 50 } as const;
+export const tagLimits = {
+  nameLength: 50,
+  /** Tags an account may have: every Files page and upload form lists them all (docs/decisions.md, "Caps per account"). */
+  perAccount: 1000,
+} as const;
 export const tagNameSchema = nameSchema(tagLimits.nameLength);
 
 export type { Tag as TagView } from '../api/tags.ts';
@@ -46,6 +50,7 @@ export async function assertOwnedTags(db: Executor, userId: string, tagIds: read
 // the case-insensitive check runs under the account lock, so concurrent requests cannot both pass it.
 async function assertNameFree(db: Executor, userId: string, name: string, exceptId: string | null): Promise<void> {
   const rows = await forAccount(db, userId).selectFrom('tags').select(['id', 'name']).execute();
+  if (exceptId === null && rows.length >= tagLimits.perAccount) throw conflict(`An account can have at most ${tagLimits.perAccount} tags; delete one first`);
   const clash = rows.find((r) => r.id !== exceptId && sameName(r.name, name));
   if (clash) throw conflict(`name: you already have a tag named "${clash.name}"`);
 }

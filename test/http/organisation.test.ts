@@ -874,3 +874,30 @@ describe('concurrent edits of one account', () => {
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
   });
 });
+
+describe('caps per account', () => {
+  it('refuses a tag, folder or upload profile beyond the most an account may have, naming the cap; deleting one makes room', async () => {
+    const member = await createMember();
+    const now = Date.now();
+    // Made through the database up to one short of each cap: a thousand requests would take the test's time.
+    const rows = (count: number, make: (i: number) => Record<string, unknown>) => Array.from({ length: count }, (_, i) => ({ id: newId(), userId: member.id, ...make(i) }));
+    await server.ctx.db.insertInto('tags').values(rows(999, (i) => ({ name: `tag ${i}`, createdAt: now })) as never).execute();
+    await server.ctx.db.insertInto('folders').values(rows(999, (i) => ({ name: `folder ${i}`, parentId: null, createdAt: now, updatedAt: now })) as never).execute();
+    await server.ctx.db.insertInto('uploadProfiles').values(rows(99, (i) => ({ name: `profile ${i}`, options: '{}', createdAt: now, updatedAt: now })) as never).execute();
+
+    const last = await Promise.all([member.client.post('/api/tags', { name: 'the last tag' }), member.client.post('/api/folders', { name: 'the last folder' }), member.client.post('/api/upload-profiles', { name: 'the last profile', options: {} })]);
+    expect(last.map((r) => r.status)).toEqual([201, 201, 201]);
+    const beyond = await Promise.all([member.client.post('/api/tags', { name: 'one more' }), member.client.post('/api/folders', { name: 'one more' }), member.client.post('/api/upload-profiles', { name: 'one more', options: {} })]);
+    expect(beyond.map((r) => [r.status, r.body.error])).toEqual([
+      [409, 'An account can have at most 1000 tags; delete one first'],
+      [409, 'An account can have at most 1000 folders; delete one first'],
+      [409, 'An account can have at most 100 upload profiles; delete one first'],
+    ]);
+    // Another account is not held by this one's.
+    expect((await other.client.post('/api/tags', { name: `free ${Date.now()}` })).status).toBe(201);
+    // Renaming is not creating.
+    expect((await member.client.patch(`/api/tags/${last[0].body.data.tag.id}`, { name: 'renamed last tag' })).status).toBe(200);
+    expect((await member.client.delete(`/api/tags/${last[0].body.data.tag.id}`)).status).toBe(204);
+    expect((await member.client.post('/api/tags', { name: 'room again' })).status).toBe(201);
+  });
+});
