@@ -53,7 +53,8 @@ async function serve(config: Config) {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
-  server = await startServer(config);
+  // Of several workers, the first forked says the start's advice; the others find the same.
+  server = await startServer(config, undefined, { notices: !cluster.isWorker || cluster.worker?.id === 1 });
   releaseStartupMemory();
   // A signal that came while it started: it stops now.
   if (stopping !== null) stop(server, stopping);

@@ -93,11 +93,18 @@ function listenProblem(error: unknown, config: Config): string | null {
   return null;
 }
 
-/** Opens the database (migrating it), the storage and the HTTP server. */
-export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+/**
+ * Opens the database (migrating it), the storage and the HTTP server. `notices: false` keeps the
+ * start's advice to the operator (a readable DATA_DIR, a small temporary room, another key, BASE_URL
+ * naming port 0) unsaid: of several workers of one instance, which find the same, only the first
+ * says it (src/main.ts), not each one again.
+ */
+export async function startServer(config: Config, log: Logger = createLogger(config.logLevel), { notices = true }: { notices?: boolean } = {}): Promise<RunningServer> {
   ensureDataDir(config.dataDir);
-  const exposure = dataDirExposure(config.dataDir);
-  if (exposure !== null) log.warn(exposure);
+  const advise = (text: string | null, fields?: object) => {
+    if (notices && text !== null) log.warn(fields ?? {}, text);
+  };
+  advise(dataDirExposure(config.dataDir));
   fs.mkdirSync(path.join(config.dataDir, 'tmp'), { recursive: true });
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log });
   await prepareDatabase(database.db, config, log);
@@ -114,9 +121,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await database.close();
     throw error;
   });
-  await checkSecretKey(database.db, secretBox, log);
-  const roomProblem = tempLimitProblem((await readSettings(database.db)).maxUploadSizeBytes, config.chunkedUploadTempLimit);
-  if (roomProblem !== null) log.warn(roomProblem);
+  await checkSecretKey(database.db, secretBox, notices ? log : { error: () => {} });
+  advise(tempLimitProblem((await readSettings(database.db)).maxUploadSizeBytes, config.chunkedUploadTempLimit));
   // Before serving: no legacy upload credential stays in plaintext (migration 0011).
   const sealed = await sealPlaintextUploadTokens(database.db, secretBox);
   if (sealed > 0) log.info({ accounts: sealed }, 'encrypted plaintext upload credentials');
@@ -160,7 +166,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     throw problem === null ? error : new Error(problem, { cause: error });
   });
   // PORT=0 listens on a port chosen now, which the default BASE_URL cannot name: every link would say port 0.
-  if (new URL(config.baseUrl).port === '0') ctx.log.warn({ address }, 'BASE_URL names port 0: the links Hoard returns point nowhere; set BASE_URL to the address clients reach');
+  if (new URL(config.baseUrl).port === '0') advise('BASE_URL names port 0: the links Hoard returns point nowhere; set BASE_URL to the address clients reach', { address });
   // Prunes now, then daily; a later start (of any process) moves the next prune to that start.
   await scheduleAuditPrune(ctx.db, config.auditRetentionDays);
   await scheduleRateLimitPrune(ctx.db);

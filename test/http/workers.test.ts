@@ -109,6 +109,19 @@ describe('WORKERS=2', () => {
     expect(after).toEqual(Array(8).fill(429));
   });
 
+  it("says the start's advice to the operator once, not once per worker", async () => {
+    // A largest upload above a quarter of the temporary room: advice every start gives.
+    const output: string[] = [];
+    const p = await serverProcess({ WORKERS: '2', LOG_LEVEL: 'warn', MAX_UPLOAD_SIZE: '400000000', CHUNKED_UPLOAD_TEMP_LIMIT: '1000000000' }, 'hoard-workers-', { output });
+    running.push(p);
+    await p.start();
+    await vi.waitFor(() => expect(workerPids(p.pid()!)).toHaveLength(2), { timeout: 20_000 });
+    // Both serve: the second has finished its start too.
+    await sleep(1500);
+    const advice = output.filter((line) => line.includes('is more than a quarter of CHUNKED_UPLOAD_TEMP_LIMIT'));
+    expect(advice).toHaveLength(1);
+  });
+
   it('takes concurrent uploads through both processes without a failure, and runs each job once', async () => {
     const hits: string[] = [];
     const receiver = http.createServer((request, response) => {
