@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.ts';
-import { findUserForLogin, type UserRow } from './users.ts';
+import { findUserForLogin, SUSPENDED, type UserRow } from './users.ts';
 import { loginAttemptKey, loginFailureKey } from './sign-in-keys.ts';
-import { AppError } from '../errors.ts';
+import { AppError, forbidden } from '../errors.ts';
 import { hashPassword, passwordFingerprint, verifyPassword } from '../auth/passwords.ts';
 import { clearHits, takeAttempt } from '../auth/throttle.ts';
 
@@ -49,6 +49,7 @@ export async function login(db: Db, input: { email: string; password: string; ip
     if (user) await failures();
     throw invalidSignIn();
   }
+  if (user.suspendedAt !== null) throw forbidden(SUSPENDED);
   // A hash made before passwords were normalised opened only as the password was typed: it is
   // made again of the normalised text, so the password opens however it is typed from now on (if
   // the password did not change meanwhile).
@@ -61,6 +62,6 @@ export async function login(db: Db, input: { email: string; password: string; ip
   // far stay until the code step succeeds, so fresh tickets cannot reset the count of wrong codes.
   const secondFactor = await db.selectFrom('users').select('totpSecretSealed').where('id', '=', user.id).executeTakeFirst();
   if (secondFactor?.totpSecretSealed == null) await clearHits(db, accountKey);
-  const { passwordHash, ...row } = user;
+  const { passwordHash, suspendedAt: _suspended, ...row } = user;
   return { user: row, passwordFingerprint: passwordFingerprint(passwordHash) };
 }

@@ -35,7 +35,18 @@ export async function findUserById(db: Executor, id: string): Promise<UserRow | 
 }
 
 export async function findUserForLogin(db: Executor, email: string) {
-  return db.selectFrom('users').select([...userColumns, 'passwordHash']).where('email', '=', normalizeEmail(email)).executeTakeFirst();
+  return db.selectFrom('users').select([...userColumns, 'passwordHash', 'suspendedAt']).where('email', '=', normalizeEmail(email)).executeTakeFirst();
+}
+
+export const SUSPENDED = 'This account is suspended: ask an administrator of this instance';
+
+/**
+ * Refuses a sign-in of a suspended account, once it has proved who it is (a password, a code, a
+ * passkey): only its owner learns that it is suspended, and learns why the sign-in stops.
+ */
+export async function assertNotSuspended(db: Executor, userId: string): Promise<void> {
+  const row = await db.selectFrom('users').select('suspendedAt').where('id', '=', userId).executeTakeFirst();
+  if (row && row.suspendedAt !== null) throw forbidden(SUSPENDED);
 }
 
 /** What the account's sign-in security adds to `/api/auth/me` (contract §8). */
@@ -235,7 +246,7 @@ async function permissionsOfRoles(db: Executor, roleIds: string[], assigning: bo
 }
 
 export async function listUsers(db: Executor): Promise<AdminUser[]> {
-  const users = await db.selectFrom('users').select([...userColumns, 'usedBytes', 'fileCount', 'totpSecretSealed']).orderBy('createdAt', 'asc').orderBy('id').execute();
+  const users = await db.selectFrom('users').select([...userColumns, 'usedBytes', 'fileCount', 'totpSecretSealed', 'suspendedAt']).orderBy('createdAt', 'asc').orderBy('id').execute();
   const assignments = await db
     .selectFrom('userRoles')
     .innerJoin('roles', 'roles.id', 'userRoles.roleId')
@@ -246,7 +257,7 @@ export async function listUsers(db: Executor): Promise<AdminUser[]> {
 }
 
 export async function getUserForAdmin(db: Executor, id: string): Promise<AdminUser> {
-  const user = await db.selectFrom('users').select([...userColumns, 'usedBytes', 'fileCount', 'totpSecretSealed']).where('id', '=', id).executeTakeFirst();
+  const user = await db.selectFrom('users').select([...userColumns, 'usedBytes', 'fileCount', 'totpSecretSealed', 'suspendedAt']).where('id', '=', id).executeTakeFirst();
   if (!user) throw notFound('User not found');
   const roles = await db
     .selectFrom('userRoles')
@@ -266,7 +277,7 @@ async function quotaContext(db: Executor): Promise<{ defaultQuotaBytes: number; 
 const bypassesQuota = (permissions: string) => hasPermission(new Set(parsePermissions(permissions)), 'quotas.bypass');
 
 function toAdminView(
-  user: UserRow & { usedBytes: number | string; fileCount: number | string; totpSecretSealed: string | null },
+  user: UserRow & { usedBytes: number | string; fileCount: number | string; totpSecretSealed: string | null; suspendedAt: number | string | null },
   roles: Array<RoleSummary & { permissions: string }>,
   quotas: { defaultQuotaBytes: number; everyoneBypasses: boolean },
 ): AdminUser {
@@ -286,6 +297,7 @@ function toAdminView(
     roleIds: inOrder.map((r) => r.id),
     twoFactorEnabled: user.totpSecretSealed !== null,
     quotaAppliedBytes: effectiveQuotaBytes(user.quotaBytes, quotas.defaultQuotaBytes, bypasses),
+    suspendedAt: user.suspendedAt === null ? null : new Date(Number(user.suspendedAt)).toISOString(),
     createdAt: new Date(user.createdAt).toISOString(),
   };
 }
@@ -319,8 +331,10 @@ export async function updateUserAsAdmin(
     emailVerified?: boolean | undefined;
     quotaBytes?: number | null | undefined;
     password?: string | undefined;
+    suspended?: boolean | undefined;
   },
 ): Promise<AdminUser> {
+  if (changes.suspended !== undefined && actor.id === id) throw invalid('suspended: you cannot suspend your own account');
   // One's own address, like one's own password, changes in one's account settings, with the password.
   if (changes.email !== undefined && actor.id === id) {
     throw invalid('email: you cannot change your own email from the administration; change it in your account settings, with your password');
@@ -387,6 +401,7 @@ export async function updateUserAsAdmin(
       if (roleIds.length > 0) await trx.insertInto('userRoles').values(roleIds.map((roleId) => ({ userId: id, roleId }))).execute();
       await assertAdministratorRemains(trx);
     }
+    if (changes.suspended !== undefined) await setSuspended(trx, dialect, id, changes.suspended);
   });
   // Who forgot a password has often locked the sign-in by trying: the new one works at once, from
   // every address (their failures on the account go; those counted on an address alone stay).
@@ -397,6 +412,24 @@ export async function updateUserAsAdmin(
     await clearHits(db, passwordChangeKey(id));
   }
   return getUserForAdmin(db, id);
+}
+
+/**
+ * Suspends or resumes an account (docs/decisions.md, "Suspending an account"). Suspended, it keeps
+ * everything but can do nothing: its sessions end now, and its sign-ins, tokens and legacy
+ * credential are refused until it is resumed. An account holding the administrator permission is
+ * not suspended (its role goes first): the instance would keep an administrator who cannot act.
+ */
+async function setSuspended(trx: Transaction<Database>, dialect: Dialect, id: string, suspended: boolean): Promise<void> {
+  if (suspended) {
+    await serializeAdministration(trx, dialect);
+    const { permissions } = await loadAccess(trx, id);
+    if (permissions.has('administrator')) throw conflict('suspended: this account holds the administrator permission; take its Administrator role away first');
+  }
+  // A suspension keeps its first time; resuming clears it.
+  const set = suspended ? { suspendedAt: sql<number>`coalesce(${sql.ref('suspendedAt')}, ${Date.now()})` } : { suspendedAt: null };
+  await trx.updateTable('users').set(set).where('id', '=', id).execute();
+  if (suspended) await forAccount(trx, id).deleteFrom('sessions').execute();
 }
 
 export async function deleteUserAsAdmin(db: Db, dialect: Dialect, actor: { id: string; permissions: PermissionSet }, id: string): Promise<void> {

@@ -22,6 +22,7 @@ export const adminUserSchema = z
       .int()
       .nullable()
       .describe("The quota the account is held to now: its own, else the default, which an account holding quotas.bypass is exempt from; null: none. `usedBytes` above it means its uploads are refused"),
+    suspendedAt: timestamp.nullable().describe('When an administrator suspended the account (it cannot sign in; its tokens and legacy credential are refused; nothing is deleted); null: not suspended'),
     createdAt: timestamp,
   })
   .meta({ id: 'AdminUser' });

@@ -68,7 +68,8 @@ export async function authenticate(db: Db, policy: RoutePolicy, credentials: Cre
 async function sessionPrincipal(db: Db, cookie: string): Promise<Principal | null> {
   const session = await findSession(db, cookie);
   if (!session) return null;
-  const row = await db.selectFrom('users').select(userColumns).where('id', '=', session.userId).executeTakeFirst();
+  // A suspended account's sessions are refused (docs/decisions.md, "Suspending an account").
+  const row = await db.selectFrom('users').select(userColumns).where('id', '=', session.userId).where('suspendedAt', 'is', null).executeTakeFirst();
   if (!row) return null;
   return { ...(await withAccess(db, 'session', row)), sessionId: session.id, sessionProvedAt: session.provedAt, ...(session.renewedUntil === null ? {} : { sessionRenewedUntil: session.renewedUntil }) };
 }
@@ -128,6 +129,7 @@ const tokenWithAccess = compiledOnce((db: Db, secretHash: string) =>
       'roles.permissions as rolePermissions',
     ])
     .where('apiTokens.secretHash', '=', secretHash)
+    .where('users.suspendedAt', 'is', null)
     .where((eb) => eb.or([eb('roles.systemKey', '=', 'everyone'), eb('userRoles.userId', 'is not', null)]))
     .modifyEnd(prepared),
 );
@@ -158,6 +160,6 @@ async function namedTokenPrincipal(db: Db, secret: string, finalizesUpload: bool
 /** Legacy upload credential (spec, Authentication 9): no scope allowlist, still limited by current role permissions. */
 async function legacyPrincipal(db: Db, secret: string): Promise<Principal | null> {
   // Looked up by hash: the database comparison then leaks nothing about the secret's characters.
-  const row = await db.selectFrom('users').select(userColumns).where('uploadTokenHash', '=', sha256Hex(secret)).executeTakeFirst();
+  const row = await db.selectFrom('users').select(userColumns).where('uploadTokenHash', '=', sha256Hex(secret)).where('suspendedAt', 'is', null).executeTakeFirst();
   return row ? withAccess(db, 'legacy', row) : null;
 }

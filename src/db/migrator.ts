@@ -42,6 +42,7 @@ import * as ticketPassword from './migrations/0038-ticket-password.ts';
 import * as searchAccents from './migrations/0039-search-accents.ts';
 import * as webhookSecretRotation from './migrations/0040-webhook-secret-rotation.ts';
 import * as sessionConfirmed from './migrations/0041-session-confirmed.ts';
+import * as accountSuspension from './migrations/0042-account-suspension.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -86,6 +87,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0039-search-accents': searchAccents,
   '0040-webhook-secret-rotation': webhookSecretRotation,
   '0041-session-confirmed': sessionConfirmed,
+  '0042-account-suspension': accountSuspension,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

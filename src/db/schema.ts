@@ -42,6 +42,8 @@ export interface UsersTable {
   docSeq: Generated<number>;
   lastUploadAt: number | null;
   docsUnordered: Generated<number>;
+  /** When an administrator suspended the account; null: not suspended (migration 0042). */
+  suspendedAt: number | null;
 }
 
 export interface RolesTable {

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import type { SignInMethod } from '../db/schema.ts';
-import { describeSelf, type UserRow } from '../accounts/users.ts';
+import { assertNotSuspended, describeSelf, type UserRow } from '../accounts/users.ts';
 import { createSession, SESSION_COOKIE } from '../auth/sessions.ts';
 
 /**
@@ -17,6 +17,8 @@ export async function startSession(
   method: SignInMethod,
   proof?: { passwordFingerprint: string | null; refused: () => Error },
 ) {
+  // Every sign-in ends here, whatever proved it: a suspended account is told so, and gets no session.
+  await assertNotSuspended(ctx.db, user.id);
   const made = await createSession(ctx.db, ctx.dialect, user.id, {
     ip: request.ip,
     userAgent: request.headers['user-agent'] ?? null,

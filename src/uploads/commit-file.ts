@@ -75,8 +75,10 @@ export async function commitFiles(
       .updateTable('users')
       .set((eb) => ({ usedBytes: eb('usedBytes', '+', total), docSeq: eb('docSeq', '+', uploads.length) }))
       .where('id', '=', userId)
-      .returning(['quotaBytes', 'usedBytes', 'urlId', 'lastUploadAt'])
+      .returning(['quotaBytes', 'usedBytes', 'urlId', 'lastUploadAt', 'suspendedAt'])
       .executeTakeFirstOrThrow(accountGone);
+    // Suspended while the bytes arrived: refused as a revoked token is (docs/decisions.md, "Suspending an account").
+    if (owner.suspendedAt !== null) throw forbidden('The account was suspended before the upload was finalized');
     // A named token revoked or expired while the bytes arrived no longer commits them: 403 (spec,
     // Errors). Checked here, under the account's lock that a revocation takes too, so a revocation
     // is either seen or comes after the file exists; checked only when the request began, a leaked

@@ -1214,4 +1214,38 @@ describe('the web app at its edges', () => {
     }
     expect(problems).toEqual([]);
   });
+
+  test('an administrator suspends an account from the users table, which signs it out and marks it, and resumes it', async () => {
+    const email = uniqueEmail('paused');
+    await createAccount(email);
+    const member = await signedIn(email, PASSWORD, '/app/files');
+    try {
+      await ownerAt('/app/files');
+      await page.goto(`${server.baseUrl}/app/admin?tab=users`);
+      const row = page.getByTestId('user-row').filter({ hasText: email });
+      await row.getByRole('button', { name: `Suspend ${email}` }).click();
+      const dialog = page.getByRole('dialog', { name: 'Suspend account' });
+      await expect(dialog.textContent()).resolves.toContain('Nothing is deleted');
+      await dialog.getByRole('button', { name: 'Suspend' }).click();
+      await page.getByRole('status').getByText(`${email} is suspended`).waitFor();
+      await row.getByText('Suspended', { exact: true }).waitFor();
+
+      // The member's browser finds itself signed out, and signing in says why.
+      await member.page.reload();
+      await member.page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await member.page.getByLabel('Email').fill(email);
+      await member.page.getByLabel('Password').fill(PASSWORD);
+      await member.page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await member.page.getByText('This account is suspended: ask an administrator of this instance').waitFor();
+
+      await row.getByRole('button', { name: `Resume ${email}` }).click();
+      await page.getByRole('status').getByText(`${email} is resumed`).waitFor();
+      await expect(row.getByText('Suspended', { exact: true }).count()).resolves.toBe(0);
+      await member.page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await member.page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+    } finally {
+      await member.session.close();
+    }
+    expect(problems).toEqual([]);
+  });
 });

@@ -22,6 +22,7 @@ const updateBody = z.strictObject({
   emailVerified: z.boolean().optional(),
   quotaBytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional(),
   password: passwordSchema.optional().describe("A new password for another account (a user who forgot theirs); ends the account's browser sessions, named tokens stay"),
+  suspended: z.boolean().optional().describe("Suspend (true) or resume (false) another account: suspended, it cannot sign in, its sessions end and its tokens and legacy credential are refused; nothing is deleted, and its shared files stay up"),
 });
 
 export const userRoutes: RouteModule = async (app, { ctx }) => {
@@ -33,7 +34,7 @@ export const userRoutes: RouteModule = async (app, { ctx }) => {
     return reply.code(201).send(ok({ user }));
   });
 
-  app.patch('/api/users/:id', { schema: { tags, operationId: 'updateUser', summary: 'Change an account: name, email, roles, verification, quota, password', params: idParams, body: updateBody, response: { 200: adminUserResponse } } }, async (request) => {
+  app.patch('/api/users/:id', { schema: { tags, operationId: 'updateUser', summary: 'Change an account: name, email, roles, verification, quota, password, suspension', params: idParams, body: updateBody, response: { 200: adminUserResponse } } }, async (request) => {
     const principal = principalOf(request);
     const user = await updateUserAsAdmin(ctx.db, ctx.dialect, { id: principal.user.id, permissions: principal.permissions }, request.params.id, request.body);
     return ok({ user });

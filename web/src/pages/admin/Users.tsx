@@ -51,7 +51,7 @@ export function UsersSection() {
           {users.data.map((user) => (
             <tr key={user.id} data-testid="user-row" data-item-key={user.id}>
               <td>
-                {user.name} {user.id === me.id && <Badge kind="neutral">You</Badge>}
+                {user.name} {user.id === me.id && <Badge kind="neutral">You</Badge>} {user.suspendedAt && <Badge kind="warn">Suspended</Badge>}
               </td>
               <td>{user.email}</td>
               <td>{user.roles.map((r) => r.name).join(', ') || '–'}</td>
@@ -79,6 +79,22 @@ export function UsersSection() {
                       }}
                     >
                       Reset two-factor
+                    </button>
+                  )}
+                  {user.id !== me.id && (
+                    <button
+                      type="button"
+                      className="small"
+                      aria-label={`${user.suspendedAt ? 'Resume' : 'Suspend'} ${user.email}`}
+                      data-action="suspend"
+                      onClick={async () => {
+                        const suspending = !user.suspendedAt;
+                        if (suspending && !(await confirm('Suspend account', `Suspend ${user.email}? It is signed out everywhere and cannot sign in; its API tokens and upload credential stop working. Nothing is deleted, its shared links keep working, and you can resume it at any time.`, 'Suspend'))) return;
+                        const done = await run(() => patch(`/api/users/${encodeURIComponent(user.id)}`, { suspended: suspending }), suspending ? `${user.email} is suspended` : `${user.email} is resumed`);
+                        if (done) void users.reload();
+                      }}
+                    >
+                      {user.suspendedAt ? 'Resume' : 'Suspend'}
                     </button>
                   )}
                   {user.id !== me.id && (
