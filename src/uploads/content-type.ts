@@ -118,6 +118,7 @@ const zipModels = new Set(['model/3mf', 'application/vnd.ms-package.3dmanufactur
 
 /** Generic container names for audio or video: stored under the detected type, which players know. */
 const mediaContainers = new Set(['application/mp4', 'application/ogg']);
+const heifImages = new Set(['image/heic', 'image/heif', 'image/heic-sequence', 'image/heif-sequence']);
 
 /**
  * Whether a declared type is consistent with what the bytes are. Containers are ambiguous (an .m4a
@@ -142,6 +143,9 @@ function compatible(declared: string, detected: string): boolean {
   // the families above (a tarball's, a Compound File's), which say what container they are.
   const ofAKnownFamily = Object.hasOwn(tarballs, declared) || compoundFiles.has(declared) || elfFiles.has(declared) || mediaContainers.has(declared) || zipContainers.test(declared);
   if (genericContainers.has(detected) && /^(application|model)\//.test(declared) && !supportedMimeTypes.has(declared) && !textTypes.test(declared) && !ofAKnownFamily) return true;
+  // HEIC and HEIF are one container (ISO BMFF with HEIF brands): a phone's `.HEIC` written with the
+  // `mif1` brand, or libheif's `.heif` with `heic`, were refused as contradictions.
+  if (heifImages.has(declared) && heifImages.has(detected)) return true;
   // PostScript and Encapsulated PostScript are one language; an Illustrator file is a PDF.
   if (declared === 'application/postscript' && detected === 'application/eps') return true;
   if (declared === 'application/illustrator' && detected === 'application/pdf') return true;
@@ -191,9 +195,14 @@ export async function resolveMimeType(declared: string | undefined, head: Buffer
   const detected = (await fileTypeFromBuffer(head))?.mime;
   let normalized = declared ? normalizeMimeType(declared) : '';
   // A multipart part without a Content-Type is text/plain (RFC 7578, 4.4), and the parser reports it
-  // so: text/plain there, for content that is not text, is no declaration (a script's PNG sent
-  // without a part type is a PNG, not a contradiction).
-  if (plainTextByDefault && normalized === 'text/plain' && !isText(head)) normalized = '';
+  // so, whether a type was sent or not. Contract §4 types an undeclared file from its content, else
+  // its name: text/plain there is no declaration for content that is not text (a script's PNG sent
+  // without a part type is a PNG, not a contradiction), nor for text whose name says another type
+  // (Python's requests sends `report.json` untyped: it is JSON, not plain text).
+  if (plainTextByDefault && normalized === 'text/plain') {
+    const byName = mime.getType(fileName);
+    if (!isText(head) || (byName !== null && byName !== 'text/plain')) normalized = '';
+  }
   if (normalized && normalized !== 'application/octet-stream') {
     checkDeclaredType(declared!);
     // Windows declares a .csv as Excel's type where Excel is installed: text named .csv is CSV,

@@ -477,6 +477,28 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       const named = await uploadFile(user, 'program.txt', executable, { type: 'application/octet-stream' });
       expect(named.body.data.type).toBe('application/x-msdownload');
     });
+    it('takes HEIC and HEIF for one another, as the one container they are', async () => {
+      const user = await member();
+      // The smallest ISO BMFF file of each brand: a file-type box alone.
+      const ftyp = (brand: string) => {
+        const box = Buffer.alloc(24);
+        box.writeUInt32BE(24, 0);
+        box.write('ftyp', 4, 'latin1');
+        box.write(brand, 8, 'latin1');
+        box.write(`${brand}mif1`, 16, 'latin1');
+        return box;
+      };
+      for (const [name, declared, brand] of [
+        ['IMG_0001.HEIC', 'image/heic', 'mif1'],
+        ['photo.heif', 'image/heif', 'heic'],
+      ] as const) {
+        const answer = await uploadFile(user, name, ftyp(brand), { type: declared });
+        expect([answer.status, answer.body.data?.type], `${name}: ${answer.text}`).toEqual([200, declared]);
+      }
+      // Another image type is still a contradiction.
+      expect((await uploadFile(user, 'not.png', ftyp('heic'), { type: 'image/png' })).status).toBe(400);
+    });
+
     it('detects the type of a file part sent without a Content-Type, which multipart reads as text/plain', async () => {
       const user = await member();
       /** POST /api/files with one file part whose headers are exactly `partHeaders`. */
@@ -493,9 +515,14 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
         ['bundle.zip', zip, 'application/zip'],
         // else from the name, for bytes that are not text;
         ['dump.bin', new Uint8Array([0, 1, 2, 3, 0]), 'application/octet-stream'],
-        // text stays text/plain, as multipart defines it.
+        // text by its name (contract §4: else from the file name), plain text where the name says
+        // nothing else.
         ['notes.txt', Buffer.from('plain words\n'), 'text/plain'],
-        ['data.json', Buffer.from('{"a":1}'), 'text/plain'],
+        ['data.json', Buffer.from('{"a":1}'), 'application/json'],
+        ['table.csv', Buffer.from('a,b\n1,2\n'), 'text/csv'],
+        ['readme.md', Buffer.from('# Title\n'), 'text/markdown'],
+        ['page.html', Buffer.from('<p>hi</p>'), 'text/html'],
+        ['README', Buffer.from('no extension\n'), 'text/plain'],
       ];
       for (const [name, bytes, type] of cases) {
         const answer = await untyped(name, bytes);
