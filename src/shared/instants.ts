@@ -7,10 +7,12 @@ import { z } from 'zod';
  */
 export const LATEST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-// ISO 8601 as scripts write it: seconds and their fraction optional, the zone `Z`, `±hh:mm` or
-// `±hhmm` (`date +%Y-%m-%dT%H:%M:%S%z`), either case. One rule for every instant Hoard reads: the
-// listing's date filters took these while an expiry refused them.
-const isoTimestamp = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})$/i;
+// ISO 8601 as scripts write it: seconds and their fraction optional, the fraction after a point or
+// a comma (GNU `date -Ins` writes a comma), `T` or a space between date and time (RFC 3339 allows
+// the space), the zone `Z`, `±hh:mm` or `±hhmm` (`date +%Y-%m-%dT%H:%M:%S%z`), either case. One rule
+// for every instant Hoard reads: the listing's date filters took some of these while an expiry
+// refused them.
+const isoTimestamp = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
 export function validCalendarDate(year: number, month: number, day: number): boolean {
   const date = new Date(Date.UTC(2000, month - 1, day));
@@ -26,7 +28,7 @@ export function parseTimestamp(value: string): number | null {
   if (!validCalendarDate(Number(y), Number(mo), Number(d)) || Number(h) > 23 || Number(mi) > 59 || Number(s ?? 0) > 59) return null;
   const zone = match[8]!.toUpperCase();
   if (zone !== 'Z' && (Number(zone.slice(1, 3)) > 23 || Number(zone.slice(-2)) > 59)) return null;
-  const normalised = value.toUpperCase().replace(/([+-]\d{2})(\d{2})$/, '$1:$2');
+  const normalised = value.toUpperCase().replace(' ', 'T').replace(',', '.').replace(/([+-]\d{2})(\d{2})$/, '$1:$2');
   const time = Date.parse(normalised);
   return Number.isNaN(time) ? null : time;
 }

@@ -231,6 +231,9 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
         [`${day.toLowerCase().replace('T', 't')}:00z`, minute],
         [`${kathmandu}+0545`, minute],
         [`${kathmandu}:00.000+05:45`, minute],
+        // GNU `date -Ins` (a comma before nine digits), and a space for the T (RFC 3339 allows it).
+        [`${day}:00,000000000+00:00`, minute],
+        [`${day.replace('T', ' ')}:00Z`, minute],
       ] as const) {
         const taken = await uploadFile(user, 'scripted.txt', 'x', { fields: { expiresAt: written } });
         expect(taken.status, `${written}: ${taken.text}`).toBe(200);
