@@ -39,6 +39,8 @@ if [ "$#" -eq 0 ]; then
   exit 2
 fi
 
+headers=$(mktemp)
+trap 'rm -f "$headers"' EXIT
 status=0
 for file in "$@"; do
   if [ ! -f "$file" ]; then
@@ -50,9 +52,25 @@ for file in "$@"; do
   # in double quotes, with its backslashes and double quotes escaped.
   quoted=\${file//\\\\/\\\\\\\\}
   quoted=\${quoted//\\"/\\\\\\"}
-  response=$(curl -sS -w '\\n%{http_code}' -H "Authorization: Bearer $HOARD_TOKEN" -F "file=@\\"$quoted\\"" "$HOARD_URL/api/files") || { echo "$file: upload failed" >&2; status=1; continue; }
+  # More than 30 uploads a minute from one address are refused for a while (429): the script waits
+  # as long as the server says (Retry-After) and tries again, rather than failing the rest of a batch.
+  tries=0
+  while :; do
+    response=$(curl -sS -D "$headers" -w '\\n%{http_code}' -H "Authorization: Bearer $HOARD_TOKEN" -F "file=@\\"$quoted\\"" "$HOARD_URL/api/files") || { response=$'\\n'000; break; }
+    code=\${response##*$'\\n'}
+    [ "$code" = "429" ] && [ "$tries" -lt 5 ] || break
+    pause=$(sed -n 's/^[Rr][Ee][Tt][Rr][Yy]-[Aa][Ff][Tt][Ee][Rr]: *\\([0-9][0-9]*\\).*/\\1/p' "$headers" | tail -n 1)
+    echo "$file: too many uploads a minute; trying again in \${pause:-60} s" >&2
+    sleep "\${pause:-60}"
+    tries=$((tries + 1))
+  done
   code=\${response##*$'\\n'}
   body=\${response%$'\\n'*}
+  if [ "$code" = "000" ]; then
+    echo "$file: upload failed: Hoard could not be reached" >&2
+    status=1
+    continue
+  fi
   if [ "$code" != "200" ]; then
     echo "$file: upload failed ($code): $body" >&2
     status=1
@@ -71,7 +89,8 @@ set -euo pipefail
 HOARD_URL=${shellQuote(baseUrl)}
 HOARD_TOKEN=${shellQuote(uploadToken)}
 
-shot=$(mktemp --suffix=.png)
+# The name sent is screenshot.png whatever the file is called: plain mktemp, which macOS has too.
+shot=$(mktemp)
 trap 'rm -f "$shot"' EXIT
 flameshot gui --raw > "$shot"
 [ -s "$shot" ] || exit 0
@@ -80,7 +99,8 @@ response=$(curl -sS -w '\\n%{http_code}' -H "Authorization: Bearer $HOARD_TOKEN"
 code=\${response##*$'\\n'}
 body=\${response%$'\\n'*}
 if [ "$code" != "200" ]; then
-  # The server says what went wrong (a size limit, the quota, a credential regenerated since).
+  # The server says what went wrong (a size limit, the quota); a credential regenerated since is
+  # its generic "Unauthorized": download the script again from the Integrations page.
   notify "Upload failed ($code): $body"
   echo "upload failed ($code): $body" >&2
   exit 1

@@ -6,6 +6,8 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 let server: TestServer;
 let owner: Awaited<ReturnType<typeof signUp>>;
@@ -325,6 +327,44 @@ describe('legacy upload credential', () => {
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/not a file/);
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the bash script waits as long as a 429 says (Retry-After) and tries again, rather than failing the rest of a batch', async () => {
+    const script = await owner.get('/api/profile/bash');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-bash-429-'));
+    // A stand-in for a server past its upload-start limit (30 a minute, spec Limits): the first
+    // upload is refused with Retry-After: 1, the rest answered. Waiting out the real limit would
+    // take a minute of the test's time.
+    let seen = 0;
+    const stand = http.createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        seen += 1;
+        if (seen === 1) {
+          response.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"error":"Too many requests"}');
+          return;
+        }
+        response.writeHead(200, { 'content-type': 'application/json' }).end(`{"success":true,"data":{"url":"http://example.test/u/${seen}"}}`);
+      });
+    });
+    await new Promise<void>((resolve) => stand.listen(0, '127.0.0.1', resolve));
+    try {
+      const file = path.join(dir, 'hoard-upload.sh');
+      const address = `http://127.0.0.1:${(stand.address() as AddressInfo).port}`;
+      fs.writeFileSync(file, script.text.replace(/^HOARD_URL=.*$/m, `HOARD_URL='${address}'`), { mode: 0o755 });
+      for (const name of ['one.txt', 'two.txt']) fs.writeFileSync(path.join(dir, name), name);
+      const started = Date.now();
+      const run = await new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+        execFile('bash', [file, path.join(dir, 'one.txt'), path.join(dir, 'two.txt')], { encoding: 'utf8', timeout: 30_000 }, (error, stdout, stderr) => resolve({ status: error ? Number(error.code ?? 1) : 0, stdout, stderr }));
+      });
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stdout.trim().split('\n')).toEqual(['http://example.test/u/2', 'http://example.test/u/3']);
+      expect(run.stderr).toBe(`${path.join(dir, 'one.txt')}: too many uploads a minute; trying again in 1 s\n`);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    } finally {
+      stand.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('uploads with the generated Flameshot script, and says why when the server refuses', async () => {

@@ -448,7 +448,7 @@ function UploadersSection() {
   return (
     <div className="stack-lg">
       <p className="muted">
-        ShareX, Flameshot and shell scripts upload with your account’s upload token. It can upload and read tags with your permissions, but cannot manage your account. Regenerating it stops every configuration downloaded before.
+        ShareX, Flameshot and shell scripts upload with your account’s upload token. Like a token with every scope, it can do what the API allows with your permissions: upload, list and read your files (private ones too), and make and delete short links; it cannot manage your account. Give a configuration only to what you would give your files, or use a named token with the upload scope alone. Regenerating it stops every configuration downloaded before.
       </p>
       <div className="card stack">
         <h2>Upload token</h2>
