@@ -11,7 +11,7 @@ import { effectiveQuotaBytes } from '../shared/quota.ts';
 import { checkProfileOptions, findOwnedProfile } from '../organisation/profiles.ts';
 import { parseField } from '../organisation/common.ts';
 import { ACCOUNT_NAME_LENGTH, nameSchema } from '../shared/display-name.ts';
-import { forbidden, invalid, notFound } from '../errors.ts';
+import { accountGone, AppError, forbidden, invalid, notFound } from '../errors.ts';
 import { claimEmail, deleteAccount } from './users.ts';
 import { confirmPassword } from './confirm-password.ts';
 import { passwordChangeKey } from './sign-in-keys.ts';
@@ -143,5 +143,9 @@ export async function updateAccountSettings(db: Db, dialect: Dialect, actor: Act
  */
 export async function deleteOwnAccount(db: Db, dialect: Dialect, user: { id: string; email: string }, password: string, ip: string): Promise<void> {
   await confirmPassword(db, user, password, ip);
-  await deleteAccount(db, dialect, user.id);
+  await deleteAccount(db, dialect, user.id).catch((error: unknown) => {
+    // Deleted meanwhile by someone else (an administrator, another tab): for this request, an
+    // account that is gone, as for any other of its requests.
+    throw error instanceof AppError && error.kind === 'not_found' ? accountGone() : error;
+  });
 }

@@ -2,7 +2,7 @@ import type { Db } from '../db/database.ts';
 import { verifyPassword } from '../auth/passwords.ts';
 import { clearHits, takeAttempt } from '../auth/throttle.ts';
 import { confirmSession } from '../auth/sessions.ts';
-import { AppError } from '../errors.ts';
+import { accountGone, AppError } from '../errors.ts';
 import { loginAttemptKey, loginLimits, TOO_MANY_SIGN_INS } from './login.ts';
 
 /**
@@ -14,7 +14,8 @@ import { loginAttemptKey, loginLimits, TOO_MANY_SIGN_INS } from './login.ts';
 export async function confirmPassword(db: Db, user: { id: string; email: string }, password: string, ip: string): Promise<void> {
   const key = loginAttemptKey(user.email, ip);
   await takeAttempt(db, key, loginLimits.perAccountAndIp, loginLimits.windowMs, TOO_MANY_SIGN_INS);
-  const row = await db.selectFrom('users').select('passwordHash').where('id', '=', user.id).executeTakeFirstOrThrow();
+  // Deleted since the request was authenticated (an administrator, another tab): the generic 401.
+  const row = await db.selectFrom('users').select('passwordHash').where('id', '=', user.id).executeTakeFirstOrThrow(accountGone);
   if (!(await verifyPassword(row.passwordHash, password))) throw new AppError('forbidden', 'The password is not right');
   await clearHits(db, key);
 }

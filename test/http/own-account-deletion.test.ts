@@ -80,3 +80,24 @@ describe('DELETE /api/account', () => {
     expect((await user.get('/api/auth/me')).status).toBe(200);
   });
 });
+
+describe('an account deleted by an administrator while it confirms its password or deletes itself', () => {
+  it('answers the generic 401 or success, never a 500 nor "User not found"', async () => {
+    const statuses: Array<[number, number]> = [];
+    for (let i = 0; i < 8; i++) {
+      const user = await member();
+      const [own, other] = await Promise.all([
+        i % 2 === 0 ? user.request('DELETE', '/api/account', { json: { password: PASSWORD } }) : user.post('/api/auth/confirm', { password: PASSWORD }),
+        admin.delete(`/api/users/${user.userId}`),
+      ]);
+      statuses.push([own.status, other.status]);
+      expect([204, 200, 401], `${own.status} ${own.text}`).toContain(own.status);
+      expect([204, 404], other.text).toContain(other.status);
+      expect(await server.ctx.db.selectFrom('users').select('id').where('id', '=', user.userId).executeTakeFirst()).toBeUndefined();
+    }
+    // Two tabs deleting the same account at once: one deletes it, the other finds no account.
+    const user = await member();
+    const twice = await Promise.all([user.request('DELETE', '/api/account', { json: { password: PASSWORD } }), user.request('DELETE', '/api/account', { json: { password: PASSWORD } })]);
+    expect(twice.map((r) => r.status).sort()).toEqual([204, 401]);
+  });
+});
