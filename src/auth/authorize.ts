@@ -160,6 +160,7 @@ async function namedTokenPrincipal(db: Db, secret: string, finalizesUpload: bool
 /** Legacy upload credential (spec, Authentication 9): no scope allowlist, still limited by current role permissions. */
 async function legacyPrincipal(db: Db, secret: string): Promise<Principal | null> {
   // Looked up by hash: the database comparison then leaks nothing about the secret's characters.
-  const row = await db.selectFrom('users').select(userColumns).where('uploadTokenHash', '=', sha256Hex(secret)).where('suspendedAt', 'is', null).executeTakeFirst();
-  return row ? withAccess(db, 'legacy', row) : null;
+  const hash = sha256Hex(secret);
+  const row = await db.selectFrom('users').select(userColumns).where('uploadTokenHash', '=', hash).where('suspendedAt', 'is', null).executeTakeFirst();
+  return row ? { ...(await withAccess(db, 'legacy', row)), legacyCredentialHash: hash } : null;
 }

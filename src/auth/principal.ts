@@ -35,4 +35,6 @@ export interface Principal {
   sessionRenewedUntil?: number;
   /** Only for named tokens. */
   token?: TokenGrant;
+  /** Only for the legacy credential: the hash it was found by, checked again when an upload commits. */
+  legacyCredentialHash?: string;
 }

@@ -75,8 +75,13 @@ export async function commitFiles(
       .updateTable('users')
       .set((eb) => ({ usedBytes: eb('usedBytes', '+', total), docSeq: eb('docSeq', '+', uploads.length) }))
       .where('id', '=', userId)
-      .returning(['quotaBytes', 'usedBytes', 'urlId', 'lastUploadAt', 'suspendedAt'])
+      .returning(['quotaBytes', 'usedBytes', 'urlId', 'lastUploadAt', 'suspendedAt', 'uploadTokenHash'])
       .executeTakeFirstOrThrow(accountGone);
+    // The legacy credential regenerated while the bytes arrived: refused as a revoked token is. It
+    // is the one the uploader configurations embed, the likeliest to leak.
+    if (principal.legacyCredentialHash !== undefined && owner.uploadTokenHash !== principal.legacyCredentialHash) {
+      throw forbidden('The upload credential was regenerated before the upload was finalized');
+    }
     // Suspended while the bytes arrived: refused as a revoked token is (docs/decisions.md, "Suspending an account").
     if (owner.suspendedAt !== null) throw forbidden('The account was suspended before the upload was finalized');
     // A named token revoked or expired while the bytes arrived no longer commits them: 403 (spec,

@@ -661,6 +661,23 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       expect(await server.ctx.db.selectFrom('files').select('id').where('userId', '=', user.userId).execute()).toEqual([]);
       expect(await storedKeys(`files/${user.userId}/`)).toEqual([]);
 
+      // The legacy credential, regenerated while its upload arrives (its configurations are the
+      // likeliest to leak). Its request has begun storing once the bytes' clean-up net is laid.
+      const legacy = (await user.get('/api/profile/upload-token')).body.data.uploadToken as string;
+      const storing = () =>
+        expect
+          .poll(async () => (await server.ctx.db.selectFrom('jobs').select('id').where('type', '=', 'storage.cleanup').where('dedupeKey', 'like', `%${user.userId}%`).execute()).length)
+          .toBeGreaterThan(0);
+      await server.ctx.db.deleteFrom('jobs').where('type', '=', 'storage.cleanup').where('dedupeKey', 'like', `%${user.userId}%`).execute();
+      const replaced = heldUpload(legacy);
+      await replaced.begun;
+      await storing();
+      expect((await user.post('/api/profile/upload-token')).status).toBe(200);
+      replaced.release();
+      const stale = await replaced.answer;
+      expect([stale.status, await stale.json()]).toEqual([403, { error: 'The upload credential was regenerated before the upload was finalized' }]);
+      expect((await user.get('/api/files')).body.data).toEqual([]);
+
       // A token still valid at the end commits as always.
       const kept = await user.post('/api/tokens', { name: 'kept', scopes: ['files:upload'] });
       const fine = heldUpload(kept.body.data.secret);
