@@ -138,10 +138,6 @@ const variables = {
 
 type Parsed = { [K in keyof typeof variables]: z.output<(typeof variables)[K]> };
 
-/**
- * Reads `.env` from the working directory into the environment, if there is one (contract §1). One
- * that cannot be read (no permission, a directory, bad syntax) is a ConfigError that names it.
- */
 /** The database an instance works on, in the words the operator set it with (never a password). */
 export function databaseName(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
   if (config.databaseUrl === null) return `the SQLite database ${path.join(config.dataDir, 'hoard.sqlite')}`;
@@ -149,6 +145,10 @@ export function databaseName(config: Pick<Config, 'databaseUrl' | 'dataDir'>): s
   return `the PostgreSQL database ${url.host}${url.pathname}`;
 }
 
+/**
+ * Reads `.env` from the working directory into the environment, if there is one (contract §1). One
+ * that cannot be read (no permission, a directory, bad syntax) is a ConfigError that names it.
+ */
 export function loadDotEnv(): void {
   if (!existsSync('.env')) return;
   let text: string;

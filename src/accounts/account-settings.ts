@@ -131,6 +131,12 @@ export async function updateAccountSettings(db: Db, dialect: Dialect, actor: Act
       const others = forAccount(trx, userId).deleteFrom('sessions');
       await (actor.sessionId === undefined ? others : others.where('id', '!=', actor.sessionId)).execute();
     }
+    // The current password was proved here (a new password, a new address): that confirms this
+    // session for an hour (docs/decisions.md, "Recent sign-in"), as POST /api/auth/confirm does. After
+    // a suspected theft, changing the password and then reviewing passkeys and two-factor asks once.
+    if ((passwordHash !== undefined || email !== undefined) && actor.sessionId !== undefined) {
+      await forAccount(trx, userId).updateTable('sessions').set({ confirmedAt: Date.now() }).where('id', '=', actor.sessionId).execute();
+    }
   });
   return getAccountSettings(db, userId, { exemptFromDefaultQuota: actor.exemptFromDefaultQuota });
 }

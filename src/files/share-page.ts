@@ -137,7 +137,7 @@ export function renderSharePage(input: SharePageInput): string {
   const name = escapeHtml(file.name);
   const meta = `${escapeHtml(file.mimeType)} · ${humanSize(file.size)}${expiryNote(file)}`;
   if (input.locked) {
-    const form = `<div class="card"><h1>${name}</h1><p class="meta">This file is protected by a password.</p>
+    const form = `<div class="card"><h1>${name}</h1><p class="meta">This file is protected by a password.${expiryNote(file).replace(' · ', ' ')}</p>
 <form id="unlock" method="post" action="${escapeHtml(input.unlockUrl)}" data-unlock-url="${escapeHtml(input.unlockUrl)}" data-page-url="${escapeHtml(input.pageUrl)}"><label for="password">Password</label><div class="actions"><input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
 <button type="submit">Unlock</button></div><p class="error" id="error" role="alert">${escapeHtml(input.unlockError ?? '')}</p></form></div>
 <script>${unlockScript}</script>`;

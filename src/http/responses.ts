@@ -183,7 +183,9 @@ export function openApiTransform(policyOf: (method: string, url: string) => Rout
     // The archive routes refuse API credentials whatever else they take (contract §9): a client
     // that sends its token with every request must learn it here, not from a 401.
     const refusesCredentials = policy.archive ? 'Refuses API credentials: a request with an Authorization header gets the generic 401, also on a public file.' : undefined;
-    const said = [schema.description, description, refusesCredentials].filter(Boolean);
+    // What adds a way into the account needs a recent sign-in (docs/decisions.md, "Recent sign-in").
+    const recentSignIn = policy.recentSignIn ? 'Needs a sign-in, or a password confirmed with POST /api/auth/confirm, within the last hour: else 403, naming that route.' : undefined;
+    const said = [schema.description, description, refusesCredentials, recentSignIn].filter(Boolean);
     if (said.length > 0) out.description = said.join('\n\n');
     if (policy.access.kind === 'api') {
       out['x-scope'] = policy.access.scope;

@@ -234,6 +234,9 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       const page = (await anonymous().get(soon.page)).text;
       expect(page).toContain('<p class="meta">text/plain · 11 bytes · Available until <time datetime="2099-03-04T05:06:07.890Z">4 Mar 2099, 05:06 UTC</time></p>');
       expect((await anonymous().get(lasting.page)).text).not.toContain('Available until');
+      // A locked page says it too, before the password.
+      const locked = await upload('locked-until.txt', 'behind a password', { fields: { expiresAt: '2099-03-04T05:06:07.890Z', password: 'open sesame' } });
+      expect((await anonymous().get(locked.page)).text).toContain('<p class="meta">This file is protected by a password. Available until <time datetime="2099-03-04T05:06:07.890Z">4 Mar 2099, 05:06 UTC</time></p>');
     });
 
     it('is a 404 HTML page for private, expired and missing files, but the owner sees their own', async () => {

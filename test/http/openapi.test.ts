@@ -159,6 +159,10 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(document.paths['/api/files/{id}/unlock']!.post!.requestBody!.content).sort()).toEqual(['application/json', 'application/x-www-form-urlencoded']);
     // The archive routes refuse API credentials, the share page's public ones too (contract §9).
     for (const policy of routePolicies.filter((p) => p.archive)) expect((operationOf(policy) as { description?: string }).description, policy.path).toMatch(/Authorization header gets the generic 401/);
+    // What adds a way into the account says it needs a recent sign-in, and its 403.
+    const recent = routePolicies.filter((p) => p.recentSignIn);
+    expect(recent.map((p) => `${p.method} ${p.path}`).sort()).toEqual(['POST /api/auth/passkeys', 'POST /api/auth/passkeys/options', 'POST /api/auth/totp/enable', 'POST /api/auth/totp/setup']);
+    for (const policy of recent) expect((operationOf(policy) as { description?: string }).description, policy.path).toMatch(/POST \/api\/auth\/confirm, within the last hour: else 403/);
     const shorten = document.paths['/api/urls']!.post!.requestBody!.content['application/json']!.schema!.properties!['url'] as { maxLength?: number };
     expect(shorten.maxLength).toBe(2048);
   });

@@ -131,6 +131,16 @@ describe('adding a passkey or a second factor needs a recent sign-in', () => {
     expect(await confirmedUntil(other)).toBeLessThan(Date.now());
   });
 
+  it('takes a password change made in this session as a confirmation', async () => {
+    const user = await account();
+    await age(user, 2 * RECENT_SIGN_IN_MS);
+    expect((await user.post('/api/auth/totp/setup')).status).toBe(403);
+    const changed = await user.patch('/api/account', { currentPassword: user.password, newPassword: 'a newer password' });
+    expect(changed.status).toBe(200);
+    expect(await confirmedUntil(user)).toBeGreaterThan(Date.now() + RECENT_SIGN_IN_MS - 60_000);
+    expect((await user.post('/api/auth/totp/setup')).status).toBe(200);
+  });
+
   it('counts wrong confirmations toward the sign-in throttle, and confirms only with a browser session', async () => {
     const user = await account();
     await age(user, 2 * RECENT_SIGN_IN_MS);

@@ -8,7 +8,8 @@ interface Session {
   setup: SetupStatus | null;
   /** Whether the account holds a permission (`administrator` holds all of them). */
   can(permission: Permission): boolean;
-  refresh(): Promise<void>;
+  /** Reads the account again; answers it, or null when signed out. */
+  refresh(): Promise<Me | null>;
   signedIn(me: Me): void;
   signOut(): Promise<void>;
 }
@@ -24,14 +25,16 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
   const [setup, setSetup] = useState<SetupStatus | null>(null);
 
-  const refresh = useCallback(async () => {
+  const refresh = useCallback(async (): Promise<Me | null> => {
     try {
       const data = await get<{ user: Me }>('/api/auth/me');
       setMe(data.user);
+      return data.user;
     } catch (error) {
       if (!(error instanceof ApiError) || error.status !== 401) throw error;
       setMe(null);
       setSetup(await get<SetupStatus>('/api/setup').catch(() => null));
+      return null;
     }
   }, []);
 

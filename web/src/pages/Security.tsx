@@ -61,7 +61,7 @@ function useRecentSignIn(): { confirmed: () => Promise<boolean>; dialog: ReactNo
         settle(true);
       }}
     >
-      <p>You signed in more than an hour ago. Adding a passkey or turning on two-factor asks for your password again, so that a browser left signed in cannot add a way into your account.</p>
+      <p>Adding a passkey or turning on two-factor asks for your password when you signed in (or last gave it) nearly an hour ago or more, so that a browser left signed in cannot add a way into your account.</p>
       <label>
         Your password
         <input type="password" name="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} data-autofocus />

@@ -191,7 +191,7 @@ function RegisterForm({
   inviteRequired?: boolean;
   invite?: string;
   onDone: (me: Me) => void;
-  onRace: () => Promise<void>;
+  onRace: () => Promise<unknown>;
 }) {
   const [name, setName] = useState('');
   const [email, setEmail] = useState('');

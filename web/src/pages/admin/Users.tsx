@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { del, get, patch, post } from '../../api.ts';
 import { formatBytes, formatDate } from '../../format.ts';
-import { useMe, useSession } from '../../session.tsx';
+import { hasPermission, useMe, useSession } from '../../session.tsx';
 import { Badge, DataTable, Empty, ErrorNote, FormDialog, Loading, useAction, useConfirm, useFocusAfterRemoval, useLoad, useToast } from '../../ui.tsx';
 import type { AdminUser, Role, RoleSummary } from '@api';
 import { fromMiB, toMiB } from './mib.ts';
@@ -130,7 +130,8 @@ export function UsersSection() {
             setEditing(null);
             // One's own roles changed (an administrator giving up the role): the app's permissions
             // follow first, so a page no longer allowed says so instead of an error over old rows.
-            if (editing !== 'new' && editing.id === me.id) await refresh();
+            // Gone with the role: the page says so, and the list is not asked for again.
+            if (editing !== 'new' && editing.id === me.id && !hasPermission(await refresh(), 'users.manage')) return;
             void users.reload();
           }}
         />
