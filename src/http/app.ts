@@ -282,7 +282,14 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       if (request.method === 'OPTIONS') return reply.code(204).send();
       return sendError(request, reply, 405, `${request.method} is not allowed here; use ${allowed.join(', ')}`);
     }
-    if (path.startsWith('/api/')) return sendError(request, reply, 404, `No route ${request.method} ${path}`);
+    // A script's base URL written with a slash at its end asks for `//api/files`, and one with a slash
+    // added `/api/files/`: the route is not taken under another path (the contract's are exact), but
+    // the answer names the one meant, in JSON a script can read.
+    const meant = path.replace(/\/{2,}/g, '/').replace(/(.)\/$/, '$1');
+    const known = meant !== path && meant.startsWith('/api/') && methodsForUrl(meant).includes(method);
+    if (path.startsWith('/api/') || known) {
+      return sendError(request, reply, 404, `No route ${request.method} ${path}${known ? `: the route is ${request.method} ${meant} (check for a slash too many in the address, as a base URL ending in "/" gives)` : ''}`);
+    }
     // Under the share page's headers, as its own 404 is: no framing, no sniffing, nothing but its style.
     sharePageHeaders(reply, notFoundPolicy);
     return reply.code(404).send(renderNotFoundPage());

@@ -43,6 +43,9 @@ export async function receiveSingleUpload(ctx: AppContext, principal: Principal,
   try {
     for await (const part of parts) {
       if (part.type === 'field') {
+        // `curl -F "file=<notes.txt"` sends the file's text as a field, not a file: said so, with
+        // the way to send a file, rather than "no file part named file".
+        if (part.fieldname === FILE_FIELD) throw invalid(`"${FILE_FIELD}" came as a text field, not a file part (one with a filename): send the file as a file (curl: -F "${FILE_FIELD}=@path")`);
         collectField(fields, part);
         continue;
       }

@@ -51,6 +51,24 @@ describe('platform routes', () => {
     }
   });
 
+  it('names the route meant when a script asks with a slash too many, in JSON', async () => {
+    // A base URL ending in "/" joined with "/api/files" gives "//api/files"; one with a slash added, "/api/files/".
+    for (const [path, meant] of [
+      ['//api/files', '/api/files'],
+      ['/api/files/', '/api/files'],
+      ['/api//files', '/api/files'],
+    ]) {
+      const answer = await new Client(server.baseUrl).post(path!, {});
+      expect([answer.status, answer.headers.get('content-type'), answer.body?.error], path).toEqual([
+        404,
+        expect.stringMatching(/^application\/json/),
+        `No route POST ${path}: the route is POST ${meant} (check for a slash too many in the address, as a base URL ending in "/" gives)`,
+      ]);
+    }
+    // A path that is no route even so is answered as before: the HTML 404 outside /api/.
+    expect((await new Client(server.baseUrl).get('//nothing/here')).headers.get('content-type')).toMatch(/^text\/html/);
+  });
+
   it('refuses a JSON body with fields on a route that takes none, before acting', async () => {
     const owner = await signUp(server.baseUrl);
     const credential = (await owner.get('/api/profile/upload-token')).body.data.uploadToken as string;

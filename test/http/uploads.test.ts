@@ -480,6 +480,14 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       const named = await uploadFile(user, 'program.txt', executable, { type: 'application/octet-stream' });
       expect(named.body.data.type).toBe('application/x-msdownload');
     });
+    it('says that a "file" sent as a text field is not a file part, and how to send one', async () => {
+      const user = await member();
+      const boundary = 'text-field-boundary';
+      const body = `--${boundary}\r\nContent-Disposition: form-data; name="file"\r\n\r\nthe text of notes.txt\r\n--${boundary}--\r\n`;
+      const answer = await user.request('POST', '/api/files', { body, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+      expect([answer.status, answer.body.error]).toEqual([400, '"file" came as a text field, not a file part (one with a filename): send the file as a file (curl: -F "file=@path")']);
+    });
+
     it('takes HEIC and HEIF for one another, as the one container they are', async () => {
       const user = await member();
       // The smallest ISO BMFF file of each brand: a file-type box alone.
