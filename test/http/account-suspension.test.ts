@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
-import { createToken, uploadFile } from '../support/uploads.ts';
+import { createToken, heldUpload, uploadFile } from '../support/uploads.ts';
 
 let server: TestServer;
 let admin: Awaited<ReturnType<typeof signUp>>;
@@ -84,29 +84,13 @@ describe('suspending an account', () => {
   it('refuses an upload whose account was suspended while its bytes arrived', async () => {
     const user = await member();
     const token = await createToken(user, ['files:upload']);
-    const boundary = 'suspendboundary';
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let step = 0;
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        step++;
-        if (step === 1) {
-          controller.enqueue(new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="late.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`));
-          controller.enqueue(new Uint8Array(32 * 1024));
-          return;
-        }
-        await released;
-        controller.enqueue(new TextEncoder().encode(`\r\n--${boundary}--\r\n`));
-        controller.close();
-      },
-    });
-    const answer = fetch(`${server.baseUrl}/api/files`, { method: 'POST', body, duplex: 'half', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}` } } as RequestInit);
+    const held = heldUpload(server.baseUrl, token);
+    await held.begun;
     // Authenticated once the token shows a use.
     await expect.poll(async () => (await user.get('/api/tokens')).body.data.tokens[0].lastUsedAt).not.toBeNull();
     expect((await suspend(user.userId, true)).status).toBe(200);
-    release();
-    const refused = await answer;
+    held.release();
+    const refused = await held.answer;
     expect([refused.status, await refused.json()]).toEqual([403, { error: 'The account was suspended before the upload was finalized' }]);
     expect(await server.ctx.db.selectFrom('files').select('id').where('userId', '=', user.userId).execute()).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
-import { createToken, PNG_1X1, uploadFile } from '../support/uploads.ts';
+import { createToken, heldUpload as heldUploadAt, PNG_1X1, uploadFile } from '../support/uploads.ts';
 import { storageEnv, storageKinds } from '../support/storage-env.ts';
 import { withoutEveryonePermission } from '../support/roles.ts';
 import { tarBytes, zipBytes } from '../support/archives.ts';
@@ -612,32 +612,7 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
   });
 
   describe('a token that becomes invalid while its upload arrives (spec, Errors: 403)', () => {
-    /** POST /api/files with a body held open until `release` is called, after its first bytes. */
-    const heldUpload = (token: string) => {
-      const boundary = 'heldboundary';
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => (release = resolve));
-      let started!: () => void;
-      const begun = new Promise<void>((resolve) => (started = resolve));
-      let step = 0;
-      const body = new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          step++;
-          if (step === 1) {
-            controller.enqueue(new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="held.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`));
-            controller.enqueue(new Uint8Array(64 * 1024).fill(7));
-            started();
-            return;
-          }
-          await released;
-          controller.enqueue(new Uint8Array(64 * 1024).fill(8));
-          controller.enqueue(new TextEncoder().encode(`\r\n--${boundary}--\r\n`));
-          controller.close();
-        },
-      });
-      const answer = fetch(`${server.baseUrl}/api/files`, { method: 'POST', body, duplex: 'half', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}` } } as RequestInit);
-      return { answer, begun, release };
-    };
+    const heldUpload = (credential: string) => heldUploadAt(server.baseUrl, credential);
 
     it('refuses the upload with 403 when the token is revoked, or expires, before the upload is finalized, and keeps nothing of it', async () => {
       const user = await member();

@@ -37,3 +37,34 @@ export async function createToken(session: Client, scopes: string[], extra: Reco
   if (response.status !== 201) throw new Error(`token creation failed: ${response.status} ${response.text}`);
   return response.body.data.secret;
 }
+
+/**
+ * POST /api/files with a bearer credential and a body held open after its first bytes until
+ * `release` is called: an upload whose credential or account can be changed while it arrives.
+ * `begun` resolves once the first bytes are sent (the server may not have read them yet).
+ */
+export function heldUpload(baseUrl: string, credential: string): { answer: Promise<globalThis.Response>; begun: Promise<void>; release: () => void } {
+  const boundary = 'heldboundary';
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let started!: () => void;
+  const begun = new Promise<void>((resolve) => (started = resolve));
+  let step = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      step++;
+      if (step === 1) {
+        controller.enqueue(new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="held.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+        controller.enqueue(new Uint8Array(64 * 1024).fill(7));
+        started();
+        return;
+      }
+      await released;
+      controller.enqueue(new Uint8Array(64 * 1024).fill(8));
+      controller.enqueue(new TextEncoder().encode(`\r\n--${boundary}--\r\n`));
+      controller.close();
+    },
+  });
+  const answer = fetch(`${baseUrl}/api/files`, { method: 'POST', body, duplex: 'half', headers: { authorization: `Bearer ${credential}`, 'content-type': `multipart/form-data; boundary=${boundary}` } } as RequestInit);
+  return { answer, begun, release };
+}
