@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { Client, signUp, uniqueEmail } from '../support/client.ts';
+import { clientAt as clientFrom, Client, signUp, uniqueEmail } from '../support/client.ts';
 import { SoftwareAuthenticator } from '../support/authenticator.ts';
 
 let server: TestServer;
@@ -22,11 +22,7 @@ type Account = Client & { email: string; password: string; userId: string; ip: s
 
 /** A browser at its own client IP address. */
 function clientAt(ip = `203.0.113.${++ipCounter}`): Client & { ip: string } {
-  const client = new Client(server.baseUrl) as Client & { ip: string };
-  client.ip = ip;
-  const request = client.request.bind(client);
-  client.request = (method, path, options = {}) => request(method, path, { ...options, headers: { ...options.headers, 'x-forwarded-for': ip } });
-  return client;
+  return Object.assign(clientFrom(server.baseUrl, ip), { ip });
 }
 
 async function account(): Promise<Account> {

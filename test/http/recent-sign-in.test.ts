@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { Client, signUp, uniqueEmail } from '../support/client.ts';
+import { Client, clientAt, signUp, uniqueEmail } from '../support/client.ts';
 import { createToken } from '../support/uploads.ts';
 import { SoftwareAuthenticator } from '../support/authenticator.ts';
 import { codeAt } from '../support/totp.ts';
@@ -25,13 +25,7 @@ afterAll(() => server.close());
 
 type Account = Client & { email: string; password: string; userId: string };
 
-function browser(): Client {
-  const client = new Client(server.baseUrl);
-  const ip = `198.51.100.${++ipCounter}`;
-  const request = client.request.bind(client);
-  client.request = (method, path, options = {}) => request(method, path, { ...options, headers: { ...options.headers, 'x-forwarded-for': ip } });
-  return client;
-}
+const browser = (): Client => clientAt(server.baseUrl, `198.51.100.${++ipCounter}`);
 
 async function account(): Promise<Account> {
   const email = uniqueEmail('recent');

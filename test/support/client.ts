@@ -88,3 +88,14 @@ export async function signUp(baseUrl: string, email = uniqueEmail(), password = 
   client.userId = response.body.data.user.id;
   return client;
 }
+
+/**
+ * A client that speaks from the client address `ip` (X-Forwarded-For, for a server started with
+ * TRUST_PROXY): the sign-in throttles count per address, so each browser of a test has its own.
+ */
+export function clientAt(baseUrl: string, ip: string): Client {
+  const client = new Client(baseUrl);
+  const request = client.request.bind(client);
+  client.request = (method, path, options = {}) => request(method, path, { ...options, headers: { ...options.headers, 'x-forwarded-for': ip } });
+  return client;
+}
