@@ -6,7 +6,7 @@ import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from '../auth/passw
 import { clearHits, takeAttempt } from '../auth/throttle.ts';
 import { loginLimits } from './login.ts';
 import { readSettings } from '../settings/instance-settings.ts';
-import { parseStoredOptions, type ProfileOptions } from '../shared/upload-options.ts';
+import { parseStoredOptions } from '../shared/upload-options.ts';
 import { effectiveQuotaBytes } from '../shared/quota.ts';
 import { checkProfileOptions, findOwnedProfile } from '../organisation/profiles.ts';
 import { parseField } from '../organisation/common.ts';

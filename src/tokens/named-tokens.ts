@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { lockAccountRow } from '../db/locks.ts';
 import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type AccountScope, type Executor } from '../db/account-scope.ts';

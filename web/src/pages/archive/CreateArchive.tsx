@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { get, post } from '../../api.ts';
-import { formatBytes, pluralize } from '../../format.ts';
+import { formatBytes } from '../../format.ts';
 import { useSession } from '../../session.tsx';
 import { CopyButton, useSubmit } from '../../ui.tsx';
 import type { FileRecord, Folder, UploadLinks, UploadProfile } from '@api';
