@@ -126,18 +126,19 @@ const expiryFormat = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: '
  * nothing, then was a 404. In UTC, the one zone the server knows the visitor can read; a `<time>`
  * element carries the exact instant.
  */
-function expiryNote(file: FileRow): string {
-  if (file.expiresAt === null) return '';
+function expiryNote(file: FileRow): string | null {
+  if (file.expiresAt === null) return null;
   const at = new Date(Number(file.expiresAt));
-  return ` · Available until <time datetime="${at.toISOString()}">${expiryFormat.format(at)} UTC</time>`;
+  return `Available until <time datetime="${at.toISOString()}">${expiryFormat.format(at)} UTC</time>`;
 }
 
 export function renderSharePage(input: SharePageInput): string {
   const { file } = input;
   const name = escapeHtml(file.name);
-  const meta = `${escapeHtml(file.mimeType)} · ${humanSize(file.size)}${expiryNote(file)}`;
+  const expiry = expiryNote(file);
+  const meta = [escapeHtml(file.mimeType), humanSize(file.size), ...(expiry ? [expiry] : [])].join(' · ');
   if (input.locked) {
-    const form = `<div class="card"><h1>${name}</h1><p class="meta">This file is protected by a password.${expiryNote(file).replace(' · ', ' ')}</p>
+    const form = `<div class="card"><h1>${name}</h1><p class="meta">This file is protected by a password.${expiry ? ` ${expiry}` : ''}</p>
 <form id="unlock" method="post" action="${escapeHtml(input.unlockUrl)}" data-unlock-url="${escapeHtml(input.unlockUrl)}" data-page-url="${escapeHtml(input.pageUrl)}"><label for="password">Password</label><div class="actions"><input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
 <button type="submit">Unlock</button></div><p class="error" id="error" role="alert">${escapeHtml(input.unlockError ?? '')}</p></form></div>
 <script>${unlockScript}</script>`;
