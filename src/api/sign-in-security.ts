@@ -77,4 +77,6 @@ export const sessionListResponse = success(z.object({ sessions: z.array(sessionR
  * Until when this browser session may add a passkey or turn on two-factor: its sign-in or its latest
  * password confirmation, plus an hour (docs/decisions.md, "Recent sign-in").
  */
-export const confirmationResponse = success(z.object({ confirmedUntil: timestamp.describe('May be in the past: confirm the password again (POST /api/auth/confirm)') }));
+const confirmationSchema = z.object({ confirmedUntil: timestamp.describe('May be in the past: confirm the password again (POST /api/auth/confirm)') });
+export const confirmationResponse = success(confirmationSchema);
+export type SessionConfirmation = z.infer<typeof confirmationSchema>;

@@ -4,7 +4,7 @@ import { formatDateTime } from '../format.ts';
 import { useSession } from '../session.tsx';
 import { Badge, CopyButton, DataTable, Empty, ErrorNote, FormDialog, Loading, PageHeader, SubmitButton, useAction, useConfirm, useFocusAfterRemoval, useLoad, useSubmit, useToast } from '../ui.tsx';
 import { explainPasskeyError } from '../passkey-errors.ts';
-import type { Passkey, SessionRecord } from '@api';
+import type { Passkey, SessionConfirmation, SessionRecord } from '@api';
 
 /**
  * Sign-in security (contract §8): two-factor codes, passkeys and the browser sessions of the account.
@@ -44,7 +44,7 @@ function useRecentSignIn(): { confirmed: () => Promise<boolean>; dialog: ReactNo
     setPassword('');
   };
   const confirmed = async () => {
-    const { confirmedUntil } = await get<{ confirmedUntil: string }>('/api/auth/confirm');
+    const { confirmedUntil } = await get<SessionConfirmation>('/api/auth/confirm');
     if (Date.parse(confirmedUntil) - Date.now() > CONFIRM_MARGIN_MS) return true;
     return new Promise<boolean>((resolve) => {
       answer.current = resolve;
