@@ -129,8 +129,8 @@ export function UsersSection() {
             toast(editing === 'new' ? 'Account created' : `Saved ${editing.email}`);
             setEditing(null);
             // One's own roles changed (an administrator giving up the role): the app's permissions
-            // follow first, so a page no longer allowed says so instead of an error over old rows.
-            // Gone with the role: the page says so, and the list is not asked for again.
+            // follow first, so a page no longer allowed says so instead of an error over old rows,
+            // and the list is not asked for again.
             if (editing !== 'new' && editing.id === me.id && !hasPermission(await refresh(), 'users.manage')) return;
             void users.reload();
           }}
