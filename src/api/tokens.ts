@@ -57,3 +57,20 @@ export const shareXUploaderSchema = z
   })
   .meta({ id: 'ShareXUploader' });
 export type ShareXUploader = z.infer<typeof shareXUploaderSchema>;
+
+/** The ShareX URL shortener (`.sxcu`) that GET /api/profile/sharex-shortener downloads; it embeds the legacy credential. */
+export const shareXShortenerSchema = z
+  .object({
+    Version: z.string(),
+    Name: z.string(),
+    DestinationType: z.literal('URLShortener'),
+    RequestMethod: z.literal('POST'),
+    RequestURL: z.string(),
+    Headers: z.object({ Authorization: z.string() }),
+    Body: z.literal('JSON'),
+    Data: z.string().describe('The JSON body, with `{input}` where ShareX puts the URL to shorten'),
+    URL: z.string(),
+    ErrorMessage: z.string(),
+  })
+  .meta({ id: 'ShareXShortener' });
+export type ShareXShortener = z.infer<typeof shareXShortenerSchema>;

@@ -146,6 +146,7 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'GET', path: '/api/profile/upload-token', access: session('tokens.manage'), errors: 'ApiError' },
   { method: 'POST', path: '/api/profile/upload-token', access: session('tokens.manage'), errors: 'ApiError' },
   { method: 'GET', path: '/api/profile/sharex', access: session('tokens.manage'), errors: 'ApiError' },
+  { method: 'GET', path: '/api/profile/sharex-shortener', access: session('tokens.manage'), errors: 'ApiError' },
   { method: 'GET', path: '/api/profile/flameshot', access: session('tokens.manage'), errors: 'ApiError' },
   { method: 'GET', path: '/api/profile/bash', access: session('tokens.manage'), errors: 'ApiError' },
 

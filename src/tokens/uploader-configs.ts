@@ -3,7 +3,7 @@
  * regenerating it invalidates every configuration generated before.
  */
 
-import type { ShareXUploader } from '../api/tokens.ts';
+import type { ShareXShortener, ShareXUploader } from '../api/tokens.ts';
 
 export function sharexConfig(baseUrl: string, uploadToken: string, instanceName: string): ShareXUploader {
   return {
@@ -17,6 +17,27 @@ export function sharexConfig(baseUrl: string, uploadToken: string, instanceName:
     FileFormName: 'file',
     URL: '{json:data.url}',
     ThumbnailURL: '{json:data.rawUrl}',
+    ErrorMessage: '{json:error}',
+  };
+}
+
+/**
+ * ShareX's URL shortener destination, which the uploader above cannot serve: it sends the URL as a
+ * JSON body to POST /api/urls, whose answer (spec, Resources: Short link) carries the short code
+ * alone, so the link is built from the public address `{base_url}/u/<shortCode>`. ShareX
+ * JSON-escapes `{input}` in a JSON body.
+ */
+export function sharexShortenerConfig(baseUrl: string, uploadToken: string, instanceName: string): ShareXShortener {
+  return {
+    Version: '16.1.0',
+    Name: `Hoard links (${instanceName})`,
+    DestinationType: 'URLShortener',
+    RequestMethod: 'POST',
+    RequestURL: `${baseUrl}/api/urls`,
+    Headers: { Authorization: `Bearer ${uploadToken}` },
+    Body: 'JSON',
+    Data: '{"url":"{input}"}',
+    URL: `${baseUrl}/u/{json:data.shortCode}`,
     ErrorMessage: '{json:error}',
   };
 }

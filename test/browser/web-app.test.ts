@@ -600,6 +600,9 @@ describe('the web app in Chromium', () => {
     const download = page.waitForEvent('download');
     await page.getByRole('link', { name: 'ShareX uploader (.sxcu)' }).click();
     expect((await download).suggestedFilename()).toMatch(/\.sxcu$/);
+    const shortener = page.waitForEvent('download');
+    await page.getByRole('link', { name: 'ShareX URL shortener (.sxcu)' }).click();
+    expect((await shortener).suggestedFilename()).toMatch(/-links\.sxcu$/);
     await shot('16-integrations-uploaders');
 
     // What the token did is in the administration's activity log (records are written in batches).

@@ -281,6 +281,7 @@ describe('legacy upload credential', () => {
       uploadToken: await owner.get('/api/profile/upload-token'),
       regenerated: await owner.post('/api/profile/upload-token'),
       sharex: await owner.get('/api/profile/sharex'),
+      sharexShortener: await owner.get('/api/profile/sharex-shortener'),
       bash: await owner.get('/api/profile/bash'),
       flameshot: await owner.get('/api/profile/flameshot'),
       token: await owner.post('/api/tokens', { name: 'cached?', scopes: ['files:read'] }),
@@ -407,5 +408,35 @@ describe('legacy upload credential', () => {
       expect(script.text).toContain(token);
       expect(script.text).toContain(server.baseUrl);
     }
+  });
+
+  it('shortens a URL with the ShareX URL shortener configuration, as ShareX applies it', async () => {
+    const answer = await owner.get('/api/profile/sharex-shortener');
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-disposition')).toMatch(/attachment; filename=".*-links\.sxcu"/);
+    const config = JSON.parse(answer.text);
+    expect(config).toMatchObject({ DestinationType: 'URLShortener', RequestMethod: 'POST', Body: 'JSON' });
+    // ShareX: {input} JSON-escaped into the body, the headers as given, then {json:…} read from the answer.
+    const shareX = async (input: string) => {
+      const response = await fetch(config.RequestURL, {
+        method: config.RequestMethod,
+        headers: { ...config.Headers, 'content-type': 'application/json' },
+        body: config.Data.replace('{input}', JSON.stringify(input).slice(1, -1)),
+      });
+      const json = await response.json();
+      const fill = (template: string) => template.replace(/\{json:([^}]+)\}/g, (_, path: string) => path.split('.').reduce((value: any, key) => value?.[key], json));
+      return { status: response.status, url: response.ok ? fill(config.URL) : null, error: response.ok ? null : fill(config.ErrorMessage) };
+    };
+    const target = 'https://example.com/a path?q="quoted"&x=1#end';
+    const shortened = await shareX(target);
+    expect(shortened.status).toBe(200);
+    expect(shortened.url).toMatch(new RegExp(`^${server.baseUrl}/u/[A-Za-z0-9_]{6}$`));
+    const visit = await fetch(shortened.url!, { redirect: 'manual' });
+    expect(visit.status).toBe(302);
+    expect(visit.headers.get('location')).toBe(new URL(target).href);
+    // What ShareX shows when the server refuses.
+    expect(await shareX('not a url')).toMatchObject({ status: 400, error: expect.stringMatching(/http/) });
+    expect((await owner.post('/api/profile/upload-token')).status).toBe(200);
+    expect(await shareX('https://example.com/')).toMatchObject({ status: 401, error: 'Unauthorized' });
   });
 });

@@ -1,8 +1,8 @@
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { bytes, ok } from '../responses.ts';
-import { shareXUploaderSchema, uploadTokenResponse } from '../../api/tokens.ts';
+import { shareXShortenerSchema, shareXUploaderSchema, uploadTokenResponse } from '../../api/tokens.ts';
 import { getUploadToken, regenerateUploadToken } from '../../tokens/legacy-token.ts';
-import { bashScript, flameshotScript, sharexConfig } from '../../tokens/uploader-configs.ts';
+import { bashScript, flameshotScript, sharexConfig, sharexShortenerConfig } from '../../tokens/uploader-configs.ts';
 
 export const legacyCredentialRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['tokens'];
@@ -26,16 +26,22 @@ export const legacyCredentialRoutes: RouteModule = async (app, { ctx }) => {
     async (request) => ok({ uploadToken: await regenerateUploadToken(ctx.db, ctx.secretBox, principalOf(request).user.id) }),
   );
 
-  // A file to download, sent as written (indented for people to read): typed like bytes(), whose
-  // bodies are not serialised, while the schema still documents and (in tests) checks its JSON.
-  const sharexFile: ReturnType<typeof bytes> = { description: 'The .sxcu file, a JSON document', content: { 'application/json': { schema: shareXUploaderSchema } } };
-  app.get('/api/profile/sharex', { schema: { tags, operationId: 'getShareXConfig', summary: 'ShareX custom uploader (.sxcu)', response: { 200: sharexFile } } }, async (request, reply) => {
-    const token = await getUploadToken(ctx.db, ctx.secretBox, request.log, principalOf(request).user.id);
-    return reply
-      .header('Content-Disposition', `attachment; filename="hoard-${host.replace(/[^a-zA-Z0-9.-]/g, '_')}.sxcu"`)
-      .type('application/json; charset=utf-8')
-      .send(JSON.stringify(sharexConfig(baseUrl, token, host), null, 2));
-  });
+  // Files to download, sent as written (indented for people to read): typed like bytes(), whose
+  // bodies are not serialised, while the schemas still document and (in tests) check their JSON.
+  const fileName = host.replace(/[^a-zA-Z0-9.-]/g, '_');
+  for (const [path, make, schema, file, operationId, summary] of [
+    ['/api/profile/sharex', sharexConfig, shareXUploaderSchema, `hoard-${fileName}.sxcu`, 'getShareXConfig', 'ShareX custom uploader (.sxcu)'],
+    ['/api/profile/sharex-shortener', sharexShortenerConfig, shareXShortenerSchema, `hoard-${fileName}-links.sxcu`, 'getShareXShortenerConfig', 'ShareX URL shortener (.sxcu)'],
+  ] as const) {
+    const sxcu: ReturnType<typeof bytes> = { description: 'The .sxcu file, a JSON document', content: { 'application/json': { schema } } };
+    app.get(path, { schema: { tags, operationId, summary, response: { 200: sxcu } } }, async (request, reply) => {
+      const token = await getUploadToken(ctx.db, ctx.secretBox, request.log, principalOf(request).user.id);
+      return reply
+        .header('Content-Disposition', `attachment; filename="${file}"`)
+        .type('application/json; charset=utf-8')
+        .send(JSON.stringify(make(baseUrl, token, host), null, 2));
+    });
+  }
 
   for (const [path, make, file, operationId] of [
     ['/api/profile/flameshot', flameshotScript, 'hoard-flameshot.sh', 'getFlameshotScript'],

@@ -487,6 +487,12 @@ function UploadersSection() {
             <span className="muted small">Open the file to add Hoard as a custom uploader.</span>
           </li>
           <li>
+            <a className="button" href="/api/profile/sharex-shortener" download>
+              ShareX URL shortener (.sxcu)
+            </a>{' '}
+            <span className="muted small">Shortens links with your short links here.</span>
+          </li>
+          <li>
             <a className="button" href="/api/profile/flameshot" download>
               Flameshot script
             </a>{' '}
