@@ -124,3 +124,38 @@ export const mediaProgressResponse = success(mediaProgressSchema);
 export const inviteListResponse = success(z.object({ invites: z.array(inviteSchema).describe('Newest first') }));
 export const inviteResponse = success(inviteSchema);
 export const auditPageResponse = success(auditPageSchema);
+
+/** An account as a take-down names it: who owns what an address leads to. */
+const reportedOwnerSchema = z.object({ id: z.string(), email: z.string() });
+
+/**
+ * What an address of this instance leads to (GET /api/moderation/lookup): a file or a short link of
+ * any account, with its owner, for an administrator to take down (docs/decisions.md, "Taking down content").
+ */
+export const reportedContentSchema = z
+  .discriminatedUnion('kind', [
+    z.object({
+      kind: z.literal('file'),
+      id: z.string().describe('The file ID, for DELETE /api/moderation/files/{id}'),
+      label: z.string().describe("The file's name"),
+      mimeType: z.string(),
+      sizeBytes: z.number().int(),
+      visibility: z.enum(['PUBLIC', 'PRIVATE']),
+      hasPassword: z.boolean(),
+      views: z.number().int(),
+      createdAt: timestamp,
+      owner: reportedOwnerSchema,
+    }),
+    z.object({
+      kind: z.literal('link'),
+      id: z.string().describe('The link record ID, for DELETE /api/moderation/links/{id}'),
+      label: z.string().describe('Where the link redirects'),
+      shortCode: z.string(),
+      clicks: z.number().int(),
+      createdAt: timestamp,
+      owner: reportedOwnerSchema,
+    }),
+  ])
+  .meta({ id: 'ReportedContent' });
+export type ReportedContent = z.infer<typeof reportedContentSchema>;
+export const reportedContentResponse = success(reportedContentSchema);

@@ -137,6 +137,10 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'GET', path: '/api/invites', access: session('users.manage'), errors: 'ApiError' },
   { method: 'POST', path: '/api/invites', access: session('users.manage'), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/invites/:id', access: session('users.manage'), errors: 'ApiError' },
+  // Taking down one file or short link of any account (docs/decisions.md, "Taking down content").
+  { method: 'GET', path: '/api/moderation/lookup', access: session('users.manage'), errors: 'ApiError' },
+  { method: 'DELETE', path: '/api/moderation/files/:id', access: session('users.manage'), errors: 'ApiError' },
+  { method: 'DELETE', path: '/api/moderation/links/:id', access: session('users.manage'), errors: 'ApiError' },
 
   // Named tokens and the legacy upload credential (contract §3).
   { method: 'POST', path: '/api/tokens', access: session('tokens.manage'), errors: 'ApiError' },

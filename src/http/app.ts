@@ -39,6 +39,7 @@ import { userRoutes } from './routes/users.ts';
 import { roleRoutes } from './routes/roles.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { inviteRoutes } from './routes/invites.ts';
+import { moderationRoutes } from './routes/moderation.ts';
 import { tokenRoutes } from './routes/tokens.ts';
 import { legacyCredentialRoutes } from './routes/legacy-credential.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
@@ -57,7 +58,7 @@ import { clientKey } from '../shared/client-key.ts';
 
 export type { App } from './route-module.ts';
 
-const routeModules: RouteModule[] = [healthRoutes, authRoutes, passkeyRoutes, sessionRoutes, twoFactorRoutes, archiveRoutes, shareArchiveRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, unlockRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes, auditRoutes, setupRoutes, apiDocsRoutes, webAppRoutes];
+const routeModules: RouteModule[] = [healthRoutes, authRoutes, passkeyRoutes, sessionRoutes, twoFactorRoutes, archiveRoutes, shareArchiveRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, moderationRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, unlockRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes, auditRoutes, setupRoutes, apiDocsRoutes, webAppRoutes];
 
 /** One access-log line per request, when it completes, instead of Fastify's two (received, completed). */
 class AccessLog extends LogController {

@@ -1249,4 +1249,37 @@ describe('the web app at its edges', () => {
     }
     expect(problems).toEqual([]);
   });
+
+  test('an administrator takes down one file of another account from its address, after seeing whose it is', async () => {
+    const email = uniqueEmail('reported');
+    await createAccount(email);
+    const member = new Client(server.baseUrl);
+    expect((await member.post('/api/auth/login', { email, password: PASSWORD })).status).toBe(200);
+    const reported = (await uploadFile(member, 'reported-scan.txt', 'reported bytes')).body.data as { url: string; rawUrl: string };
+    const kept = (await uploadFile(member, 'kept-notes.txt', 'kept bytes')).body.data as { rawUrl: string };
+
+    await ownerAt('/app/files');
+    await page.goto(`${server.baseUrl}/app/admin?tab=takedown`);
+    const address = page.getByLabel('Address');
+    // An address that leads nowhere says so.
+    await address.fill(`${server.baseUrl}/u/Zz9_Zz`);
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByRole('alert').getByText(/^Nothing at this address/).waitFor();
+
+    await address.fill(reported.url);
+    await page.getByRole('button', { name: 'Find' }).click();
+    const card = page.getByTestId('reported-content');
+    await card.getByText('reported-scan.txt').waitFor();
+    await expect(card.textContent()).resolves.toContain(email);
+    await card.getByRole('button', { name: 'Take down' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Take down file' });
+    await expect(dialog.textContent()).resolves.toContain(`reported-scan.txt of ${email}`);
+    await dialog.getByRole('button', { name: 'Take down' }).click();
+    await page.getByRole('status').getByText('File taken down: reported-scan.txt').waitFor();
+    await expect.poll(() => card.count()).toBe(0);
+    await expect.poll(() => page.evaluate('document.activeElement?.getAttribute("name")')).toBe('address');
+    expect((await fetch(reported.rawUrl)).status).toBe(404);
+    expect((await fetch(kept.rawUrl)).status).toBe(200);
+    expect(problems).toEqual([]);
+  });
 });

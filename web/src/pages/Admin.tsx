@@ -4,6 +4,7 @@ import { ActivitySection } from './admin/Activity.tsx';
 import { InvitesSection } from './admin/Invites.tsx';
 import { RolesSection } from './admin/Roles.tsx';
 import { SettingsSection } from './admin/Settings.tsx';
+import { TakedownSection } from './admin/Takedown.tsx';
 import { UsersSection } from './admin/Users.tsx';
 
 /** The administration page: one tab per section (web/src/pages/admin/), each shown to whoever holds its permission. */
@@ -17,6 +18,7 @@ export function AdminPage() {
         { id: 'roles', label: 'Roles', allowed: can('roles.manage'), render: () => <RolesSection /> },
         { id: 'settings', label: 'Instance settings', allowed: can('settings.manage'), render: () => <SettingsSection /> },
         { id: 'invites', label: 'Invites', allowed: can('users.manage'), render: () => <InvitesSection /> },
+        { id: 'takedown', label: 'Take down', allowed: can('users.manage'), render: () => <TakedownSection /> },
         { id: 'activity', label: 'Activity', allowed: can('audit.read'), render: () => <ActivitySection /> },
       ]}
     />

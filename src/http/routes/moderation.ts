@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { principalOf, type RouteModule } from '../route-module.ts';
+import { idParams } from '../schemas.ts';
+import { noBody, ok } from '../responses.ts';
+import { reportedContentResponse } from '../../api/admin.ts';
+import { findReported, takeDownFile, takeDownLink } from '../../moderation/takedowns.ts';
+
+/** Taking down one file or short link of any account (docs/decisions.md, "Taking down content"). */
+export const moderationRoutes: RouteModule = async (app, { ctx }) => {
+  const tags = ['administration'];
+  app.get(
+    '/api/moderation/lookup',
+    {
+      schema: {
+        tags,
+        operationId: 'findReportedContent',
+        summary: 'What an address of this instance (a share page, a file link, a short link) leads to, and whose it is',
+        querystring: z.strictObject({ address: z.string({ error: 'required: the address of a file or short link' }).max(4096) }),
+        response: { 200: reportedContentResponse },
+      },
+    },
+    async (request) => ok(await findReported(ctx.db, request.query.address)),
+  );
+
+  app.delete(
+    '/api/moderation/files/:id',
+    { schema: { tags, operationId: 'takeDownFile', summary: "Delete a file of any account: its bytes, thumbnail and record; its owner's quota is given back", params: idParams, response: { 204: noBody('Taken down') } } },
+    async (request, reply) => {
+      const { ownerId, name } = await takeDownFile(ctx, request.params.id);
+      request.log.info({ by: principalOf(request).user.id, owner: ownerId, fileId: request.params.id, name }, 'an administrator took down a file');
+      return reply.code(204).send();
+    },
+  );
+
+  app.delete(
+    '/api/moderation/links/:id',
+    { schema: { tags, operationId: 'takeDownShortLink', summary: 'Delete a short link of any account', params: idParams, response: { 204: noBody('Taken down') } } },
+    async (request, reply) => {
+      const { ownerId, targetUrl } = await takeDownLink(ctx.db, request.params.id);
+      request.log.info({ by: principalOf(request).user.id, owner: ownerId, linkId: request.params.id, targetUrl }, 'an administrator took down a short link');
+      return reply.code(204).send();
+    },
+  );
+};

@@ -1,0 +1,113 @@
+import type { AppContext } from '../context.ts';
+import type { Db } from '../db/database.ts';
+import { forAccount } from '../db/account-scope.ts';
+import { invalid, notFound } from '../errors.ts';
+import { deleteFileRecord } from '../files/delete-file.ts';
+import { findById, findByUrlPath } from '../files/file-access.ts';
+import { isShortCode } from '../links/short-code.ts';
+import type { ReportedContent } from '../api/admin.ts';
+
+/**
+ * Taking down one file or short link of any account (docs/decisions.md, "Taking down content"): an
+ * administrator handed an address in an abuse report finds what it leads to, and whose it is, and
+ * removes that alone, where suspending the account leaves its shares up and deleting it takes every
+ * file. The address is read as the product writes its addresses; the host is not compared, so an
+ * address seen behind another proxy name is found too.
+ */
+
+/** The parts of an address this instance hands out, or null when it is none of them. */
+type Address = { kind: 'share'; urlId: string; name: string } | { kind: 'file'; id: string } | { kind: 'link'; code: string };
+
+/** The routes whose second segment is a file ID (contract §3: download, preview, thumbnail, text). */
+const byIdRoutes = new Set(['download', 'preview', 'thumbnail', 'ocr']);
+
+const addressForms = '`BASE_URL/<urlId>/<name>` (a share page), `BASE_URL/api/files/<urlId>/<name>`, `BASE_URL/api/files/<id>/download` or `BASE_URL/u/<code>` (a short link)';
+
+function parseAddress(input: string): Address[] {
+  const value = input.trim();
+  if (value === '') throw invalid(`address: give the address of a file or short link: ${addressForms}`);
+  let url: URL;
+  try {
+    // A path alone ("/u/Ab3_xY") is read against a placeholder host: only the path counts.
+    url = new URL(value, 'http://hoard.invalid');
+  } catch {
+    throw invalid(`address: not an address; give one of ${addressForms}`);
+  }
+  let segments: string[];
+  try {
+    segments = url.pathname.split('/').filter((segment) => segment !== '').map((segment) => decodeURIComponent(segment));
+  } catch {
+    throw invalid('address: its path has a broken %-escape');
+  }
+  const [first, second, third] = segments;
+  if (segments.length === 2 && first === 'u' && isShortCode(second!)) return [{ kind: 'link', code: second! }];
+  if (segments.length === 2) return [{ kind: 'share', urlId: first!, name: second! }];
+  if (segments.length === 3 && first === 'api' && second === 'files') return [];
+  if (segments.length === 4 && first === 'api' && second === 'files') {
+    const fourth = segments[3]!;
+    // A file may be named "download": both readings are tried, the file-ID route's first.
+    return byIdRoutes.has(fourth) ? [{ kind: 'file', id: third! }, { kind: 'share', urlId: third!, name: fourth }] : [{ kind: 'share', urlId: third!, name: fourth }];
+  }
+  return [];
+}
+
+async function ownerOf(db: Db, userId: string): Promise<ReportedContent['owner']> {
+  const user = await db.selectFrom('users').select(['id', 'email']).where('id', '=', userId).executeTakeFirstOrThrow();
+  return { id: user.id, email: user.email };
+}
+
+/** What an address of this instance leads to, with its owner; a 404 when it leads nowhere. */
+export async function findReported(db: Db, address: string): Promise<ReportedContent> {
+  const readings = parseAddress(address);
+  if (readings.length === 0) throw invalid(`address: not an address of a file or short link; give one of ${addressForms}`);
+  for (const reading of readings) {
+    if (reading.kind === 'link') {
+      const link = await db.selectFrom('shortLinks').select(['id', 'userId', 'shortCode', 'targetUrl', 'clicks', 'createdAt']).where('shortCode', '=', reading.code).executeTakeFirst();
+      if (!link) continue;
+      return {
+        kind: 'link',
+        id: link.id,
+        label: link.targetUrl,
+        shortCode: link.shortCode,
+        clicks: Number(link.clicks),
+        createdAt: new Date(Number(link.createdAt)).toISOString(),
+        owner: await ownerOf(db, link.userId),
+      };
+    }
+    const found = reading.kind === 'file' ? await findById(db, reading.id) : await findByUrlPath(db, reading.urlId, reading.name);
+    if (!found) continue;
+    const { file } = found;
+    return {
+      kind: 'file',
+      id: file.id,
+      label: file.name,
+      mimeType: file.mimeType,
+      sizeBytes: Number(file.size),
+      visibility: file.visibility,
+      hasPassword: file.passwordHash !== null,
+      views: Number(file.views),
+      createdAt: new Date(Number(file.createdAt)).toISOString(),
+      owner: await ownerOf(db, file.userId),
+    };
+  }
+  throw notFound('Nothing at this address: no file or short link of this instance has it (it may have been deleted already)');
+}
+
+/**
+ * Removes a file of any account as its owner's deletion does: record, quota charge, thumbnail and
+ * bytes (src/files/delete-file.ts). Returns its owner, for the log.
+ */
+export async function takeDownFile(ctx: AppContext, fileId: string): Promise<{ ownerId: string; name: string }> {
+  const found = await findById(ctx.db, fileId);
+  if (!found || !(await deleteFileRecord(ctx, found.file.userId, fileId))) throw notFound('File not found');
+  return { ownerId: found.file.userId, name: found.file.name };
+}
+
+/** Removes a short link of any account. Returns its owner, for the log. */
+export async function takeDownLink(db: Db, linkId: string): Promise<{ ownerId: string; targetUrl: string }> {
+  const link = await db.selectFrom('shortLinks').select(['userId', 'targetUrl']).where('id', '=', linkId).executeTakeFirst();
+  if (!link) throw notFound('URL not found');
+  const { numDeletedRows } = await forAccount(db, link.userId).deleteFrom('shortLinks').where('id', '=', linkId).executeTakeFirst();
+  if (numDeletedRows === 0n) throw notFound('URL not found');
+  return { ownerId: link.userId, targetUrl: link.targetUrl };
+}
