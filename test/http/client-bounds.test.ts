@@ -271,6 +271,22 @@ describe('a long idle time', () => {
   });
 });
 
+describe('stopping the server', () => {
+  it('does not wait for connections with no request under way: one that never sent anything, one idle after its answer', async () => {
+    // The default idle time (30 s): a stop held by either connection would wait that long.
+    const server = await startTestServer();
+    const host = new URL(server.baseUrl).host;
+    const silent = await RawConnection.open(server.baseUrl);
+    const answered = await RawConnection.open(server.baseUrl);
+    await answered.send(`GET /api/health HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    expect((await answered.nextResponse()).status).toBe(200);
+    const started = Date.now();
+    await server.close();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await Promise.all([silent.closed, answered.closed]);
+  });
+});
+
 describe('errors Node and Fastify raise themselves', () => {
   let server: TestServer;
   let host: string;
