@@ -1260,7 +1260,7 @@ describe('the web app at its edges', () => {
 
     await ownerAt('/app/files');
     await page.goto(`${server.baseUrl}/app/admin?tab=takedown`);
-    const address = page.getByLabel('Address');
+    const address = page.getByLabel('Address of the file or short link');
     // An address that leads nowhere says so.
     await address.fill(`${server.baseUrl}/u/Zz9_Zz`);
     await page.getByRole('button', { name: 'Find' }).click();

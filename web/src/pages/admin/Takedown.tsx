@@ -38,7 +38,7 @@ export function TakedownSection() {
         <p className="hint">Paste the address from a report: a share page, a file link or a short link. You see what it leads to and whose it is before anything is removed. Only that file or link goes; to stop the account itself, suspend it under Users.</p>
         <div className="inline-form">
           <label>
-            Address
+            Address of the file or short link
             <input ref={field} type="text" name="address" inputMode="url" autoComplete="off" spellCheck={false} value={address} onChange={(e) => setAddress(e.target.value)} placeholder={`${window.location.origin}/u/AbC123`} required />
           </label>
           <SubmitButton busy={busy} busyLabel="Finding…">
