@@ -77,7 +77,10 @@ describe('the web app for keyboards, screen readers and phones', () => {
 
   for (const theme of themes) {
     for (const width of widths) {
-      test(`every page passes axe and fits the window: ${theme} theme, ${width} px`, { timeout: 240_000 }, async () => {
+      // The pages are only looked at here, each combination in its own browser, and most of the
+      // time goes to waiting for pages to settle: the combinations and the narrowest width (below)
+      // run at once, before the tests that change the library.
+      test.concurrent(`every page passes axe and fits the window: ${theme} theme, ${width} px`, { timeout: 240_000 }, async () => {
         const page = await open(theme, width);
         for (const path of pages) {
           await page.goto(server.baseUrl + path);
@@ -113,7 +116,7 @@ describe('the web app for keyboards, screen readers and phones', () => {
     }
   }
 
-  test('no page is wider than the window on the narrowest phones (320 px)', { timeout: 120_000 }, async () => {
+  test.concurrent('no page is wider than the window on the narrowest phones (320 px)', { timeout: 240_000 }, async () => {
     const page = await open('light', 320);
     for (const path of pages) {
       await page.goto(server.baseUrl + path);

@@ -125,15 +125,29 @@ const orders: Record<'newest' | 'oldest' | 'name' | 'largest' | 'smallest', (a: 
 
 /** Every page of a listing (7 files a page) and its total, through HTTP, against the reference's sorted rows. */
 async function pagesAgree(owner: Client, query: string, sortBy: keyof typeof orders, selected: Array<{ id: string }>, what: string) {
-  const listed: string[] = [];
-  for (let page = 1; ; page++) {
-    const response = await owner.get(`/api/files?${query}&sortBy=${sortBy}&limit=7&page=${page}`);
+  // Every page up to the first short one, as a client pages: the pages after the first are asked
+  // for at once, as the total says how many there are.
+  const page = async (number: number) => {
+    const response = await owner.get(`/api/files?${query}&sortBy=${sortBy}&limit=7&page=${number}`);
     expect(response.status, response.text).toBe(200);
     expect(response.body.pagination.total, what).toBe(selected.length);
-    listed.push(...response.body.data.map((f: { id: string }) => f.id));
-    if (response.body.data.length < 7) break;
-  }
-  expect(listed, what).toEqual(selected.map((r) => r.id));
+    return response.body.data.map((f: { id: string }) => f.id) as string[];
+  };
+  const first = await page(1);
+  const rest = await Promise.all(Array.from({ length: Math.floor(selected.length / 7) }, (_, i) => page(i + 2)));
+  const listed = [first, ...rest];
+  expect(listed.slice(0, -1).every((ids) => ids.length === 7) && listed.at(-1)!.length < 7, what).toBe(true);
+  expect(listed.flat(), what).toEqual(selected.map((r) => r.id));
+}
+
+/** Runs the checks `limit` at a time: they only read, and a comparison's requests overlap their waits. */
+async function checkAll(checks: Array<() => Promise<void>>, limit = 6): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, checks.length) }, async () => {
+      while (next < checks.length) await checks[next++]!();
+    }),
+  );
 }
 
 /**
@@ -150,6 +164,7 @@ async function searchesAgree(owner: Client & { userId: string }, label: string, 
   const rows = files.map((f) => ({ ...f, tags: new Set(tagRows.filter((t) => t.fileId === f.id).map((t) => t.tagId)) }));
   const middle = [...rows].sort((a, b) => a.createdAt - b.createdAt)[Math.floor(rows.length / 2)]?.createdAt ?? Date.now();
   // A term ending in " from the middle" also has a date filter: the later half of the account's uploads.
+  const checks: Array<() => Promise<void>> = [];
   for (const [term, from] of terms.map((t) => (t.endsWith(' from the middle') ? ([t.slice(0, -16), middle] as const) : ([t, null] as const)))) {
     const folded = foldForSearch(term);
     const matching = rows.filter((r) => (r.searchName ?? '').includes(folded) || (r.searchOcr ?? '').includes(folded)).filter((r) => from === null || r.createdAt >= from);
@@ -157,7 +172,7 @@ async function searchesAgree(owner: Client & { userId: string }, label: string, 
     for (const sortBy of ['newest', 'name', 'largest'] as const) {
       const selected = [...matching].sort(orders[sortBy]);
       const what = `${label}, search ${term}${from === null ? '' : ' from the middle'}, ${sortBy}`;
-      await pagesAgree(owner, params, sortBy, selected, what);
+      checks.push(() => pagesAgree(owner, params, sortBy, selected, what));
     }
     // With another filter: the search's matches or the filter's own index drive the query, whichever
     // selects fewer files (searchDrives in src/listing/file-query.ts); both must give the same files.
@@ -180,25 +195,30 @@ async function searchesAgree(owner: Client & { userId: string }, label: string, 
         for (const sortBy of ['newest', 'name'] as const) {
           const selected = matching.filter(keep).sort(orders[sortBy]);
           const what = `${label}, search ${term} and ${filter}, ${sortBy}`;
-          await pagesAgree(owner, `${params}&${filter}`, sortBy, selected, what);
+          checks.push(() => pagesAgree(owner, `${params}&${filter}`, sortBy, selected, what));
         }
         // Its timeline: each bucket counts exactly the selected files uploaded in it.
         const selected = matching.filter(keep);
         const what = `${label}, timeline of search ${term} and ${filter}`;
-        const timeline = await owner.get(`/api/files/timeline?${params}&${filter}&groupBy=week&timezone=Asia/Kathmandu`);
-        expect(timeline.status, timeline.text).toBe(200);
-        expect(timeline.body.data.total, what).toBe(selected.length);
-        for (const bucket of timeline.body.data.buckets as Array<{ from: string; to: string; count: number }>) {
-          const [start, end] = [Date.parse(bucket.from), Date.parse(bucket.to)];
-          expect(bucket.count, `${what}, ${bucket.from}`).toBe(selected.filter((r) => r.createdAt >= start && r.createdAt < end).length);
-        }
+        checks.push(async () => {
+          const timeline = await owner.get(`/api/files/timeline?${params}&${filter}&groupBy=week&timezone=Asia/Kathmandu`);
+          expect(timeline.status, timeline.text).toBe(200);
+          expect(timeline.body.data.total, what).toBe(selected.length);
+          for (const bucket of timeline.body.data.buckets as Array<{ from: string; to: string; count: number }>) {
+            const [start, end] = [Date.parse(bucket.from), Date.parse(bucket.to)];
+            expect(bucket.count, `${what}, ${bucket.from}`).toBe(selected.filter((r) => r.createdAt >= start && r.createdAt < end).length);
+          }
+        });
       }
     }
     const what = `${label}, search ${term}${from === null ? '' : ' from the middle'}`;
-    const timeline = (await owner.get(`/api/files/timeline?${params}&groupBy=week&timezone=Asia/Kathmandu`)).body.data;
-    expect(timeline.total, what).toBe(matching.length);
-    expect(timeline.buckets.reduce((sum: number, b: { count: number }) => sum + b.count, 0), what).toBe(matching.length);
+    checks.push(async () => {
+      const timeline = (await owner.get(`/api/files/timeline?${params}&groupBy=week&timezone=Asia/Kathmandu`)).body.data;
+      expect(timeline.total, what).toBe(matching.length);
+      expect(timeline.buckets.reduce((sum: number, b: { count: number }) => sum + b.count, 0), what).toBe(matching.length);
+    });
   }
+  await checkAll(checks);
 }
 
 /**
@@ -223,13 +243,11 @@ async function filtersAgree(owner: Client & { userId: string }, label: string, f
     ['tag=untagged&visibility=private,hasPassword', (r) => r.untagged && (r.visibility === 'PRIVATE' || r.passwordHash !== null)],
     ['tag=untagged&folder=unfiled&visibility=public', (r) => r.untagged && r.folderId === null && r.visibility === 'PUBLIC' && r.passwordHash === null],
   ];
-  for (const [filter, keep] of filters) {
-    for (const sortBy of ['newest', 'name'] as const) {
-      const selected = rows.filter(keep).sort(orders[sortBy]);
-      const what = `${label}, ${filter}, ${sortBy}`;
-      await pagesAgree(owner, filter, sortBy, selected, what);
-    }
-  }
+  await checkAll(
+    filters.flatMap(([filter, keep]) =>
+      (['newest', 'name'] as const).map((sortBy) => () => pagesAgree(owner, filter, sortBy, rows.filter(keep).sort(orders[sortBy]), `${label}, ${filter}, ${sortBy}`)),
+    ),
+  );
 }
 
 async function runSequence(seed: number, steps: number, owner: Client & { userId: string }) {
@@ -854,13 +872,15 @@ describe('a search with another filter, more matches than are read whole', () =>
         const sorted = [...selected].sort(orders[sortBy]);
         const pageCount = Math.ceil(sorted.length / 100);
         // The last pages are taken from the matches read whole, the others by walking the sort's order.
-        for (const page of [1, Math.floor(pageCount / 2), Math.floor(pageCount * 0.9), pageCount, pageCount + 1]) {
-          const what = `search=report&${filter}, ${sortBy}, page ${page}`;
-          const response = await owner.get(`/api/files?search=report&${filter}&sortBy=${sortBy}&limit=100&page=${page}`);
-          expect(response.status, response.text).toBe(200);
-          expect(response.body.pagination.total, what).toBe(sorted.length);
-          expect(response.body.data.map((f: { id: string }) => f.id), what).toEqual(sorted.slice((page - 1) * 100, page * 100).map((row) => row.id));
-        }
+        await Promise.all(
+          [1, Math.floor(pageCount / 2), Math.floor(pageCount * 0.9), pageCount, pageCount + 1].map(async (page) => {
+            const what = `search=report&${filter}, ${sortBy}, page ${page}`;
+            const response = await owner.get(`/api/files?search=report&${filter}&sortBy=${sortBy}&limit=100&page=${page}`);
+            expect(response.status, response.text).toBe(200);
+            expect(response.body.pagination.total, what).toBe(sorted.length);
+            expect(response.body.data.map((f: { id: string }) => f.id), what).toEqual(sorted.slice((page - 1) * 100, page * 100).map((row) => row.id));
+          }),
+        );
       }
       // A page past any library still carries the total.
       const farAway = await owner.get(`/api/files?search=report&${filter}&page=99999999999999999999`);
@@ -930,13 +950,15 @@ describe('a search with another filter, more matches than are read whole', () =>
         for (const sortBy of ['newest', 'oldest', 'name'] as const) {
           const sorted = [...selected].sort(orders[sortBy]);
           const pageCount = Math.ceil(sorted.length / 50);
-          for (const page of [1, 2, Math.floor(pageCount / 2), pageCount, pageCount + 1]) {
-            const what = `search=zeta&${filter}${dates}, ${sortBy}, page ${page}`;
-            const response = await owner.get(`/api/files?search=zeta&${filter}${dates}&sortBy=${sortBy}&limit=50&page=${page}`);
-            expect(response.status, response.text).toBe(200);
-            expect(response.body.pagination.total, what).toBe(sorted.length);
-            expect(response.body.data.map((f: { id: string }) => f.id), what).toEqual(sorted.slice((page - 1) * 50, page * 50).map((row) => row.id));
-          }
+          await Promise.all(
+            [1, 2, Math.floor(pageCount / 2), pageCount, pageCount + 1].map(async (page) => {
+              const what = `search=zeta&${filter}${dates}, ${sortBy}, page ${page}`;
+              const response = await owner.get(`/api/files?search=zeta&${filter}${dates}&sortBy=${sortBy}&limit=50&page=${page}`);
+              expect(response.status, response.text).toBe(200);
+              expect(response.body.pagination.total, what).toBe(sorted.length);
+              expect(response.body.data.map((f: { id: string }) => f.id), what).toEqual(sorted.slice((page - 1) * 50, page * 50).map((row) => row.id));
+            }),
+          );
         }
       }
     };
