@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { signUp } from '../support/client.ts';
-import { uploadFile } from '../support/uploads.ts';
+import { PNG_1X1, uploadFile } from '../support/uploads.ts';
 import { zipBytes } from '../support/archives.ts';
 
 // Every operation of the OpenAPI document, asked with values no client should send and some will:
@@ -270,9 +270,12 @@ describe('names from every script', () => {
     expect(found.body.data.map((f: { name: string }) => f.name)).toEqual(['👨‍👩‍👧_family.png']);
 
     // A name of a Hangul filler or a combining mark alone shows nothing: an upload is named `file`,
-    // a rename to it is refused.
+    // with the extension of its type, and a rename to it is refused.
     const blank = await uploadFile(owner, '\u3164', 'blank');
-    expect(blank.body.data.name).toMatch(/^file(-\d+)?$/);
+    expect(blank.body.data.name).toMatch(/^file(-\d+)?\.txt$/);
+    // So is what curl reads from standard input (`-F file=@-`), which it names `-` and sends untyped.
+    expect((await uploadFile(owner, '-', PNG_1X1, { type: 'application/octet-stream' })).body.data.name).toMatch(/^file(-\d+)?\.png$/);
+    expect((await uploadFile(owner, '-', Uint8Array.from([0, 1, 2, 3]), { type: 'application/octet-stream' })).body.data.name).toMatch(/^file(-\d+)?\.bin$/);
     // Nor does a stem with nothing to see before a visible extension, which the name keeps.
     expect((await uploadFile(owner, '\u3164.txt', 'blank stem')).body.data.name).toMatch(/^file(-\d+)?\.txt$/);
     // A joiner beside the dot joins nothing: `a\u200d.txt` looked like `a.txt` and was another link.
