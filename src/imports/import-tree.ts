@@ -160,11 +160,14 @@ async function ownData(configured: string, directory: string): Promise<string> {
 async function principalFor(db: Db, email: string, database: string): Promise<Principal> {
   const row = await db
     .selectFrom('users')
-    .select(['id', 'email', 'name', 'urlId', 'emailVerified', 'quotaBytes', 'createdAt', 'listingVersion'])
+    .select(['id', 'email', 'name', 'urlId', 'emailVerified', 'quotaBytes', 'createdAt', 'listingVersion', 'suspendedAt'])
     .where('email', '=', normalizeEmail(email))
     .executeTakeFirst();
   if (!row) throw new AppError('not_found', `No account with the email ${email} in ${database}`);
-  const { listingVersion, ...user } = row;
+  // Refused once, here: each file's commit would refuse it too (src/uploads/commit-file.ts), with an
+  // upload's words, once per batch (docs/decisions.md, "Suspending an account").
+  if (row.suspendedAt !== null) throw new AppError('forbidden', `${email} is suspended: resume the account (Administration → Users) before importing into it`);
+  const { listingVersion, suspendedAt: _suspended, ...user } = row;
   const { permissions, roles } = await loadAccess(db, user.id);
   return { via: 'session', user, listingVersion, permissions, roles };
 }

@@ -233,6 +233,13 @@ describe('npm run cli -- import', { timeout: 120_000 }, () => {
       expect(run.status, run.stderr).toBe(0);
     });
     expect((await listFiles(user)).map((f) => [f.name, f.visibility])).toEqual([['one.txt', 'PRIVATE']]);
+
+    // A suspended account is refused at the start, in its own words, and nothing is read.
+    expect((await owner.patch(`/api/users/${user.userId}`, { suspended: true })).status).toBe(200);
+    const suspended = await cli('import', makeTree({ 'two.txt': 'two' }), '--email', user.email);
+    expect([suspended.status, suspended.stderr, suspended.stdout]).toEqual([1, `hoard: ${user.email} is suspended: resume the account (Administration → Users) before importing into it\n`, '']);
+    const names = await server.ctx.db.selectFrom('files').select('name').where('userId', '=', user.userId).execute();
+    expect(names.map((f) => f.name)).toEqual(['one.txt']);
   });
 
   it('stops at the quota with a clear message and keeps what it imported; a later run continues from there', async () => {
