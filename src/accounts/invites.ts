@@ -10,14 +10,18 @@ export const INVITE_LIFETIME_DAYS = 7;
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export async function createInvite(db: Executor, createdBy: string, expiresAt?: Date): Promise<Invite> {
+/** The longest note on an invite, in characters. */
+export const INVITE_NOTE_LENGTH = 200;
+
+export async function createInvite(db: Executor, createdBy: string, options: { expiresAt?: Date | undefined; note?: string | null } = {}): Promise<Invite> {
   const now = Date.now();
-  const expires = expiresAt ? expiresAt.getTime() : now + INVITE_LIFETIME_DAYS * 24 * 3600 * 1000;
+  const expires = options.expiresAt ? options.expiresAt.getTime() : now + INVITE_LIFETIME_DAYS * 24 * 3600 * 1000;
   if (expires <= now) throw invalid('expiresAt: must be in the future');
-  const row = { id: newId(), code: randomSecret(12), createdBy, createdAt: now, expiresAt: expires, usedAt: null, usedBy: null };
+  const note = options.note ?? null;
+  const row = { id: newId(), code: randomSecret(12), createdBy, createdAt: now, expiresAt: expires, usedAt: null, usedBy: null, note };
   await db.insertInto('invites').values(row).execute();
   const maker = await db.selectFrom('users').select(['id', 'email']).where('id', '=', createdBy).executeTakeFirst();
-  return { id: row.id, code: row.code, createdAt: iso(now)!, expiresAt: iso(expires)!, usedAt: null, createdBy: maker ?? null, usedBy: null };
+  return { id: row.id, code: row.code, createdAt: iso(now)!, expiresAt: iso(expires)!, usedAt: null, createdBy: maker ?? null, usedBy: null, note };
 }
 
 /** Every invite, newest first, with who made it and who registered with it (an administrator handing out many tells them apart by these). */
@@ -26,7 +30,7 @@ export async function listInvites(db: Executor): Promise<Invite[]> {
     .selectFrom('invites')
     .leftJoin('users as maker', 'maker.id', 'invites.createdBy')
     .leftJoin('users as invitee', 'invitee.id', 'invites.usedBy')
-    .select(['invites.id', 'invites.code', 'invites.createdAt', 'invites.expiresAt', 'invites.usedAt', 'maker.id as makerId', 'maker.email as makerEmail', 'invitee.id as inviteeId', 'invitee.email as inviteeEmail'])
+    .select(['invites.id', 'invites.code', 'invites.createdAt', 'invites.expiresAt', 'invites.usedAt', 'invites.note', 'maker.id as makerId', 'maker.email as makerEmail', 'invitee.id as inviteeId', 'invitee.email as inviteeEmail'])
     .orderBy('invites.createdAt', 'desc')
     .orderBy('invites.id', 'desc')
     .execute();
@@ -38,6 +42,7 @@ export async function listInvites(db: Executor): Promise<Invite[]> {
     usedAt: iso(r.usedAt),
     createdBy: r.makerId !== null && r.makerEmail !== null ? { id: r.makerId, email: r.makerEmail } : null,
     usedBy: r.inviteeId !== null && r.inviteeEmail !== null ? { id: r.inviteeId, email: r.inviteeEmail } : null,
+    note: r.note,
   }));
 }
 

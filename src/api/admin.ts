@@ -65,6 +65,7 @@ export const inviteSchema = z
     usedAt: timestamp.nullable().describe('When an account was registered with it; null: not used yet'),
     createdBy: z.object({ id: z.string(), email: z.string() }).nullable().describe('The account that made it; null once that account is deleted (its unused invites go with it)'),
     usedBy: z.object({ id: z.string(), email: z.string() }).nullable().describe('The account registered with it, while that account exists'),
+    note: z.string().nullable().describe('What its maker noted on it (who it is for); null: no note'),
   })
   .meta({ id: 'Invite' });
 export type Invite = z.infer<typeof inviteSchema>;

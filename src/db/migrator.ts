@@ -43,6 +43,7 @@ import * as searchAccents from './migrations/0039-search-accents.ts';
 import * as webhookSecretRotation from './migrations/0040-webhook-secret-rotation.ts';
 import * as sessionConfirmed from './migrations/0041-session-confirmed.ts';
 import * as accountSuspension from './migrations/0042-account-suspension.ts';
+import * as inviteNotes from './migrations/0043-invite-notes.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -88,6 +89,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0040-webhook-secret-rotation': webhookSecretRotation,
   '0041-session-confirmed': sessionConfirmed,
   '0042-account-suspension': accountSuspension,
+  '0043-invite-notes': inviteNotes,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

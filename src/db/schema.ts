@@ -121,6 +121,7 @@ export interface InvitesTable {
   expiresAt: number;
   usedAt: number | null;
   usedBy: string | null;
+  note: string | null;
 }
 
 export interface RateLimitsTable {

@@ -30,3 +30,18 @@ export function nameSchema(max: number) {
     .regex(noControlCharacters, { message: 'must not contain control characters' })
     .regex(somethingVisible, { message: 'must contain a visible character' });
 }
+
+/**
+ * A note beside something (an invite's "who it is for"): like a display name, but it may be left
+ * empty, and an empty or blank one is no note at all.
+ */
+export function noteSchema(max: number) {
+  const length = { message: `must be at most ${max} characters` };
+  return z
+    .string()
+    .trim()
+    .max(max, length)
+    .refine((note) => note.isWellFormed(), { message: 'must be valid Unicode text' })
+    .regex(noControlCharacters, { message: 'must not contain control characters' })
+    .transform((note) => (hasVisibleCharacter(note) ? note : null));
+}

@@ -1130,6 +1130,13 @@ describe('the web app at its edges', () => {
     await dialog.getByRole('button', { name: 'Remove' }).click();
     await page.getByRole('status').getByText('Invite removed').waitFor();
     await row.waitFor({ state: 'detached' });
+    // A note says who an open invite is for; the form is empty again after.
+    const form = page.getByRole('form', { name: 'New invite' });
+    await form.getByLabel('Note').fill('For Alice, by email');
+    await form.getByRole('button', { name: 'Create invite' }).click();
+    await page.getByRole('status').getByText('Invite created').waitFor();
+    await page.getByRole('row').filter({ hasText: 'For Alice, by email' }).waitFor();
+    expect(await form.getByLabel('Note').inputValue()).toBe('');
     expect(problems).toEqual([]);
   });
 

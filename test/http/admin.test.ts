@@ -376,6 +376,24 @@ describe('invites', () => {
     expect((await member.client.post('/api/invites')).status).toBe(403);
   });
 
+  it('keep the note they were made with, to tell open codes apart; a blank one is none', async () => {
+    const noted = await admin.post('/api/invites', { note: '  For Alice (sent by email)  ' });
+    expect(noted.status, noted.text).toBe(201);
+    expect(noted.body.data.note).toBe('For Alice (sent by email)');
+    const blank = await admin.post('/api/invites', { note: ' \u200b ' });
+    expect(blank.body.data.note).toBeNull();
+    expect((await admin.post('/api/invites')).body.data.note).toBeNull();
+    const listed = (await admin.get('/api/invites')).body.data.invites as Array<{ id: string; note: string | null }>;
+    expect(listed.find((i) => i.id === noted.body.data.id)?.note).toBe('For Alice (sent by email)');
+    expect(listed.find((i) => i.id === blank.body.data.id)?.note).toBeNull();
+    for (const [note, problem] of [['n'.repeat(201), 'must be at most 200 characters'], ['line\nbreak', 'must not contain control characters'], [42, 'expected string, received number']] as const) {
+      const refused = await admin.post('/api/invites', { note });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatch(/^body\.note: /);
+      if (typeof note === 'string') expect(refused.body.error).toBe(`body.note: ${problem}`);
+    }
+  });
+
   it('say who made each and who registered with it; the unused ones of a deleted account stop working', async () => {
     const moderators = await admin.post('/api/roles', { name: `Moderators ${uniqueEmail('m')}`, permissions: ['users.manage'] });
     const moderator = await createMember([moderators.body.data.role.id]);

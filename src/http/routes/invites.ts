@@ -2,9 +2,17 @@ import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams, isoDateTime } from '../schemas.ts';
 import { instantOf } from '../../shared/instants.ts';
-import { createInvite, deleteInvite, listInvites } from '../../accounts/invites.ts';
+import { noteSchema } from '../../shared/display-name.ts';
+import { createInvite, deleteInvite, INVITE_NOTE_LENGTH, listInvites } from '../../accounts/invites.ts';
 import { noBody, ok } from '../responses.ts';
 import { inviteListResponse, inviteResponse } from '../../api/admin.ts';
+
+const createBody = z
+  .strictObject({
+    expiresAt: isoDateTime.optional(),
+    note: noteSchema(INVITE_NOTE_LENGTH).optional().describe('Who the invite is for, or anything that tells it apart; shown in the list. Blank: no note'),
+  })
+  .nullish();
 
 export const inviteRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['administration'];
@@ -12,10 +20,10 @@ export const inviteRoutes: RouteModule = async (app, { ctx }) => {
 
   app.post(
     '/api/invites',
-    { schema: { tags, operationId: 'createInvite', summary: 'Create a single-use invite code (valid 7 days unless expiresAt is given)', body: z.strictObject({ expiresAt: isoDateTime.optional() }).nullish(), response: { 201: inviteResponse } } },
+    { schema: { tags, operationId: 'createInvite', summary: 'Create a single-use invite code (valid 7 days unless expiresAt is given)', body: createBody, response: { 201: inviteResponse } } },
     async (request, reply) => {
       const expiresAt = request.body?.expiresAt ? instantOf(request.body.expiresAt) : undefined;
-      const invite = await createInvite(ctx.db, principalOf(request).user.id, expiresAt);
+      const invite = await createInvite(ctx.db, principalOf(request).user.id, { expiresAt, note: request.body?.note ?? null });
       return reply.code(201).send(ok(invite));
     },
   );

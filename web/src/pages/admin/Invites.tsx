@@ -14,13 +14,15 @@ export function InvitesSection() {
   const confirm = useConfirm();
   const invites = useLoad(() => get<{ invites: Invite[] }>('/api/invites').then((d) => d.invites), []);
   const [expires, setExpires] = useState('');
+  const [note, setNote] = useState('');
   const keepFocus = useFocusAfterRemoval(invites.data);
 
   const { submit: create, error } = useSubmit(async () => {
     const expiresAt = fromLocalInput(expires, 'Expires');
-    await post('/api/invites', expiresAt ? { expiresAt } : {});
+    await post('/api/invites', { ...(expiresAt ? { expiresAt } : {}), ...(note.trim() ? { note } : {}) });
     toast('Invite created');
     setExpires('');
+    setNote('');
     void invites.reload();
   });
 
@@ -31,6 +33,10 @@ export function InvitesSection() {
         <h2>New invite</h2>
         <p className="hint">An invite lets one person create an account, even when registration is closed. Valid for 7 days unless you choose otherwise.</p>
         <div className="inline-form">
+          <label>
+            Note <span className="muted">(optional)</span>
+            <input type="text" name="note" maxLength={200} value={note} onChange={(e) => setNote(e.target.value)} placeholder="Who it is for" />
+          </label>
           <label>
             Expires <span className="muted">(optional)</span>
             <input type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
@@ -44,7 +50,7 @@ export function InvitesSection() {
       <ErrorNote error={invites.error} />
       {invites.data && invites.data.length === 0 && <Empty>No invites.</Empty>}
       {invites.data && invites.data.length > 0 && (
-        <DataTable columns={['Code', 'Status', 'Made by', 'Created', 'Expires']} caption="Invites">
+        <DataTable columns={['Code', 'Note', 'Status', 'Made by', 'Created', 'Expires']} caption="Invites">
           {invites.data.map((invite) => {
             const status = invite.usedAt ? 'used' : Date.parse(invite.expiresAt) <= now ? 'expired' : 'open';
             return (
@@ -52,6 +58,7 @@ export function InvitesSection() {
                 <td>
                   <code>{invite.code}</code>
                 </td>
+                <td>{invite.note ?? <span className="muted">None</span>}</td>
                 <td>
                   <Badge kind={status === 'open' ? 'ok' : status === 'used' ? 'neutral' : 'warn'}>{status === 'used' ? `Used ${formatDate(invite.usedAt)}` : status === 'open' ? 'Open' : 'Expired'}</Badge>
                   {invite.usedBy && <span className="muted small"> by {invite.usedBy.email}</span>}
