@@ -5,6 +5,8 @@ import { invalid, notFound } from '../errors.ts';
 import { deleteFileRecord } from '../files/delete-file.ts';
 import { findById, findByUrlPath } from '../files/file-access.ts';
 import { isShortCode } from '../links/short-code.ts';
+import { assertCanManage } from '../accounts/users.ts';
+import type { PermissionSet } from '../auth/permissions.ts';
 import type { ReportedContent } from '../api/admin.ts';
 
 /**
@@ -95,18 +97,22 @@ export async function findReported(db: Db, address: string): Promise<ReportedCon
 
 /**
  * Removes a file of any account as its owner's deletion does: record, quota charge, thumbnail and
- * bytes (src/files/delete-file.ts). Returns its owner, for the log.
+ * bytes (src/files/delete-file.ts). Not of an account holding a permission the actor lacks, which
+ * the actor may not change either (docs/decisions.md, Administration). Returns its owner, for the log.
  */
-export async function takeDownFile(ctx: AppContext, fileId: string): Promise<{ ownerId: string; name: string }> {
+export async function takeDownFile(ctx: AppContext, actor: PermissionSet, fileId: string): Promise<{ ownerId: string; name: string }> {
   const found = await findById(ctx.db, fileId);
-  if (!found || !(await deleteFileRecord(ctx, found.file.userId, fileId))) throw notFound('File not found');
+  if (!found) throw notFound('File not found');
+  await assertCanManage(ctx.db, actor, found.file.userId);
+  if (!(await deleteFileRecord(ctx, found.file.userId, fileId))) throw notFound('File not found');
   return { ownerId: found.file.userId, name: found.file.name };
 }
 
-/** Removes a short link of any account. Returns its owner, for the log. */
-export async function takeDownLink(db: Db, linkId: string): Promise<{ ownerId: string; targetUrl: string }> {
+/** Removes a short link of any account, under the same rule. Returns its owner, for the log. */
+export async function takeDownLink(db: Db, actor: PermissionSet, linkId: string): Promise<{ ownerId: string; targetUrl: string }> {
   const link = await db.selectFrom('shortLinks').select(['userId', 'targetUrl']).where('id', '=', linkId).executeTakeFirst();
   if (!link) throw notFound('URL not found');
+  await assertCanManage(db, actor, link.userId);
   const { numDeletedRows } = await forAccount(db, link.userId).deleteFrom('shortLinks').where('id', '=', linkId).executeTakeFirst();
   if (numDeletedRows === 0n) throw notFound('URL not found');
   return { ownerId: link.userId, targetUrl: link.targetUrl };

@@ -100,6 +100,29 @@ describe.each(providers)('taking down a file or short link of another account, o
     expect((await admin.delete(`/api/moderation/links/${link.id}`)).status).toBe(404);
   });
 
+  it("leaves alone what belongs to an account holding a permission the moderator lacks", async () => {
+    // A moderator holds users.manage alone; the first account is the administrator.
+    const role = await admin.post('/api/roles', { name: `Moderators ${provider}`, permissions: ['users.manage'] });
+    expect(role.status, role.text).toBe(201);
+    const moderator = await signUp(server.baseUrl);
+    expect((await admin.patch(`/api/users/${moderator.userId}`, { roleIds: [role.body.data.role.id] })).status).toBe(200);
+    const adminsFile = await uploadFile(admin, 'admins.txt', 'the administrator');
+    const adminsLink = (await admin.post('/api/urls', { url: 'https://example.com/admin' })).body.data;
+    const found = await lookup(moderator, adminsFile.body.data.url);
+    expect(found.body.data.owner.id).toBe(admin.userId);
+    for (const path of [`/api/moderation/files/${found.body.data.id}`, `/api/moderation/links/${adminsLink.id}`]) {
+      const refused = await moderator.delete(path);
+      expect(refused.status, path).toBe(403);
+      expect(refused.body.error).toBe('You cannot change an account holding the permission administrator, which you do not have');
+    }
+    expect((await fetch(adminsFile.body.data.rawUrl)).status).toBe(200);
+    expect((await fetch(`${server.baseUrl}/u/${adminsLink.shortCode}`, { redirect: 'manual' })).status).toBe(302);
+    // A member's file is the moderator's to take down.
+    const membersFile = await uploadFile(member, 'members.txt', 'a member');
+    const membersId = (await lookup(moderator, membersFile.body.data.url)).body.data.id;
+    expect((await moderator.delete(`/api/moderation/files/${membersId}`)).status).toBe(204);
+  });
+
   it('is for users.manage in a browser session alone: a member is refused, a token or the upload credential gets the generic 401', async () => {
     const target = await uploadFile(member, 'target.txt', 'target');
     const fileId = (await lookup(admin, target.body.data.url)).body.data.id;

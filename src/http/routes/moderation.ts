@@ -26,7 +26,7 @@ export const moderationRoutes: RouteModule = async (app, { ctx }) => {
     '/api/moderation/files/:id',
     { schema: { tags, operationId: 'takeDownFile', summary: "Delete a file of any account: its bytes, thumbnail and record; its owner's quota is given back", params: idParams, response: { 204: noBody('Taken down') } } },
     async (request, reply) => {
-      const { ownerId, name } = await takeDownFile(ctx, request.params.id);
+      const { ownerId, name } = await takeDownFile(ctx, principalOf(request).permissions, request.params.id);
       request.log.info({ by: principalOf(request).user.id, owner: ownerId, fileId: request.params.id, name }, 'an administrator took down a file');
       return reply.code(204).send();
     },
@@ -36,7 +36,7 @@ export const moderationRoutes: RouteModule = async (app, { ctx }) => {
     '/api/moderation/links/:id',
     { schema: { tags, operationId: 'takeDownShortLink', summary: 'Delete a short link of any account', params: idParams, response: { 204: noBody('Taken down') } } },
     async (request, reply) => {
-      const { ownerId, targetUrl } = await takeDownLink(ctx.db, request.params.id);
+      const { ownerId, targetUrl } = await takeDownLink(ctx.db, principalOf(request).permissions, request.params.id);
       request.log.info({ by: principalOf(request).user.id, owner: ownerId, linkId: request.params.id, targetUrl }, 'an administrator took down a short link');
       return reply.code(204).send();
     },
