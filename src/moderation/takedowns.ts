@@ -17,7 +17,7 @@ import type { ReportedContent } from '../api/admin.ts';
  * address seen behind another proxy name is found too.
  */
 
-/** The parts of an address this instance hands out, or null when it is none of them. */
+/** What an address this instance hands out may name (see parseAddress). */
 type Address = { kind: 'share'; urlId: string; name: string } | { kind: 'file'; id: string } | { kind: 'link'; code: string };
 
 /** The routes whose second segment is a file ID (contract §3: download, preview, thumbnail, text). */
@@ -25,6 +25,7 @@ const byIdRoutes = new Set(['download', 'preview', 'thumbnail', 'ocr']);
 
 const addressForms = '`BASE_URL/<urlId>/<name>` (a share page), `BASE_URL/api/files/<urlId>/<name>`, `BASE_URL/api/files/<id>/download` or `BASE_URL/u/<code>` (a short link)';
 
+/** The readings of an address, to be tried in turn; none when it is no address of a file or link. */
 function parseAddress(input: string): Address[] {
   const value = input.trim();
   if (value === '') throw invalid(`address: give the address of a file or short link: ${addressForms}`);
@@ -44,7 +45,6 @@ function parseAddress(input: string): Address[] {
   const [first, second, third] = segments;
   if (segments.length === 2 && first === 'u' && isShortCode(second!)) return [{ kind: 'link', code: second! }];
   if (segments.length === 2) return [{ kind: 'share', urlId: first!, name: second! }];
-  if (segments.length === 3 && first === 'api' && second === 'files') return [];
   if (segments.length === 4 && first === 'api' && second === 'files') {
     const fourth = segments[3]!;
     // A file may be named "download": both readings are tried, the file-ID route's first.
