@@ -13,11 +13,13 @@ const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
  * A file name that is safe as one URL path segment and on every filesystem: no directories,
  * control characters or URL/shell metacharacters, no leading dot, bounded length, extension kept.
  */
-export function sanitizeFileName(raw: string): string {
+export function sanitizeFileName(raw: string, typeExtension: string | null = null): string {
   const kept = keptFileName(raw);
   if (kept !== null) return kept;
-  // Nothing kept: `file`, with the extension the name had (`ㅤ.png` is `file.png`).
-  const extension = extensionOf(raw.toWellFormed());
+  // Nothing kept: `file`, with the extension the name had (`ㅤ.png` is `file.png`), else the one of
+  // the file's type (`typeExtension`): curl names what it reads from standard input `-`, and a link
+  // to a bare `file` downloads as a file no program opens by itself.
+  const extension = extensionOf(raw.toWellFormed()) ?? typeExtension;
   return extension ? `file.${extension}` : 'file';
 }
 

@@ -10,7 +10,7 @@ import { accountGone, forbidden } from '../errors.ts';
 import { isTokenActive } from '../tokens/named-tokens.ts';
 import { quotaExceeded, quotaFor } from './allowance.ts';
 import { reservedBytes } from './reservations.ts';
-import { extensionOf, keptFileName, nameCandidates, randomFileName, sanitizeFileName } from '../shared/naming.ts';
+import { extensionOf, nameCandidates, randomFileName, sanitizeFileName } from '../shared/naming.ts';
 import { extensionFor } from './content-type.ts';
 import type { ResolvedOptions } from '../shared/upload-options.ts';
 import { scheduleExpiry } from '../files/expiry.ts';
@@ -221,13 +221,7 @@ async function allocateName(trx: Transaction<Database>, userId: string, upload: 
       if (!(await taken(candidate))) return candidate;
     }
   }
-  // A name with nothing worth keeping (curl names what it reads from standard input `-`) is `file`;
-  // without an extension its link would download as a file no program opens by itself, so the
-  // stored type gives the extension, as it does for a random name.
-  const sanitized = sanitizeFileName(upload.originalName);
-  const unnamed = keptFileName(upload.originalName) === null && extensionOf(sanitized) === null;
-  const extension = unnamed ? extensionFor(upload.mimeType) : null;
-  for (const candidate of nameCandidates(extension ? `${sanitized}.${extension}` : sanitized)) {
+  for (const candidate of nameCandidates(sanitizeFileName(upload.originalName, extensionFor(upload.mimeType)))) {
     if (!(await taken(candidate))) return candidate;
   }
   throw new Error('unreachable');
