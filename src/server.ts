@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
@@ -153,18 +152,12 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     typeGate: { [THUMBNAIL_JOB]: giveWayToRequests(ctx.load), [OCR_JOB]: giveWayToRequests(ctx.load) },
   });
   const app = await buildApp(ctx);
-  // Requests under way per connection, so that a stop can close every connection with none (below).
-  const inFlight = new Map<Socket, number>();
+  // Open connections, so that a stop can close those that never sent a byte (below). Kept per
+  // connection, not per request: nothing is added to a request's path.
+  const connections = new Set<Socket>();
   app.server.on('connection', (socket: Socket) => {
-    inFlight.set(socket, 0);
-    socket.once('close', () => inFlight.delete(socket));
-  });
-  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    const socket = request.socket;
-    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
-    response.once('close', () => {
-      if (inFlight.has(socket)) inFlight.set(socket, inFlight.get(socket)! - 1);
-    });
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
   });
   // What the process opened besides the HTTP server, closed in order: on a stop, and when it cannot listen.
   const closeBehindServer = async () => {
@@ -205,10 +198,10 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       // its whole keep-alive time (72 s). Close connections as they become idle instead. Node's
       // idle connections leave out one that has sent nothing yet (a browser's preconnection, a
       // client pool's spare): it held a stop for the whole idle time of headers (30 s). No
-      // response is owed on a connection with no request under way.
+      // response is owed on a connection that has asked nothing.
       const sweep = setInterval(() => {
         app.server.closeIdleConnections();
-        for (const [socket, requests] of inFlight) if (requests === 0) socket.destroy();
+        for (const socket of connections) if (socket.bytesRead === 0) socket.destroy();
       }, 100);
       try {
         await app.close();
