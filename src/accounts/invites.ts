@@ -54,9 +54,11 @@ export async function withdrawInvitesOf(db: Executor, userId: string): Promise<v
   await db.deleteFrom('invites').where('createdBy', '=', userId).where('usedAt', 'is', null).execute();
 }
 
-export async function deleteInvite(db: Executor, id: string): Promise<void> {
-  const result = await db.deleteFrom('invites').where('id', '=', id).executeTakeFirst();
-  if (Number(result.numDeletedRows) === 0) throw notFound('Invite not found');
+/** Withdraws an invite; returns its note, for the administration log. */
+export async function deleteInvite(db: Executor, id: string): Promise<{ note: string | null }> {
+  const invite = await db.deleteFrom('invites').where('id', '=', id).returning('note').executeTakeFirst();
+  if (!invite) throw notFound('Invite not found');
+  return invite;
 }
 
 const UNUSABLE = 'inviteCode: the invite code is unknown, used or expired';

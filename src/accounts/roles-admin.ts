@@ -21,6 +21,12 @@ function toView(row: RoleRow): Role {
   };
 }
 
+/** One role, or null when there is none of that ID. */
+export async function findRole(db: Db, id: string): Promise<Role | null> {
+  const row = await db.selectFrom('roles').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? toView(row) : null;
+}
+
 export async function listRoles(db: Db): Promise<Role[]> {
   const rows = await db.selectFrom('roles').selectAll().execute();
   return rows.map(toView).sort(rolesInOrder);
@@ -77,9 +83,12 @@ export async function updateRole(
   return toView({ ...row, ...set });
 }
 
-/** Deleting a role takes its permissions away from its holders: the actor must hold them all. */
-export async function deleteRole(db: Db, dialect: Dialect, actor: PermissionSet, id: string): Promise<void> {
-  const row = await db.selectFrom('roles').select(['id', 'systemKey', 'permissions']).where('id', '=', id).executeTakeFirst();
+/**
+ * Deleting a role takes its permissions away from its holders: the actor must hold them all.
+ * Returns the role as it was, for the administration log.
+ */
+export async function deleteRole(db: Db, dialect: Dialect, actor: PermissionSet, id: string): Promise<Role> {
+  const row = await db.selectFrom('roles').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw notFound('Role not found');
   if (row.systemKey !== null) throw invalid('Built-in roles cannot be deleted');
   assertHoldsAll(actor, row.permissions, 'delete');
@@ -88,6 +97,7 @@ export async function deleteRole(db: Db, dialect: Dialect, actor: PermissionSet,
     await trx.deleteFrom('roles').where('id', '=', id).execute();
     await assertAdministratorRemains(trx);
   });
+  return toView(row);
 }
 
 /** Renaming or deleting a role: the actor must hold every permission it grants. */

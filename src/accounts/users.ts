@@ -257,8 +257,15 @@ export async function listUsers(db: Executor): Promise<AdminUser[]> {
 }
 
 export async function getUserForAdmin(db: Executor, id: string): Promise<AdminUser> {
-  const user = await db.selectFrom('users').select([...userColumns, 'usedBytes', 'fileCount', 'totpSecretSealed', 'suspendedAt']).where('id', '=', id).executeTakeFirst();
+  const user = await findUserForAdmin(db, id);
   if (!user) throw notFound('User not found');
+  return user;
+}
+
+/** An account as the administration shows it, or null when there is none of that ID. */
+export async function findUserForAdmin(db: Executor, id: string): Promise<AdminUser | null> {
+  const user = await db.selectFrom('users').select([...userColumns, 'usedBytes', 'fileCount', 'totpSecretSealed', 'suspendedAt']).where('id', '=', id).executeTakeFirst();
+  if (!user) return null;
   const roles = await db
     .selectFrom('userRoles')
     .innerJoin('roles', 'roles.id', 'userRoles.roleId')

@@ -98,6 +98,65 @@ export const auditPageSchema = z
   .meta({ id: 'AuditPage' });
 export type AuditPage = z.infer<typeof auditPageSchema>;
 
+/**
+ * What an administrator can do to what is not their own, one name each: the administration log's
+ * vocabulary (docs/decisions.md, "The administration log").
+ */
+export const adminActionKinds = [
+  'account.create',
+  'account.change',
+  'account.delete',
+  'account.two-factor-reset',
+  'role.create',
+  'role.change',
+  'role.delete',
+  'settings.change',
+  'invite.create',
+  'invite.withdraw',
+  'file.take-down',
+  'link.take-down',
+] as const;
+export type AdminActionKind = (typeof adminActionKinds)[number];
+
+const changeValue = z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string())]);
+/** One field of what an administrator changed: its value before and after, where it had one. */
+export const adminChangeSchema = z
+  .object({
+    field: z.string().describe('What changed: `email`, `name`, `roles`, `quotaBytes`, `password`, `suspended`, `permissions`, a setting\'s name…'),
+    from: changeValue.optional().describe('Its value before; absent for something made'),
+    to: changeValue.optional().describe('Its value after; absent for something removed, and for a new password, which is never recorded'),
+  })
+  .meta({ id: 'AdminChange' });
+export type AdminChange = z.infer<typeof adminChangeSchema>;
+
+/** A change an administrator made to another account, a role, the settings, an invite or another account's content. */
+export const adminActionSchema = z
+  .object({
+    id: z.string(),
+    at: timestamp,
+    actor: z.object({ id: z.string(), email: z.string() }).describe('Who made the change, by the email the account had then'),
+    action: z.enum(adminActionKinds),
+    target: z
+      .object({
+        id: z.string().nullable().describe("The account's, role's, invite's, file's or short link's ID; null for the instance's settings"),
+        label: z.string().describe('The target as it was named then: an email, a role\'s name, an invite\'s note, a file\'s name, a short link\'s address'),
+      })
+      .describe('What was changed; it may no longer exist'),
+    changes: z.array(adminChangeSchema).describe('What changed, field by field; empty where the action says it all (a deletion, a two-factor reset)'),
+  })
+  .meta({ id: 'AdminAction' });
+export type AdminAction = z.infer<typeof adminActionSchema>;
+
+/** One page of the administration log, newest first. */
+export const adminActionPageSchema = z
+  .object({
+    actions: z.array(adminActionSchema),
+    nextBefore: z.string().nullable().describe('Pass as `before` for the next (older) page; null on the last page'),
+  })
+  .meta({ id: 'AdminActionPage' });
+export type AdminActionPage = z.infer<typeof adminActionPageSchema>;
+export const adminActionPageResponse = success(adminActionPageSchema);
+
 export const adminUserListResponse = success(z.object({ users: z.array(adminUserSchema) }));
 export const adminUserResponse = success(z.object({ user: adminUserSchema }));
 export const roleListResponse = success(

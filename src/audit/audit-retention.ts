@@ -25,7 +25,10 @@ export function auditPruneHandler(ctx: AppContext): JobHandler {
     const cutoff = Date.now() - retentionDays * DAY_MS;
     const expired = ctx.db.selectFrom('auditEvents').select('id').where('createdAt', '<', cutoff).limit(BATCH);
     const result = await ctx.db.deleteFrom('auditEvents').where('id', 'in', expired).executeTakeFirst();
-    const more = Number(result.numDeletedRows) === BATCH;
+    // The administration log is kept as long as the audit records (docs/decisions.md).
+    const expiredActions = ctx.db.selectFrom('adminActions').select('id').where('createdAt', '<', cutoff).limit(BATCH);
+    const actions = await ctx.db.deleteFrom('adminActions').where('id', 'in', expiredActions).executeTakeFirst();
+    const more = Number(result.numDeletedRows) === BATCH || Number(actions.numDeletedRows) === BATCH;
     await scheduleAuditPrune(ctx.db, retentionDays, more ? Date.now() : Date.now() + DAY_MS);
     if (more) ctx.jobs.wake();
   };

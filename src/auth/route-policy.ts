@@ -122,6 +122,8 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'GET', path: '/api/users', access: session('users.manage'), errors: 'ApiError' },
   // Audit queries (spec: they need audit.read; rule 11: never a named token or the legacy credential).
   { method: 'GET', path: '/api/audit', access: session('audit.read'), errors: 'ApiError' },
+  // The administration log (docs/decisions.md): read as the audit records are.
+  { method: 'GET', path: '/api/admin/actions', access: session('audit.read'), errors: 'ApiError' },
   { method: 'POST', path: '/api/users', access: session('users.manage'), errors: 'ApiError' },
   { method: 'PATCH', path: '/api/users/:id', access: session('users.manage'), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/users/:id', access: session('users.manage'), errors: 'ApiError' },

@@ -44,6 +44,7 @@ import * as webhookSecretRotation from './migrations/0040-webhook-secret-rotatio
 import * as sessionConfirmed from './migrations/0041-session-confirmed.ts';
 import * as accountSuspension from './migrations/0042-account-suspension.ts';
 import * as inviteNotes from './migrations/0043-invite-notes.ts';
+import * as adminActions from './migrations/0044-admin-actions.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -90,6 +91,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0041-session-confirmed': sessionConfirmed,
   '0042-account-suspension': accountSuspension,
   '0043-invite-notes': inviteNotes,
+  '0044-admin-actions': adminActions,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

@@ -167,6 +167,22 @@ export interface AuditEventsTable {
   createdAt: number;
 }
 
+/** One change an administrator made (migration 0044; src/audit/admin-actions.ts). */
+export interface AdminActionsTable {
+  id: string;
+  /** The account that made the change, and its email then; no reference, so the record outlives it. */
+  actorId: string;
+  actorEmail: string;
+  action: string;
+  /** What was changed (an account's, role's, invite's, file's or link's ID); null for the instance's settings. */
+  targetId: string | null;
+  /** The target as it was named then: an email, a role's name, an invite's note or code, a file's name. */
+  targetLabel: string;
+  /** What changed, as JSON: `[{field, from?, to?}]`; never a secret (a new password is only "password"). */
+  changes: string | null;
+  createdAt: number;
+}
+
 export interface ShortLinksTable {
   id: string;
   userId: string;
@@ -413,6 +429,7 @@ export interface Database {
   uploadProfiles: UploadProfilesTable;
   apiTokens: ApiTokensTable;
   auditEvents: AuditEventsTable;
+  adminActions: AdminActionsTable;
   folders: FoldersTable;
   tags: TagsTable;
   files: FilesTable;

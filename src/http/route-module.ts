@@ -43,3 +43,9 @@ export function principalOf(request: { principal: Principal | null }): Principal
   if (!request.principal) throw new Error('principalOf() used on a route without authentication');
   return request.principal;
 }
+
+/** The caller as the administration log names them (src/audit/admin-actions.ts). */
+export function actorOf(request: { principal: Principal | null }): { id: string; email: string } {
+  const { user } = principalOf(request);
+  return { id: user.id, email: user.email };
+}

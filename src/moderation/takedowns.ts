@@ -98,22 +98,24 @@ export async function findReported(db: Db, address: string): Promise<ReportedCon
 /**
  * Removes a file of any account as its owner's deletion does: record, quota charge, thumbnail and
  * bytes (src/files/delete-file.ts). Not of an account holding a permission the actor lacks, which
- * the actor may not change either (docs/decisions.md, Administration). Returns its owner, for the log.
+ * the actor may not change either (docs/decisions.md, Administration). Returns what it was, for the logs.
  */
-export async function takeDownFile(ctx: AppContext, actor: PermissionSet, fileId: string): Promise<{ ownerId: string; name: string }> {
+export async function takeDownFile(ctx: AppContext, actor: PermissionSet, fileId: string): Promise<{ owner: ReportedContent['owner']; name: string; size: number }> {
   const found = await findById(ctx.db, fileId);
   if (!found) throw notFound('File not found');
   await assertCanManage(ctx.db, actor, found.file.userId);
+  const owner = await ownerOf(ctx.db, found.file.userId);
   if (!(await deleteFileRecord(ctx, found.file.userId, fileId))) throw notFound('File not found');
-  return { ownerId: found.file.userId, name: found.file.name };
+  return { owner, name: found.file.name, size: found.file.size };
 }
 
-/** Removes a short link of any account, under the same rule. Returns its owner, for the log. */
-export async function takeDownLink(db: Db, actor: PermissionSet, linkId: string): Promise<{ ownerId: string; targetUrl: string }> {
-  const link = await db.selectFrom('shortLinks').select(['userId', 'targetUrl']).where('id', '=', linkId).executeTakeFirst();
+/** Removes a short link of any account, under the same rule. Returns what it was, for the logs. */
+export async function takeDownLink(db: Db, actor: PermissionSet, linkId: string): Promise<{ owner: ReportedContent['owner']; shortCode: string; targetUrl: string }> {
+  const link = await db.selectFrom('shortLinks').select(['userId', 'shortCode', 'targetUrl']).where('id', '=', linkId).executeTakeFirst();
   if (!link) throw notFound('URL not found');
   await assertCanManage(db, actor, link.userId);
+  const owner = await ownerOf(db, link.userId);
   const { numDeletedRows } = await forAccount(db, link.userId).deleteFrom('shortLinks').where('id', '=', linkId).executeTakeFirst();
   if (numDeletedRows === 0n) throw notFound('URL not found');
-  return { ownerId: link.userId, targetUrl: link.targetUrl };
+  return { owner, shortCode: link.shortCode, targetUrl: link.targetUrl };
 }

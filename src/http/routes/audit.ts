@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { RouteModule } from '../route-module.ts';
 import { listAuditRecords } from '../../audit/audit-query.ts';
 import { ok } from '../responses.ts';
-import { auditPageResponse } from '../../api/admin.ts';
+import { adminActionPageResponse, auditPageResponse } from '../../api/admin.ts';
+import { listAdminActions } from '../../audit/admin-actions.ts';
 
 const id = z.string().min(1).max(128);
 const badLimit = 'limit must be a whole number from 1 to 100';
@@ -19,6 +20,12 @@ const auditQuery = z.object({
   limit: z.coerce.number({ error: badLimit }).int(badLimit).min(1, badLimit).max(100, badLimit).optional().describe('1 to 100; default 50'),
 });
 
+const adminActionQuery = z.object({
+  targetId: id.optional().describe("only the records of this account, role, invite, file or short link"),
+  before: auditQuery.shape.before,
+  limit: auditQuery.shape.limit,
+});
+
 /** Reading the audit records (browser session with audit.read; never a token, spec rule 11). */
 export const auditRoutes: RouteModule = async (app, { ctx }) => {
   app.get(
@@ -27,6 +34,25 @@ export const auditRoutes: RouteModule = async (app, { ctx }) => {
     async (request, reply) => {
       const { userId, tokenId, before, limit } = request.query;
       const page = await listAuditRecords(ctx.db, { userId: userId ?? null, tokenId: tokenId ?? null, before: before ?? null, limit: limit ?? 50 });
+      reply.header('Cache-Control', 'private, no-store');
+      return ok(page);
+    },
+  );
+
+  app.get(
+    '/api/admin/actions',
+    {
+      schema: {
+        tags: ['administration'],
+        operationId: 'listAdminActions',
+        summary: "The administration log: changes administrators made to accounts, roles, settings, invites and other accounts' content, newest first",
+        querystring: adminActionQuery,
+        response: { 200: adminActionPageResponse },
+      },
+    },
+    async (request, reply) => {
+      const { targetId, before, limit } = request.query;
+      const page = await listAdminActions(ctx.db, { targetId: targetId ?? null, before: before ?? null, limit: limit ?? 50 });
       reply.header('Cache-Control', 'private, no-store');
       return ok(page);
     },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { principalOf, type RouteModule } from '../route-module.ts';
+import { actorOf, principalOf, type RouteModule } from '../route-module.ts';
+import { recordAdminAction } from '../../audit/admin-actions.ts';
 import { idParams, isoDateTime } from '../schemas.ts';
 import { instantOf } from '../../shared/instants.ts';
 import { noteSchema } from '../../shared/display-name.ts';
@@ -14,6 +15,8 @@ const createBody = z
   })
   .nullish();
 
+const inviteLabel = (note: string | null) => note ?? 'An invite without a note';
+
 export const inviteRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['administration'];
   app.get('/api/invites', { schema: { tags, operationId: 'listInvites', summary: 'Invites, newest first', response: { 200: inviteListResponse } } }, async () => ok({ invites: await listInvites(ctx.db) }));
@@ -24,12 +27,16 @@ export const inviteRoutes: RouteModule = async (app, { ctx }) => {
     async (request, reply) => {
       const expiresAt = request.body?.expiresAt ? instantOf(request.body.expiresAt) : undefined;
       const invite = await createInvite(ctx.db, principalOf(request).user.id, { expiresAt, note: request.body?.note ?? null });
+      // The code is a way in: the log names the invite by its note, never by its code.
+      const changes = [{ field: 'expiresAt', to: invite.expiresAt }, ...(invite.note === null ? [] : [{ field: 'note', to: invite.note }])];
+      await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'invite.create', target: { id: invite.id, label: inviteLabel(invite.note) }, changes });
       return reply.code(201).send(ok(invite));
     },
   );
 
   app.delete('/api/invites/:id', { schema: { tags, operationId: 'deleteInvite', summary: 'Withdraw an invite', params: idParams, response: { 204: noBody('Withdrawn') } } }, async (request, reply) => {
-    await deleteInvite(ctx.db, request.params.id);
+    const { note } = await deleteInvite(ctx.db, request.params.id);
+    await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'invite.withdraw', target: { id: request.params.id, label: inviteLabel(note) } });
     return reply.code(204).send();
   });
 };

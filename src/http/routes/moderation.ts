@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { principalOf, type RouteModule } from '../route-module.ts';
+import { actorOf, principalOf, type RouteModule } from '../route-module.ts';
+import { recordAdminAction } from '../../audit/admin-actions.ts';
 import { idParams } from '../schemas.ts';
 import { noBody, ok } from '../responses.ts';
 import { reportedContentResponse } from '../../api/admin.ts';
@@ -26,8 +27,10 @@ export const moderationRoutes: RouteModule = async (app, { ctx }) => {
     '/api/moderation/files/:id',
     { schema: { tags, operationId: 'takeDownFile', summary: "Delete a file of any account: its bytes, thumbnail and record; its owner's quota is given back", params: idParams, response: { 204: noBody('Taken down') } } },
     async (request, reply) => {
-      const { ownerId, name } = await takeDownFile(ctx, principalOf(request).permissions, request.params.id);
-      request.log.info({ by: principalOf(request).user.id, owner: ownerId, fileId: request.params.id, name }, 'an administrator took down a file');
+      const { owner, name, size } = await takeDownFile(ctx, principalOf(request).permissions, request.params.id);
+      request.log.info({ by: principalOf(request).user.id, owner: owner.id, fileId: request.params.id, name }, 'an administrator took down a file');
+      const changes = [{ field: 'owner', from: owner.email }, { field: 'size', from: size }];
+      await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'file.take-down', target: { id: request.params.id, label: name }, changes });
       return reply.code(204).send();
     },
   );
@@ -36,8 +39,10 @@ export const moderationRoutes: RouteModule = async (app, { ctx }) => {
     '/api/moderation/links/:id',
     { schema: { tags, operationId: 'takeDownShortLink', summary: 'Delete a short link of any account', params: idParams, response: { 204: noBody('Taken down') } } },
     async (request, reply) => {
-      const { ownerId, targetUrl } = await takeDownLink(ctx.db, principalOf(request).permissions, request.params.id);
-      request.log.info({ by: principalOf(request).user.id, owner: ownerId, linkId: request.params.id, targetUrl }, 'an administrator took down a short link');
+      const { owner, shortCode, targetUrl } = await takeDownLink(ctx.db, principalOf(request).permissions, request.params.id);
+      request.log.info({ by: principalOf(request).user.id, owner: owner.id, linkId: request.params.id, targetUrl }, 'an administrator took down a short link');
+      const changes = [{ field: 'owner', from: owner.email }, { field: 'targetUrl', from: targetUrl }];
+      await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'link.take-down', target: { id: request.params.id, label: `${ctx.config.baseUrl}/u/${shortCode}` }, changes });
       return reply.code(204).send();
     },
   );

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { principalOf, type RouteModule } from '../route-module.ts';
+import { actorOf, principalOf, type RouteModule } from '../route-module.ts';
 import { accountNameSchema, emailSchema, passwordSchema } from '../../accounts/account-settings.ts';
 import { idParams } from '../schemas.ts';
-import { createUserAsAdmin, deleteUserAsAdmin, listUsers, updateUserAsAdmin } from '../../accounts/users.ts';
+import { createUserAsAdmin, deleteUserAsAdmin, findUserForAdmin, listUsers, updateUserAsAdmin } from '../../accounts/users.ts';
+import { accountFacts, changesBetween, madeWith, recordAdminAction } from '../../audit/admin-actions.ts';
 import { noBody, ok } from '../responses.ts';
 import { resetTwoFactorAsAdmin } from '../../accounts/two-factor.ts';
 import { adminUserListResponse, adminUserResponse } from '../../api/admin.ts';
@@ -31,19 +32,33 @@ export const userRoutes: RouteModule = async (app, { ctx }) => {
 
   app.post('/api/users', { schema: { tags, operationId: 'createUser', summary: 'Create an account', body: createBody, response: { 201: adminUserResponse } } }, async (request, reply) => {
     const user = await createUserAsAdmin(ctx.db, ctx.dialect, principalOf(request).permissions, request.body);
+    const { quotaBytes, suspended, ...facts } = accountFacts(user);
+    await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'account.create', target: { id: user.id, label: user.email }, changes: madeWith(facts) });
     return reply.code(201).send(ok({ user }));
   });
 
   app.patch('/api/users/:id', { schema: { tags, operationId: 'updateUser', summary: 'Change an account: name, email, roles, verification, quota, password, suspension', params: idParams, body: updateBody, response: { 200: adminUserResponse } } }, async (request) => {
     const principal = principalOf(request);
+    // Read before, for the log; an unknown ID is the 404 the change itself answers.
+    const before = await findUserForAdmin(ctx.db, request.params.id);
     const user = await updateUserAsAdmin(ctx.db, ctx.dialect, { id: principal.user.id, permissions: principal.permissions }, request.params.id, request.body);
+    const changes = before === null ? [] : changesBetween(accountFacts(before), accountFacts(user));
+    // A new password is recorded as set, never as its value.
+    if (request.body.password !== undefined) changes.push({ field: 'password' });
+    if (changes.length > 0) await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'account.change', target: { id: user.id, label: user.email }, changes });
     return ok({ user });
   });
 
   app.delete('/api/users/:id', { schema: { tags, operationId: 'deleteUser', summary: 'Delete an account and everything it owns', params: idParams, response: { 204: noBody('Deleted') } } }, async (request, reply) => {
     const principal = principalOf(request);
+    const before = await findUserForAdmin(ctx.db, request.params.id);
     await deleteUserAsAdmin(ctx.db, ctx.dialect, { id: principal.user.id, permissions: principal.permissions }, request.params.id);
     ctx.jobs.wake();
+    if (before !== null) {
+      // What went with it, as it stood.
+      const changes = [{ field: 'files', from: before.fileCount }, { field: 'usedBytes', from: before.usedBytes }];
+      await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'account.delete', target: { id: before.id, label: before.email }, changes });
+    }
     return reply.code(204).send();
   });
 
@@ -53,6 +68,8 @@ export const userRoutes: RouteModule = async (app, { ctx }) => {
     async (request, reply) => {
       const principal = principalOf(request);
       await resetTwoFactorAsAdmin(ctx.db, { id: principal.user.id, permissions: principal.permissions }, request.params.id);
+      const target = await findUserForAdmin(ctx.db, request.params.id);
+      if (target !== null) await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'account.two-factor-reset', target: { id: target.id, label: target.email } });
       return reply.code(204).send();
     },
   );
