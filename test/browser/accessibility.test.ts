@@ -73,7 +73,7 @@ describe('the web app for keyboards, screen readers and phones', () => {
     return page;
   }
 
-  const pages = ['/app/files', '/app/files?view=list', '/app/upload', '/app/links', '/app/integrations', '/app/integrations?tab=webhooks', '/app/organisation', '/app/organisation?tab=folders', '/app/account', '/app/security', '/app/admin', '/app/admin?tab=invites', '/app/admin?tab=takedown', '/app/admin?tab=activity', '/app/no/such/page'];
+  const pages = ['/app/files', '/app/files?view=list', '/app/upload', '/app/links', '/app/integrations', '/app/integrations?tab=webhooks', '/app/organisation', '/app/organisation?tab=folders', '/app/account', '/app/security', '/app/admin', '/app/admin?tab=invites', '/app/admin?tab=takedown', '/app/admin?tab=activity', '/app/admin?tab=changes', '/app/no/such/page'];
 
   for (const theme of themes) {
     for (const width of widths) {

@@ -1287,6 +1287,22 @@ describe('the web app at its edges', () => {
     await expect.poll(() => page.evaluate('document.activeElement?.getAttribute("name")')).toBe('address');
     expect((await fetch(reported.rawUrl)).status).toBe(404);
     expect((await fetch(kept.rawUrl)).status).toBe(200);
+
+    // The administration log tells who took what down, and whose it was.
+    await page.goto(`${server.baseUrl}/app/admin?tab=changes`);
+    const row = page.getByTestId('admin-change-row').filter({ hasText: 'Took down file reported-scan.txt' });
+    await row.waitFor();
+    await expect(row.textContent()).resolves.toContain(`Owner: ${email}`);
+    await expect(row.textContent()).resolves.toContain('Size: 14 B');
+    // On a phone its rows are cards, each cell under its column's name: nothing scrolls sideways.
+    await page.setViewportSize({ width: 390, height: 800 });
+    try {
+      const frame = page.getByRole('region', { name: 'Changes made by administrators' });
+      await expect.poll(() => frame.evaluate((element) => element.scrollWidth - element.clientWidth)).toBe(0);
+      await expect(page.evaluate(`getComputedStyle(document.querySelector('[data-testid="admin-change-row"] td[data-label="By"]'), '::before').content`)).resolves.toBe('"By"');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
     expect(problems).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { useSession } from '../session.tsx';
 import { TabbedPage } from '../ui.tsx';
 import { ActivitySection } from './admin/Activity.tsx';
+import { ChangesSection } from './admin/Changes.tsx';
 import { InvitesSection } from './admin/Invites.tsx';
 import { RolesSection } from './admin/Roles.tsx';
 import { SettingsSection } from './admin/Settings.tsx';
@@ -20,6 +21,7 @@ export function AdminPage() {
         { id: 'invites', label: 'Invites', allowed: can('users.manage'), render: () => <InvitesSection /> },
         { id: 'takedown', label: 'Take down', allowed: can('users.manage'), render: () => <TakedownSection /> },
         { id: 'activity', label: 'Activity', allowed: can('audit.read'), render: () => <ActivitySection /> },
+        { id: 'changes', label: 'Changes', allowed: can('audit.read'), render: () => <ChangesSection /> },
       ]}
     />
   );
