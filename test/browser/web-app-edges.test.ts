@@ -555,6 +555,43 @@ describe('the web app at its edges', () => {
     expect(problems).toEqual([]);
   });
 
+  test('the bulk bar adds a tag to every selected file and takes it away again, keeping each file its other tags', async () => {
+    const tagId = async (name: string) => {
+      const made = await owner.post('/api/tags', { name });
+      expect(made.status, made.text).toBe(201);
+      return made.body.data.tag.id as string;
+    };
+    const [screens, kept] = [await tagId('Screens'), await tagId('Kept')];
+    const tagged = await uploadFile(owner, 'tagbulk-a.txt', 'a\n', { fields: { tagIds: JSON.stringify([screens, kept]) } });
+    expect(tagged.status, tagged.text).toBe(200);
+    expect((await uploadFile(owner, 'tagbulk-b.txt', 'b\n')).status).toBe(200);
+    const tagsOf = async () =>
+      Object.fromEntries(((await owner.get('/api/files?search=tagbulk-')).body.data as Array<{ name: string; tags: Array<{ name: string }> }>).map((file) => [file.name, file.tags.map((tag) => tag.name)]));
+
+    await page.goto(`${server.baseUrl}/app/files?search=tagbulk-`);
+    await expect.poll(() => page.getByTestId('file-card').count()).toBe(2);
+    const bar = page.getByRole('region', { name: 'Selected files' });
+    await page.getByLabel('Select tagbulk-a.txt').check();
+    await page.getByLabel('Select tagbulk-b.txt').check();
+    // Without a tag chosen the buttons are marked unusable and do nothing.
+    await expect(bar.getByRole('button', { name: 'Add tag' }).getAttribute('aria-disabled')).resolves.toBe('true');
+    await bar.getByLabel('Tag to add or remove').selectOption({ label: 'Screens' });
+    await bar.getByRole('button', { name: 'Add tag' }).click();
+    await page.getByRole('status').getByText('Tagged Screens: 2 files').waitFor();
+    await expect.poll(tagsOf).toEqual({ 'tagbulk-a.txt': ['Kept', 'Screens'], 'tagbulk-b.txt': ['Screens'] });
+    await expect(bar.getByLabel('Tag to add or remove').inputValue()).resolves.toBe('');
+
+    await bar.getByLabel('Tag to add or remove').selectOption({ label: 'Screens' });
+    await bar.getByRole('button', { name: 'Remove tag' }).click();
+    await page.getByRole('status').getByText('Untagged Screens: 2 files').waitFor();
+    await expect.poll(tagsOf).toEqual({ 'tagbulk-a.txt': ['Kept'], 'tagbulk-b.txt': [] });
+
+    await bar.getByRole('button', { name: 'Clear selection' }).click();
+    for (const file of (await owner.get('/api/files?search=tagbulk-')).body.data as Array<{ id: string }>) expect((await owner.delete(`/api/files/${file.id}`)).status).toBe(204);
+    for (const id of [screens, kept]) expect((await owner.delete(`/api/tags/${id}`)).status).toBe(204);
+    expect(problems).toEqual([]);
+  });
+
   test('deleting a tag or a folder with the keyboard leaves focus on the next one, else the previous one, else the heading', async () => {
     // Tags, listed by name: Home, Play, Work.
     expect((await owner.get('/api/tags')).body.data.tags).toEqual([]);

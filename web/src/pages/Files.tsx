@@ -409,6 +409,22 @@ export function FilesPage() {
   };
 
   const [moveTarget, setMoveTarget] = useState('');
+  const [tagTarget, setTagTarget] = useState('');
+  /**
+   * Adds a tag to, or takes it from, every selected file. A file's tags are set as a whole (PATCH
+   * tagIds), so each file's own are read first (currentSelection, in bulk) and kept: only the one tag
+   * changes. A file that already is as asked is left alone.
+   */
+  const bulkTag = (tagId: string, add: boolean) => {
+    const name = tags.data?.find((tag) => tag.id === tagId)?.name ?? 'the tag';
+    void bulk(add ? `Tagged ${name}` : `Untagged ${name}`, async (file) => {
+      const has = file.tags.some((tag) => tag.id === tagId);
+      if (has === add) return;
+      const tagIds = add ? [...file.tags.map((tag) => tag.id), tagId] : file.tags.filter((tag) => tag.id !== tagId).map((tag) => tag.id);
+      await patch(`/api/files/${encodeURIComponent(file.id)}`, { tagIds });
+    });
+    setTagTarget('');
+  };
 
   return (
     <section className="files-page">
@@ -588,6 +604,28 @@ export function FilesPage() {
                 }}
               >
                 Move
+              </button>
+            </span>
+          )}
+          {can('files.update') && can('tags.manage') && (tags.data?.length ?? 0) > 0 && (
+            <span className="inline-form">
+              <label>
+                <span className="visually-hidden">Tag to add or remove</span>
+                <select value={tagTarget} onChange={(e) => setTagTarget(e.target.value)} aria-label="Tag to add or remove">
+                  <option value="">Tag…</option>
+                  {tags.data!.map((tag) => (
+                    <option key={tag.id} value={tag.id}>
+                      {tag.name}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              {/* Marked, not disabled, without a tag chosen, as Move is. */}
+              <button type="button" aria-disabled={!tagTarget || busy} onClick={() => tagTarget && !busy && bulkTag(tagTarget, true)}>
+                Add tag
+              </button>
+              <button type="button" aria-disabled={!tagTarget || busy} onClick={() => tagTarget && !busy && bulkTag(tagTarget, false)}>
+                Remove tag
               </button>
             </span>
           )}
