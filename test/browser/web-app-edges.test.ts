@@ -592,6 +592,38 @@ describe('the web app at its edges', () => {
     expect(problems).toEqual([]);
   });
 
+  test('Back undoes the filters chosen one at a time; what is typed makes no step of its own', async () => {
+    await page.goto(`${server.baseUrl}/app/upload`);
+    await page.goto(`${server.baseUrl}/app/files`);
+    const sort = page.getByLabel('Sort by');
+    const search = page.getByPlaceholder('Search names and text…');
+    const at = () => new URL(page.url()).search;
+    await sort.selectOption({ label: 'Largest first' });
+    await expect.poll(at).toBe('?sortBy=largest');
+    await sort.selectOption({ label: 'Name' });
+    await expect.poll(at).toBe('?sortBy=name');
+    await search.pressSequentially('back', { delay: 20 });
+    await expect.poll(at).toBe('?sortBy=name&search=back');
+    // Clear filters keeps the order, which is no filter.
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await expect.poll(at).toBe('?sortBy=name');
+
+    await page.goBack();
+    await expect.poll(at).toBe('?sortBy=name&search=back');
+    await expect.poll(() => search.inputValue()).toBe('back');
+    // The search, typed, replaced the step it was typed in: one Back goes to before the sort by name.
+    await page.goBack();
+    await expect.poll(at).toBe('?sortBy=largest');
+    await expect.poll(() => sort.inputValue()).toBe('largest');
+    await expect.poll(() => search.inputValue()).toBe('');
+    await page.goBack();
+    await expect.poll(at).toBe('');
+    await expect.poll(() => sort.inputValue()).toBe('newest');
+    await page.goBack();
+    await expect.poll(() => new URL(page.url()).pathname).toBe('/app/upload');
+    expect(problems).toEqual([]);
+  });
+
   test('deleting a tag or a folder with the keyboard leaves focus on the next one, else the previous one, else the heading', async () => {
     // Tags, listed by name: Home, Play, Work.
     expect((await owner.get('/api/tags')).body.data.tags).toEqual([]);

@@ -198,7 +198,12 @@ export function FilesPage() {
   const tags = useLoad(() => get<{ tags: Tag[] }>('/api/files/tags').then((d) => d.tags), []);
   const folders = useLoad(() => (can('folders.manage') ? get<{ folders: Folder[] }>('/api/folders').then((d) => d.folders) : Promise.resolve([] as Folder[])), []);
 
-  const setFilter = (changes: Record<string, string | null>) => setParams({ ...changes, page: null });
+  /**
+   * A filter chosen is a step Back undoes, as a page turned is: each one was written over the last,
+   * so Back left the Files page altogether. Typing (the search box, after its pause; a date as its
+   * digits come) replaces the entry instead, or Back would go through every word and digit.
+   */
+  const setFilter = (changes: Record<string, string | null>, { typed = false } = {}) => setParams({ ...changes, page: null }, { push: !typed });
   const activeFilters = [filters.search, filters.types.length, filters.visibility.length, filters.folder, filters.tag, filters.from, filters.to].filter(Boolean).length;
 
   // Thumbnails still being made are fetched again until they arrive, while the grid shows them.
@@ -506,11 +511,11 @@ export function FilesPage() {
         </label>
         <label>
           From
-          <input type="date" value={filters.from} max={filters.to || undefined} onChange={(e) => setFilter({ from: e.target.value })} />
+          <input type="date" value={filters.from} max={filters.to || undefined} onChange={(e) => setFilter({ from: e.target.value }, { typed: true })} />
         </label>
         <label>
           To
-          <input type="date" value={filters.to} min={filters.from || undefined} onChange={(e) => setFilter({ to: e.target.value })} />
+          <input type="date" value={filters.to} min={filters.from || undefined} onChange={(e) => setFilter({ to: e.target.value }, { typed: true })} />
         </label>
         {activeFilters > 0 && (
           <button
@@ -518,7 +523,7 @@ export function FilesPage() {
             className="link-button"
             onClick={() => {
               setSearchText('');
-              setParams({ search: null, types: null, visibility: null, folder: null, tag: null, from: null, to: null, page: null });
+              setParams({ search: null, types: null, visibility: null, folder: null, tag: null, from: null, to: null, page: null }, { push: true });
               // The button goes with the filters: the focus goes to the search box, not the page's body.
               searchBox.current?.focus();
             }}
