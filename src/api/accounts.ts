@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { success } from './envelope.ts';
+import { success, timestamp } from './envelope.ts';
 import { permissionSchema } from './permissions.ts';
 
 /** A role as an account's access lists it (contract §2). */
@@ -47,3 +47,19 @@ export type SetupStatus = z.infer<typeof setupStatusSchema>;
 /** Registration, sign-in and `GET /api/auth/me`: `data: {user}`. */
 export const meResponse = success(z.object({ user: meSchema }));
 export const setupStatusResponse = success(setupStatusSchema);
+
+/**
+ * Something the account is told until it dismisses it: that an administrator took down one of its
+ * files or short links, and why, where they said (docs/decisions.md, "Taking down content").
+ */
+export const accountNoticeSchema = z
+  .object({
+    id: z.string(),
+    kind: z.enum(['file.take-down', 'link.take-down']).describe('`file.take-down`: an administrator deleted one of your files; `link.take-down`: one of your short links'),
+    subject: z.string().describe("The file's name, or the short link's address, as it was then"),
+    reason: z.string().nullable().describe('What the administrator gave as the reason; null: none given'),
+    createdAt: timestamp,
+  })
+  .meta({ id: 'AccountNotice' });
+export type AccountNotice = z.infer<typeof accountNoticeSchema>;
+export const accountNoticeListResponse = success(z.object({ notices: z.array(accountNoticeSchema).describe('Newest first') }));

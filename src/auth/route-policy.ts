@@ -202,6 +202,9 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'PATCH', path: '/api/account', access: session(), errors: 'ApiError' },
   // Leaving the instance: the account's own decision, with its password (docs/decisions.md).
   { method: 'DELETE', path: '/api/account', access: session(), errors: 'ApiError' },
+  // Notices of the account's own (docs/decisions.md, "Taking down content"): every account reads its own.
+  { method: 'GET', path: '/api/account/notices', access: session(), errors: 'ApiError' },
+  { method: 'DELETE', path: '/api/account/notices/:id', access: session(), errors: 'ApiError' },
 
   // Files (contract §3 "Files", §6).
   { method: 'PATCH', path: '/api/files/:id', access: session('files.update'), errors: 'ApiError' },

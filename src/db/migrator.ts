@@ -45,6 +45,7 @@ import * as sessionConfirmed from './migrations/0041-session-confirmed.ts';
 import * as accountSuspension from './migrations/0042-account-suspension.ts';
 import * as inviteNotes from './migrations/0043-invite-notes.ts';
 import * as adminActions from './migrations/0044-admin-actions.ts';
+import * as accountNotices from './migrations/0045-account-notices.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -92,6 +93,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0042-account-suspension': accountSuspension,
   '0043-invite-notes': inviteNotes,
   '0044-admin-actions': adminActions,
+  '0045-account-notices': accountNotices,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

@@ -183,6 +183,18 @@ export interface AdminActionsTable {
   createdAt: number;
 }
 
+/** Something an account is told until it dismisses it (migration 0045; src/accounts/notices.ts). */
+export interface AccountNoticesTable {
+  id: string;
+  userId: string;
+  kind: 'file.take-down' | 'link.take-down';
+  /** What it is about, as it was named then: a file's name, a short link's address. */
+  subject: string;
+  /** What the administrator gave as the reason; null: none given. */
+  reason: string | null;
+  createdAt: number;
+}
+
 export interface ShortLinksTable {
   id: string;
   userId: string;
@@ -430,6 +442,7 @@ export interface Database {
   apiTokens: ApiTokensTable;
   auditEvents: AuditEventsTable;
   adminActions: AdminActionsTable;
+  accountNotices: AccountNoticesTable;
   folders: FoldersTable;
   tags: TagsTable;
   files: FilesTable;

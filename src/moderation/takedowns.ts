@@ -6,6 +6,7 @@ import { deleteFileRecord } from '../files/delete-file.ts';
 import { findById, findByUrlPath } from '../files/file-access.ts';
 import { isShortCode } from '../links/short-code.ts';
 import { assertCanManage } from '../accounts/users.ts';
+import { addNotice } from '../accounts/notices.ts';
 import type { PermissionSet } from '../auth/permissions.ts';
 import type { ReportedContent } from '../api/admin.ts';
 
@@ -16,6 +17,9 @@ import type { ReportedContent } from '../api/admin.ts';
  * file. The address is read as the product writes its addresses; the host is not compared, so an
  * address seen behind another proxy name is found too.
  */
+
+/** The longest reason an administrator may give for a take-down (shown to the owner). */
+export const TAKE_DOWN_REASON_LENGTH = 500;
 
 /** What an address this instance hands out may name (see parseAddress). */
 type Address = { kind: 'share'; urlId: string; name: string } | { kind: 'file'; id: string } | { kind: 'link'; code: string };
@@ -100,22 +104,28 @@ export async function findReported(db: Db, address: string): Promise<ReportedCon
  * bytes (src/files/delete-file.ts). Not of an account holding a permission the actor lacks, which
  * the actor may not change either (docs/decisions.md, Administration). Returns what it was, for the logs.
  */
-export async function takeDownFile(ctx: AppContext, actor: PermissionSet, fileId: string): Promise<{ owner: ReportedContent['owner']; name: string; size: number }> {
+export async function takeDownFile(ctx: AppContext, actor: PermissionSet, fileId: string, reason: string | null): Promise<{ owner: ReportedContent['owner']; name: string; size: number }> {
   const found = await findById(ctx.db, fileId);
   if (!found) throw notFound('File not found');
   await assertCanManage(ctx.db, actor, found.file.userId);
   const owner = await ownerOf(ctx.db, found.file.userId);
   if (!(await deleteFileRecord(ctx, found.file.userId, fileId))) throw notFound('File not found');
+  // The owner is told, not left to find the file gone.
+  await addNotice(ctx.db, owner.id, { kind: 'file.take-down', subject: found.file.name, reason });
   return { owner, name: found.file.name, size: found.file.size };
 }
 
 /** Removes a short link of any account, under the same rule. Returns what it was, for the logs. */
-export async function takeDownLink(db: Db, actor: PermissionSet, linkId: string): Promise<{ owner: ReportedContent['owner']; shortCode: string; targetUrl: string }> {
+export async function takeDownLink(db: Db, baseUrl: string, actor: PermissionSet, linkId: string, reason: string | null): Promise<{ owner: ReportedContent['owner']; address: string; targetUrl: string }> {
   const link = await db.selectFrom('shortLinks').select(['userId', 'shortCode', 'targetUrl']).where('id', '=', linkId).executeTakeFirst();
   if (!link) throw notFound('URL not found');
   await assertCanManage(db, actor, link.userId);
   const owner = await ownerOf(db, link.userId);
-  const { numDeletedRows } = await forAccount(db, link.userId).deleteFrom('shortLinks').where('id', '=', linkId).executeTakeFirst();
-  if (numDeletedRows === 0n) throw notFound('URL not found');
-  return { owner, shortCode: link.shortCode, targetUrl: link.targetUrl };
+  const address = `${baseUrl}/u/${link.shortCode}`;
+  await db.transaction().execute(async (trx) => {
+    const { numDeletedRows } = await forAccount(trx, link.userId).deleteFrom('shortLinks').where('id', '=', linkId).executeTakeFirst();
+    if (numDeletedRows === 0n) throw notFound('URL not found');
+    await addNotice(trx, owner.id, { kind: 'link.take-down', subject: address, reason });
+  });
+  return { owner, address, targetUrl: link.targetUrl };
 }

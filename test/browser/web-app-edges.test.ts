@@ -1347,9 +1347,11 @@ describe('the web app at its edges', () => {
     const card = page.getByTestId('reported-content');
     await card.getByText('reported-scan.txt').waitFor();
     await expect(card.textContent()).resolves.toContain(email);
+    await card.getByLabel('Reason, shown to the owner (optional)').fill('Reported as someone else’s scan');
     await card.getByRole('button', { name: 'Take down' }).click();
     const dialog = page.getByRole('dialog', { name: 'Take down file' });
     await expect(dialog.textContent()).resolves.toContain(`reported-scan.txt of ${email}`);
+    await expect(dialog.textContent()).resolves.toContain('Its owner is told, with your reason');
     await dialog.getByRole('button', { name: 'Take down' }).click();
     await page.getByRole('status').getByText('File taken down: reported-scan.txt').waitFor();
     await expect.poll(() => card.count()).toBe(0);
@@ -1357,12 +1359,29 @@ describe('the web app at its edges', () => {
     expect((await fetch(reported.rawUrl)).status).toBe(404);
     expect((await fetch(kept.rawUrl)).status).toBe(200);
 
+    // The owner is told, above every page, until they dismiss it.
+    const owned = await signedIn(email, PASSWORD, '/app/links');
+    try {
+      const notice = owned.page.getByTestId('account-notice');
+      await notice.waitFor();
+      await expect(notice.textContent()).resolves.toMatch(/An administrator took down your file reported-scan\.txt on .+\. Reason: Reported as someone else’s scan/);
+      await owned.page.getByRole('button', { name: 'Dismiss the notice about reported-scan.txt' }).click();
+      await notice.waitFor({ state: 'detached' });
+      await expect.poll(() => owned.page.evaluate('document.activeElement?.id')).toBe('main');
+      await owned.page.reload();
+      await owned.page.getByRole('heading', { name: 'Short links', level: 1 }).waitFor();
+      await expect(owned.page.getByTestId('account-notice').count()).resolves.toBe(0);
+    } finally {
+      await owned.session.close();
+    }
+
     // The administration log tells who took what down, and whose it was.
     await page.goto(`${server.baseUrl}/app/admin?tab=changes`);
     const row = page.getByTestId('admin-change-row').filter({ hasText: 'Took down file reported-scan.txt' });
     await row.waitFor();
     await expect(row.textContent()).resolves.toContain(`Owner: ${email}`);
     await expect(row.textContent()).resolves.toContain('Size: 14 B');
+    await expect(row.textContent()).resolves.toContain('Reason: Reported as someone else’s scan');
     // On a phone its rows are cards, each cell under its column's name: nothing scrolls sideways.
     await page.setViewportSize({ width: 390, height: 800 });
     try {

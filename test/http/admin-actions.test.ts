@@ -128,6 +128,15 @@ describe('the administration log', () => {
     ]);
   });
 
+  it("keeps an account's newest 100 notices of take-downs, however many there were", async () => {
+    const member = await signUp(server.baseUrl);
+    const links: Array<{ id: string; shortCode: string }> = [];
+    for (let i = 0; i < 102; i++) links.push((await member.post('/api/urls', { url: `https://example.com/spam/${i}` })).body.data);
+    for (const link of links) expect((await admin.delete(`/api/moderation/links/${link.id}`)).status).toBe(204);
+    const notices = (await member.get('/api/account/notices')).body.data.notices as Array<{ subject: string }>;
+    expect(notices.map((n) => n.subject)).toEqual(links.slice(2).reverse().map((link) => `${server.baseUrl}/u/${link.shortCode}`));
+  });
+
   it('records nothing for a change that was refused', async () => {
     const member = await signUp(server.baseUrl);
     const moderators = (await admin.post('/api/roles', { name: `Moderators ${Date.now()}`, permissions: ['users.manage'] })).body.data.role;

@@ -100,6 +100,46 @@ describe.each(providers)('taking down a file or short link of another account, o
     expect((await admin.delete(`/api/moderation/links/${link.id}`)).status).toBe(404);
   });
 
+  it('tells the owner what was taken down, and why where the administrator said; the owner dismisses it', async () => {
+    const owner = await signUp(server.baseUrl);
+    const other = await signUp(server.baseUrl);
+    expect((await owner.get('/api/account/notices')).body.data.notices).toEqual([]);
+    const file = await uploadFile(owner, 'infringing.mp3', 'not theirs to share');
+    const fileId = (await lookup(admin, file.body.data.url)).body.data.id;
+    const link = (await owner.post('/api/urls', { url: 'https://example.com/phish' })).body.data;
+
+    // A reason too long, or with control characters, is refused and nothing is taken down.
+    for (const reason of ['x'.repeat(501), 'bad\u0007reason']) {
+      const refused = await admin.delete(`/api/moderation/files/${fileId}`, { json: { reason } });
+      expect(refused.status, reason).toBe(400);
+      expect(refused.body.error).toMatch(/^body\.reason: /);
+    }
+    expect((await fetch(file.body.data.rawUrl)).status).toBe(200);
+
+    expect((await admin.delete(`/api/moderation/files/${fileId}`, { json: { reason: '  Reported as copyright infringement  ' } })).status).toBe(204);
+    // No body, or a blank reason: no reason given.
+    expect((await admin.delete(`/api/moderation/links/${link.id}`, { json: { reason: '   ' } })).status).toBe(204);
+    const notices = (await owner.get('/api/account/notices')).body.data.notices as Array<{ id: string; kind: string; subject: string; reason: string | null; createdAt: string }>;
+    expect(notices.map(({ kind, subject, reason }) => ({ kind, subject, reason }))).toEqual([
+      { kind: 'link.take-down', subject: `${server.baseUrl}/u/${link.shortCode}`, reason: null },
+      { kind: 'file.take-down', subject: 'infringing.mp3', reason: 'Reported as copyright infringement' },
+    ]);
+    // The administration log has the reason too.
+    const logged = (await admin.get(`/api/admin/actions?targetId=${fileId}`)).body.data.actions;
+    expect(logged[0].changes).toContainEqual({ field: 'reason', to: 'Reported as copyright infringement' });
+
+    // Only the owner sees and dismisses them.
+    expect((await other.get('/api/account/notices')).body.data.notices).toEqual([]);
+    expect((await other.delete(`/api/account/notices/${notices[0]!.id}`)).status).toBe(404);
+    expect((await admin.delete(`/api/account/notices/${notices[0]!.id}`)).status).toBe(404);
+    expect((await owner.delete(`/api/account/notices/${notices[0]!.id}`)).status).toBe(204);
+    expect((await owner.delete(`/api/account/notices/${notices[0]!.id}`)).status).toBe(404);
+    expect((await owner.get('/api/account/notices')).body.data.notices.map((n: { id: string }) => n.id)).toEqual([notices[1]!.id]);
+    // Never through a token.
+    const token = await createToken(owner, ['files:read']);
+    expect((await new Client(server.baseUrl).request('GET', '/api/account/notices', { token })).status).toBe(401);
+  });
+
   it("leaves alone what belongs to an account holding a permission the moderator lacks", async () => {
     // A moderator holds users.manage alone; the first account is the administrator.
     const role = await admin.post('/api/roles', { name: `Moderators ${provider}`, permissions: ['users.manage'] });

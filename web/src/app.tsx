@@ -3,6 +3,7 @@ import { Link, RouterProvider, useRouter } from './router.tsx';
 import { SessionProvider, useSession } from './session.tsx';
 import { AnnouncerProvider, ConfirmProvider, ErrorBoundary, Loading, PageHeader, ToastProvider } from './ui.tsx';
 import { applyTheme, nextTheme, storedTheme, type ThemeChoice } from './theme.ts';
+import { AccountNotices } from './notices.tsx';
 import type { Permission } from '@api';
 
 /**
@@ -221,6 +222,7 @@ function Shell({ pages: navPages, currentPath, children }: { pages: PageDef[]; c
         </div>
       </header>
       <main id="main" tabIndex={-1}>
+        <AccountNotices />
         {children}
       </main>
     </>

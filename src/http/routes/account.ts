@@ -6,7 +6,9 @@ import { hasPermission } from '../../auth/permissions.ts';
 import type { Principal } from '../../auth/principal.ts';
 import { profileOptionsSchema } from '../../shared/upload-options.ts';
 import { accountNameSchema, deleteOwnAccount, emailSchema, getAccountSettings, passwordSchema, updateAccountSettings } from '../../accounts/account-settings.ts';
-import { passwordBody } from '../schemas.ts';
+import { idParams, passwordBody } from '../schemas.ts';
+import { dismissNotice, listNotices } from '../../accounts/notices.ts';
+import { accountNoticeListResponse } from '../../api/accounts.ts';
 import { clearSessionCookie } from '../sign-in.ts';
 
 const updateBody = z.strictObject({
@@ -53,4 +55,18 @@ export const accountRoutes: RouteModule = async (app, { ctx }) => {
       return reply.code(204).send();
     },
   );
+
+  app.get(
+    '/api/account/notices',
+    { schema: { tags, operationId: 'listAccountNotices', summary: 'What you are told until you dismiss it: files and short links of yours an administrator took down, and why', response: { 200: accountNoticeListResponse } } },
+    async (request, reply) => {
+      reply.header('Cache-Control', 'private, no-store');
+      return ok({ notices: await listNotices(ctx.db, principalOf(request).user.id) });
+    },
+  );
+
+  app.delete('/api/account/notices/:id', { schema: { tags, operationId: 'dismissAccountNotice', summary: 'Dismiss a notice', params: idParams, response: { 204: noBody('Dismissed') } } }, async (request, reply) => {
+    await dismissNotice(ctx.db, principalOf(request).user.id, request.params.id);
+    return reply.code(204).send();
+  });
 };

@@ -3,8 +3,14 @@ import { actorOf, principalOf, type RouteModule } from '../route-module.ts';
 import { recordAdminAction } from '../../audit/admin-actions.ts';
 import { idParams } from '../schemas.ts';
 import { noBody, ok } from '../responses.ts';
+import { noteSchema } from '../../shared/display-name.ts';
 import { reportedContentResponse } from '../../api/admin.ts';
-import { findReported, takeDownFile, takeDownLink } from '../../moderation/takedowns.ts';
+import { findReported, TAKE_DOWN_REASON_LENGTH, takeDownFile, takeDownLink } from '../../moderation/takedowns.ts';
+
+/** Why, in a few words the owner is shown (the notice of the take-down); optional, and no body at all is none. */
+const takeDownBody = z
+  .strictObject({ reason: noteSchema(TAKE_DOWN_REASON_LENGTH).optional().describe("Why it is taken down, shown to its owner (\"reported as copyright infringement\"); blank: no reason given") })
+  .nullish();
 
 /** Taking down one file or short link of any account (docs/decisions.md, "Taking down content"). */
 export const moderationRoutes: RouteModule = async (app, { ctx }) => {
@@ -25,11 +31,21 @@ export const moderationRoutes: RouteModule = async (app, { ctx }) => {
 
   app.delete(
     '/api/moderation/files/:id',
-    { schema: { tags, operationId: 'takeDownFile', summary: "Delete a file of any account: its bytes, thumbnail and record; its owner's quota is given back", params: idParams, response: { 204: noBody('Taken down') } } },
+    {
+      schema: {
+        tags,
+        operationId: 'takeDownFile',
+        summary: "Delete a file of any account: its bytes, thumbnail and record; its owner's quota is given back, and its owner is told",
+        params: idParams,
+        body: takeDownBody,
+        response: { 204: noBody('Taken down') },
+      },
+    },
     async (request, reply) => {
-      const { owner, name, size } = await takeDownFile(ctx, principalOf(request).permissions, request.params.id);
+      const reason = request.body?.reason ?? null;
+      const { owner, name, size } = await takeDownFile(ctx, principalOf(request).permissions, request.params.id, reason);
       request.log.info({ by: principalOf(request).user.id, owner: owner.id, fileId: request.params.id, name }, 'an administrator took down a file');
-      const changes = [{ field: 'owner', from: owner.email }, { field: 'size', from: size }];
+      const changes = [{ field: 'owner', from: owner.email }, { field: 'size', from: size }, ...(reason === null ? [] : [{ field: 'reason', to: reason }])];
       await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'file.take-down', target: { id: request.params.id, label: name }, changes });
       return reply.code(204).send();
     },
@@ -37,12 +53,13 @@ export const moderationRoutes: RouteModule = async (app, { ctx }) => {
 
   app.delete(
     '/api/moderation/links/:id',
-    { schema: { tags, operationId: 'takeDownShortLink', summary: 'Delete a short link of any account', params: idParams, response: { 204: noBody('Taken down') } } },
+    { schema: { tags, operationId: 'takeDownShortLink', summary: 'Delete a short link of any account; its owner is told', params: idParams, body: takeDownBody, response: { 204: noBody('Taken down') } } },
     async (request, reply) => {
-      const { owner, shortCode, targetUrl } = await takeDownLink(ctx.db, principalOf(request).permissions, request.params.id);
+      const reason = request.body?.reason ?? null;
+      const { owner, address, targetUrl } = await takeDownLink(ctx.db, ctx.config.baseUrl, principalOf(request).permissions, request.params.id, reason);
       request.log.info({ by: principalOf(request).user.id, owner: owner.id, linkId: request.params.id, targetUrl }, 'an administrator took down a short link');
-      const changes = [{ field: 'owner', from: owner.email }, { field: 'targetUrl', from: targetUrl }];
-      await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'link.take-down', target: { id: request.params.id, label: `${ctx.config.baseUrl}/u/${shortCode}` }, changes });
+      const changes = [{ field: 'owner', from: owner.email }, { field: 'targetUrl', from: targetUrl }, ...(reason === null ? [] : [{ field: 'reason', to: reason }])];
+      await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'link.take-down', target: { id: request.params.id, label: address }, changes });
       return reply.code(204).send();
     },
   );

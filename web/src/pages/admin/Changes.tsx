@@ -34,6 +34,7 @@ const fieldWords: Record<string, string> = {
   size: 'Size',
   owner: 'Owner',
   targetUrl: 'Leading to',
+  reason: 'Reason',
   expiresAt: 'Expires',
   note: 'Note',
   registration: 'Registration',

@@ -14,19 +14,22 @@ export function TakedownSection() {
   const confirm = useConfirm();
   const [address, setAddress] = useState('');
   const [found, setFound] = useState<ReportedContent | null>(null);
+  const [reason, setReason] = useState('');
   const field = useRef<HTMLInputElement>(null);
   const { submit, error, busy } = useSubmit(async () => {
     setFound(null);
+    setReason('');
     setFound(await get<ReportedContent>(`/api/moderation/lookup${query({ address })}`));
   });
 
   const takeDown = async (content: ReportedContent) => {
     const what = content.kind === 'file' ? `the file ${content.label}` : `the short link to ${content.label}`;
-    if (!(await confirm(content.kind === 'file' ? 'Take down file' : 'Take down short link', `Delete ${what} of ${content.owner.email}? ${content.kind === 'file' ? 'Its bytes and every link to it are gone for good.' : 'Its address stops working.'} The rest of the account stays as it is.`, 'Take down'))) return;
+    if (!(await confirm(content.kind === 'file' ? 'Take down file' : 'Take down short link', `Delete ${what} of ${content.owner.email}? ${content.kind === 'file' ? 'Its bytes and every link to it are gone for good.' : 'Its address stops working.'} Its owner is told${reason.trim() ? ', with your reason' : ''}; the rest of the account stays as it is.`, 'Take down'))) return;
     const path = content.kind === 'file' ? `/api/moderation/files/${encodeURIComponent(content.id)}` : `/api/moderation/links/${encodeURIComponent(content.id)}`;
-    if (await run(() => del(path), content.kind === 'file' ? `File taken down: ${content.label}` : 'Short link taken down')) {
+    if (await run(() => del(path, reason.trim() ? { reason } : undefined), content.kind === 'file' ? `File taken down: ${content.label}` : 'Short link taken down')) {
       setFound(null);
       setAddress('');
+      setReason('');
       field.current?.focus();
     }
   };
@@ -80,6 +83,10 @@ export function TakedownSection() {
               </>
             )}
           </dl>
+          <label>
+            Reason, shown to the owner (optional)
+            <input type="text" name="reason" maxLength={500} autoComplete="off" value={reason} onChange={(e) => setReason(e.target.value)} placeholder="Reported as copyright infringement" />
+          </label>
           <div>
             <button type="button" className="danger" onClick={() => void takeDown(found)}>
               Take down
