@@ -1328,7 +1328,7 @@ describe('the web app at its edges', () => {
 
   test('an administrator takes down one file of another account from its address, after seeing whose it is', async () => {
     const email = uniqueEmail('reported');
-    await createAccount(email);
+    const memberId = await createAccount(email);
     const member = new Client(server.baseUrl);
     expect((await member.post('/api/auth/login', { email, password: PASSWORD })).status).toBe(200);
     const reported = (await uploadFile(member, 'reported-scan.txt', 'reported bytes')).body.data as { url: string; rawUrl: string };
@@ -1382,6 +1382,19 @@ describe('the web app at its edges', () => {
     await expect(row.textContent()).resolves.toContain(`Owner: ${email}`);
     await expect(row.textContent()).resolves.toContain('Size: 14 B');
     await expect(row.textContent()).resolves.toContain('Reason: Reported as someone else’s scan');
+    // Users → History of the owner: only the changes to that account.
+    await page.goto(`${server.baseUrl}/app/admin?tab=users`);
+    expect((await owner.patch(`/api/users/${memberId}`, { name: 'Reported Owner' })).status).toBe(200);
+    await page.reload();
+    await page.getByRole('link', { name: `History of ${email}` }).click();
+    const ownRow = page.getByTestId('admin-change-row');
+    await expect.poll(() => ownRow.count()).toBe(2);
+    await expect(page.getByText(`Only the changes to ${email}.`).count()).resolves.toBe(1);
+    await expect(ownRow.first().textContent()).resolves.toContain('Changed account');
+    await expect(ownRow.last().textContent()).resolves.toContain('Created account');
+    await page.getByRole('button', { name: 'Show all changes' }).click();
+    await row.waitFor();
+
     // On a phone its rows are cards, each cell under its column's name: nothing scrolls sideways.
     await page.setViewportSize({ width: 390, height: 800 });
     try {

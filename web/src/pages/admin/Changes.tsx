@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { get } from '../../api.ts';
 import { formatBytes, formatDateTime } from '../../format.ts';
 import { DataTable, Empty, ErrorNote, Loading } from '../../ui.tsx';
+import { useQueryState } from '../../router.tsx';
 import type { AdminAction, AdminActionKind, AdminActionPage, AdminChange } from '@api';
 
 /** Each action in words (typed by the API's vocabulary, so a new kind cannot go unnamed here). */
@@ -70,6 +71,9 @@ function changeText(change: AdminChange): string {
 
 /** What administrators changed: accounts, roles, settings, invites and other accounts' content, newest first. */
 export function ChangesSection() {
+  // `target`: only the changes to one account, role, invite, file or link (Users → History).
+  const [params, setParams] = useQueryState();
+  const target = params.get('target');
   const [actions, setActions] = useState<AdminAction[]>([]);
   const [nextBefore, setNextBefore] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -81,6 +85,7 @@ export function ChangesSection() {
     try {
       const query = new URLSearchParams({ limit: '50' });
       if (before) query.set('before', before);
+      if (target) query.set('targetId', target);
       const page = await get<AdminActionPage>(`/api/admin/actions?${query}`);
       setActions((shown) => (before ? [...shown, ...page.actions] : page.actions));
       setNextBefore(page.nextBefore);
@@ -92,11 +97,21 @@ export function ChangesSection() {
   };
   useEffect(() => {
     void load(null);
-  }, []);
+  }, [target]);
 
   return (
     <div className="stack-lg">
       <p className="hint">Changes administrators made to accounts, roles, settings, invites and other accounts' files and links. Passwords and invite codes are never recorded.</p>
+      {target && (
+        <p className="inline-form">
+          <span>
+            Only the changes to <strong>{actions[0]?.target.label ?? 'one account'}</strong>.
+          </span>
+          <button type="button" className="link-button" onClick={() => setParams({ target: null }, { push: true })}>
+            Show all changes
+          </button>
+        </p>
+      )}
       <ErrorNote error={error} />
       {loading && actions.length === 0 && <Loading />}
       {!loading && actions.length === 0 && !error && <Empty>No changes recorded.</Empty>}

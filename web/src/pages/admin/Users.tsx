@@ -4,6 +4,7 @@ import { formatBytes, formatDate } from '../../format.ts';
 import { hasPermission, useMe, useSession } from '../../session.tsx';
 import { Badge, DataTable, Empty, ErrorNote, FormDialog, Loading, useAction, useConfirm, useFocusAfterRemoval, useLoad, useToast } from '../../ui.tsx';
 import type { AdminUser, Role, RoleSummary } from '@api';
+import { Link } from '../../router.tsx';
 import { fromMiB, toMiB } from './mib.ts';
 
 /** Roles to offer in user forms: all roles with roles.manage, else those seen on accounts. */
@@ -30,7 +31,7 @@ export function UsersSection() {
   const run = useAction();
   const toast = useToast();
   const confirm = useConfirm();
-  const { refresh } = useSession();
+  const { refresh, can } = useSession();
   const users = useLoad(() => get<{ users: AdminUser[] }>('/api/users').then((d) => d.users), []);
   const roles = useAssignableRoles(users.data);
   const [editing, setEditing] = useState<AdminUser | 'new' | null>(null);
@@ -67,6 +68,11 @@ export function UsersSection() {
                   <button type="button" className="small" onClick={() => setEditing(user)} aria-label={`Edit ${user.email}`} data-action="edit">
                     Edit
                   </button>
+                  {can('audit.read') && (
+                    <Link className="button small" to={`/app/admin?tab=changes&target=${encodeURIComponent(user.id)}`} aria-label={`History of ${user.email}`}>
+                      History
+                    </Link>
+                  )}
                   {user.id !== me.id && user.twoFactorEnabled && (
                     <button
                       type="button"
