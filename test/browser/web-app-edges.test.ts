@@ -1404,6 +1404,17 @@ describe('the web app at its edges', () => {
     } finally {
       await page.setViewportSize({ width: 1280, height: 860 });
     }
+
+    // Fifty changes later the take-down is on the next page, which Show older adds below.
+    const invites: string[] = [];
+    for (let i = 0; i < 50; i++) invites.push((await owner.post('/api/invites', { note: `paging ${i}` })).body.data.id);
+    await page.reload();
+    await expect.poll(() => page.getByTestId('admin-change-row').count()).toBe(50);
+    await expect(row.count()).resolves.toBe(0);
+    await page.getByRole('button', { name: 'Show older' }).click();
+    await row.waitFor();
+    await expect.poll(() => page.getByTestId('admin-change-row').count()).toBeGreaterThan(50);
+    for (const id of invites) expect((await owner.delete(`/api/invites/${id}`)).status).toBe(204);
     expect(problems).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { ApiError, del, get } from './api.ts';
 import { formatDateTime } from './format.ts';
 import { useToast } from './ui.tsx';
@@ -18,6 +18,14 @@ export function AccountNotices() {
       () => undefined,
     );
   }, []);
+  // After a dismissal, once the notice is gone from the page: the next notice's Dismiss keeps the
+  // keyboard's place; with none left, the page's main area (not the page's body).
+  const refocus = useRef(false);
+  useEffect(() => {
+    if (!refocus.current) return;
+    refocus.current = false;
+    (document.querySelector<HTMLElement>('.account-notices button') ?? document.getElementById('main'))?.focus();
+  }, [notices]);
   if (notices.length === 0) return null;
 
   const dismiss = async (notice: AccountNotice) => {
@@ -30,9 +38,8 @@ export function AccountNotices() {
         return;
       }
     }
+    refocus.current = true;
     setNotices((shown) => shown.filter((n) => n.id !== notice.id));
-    // The next notice's Dismiss keeps the keyboard's place; with none left, the page's main area.
-    requestAnimationFrame(() => (document.querySelector<HTMLElement>('.account-notices button') ?? document.getElementById('main'))?.focus());
   };
 
   return (

@@ -1,40 +1,22 @@
-import { useEffect, useState } from 'react';
-import { get } from '../../api.ts';
+import { useState } from 'react';
+import { get, query } from '../../api.ts';
+import { ShowOlder, useOlderPages } from './older-pages.tsx';
 import { formatDateTime } from '../../format.ts';
 import { useSession } from '../../session.tsx';
 import { Badge, DataTable, Empty, ErrorNote, Loading, useLoad } from '../../ui.tsx';
-import type { AdminUser, AuditRecord } from '@api';
+import type { AdminUser, AuditPage } from '@api';
 
 /** What scripts did: the records of token- and legacy-authorized requests, newest first. */
 export function ActivitySection() {
   const { can } = useSession();
   const users = useLoad(() => (can('users.manage') ? get<{ users: AdminUser[] }>('/api/users').then((d) => d.users) : Promise.resolve([])), []);
   const [userId, setUserId] = useState('');
-  const [records, setRecords] = useState<AuditRecord[]>([]);
-  const [nextBefore, setNextBefore] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [loading, setLoading] = useState(true);
-
-  const load = async (before: string | null) => {
-    setLoading(true);
-    setError(null);
-    try {
-      const query = new URLSearchParams({ limit: '50' });
-      if (userId) query.set('userId', userId);
-      if (before) query.set('before', before);
-      const page = await get<{ records: AuditRecord[]; nextBefore: string | null }>(`/api/audit?${query}`);
-      setRecords((shown) => (before ? [...shown, ...page.records] : page.records));
-      setNextBefore(page.nextBefore);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setLoading(false);
-    }
-  };
-  // The first page again whenever the account filter changes.
-  useEffect(() => {
-    void load(null);
-  }, [userId]);
+  const pages = useOlderPages(
+    (before) => `/api/audit${query({ limit: 50, userId, before })}`,
+    (page: AuditPage) => page.records,
+    [userId],
+  );
+  const { items: records, error, loading } = pages;
 
   return (
     <div className="stack-lg">
@@ -71,13 +53,7 @@ export function ActivitySection() {
           ))}
         </DataTable>
       )}
-      {nextBefore && (
-        <div>
-          <button type="button" onClick={() => void load(nextBefore)} disabled={loading}>
-            {loading ? 'Loading…' : 'Show older'}
-          </button>
-        </div>
-      )}
+      <ShowOlder pages={pages} />
     </div>
   );
 }

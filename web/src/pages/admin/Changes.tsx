@@ -1,9 +1,9 @@
-import { useEffect, useState } from 'react';
-import { get } from '../../api.ts';
+import { query } from '../../api.ts';
+import { ShowOlder, useOlderPages } from './older-pages.tsx';
 import { formatBytes, formatDateTime } from '../../format.ts';
 import { DataTable, Empty, ErrorNote, Loading } from '../../ui.tsx';
 import { useQueryState } from '../../router.tsx';
-import type { AdminAction, AdminActionKind, AdminActionPage, AdminChange } from '@api';
+import type { AdminActionKind, AdminActionPage, AdminChange } from '@api';
 
 /** Each action in words (typed by the API's vocabulary, so a new kind cannot go unnamed here). */
 const actionWords: Record<AdminActionKind, string> = {
@@ -74,30 +74,12 @@ export function ChangesSection() {
   // `target`: only the changes to one account, role, invite, file or link (Users → History).
   const [params, setParams] = useQueryState();
   const target = params.get('target');
-  const [actions, setActions] = useState<AdminAction[]>([]);
-  const [nextBefore, setNextBefore] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [loading, setLoading] = useState(true);
-
-  const load = async (before: string | null) => {
-    setLoading(true);
-    setError(null);
-    try {
-      const query = new URLSearchParams({ limit: '50' });
-      if (before) query.set('before', before);
-      if (target) query.set('targetId', target);
-      const page = await get<AdminActionPage>(`/api/admin/actions?${query}`);
-      setActions((shown) => (before ? [...shown, ...page.actions] : page.actions));
-      setNextBefore(page.nextBefore);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setLoading(false);
-    }
-  };
-  useEffect(() => {
-    void load(null);
-  }, [target]);
+  const pages = useOlderPages(
+    (before) => `/api/admin/actions${query({ limit: 50, before, targetId: target })}`,
+    (page: AdminActionPage) => page.actions,
+    [target],
+  );
+  const { items: actions, error, loading } = pages;
 
   return (
     <div className="stack-lg">
@@ -139,13 +121,7 @@ export function ChangesSection() {
           ))}
         </DataTable>
       )}
-      {nextBefore && (
-        <div>
-          <button type="button" onClick={() => void load(nextBefore)} disabled={loading}>
-            {loading ? 'Loading…' : 'Show older'}
-          </button>
-        </div>
-      )}
+      <ShowOlder pages={pages} />
     </div>
   );
 }
