@@ -145,8 +145,10 @@ describe.each(storageKinds)('archives on %s storage', (kind) => {
     expect((await owner.get('/api/archives/no-such-file')).status).toBe(404);
     expect((await owner.get(`/api/archives/${archiveId}/entry`)).status).toBe(400);
     expect((await owner.get(`/api/archives/${archiveId}`, { headers: { authorization: 'Bearer x' } })).status).toBe(401);
-    // The client goes away: the slot comes back.
+    // The client goes away: the slot comes back. (The answer is referred to up to here: an unread
+    // answer that is garbage collected has its body cancelled by fetch, which gives the slot back.)
     controller.abort();
+    await held.body?.cancel().catch(() => undefined);
     await expect.poll(async () => (await owner.get(`/api/archives/${archiveId}`)).status, { timeout: 10_000 }).toBe(200);
   });
 });
@@ -178,42 +180,52 @@ describe.each(storageKinds)('archive capacity shared with the public on %s stora
   });
 
   it('lets readers of share pages hold at most half of the slots; the owner still reads', async () => {
-    const held: AbortController[] = [];
+    // Each unread answer is kept with its controller: one garbage collected would have its body
+    // cancelled by fetch, closing the connection and giving its slot back before its time.
+    const held: Array<{ controller: AbortController; answer: Response }> = [];
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) {
       const controller = new AbortController();
       // Clients that never read their 32 MiB entry.
       const answer = await fetch(`${shareUrl}/entry`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ path: 'big.bin' }), signal: controller.signal });
       statuses.push(answer.status);
-      if (answer.status === 200) held.push(controller);
+      if (answer.status === 200) held.push({ controller, answer });
       else await answer.text();
     }
     expect(statuses).toEqual([200, 200, 503, 503]);
     // The owner's library has the other half.
     expect((await owner.get(`/api/archives/${archiveId}`)).status).toBe(200);
     expect((await owner.get(`/api/archives/${archiveId}/entry?path=small.txt`)).status).toBe(200);
-    for (const controller of held) controller.abort();
+    for (const { controller, answer } of held) {
+      controller.abort();
+      await answer.body?.cancel().catch(() => undefined);
+    }
     await expect.poll(async () => (await fetch(shareUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status, { timeout: 10_000 }).toBe(200);
     // One slot back lets the manifest through; the next test needs every slot back, not just one.
     await expect.poll(() => server.ctx.archiveCapacity.inUse, { timeout: 10_000 }).toBe(0);
   });
 
   it('lets one account use every slot (contract §9); the request past them gets 503 with Retry-After', async () => {
-    const held: AbortController[] = [];
+    // Kept with their answers, as above: a collected answer gave its slot back, and the request
+    // past the slots got a 200.
+    const held: Array<{ controller: AbortController; answer: Response }> = [];
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) {
       const controller = new AbortController();
       // An owner who never reads the 32 MiB entries it asked for.
       const answer = await fetch(`${server.baseUrl}/api/archives/${archiveId}/entry?path=big.bin`, { headers: { cookie: owner.cookieHeader() }, signal: controller.signal });
       statuses.push(answer.status);
-      if (answer.status === 200) held.push(controller);
+      if (answer.status === 200) held.push({ controller, answer });
       else {
         expect(answer.headers.get('retry-after')).toBe('5');
         expect(((await answer.json()) as { error: string }).error).toBe('Too many archives are being read right now; try again shortly');
       }
     }
     expect(statuses).toEqual([200, 200, 200, 200, 503]);
-    for (const controller of held) controller.abort();
+    for (const { controller, answer } of held) {
+      controller.abort();
+      await answer.body?.cancel().catch(() => undefined);
+    }
     await expect.poll(async () => (await owner.get(`/api/archives/${archiveId}`)).status, { timeout: 10_000 }).toBe(200);
     await expect.poll(() => server.ctx.archiveCapacity.inUse, { timeout: 10_000 }).toBe(0);
   });
