@@ -5,8 +5,8 @@
  * a permission they lack. An address mistyped at sign-up is changed by the account (with its
  * password) or by an administrator. The administration also shows what each account stores.
  */
-import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp } from '../support/client.ts';
 import { createToken, uploadFile } from '../support/uploads.ts';
@@ -22,7 +22,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const signIn = (email: string, password: string) => new Client(server.baseUrl).post('/api/auth/login', { email, password });
-const cli = (...args: string[]) => spawnSync(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, ...server.env }, encoding: 'utf8' });
+const cli = (...args: string[]) => runCli(args, { ...process.env, ...server.env });
 
 describe('an administrator sets a password for an account that forgot its own', () => {
   it('through the API: the new password signs in, the old one no longer does, its sessions end and its tokens keep working', async () => {
@@ -83,25 +83,25 @@ describe('an administrator sets a password for an account that forgot its own', 
 
   it('on the server: npm run cli -- user reset-password, with a password chosen or one printed once', async () => {
     const user = await signUp(server.baseUrl);
-    const chosen = cli('user', 'reset-password', '--email', user.email, '--password', 'chosen at the console');
+    const chosen = await cli('user', 'reset-password', '--email', user.email, '--password', 'chosen at the console');
     expect(chosen.status, chosen.stderr).toBe(0);
     expect(chosen.stdout).toContain(user.email);
     expect(chosen.stdout).not.toContain('chosen at the console');
     expect((await user.get('/api/auth/me')).status).toBe(401);
     expect((await signIn(user.email, 'chosen at the console')).status).toBe(200);
 
-    const printed = cli('user', 'reset-password', '--email', user.email.toUpperCase());
+    const printed = await cli('user', 'reset-password', '--email', user.email.toUpperCase());
     expect(printed.status, printed.stderr).toBe(0);
     const password = /shown once: (\S+)/.exec(printed.stdout)?.[1];
     expect(password, printed.stdout).toMatch(/^[A-Za-z0-9_-]{22}$/);
     expect((await signIn(user.email, password!)).status).toBe(200);
     expect((await signIn(user.email, 'chosen at the console')).status).toBe(401);
 
-    const unknown = cli('user', 'reset-password', '--email', 'nobody@example.invalid');
+    const unknown = await cli('user', 'reset-password', '--email', 'nobody@example.invalid');
     expect([unknown.status, unknown.stderr.includes('No account')]).toEqual([1, true]);
-    const missing = cli('user', 'reset-password');
+    const missing = await cli('user', 'reset-password');
     expect([missing.status, missing.stderr.includes('--email')]).toEqual([2, true]);
-    const short = cli('user', 'reset-password', '--email', user.email, '--password', 'short');
+    const short = await cli('user', 'reset-password', '--email', user.email, '--password', 'short');
     expect(short.status).toBe(2);
     expect(short.stderr).toContain('password');
     expect(short.stderr).not.toContain('    at ');

@@ -3,9 +3,9 @@
  * ticket, replay and drift, recovery codes, turning it off, and an administrator's reset. Codes are
  * computed with the same library an authenticator app's arithmetic follows (RFC 6238).
  */
-import { spawnSync } from 'node:child_process';
 import { codeAt, previousStepCode, STEP_MS } from '../support/totp.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { createToken } from '../support/uploads.ts';
@@ -440,15 +440,15 @@ describe('turning two-factor off', () => {
   it('npm run cli -- user reset-two-factor --email E turns it off', async () => {
     const acc = await account();
     await enable(acc);
-    const run = spawnSync(process.execPath, ['src/cli/main.ts', 'user', 'reset-two-factor', '--email', acc.email], { env: { ...process.env, ...server.env }, encoding: 'utf8' });
+    const run = await runCli(['user', 'reset-two-factor', '--email', acc.email], { ...process.env, ...server.env });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain(acc.email);
     const { answer } = await passwordStep(acc);
     expect(answer.body.data.user.twoFactorEnabled).toBe(false);
-    const unknown = spawnSync(process.execPath, ['src/cli/main.ts', 'user', 'reset-two-factor', '--email', 'nobody@example.invalid'], { env: { ...process.env, ...server.env }, encoding: 'utf8' });
+    const unknown = await runCli(['user', 'reset-two-factor', '--email', 'nobody@example.invalid'], { ...process.env, ...server.env });
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toContain('No account');
-    const missing = spawnSync(process.execPath, ['src/cli/main.ts', 'user', 'reset-two-factor'], { env: { ...process.env, ...server.env }, encoding: 'utf8' });
+    const missing = await runCli(['user', 'reset-two-factor'], { ...process.env, ...server.env });
     expect(missing.status).toBe(2);
     expect(missing.stderr).toContain('--email');
   });
