@@ -663,6 +663,34 @@ describe('the web app at its edges', () => {
     expect(problems).toEqual([]);
   });
 
+  test('a page is reached by its number; a number past the end goes to the last page', async () => {
+    const made: string[] = [];
+    for (let i = 1; i <= 49; i++) {
+      const upload = await uploadFile(owner, `jump-${String(i).padStart(2, '0')}.txt`, `jump ${i}\n`);
+      expect(upload.status).toBe(200);
+      made.push(upload.body.data.downloadUrl.split('/').at(-2));
+    }
+    const pages = page.getByRole('navigation', { name: 'Pages' });
+    await page.goto(`${server.baseUrl}/app/files?search=jump-&sortBy=name`);
+    await pages.getByText('Page 1 of 3').waitFor();
+    const field = pages.getByLabel('Go to page');
+    await field.fill('2');
+    await field.press('Enter');
+    await pages.getByText('Page 2 of 3').waitFor();
+    expect(new URL(page.url()).searchParams.get('page')).toBe('2');
+    await page.getByTestId('file-card').filter({ hasText: 'jump-25.txt' }).waitFor();
+    await field.fill('999');
+    await pages.getByRole('button', { name: 'Go' }).click();
+    await pages.getByText('Page 3 of 3').waitFor();
+    await expect(field.inputValue()).resolves.toBe('3');
+    await page.getByTestId('file-card').filter({ hasText: 'jump-49.txt' }).waitFor();
+    // Back returns to the page jumped from.
+    await page.goBack();
+    await pages.getByText('Page 2 of 3').waitFor();
+    for (const id of made) expect((await owner.delete(`/api/files/${id}`)).status).toBe(204);
+    expect(problems).toEqual([]);
+  });
+
   test('controls that go or stop under the keyboard keep its focus; the bulk bar links a renamed file by its new name', async () => {
     for (let i = 1; i <= 25; i++) expect((await uploadFile(owner, `pager-${String(i).padStart(2, '0')}.txt`, `page ${i}\n`)).status).toBe(200);
     const pages = page.getByRole('navigation', { name: 'Pages' });

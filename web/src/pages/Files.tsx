@@ -701,6 +701,7 @@ export function FilesPage() {
           <span>
             Page {page} of {Math.max(1, pagination.pageCount)}
           </span>
+          {pagination.pageCount > 2 && <PageJump key={page} page={page} pageCount={pagination.pageCount} go={(to) => setParams({ page: to > 1 ? String(to) : null }, { push: true })} />}
           <PageButton off={page >= pagination.pageCount} go={() => setParams({ page: String(page + 1) }, { push: true })}>
             Next
           </PageButton>
@@ -762,6 +763,36 @@ export function FilesPage() {
  * (focus back on its button) and on a click or focus outside it; its panel opens towards whichever
  * side has room, inside the window.
  */
+/**
+ * A page by its number, for a library of thousands of pages that First, Previous, Next and Last
+ * would take thousands of presses to cross. A number past the end goes to the last page.
+ */
+function PageJump({ page, pageCount, go }: { page: number; pageCount: number; go: (page: number) => void }) {
+  const [value, setValue] = useState(String(page));
+  return (
+    // Not validated by the browser: its range would refuse 999 with a bubble, where the last page is meant.
+    <form
+      className="page-jump"
+      noValidate
+      aria-label="Go to a page"
+      onSubmit={(event) => {
+        event.preventDefault();
+        const wanted = Math.trunc(Number(value));
+        if (!Number.isFinite(wanted) || value.trim() === '') return;
+        const to = Math.min(Math.max(wanted, 1), pageCount);
+        setValue(String(to));
+        if (to !== page) go(to);
+      }}
+    >
+      <label>
+        Go to page
+        <input type="number" inputMode="numeric" min={1} max={pageCount} step={1} value={value} onChange={(e) => setValue(e.target.value)} />
+      </label>
+      <button type="submit">Go</button>
+    </form>
+  );
+}
+
 function PageButton({ off, go, children }: { off: boolean; go: () => void; children: ReactNode }) {
   return (
     <button type="button" aria-disabled={off || undefined} onClick={() => !off && go()}>
