@@ -190,11 +190,14 @@ export async function resetTwoFactor(db: Db, userId: string): Promise<void> {
  * takes its password (POST /api/auth/totp/disable), or a stolen session of any account managing
  * users would drop its second factor without it.
  */
-export async function resetTwoFactorAsAdmin(db: Db, actor: { id: string; permissions: PermissionSet }, userId: string): Promise<void> {
+/** Returns the account's email, for the administration log. */
+export async function resetTwoFactorAsAdmin(db: Db, actor: { id: string; permissions: PermissionSet }, userId: string): Promise<{ email: string }> {
   if (actor.id === userId) throw invalid('You cannot turn off your own two-factor from the administration: turn it off in your account settings, with your password');
-  if (!(await findUserById(db, userId))) throw notFound('User not found');
+  const user = await findUserById(db, userId);
+  if (!user) throw notFound('User not found');
   await assertCanManage(db, actor.permissions, userId);
   await resetTwoFactor(db, userId);
+  return { email: user.email };
 }
 
 /** The password step's answer when two-factor is on: a ticket for the code step, and no session. */

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Executor } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
-import type { AdminActionKind, AdminActionPage, AdminChange, AdminUser, InstanceSettings, Role } from '../api/admin.ts';
+import type { AdminActionKind, AdminActionPage, AdminChange, AdminUser, Role } from '../api/admin.ts';
 
 /**
  * The administration log (docs/decisions.md, "The administration log"): who changed which account,
@@ -102,9 +102,4 @@ export function accountFacts(user: AdminUser): Facts {
 /** What the log says of a role. */
 export function roleFacts(role: Role): Facts {
   return { name: role.name, permissions: [...role.permissions] };
-}
-
-/** What the log says of the instance's settings. */
-export function settingsFacts(settings: InstanceSettings): Facts {
-  return { ...settings };
 }

@@ -12,6 +12,9 @@ const takeDownBody = z
   .strictObject({ reason: noteSchema(TAKE_DOWN_REASON_LENGTH).optional().describe("Why it is taken down, shown to its owner (\"reported as copyright infringement\"); blank: no reason given") })
   .nullish();
 
+/** The reason given, as the administration log's change; none when none was given. */
+const reasonChange = (reason: string | null) => (reason === null ? [] : [{ field: 'reason', to: reason }]);
+
 /** Taking down one file or short link of any account (docs/decisions.md, "Taking down content"). */
 export const moderationRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['administration'];
@@ -45,7 +48,7 @@ export const moderationRoutes: RouteModule = async (app, { ctx }) => {
       const reason = request.body?.reason ?? null;
       const { owner, name, size } = await takeDownFile(ctx, principalOf(request).permissions, request.params.id, reason);
       request.log.info({ by: principalOf(request).user.id, owner: owner.id, fileId: request.params.id, name }, 'an administrator took down a file');
-      const changes = [{ field: 'owner', from: owner.email }, { field: 'size', from: size }, ...(reason === null ? [] : [{ field: 'reason', to: reason }])];
+      const changes = [{ field: 'owner', from: owner.email }, { field: 'size', from: size }, ...reasonChange(reason)];
       await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'file.take-down', target: { id: request.params.id, label: name }, changes });
       return reply.code(204).send();
     },
@@ -58,7 +61,7 @@ export const moderationRoutes: RouteModule = async (app, { ctx }) => {
       const reason = request.body?.reason ?? null;
       const { owner, address, targetUrl } = await takeDownLink(ctx.db, ctx.config.baseUrl, principalOf(request).permissions, request.params.id, reason);
       request.log.info({ by: principalOf(request).user.id, owner: owner.id, linkId: request.params.id, targetUrl }, 'an administrator took down a short link');
-      const changes = [{ field: 'owner', from: owner.email }, { field: 'targetUrl', from: targetUrl }, ...(reason === null ? [] : [{ field: 'reason', to: reason }])];
+      const changes = [{ field: 'owner', from: owner.email }, { field: 'targetUrl', from: targetUrl }, ...reasonChange(reason)];
       await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'link.take-down', target: { id: request.params.id, label: address }, changes });
       return reply.code(204).send();
     },

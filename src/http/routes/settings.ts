@@ -1,5 +1,5 @@
 import { actorOf, principalOf, type RouteModule } from '../route-module.ts';
-import { changesBetween, recordAdminAction, settingsFacts } from '../../audit/admin-actions.ts';
+import { changesBetween, recordAdminAction } from '../../audit/admin-actions.ts';
 import { instanceSettingsInput, readSettings } from '../../settings/instance-settings.ts';
 import { updateSettingsAs } from '../../accounts/settings-changes.ts';
 import { afterSettingsChange, mediaProgress } from '../../media/backfill.ts';
@@ -14,7 +14,7 @@ export const settingsRoutes: RouteModule = async (app, { ctx }) => {
     const before = await readSettings(ctx.db);
     const after = await updateSettingsAs(ctx.db, principalOf(request).permissions, request.body);
     await afterSettingsChange(ctx, before, after);
-    const changes = changesBetween(settingsFacts(before), settingsFacts(after));
+    const changes = changesBetween(before, after);
     if (changes.length > 0) await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'settings.change', target: { id: null, label: 'Instance settings' }, changes });
     // Said when the change makes it so, as at every start while it stays so (src/server.ts).
     const roomProblem = tempLimitProblem(after.maxUploadSizeBytes, ctx.config.chunkedUploadTempLimit);

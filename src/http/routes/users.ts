@@ -67,9 +67,8 @@ export const userRoutes: RouteModule = async (app, { ctx }) => {
     { schema: { tags, operationId: 'resetUserTwoFactor', summary: "Turn another account's two-factor off, for a user locked out of it", params: idParams, response: { 204: noBody('Two-factor is off') } } },
     async (request, reply) => {
       const principal = principalOf(request);
-      await resetTwoFactorAsAdmin(ctx.db, { id: principal.user.id, permissions: principal.permissions }, request.params.id);
-      const target = await findUserForAdmin(ctx.db, request.params.id);
-      if (target !== null) await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'account.two-factor-reset', target: { id: target.id, label: target.email } });
+      const { email } = await resetTwoFactorAsAdmin(ctx.db, { id: principal.user.id, permissions: principal.permissions }, request.params.id);
+      await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'account.two-factor-reset', target: { id: request.params.id, label: email } });
       return reply.code(204).send();
     },
   );
