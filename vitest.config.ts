@@ -16,6 +16,8 @@ export default defineConfig({
     // are measured by the benchmarks. One second was too short while another file runs beside.
     expect: { poll: { timeout: 10_000 } },
     testTimeout: 30_000,
+    // Each file's temporary files live in a directory of its own, removed after the file.
+    setupFiles: ['test/support/temporary-directory.ts'],
     hookTimeout: 60_000,
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },

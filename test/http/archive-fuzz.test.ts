@@ -68,18 +68,25 @@ describe.each(providers)('damaged archives on %s storage', (provider) => {
         expect(uploaded.status, uploaded.text).toBe(200);
         const id = (uploaded.body.data.downloadUrl as string).split('/').at(-2)!;
         const where = `round ${round}, ${damaged.length} bytes`;
-        // A request that hangs fails here, naming the archive it hung on (kept for replaying).
-        const answered = <T>(what: string, request: Promise<T>) =>
-          Promise.race([
-            request,
-            new Promise<never>((_, reject) =>
-              setTimeout(() => {
-                const kept = path.join(os.tmpdir(), `hoard-hung-archive-${round}.bin`);
-                fs.writeFileSync(kept, damaged);
-                reject(new Error(`${what} did not answer within 15 s (${where}; the archive is in ${kept})`));
-              }, 15_000).unref(),
-            ),
-          ]);
+        // A request that hangs fails here, naming the archive it hung on, kept for replaying outside
+        // the file's own temporary directory (which goes with the file).
+        const answered = async <T>(what: string, request: Promise<T>) => {
+          let timer: NodeJS.Timeout | undefined;
+          try {
+            return await Promise.race([
+              request,
+              new Promise<never>((_, reject) => {
+                timer = setTimeout(() => {
+                  const kept = path.join(process.env.HOARD_OUTER_TMPDIR ?? os.tmpdir(), `hoard-hung-archive-${round}.bin`);
+                  fs.writeFileSync(kept, damaged);
+                  reject(new Error(`${what} did not answer within 15 s (${where}; the archive is in ${kept})`));
+                }, 15_000);
+              }),
+            ]);
+          } finally {
+            clearTimeout(timer);
+          }
+        };
         const manifest = await answered('the manifest', owner.get(`/api/archives/${id}`));
         expect(manifest.status, `manifest, ${where}: ${manifest.text.slice(0, 200)}`).toBeLessThan(500);
         count(manifest.status);
