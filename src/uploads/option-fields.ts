@@ -22,6 +22,9 @@ export const requestOptionsShape = {
 
 export function toRequestOptions(values: z.infer<z.ZodObject<typeof requestOptionsShape>>): RequestOptions {
   const { expiresAt, password, ...rest } = values;
+  // Both say when the file expires; taking one silently would store an expiry the client did not
+  // mean half the time (docs/decisions.md, "One expiry per upload request").
+  if (expiresAt !== undefined && rest.expiration !== undefined) throw invalid('Send either expiration (a preset) or expiresAt (an instant, or null for none), not both');
   const options: RequestOptions = { ...rest };
   if (expiresAt !== undefined) options.expiresAt = expiresAt === null || expiresAt === '' ? null : instantOf(expiresAt);
   if (password !== undefined && password !== '') options.password = password;

@@ -249,6 +249,22 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       }
     });
 
+    it('refuses a preset and an instant for the expiry in one request, rather than choosing one', async () => {
+      const user = await member();
+      const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
+      for (const fields of [{ expiration: 'HOUR', expiresAt: tomorrow }, { expiration: 'WEEK', expiresAt: '' }, { expiration: 'DISABLED', expiresAt: 'null' }]) {
+        const both = await uploadFile(user, 'both.txt', 'x', { fields });
+        expect([both.status, both.body.error], JSON.stringify(fields)).toEqual([400, 'Send either expiration (a preset) or expiresAt (an instant, or null for none), not both']);
+      }
+      const token = await createToken(user, ['files:upload']);
+      const chunked = await new Client(server.baseUrl).post('/api/files/chunks', { filename: 'c.txt', size: 1, expiration: 'DAY', expiresAt: null }, { token });
+      expect([chunked.status, chunked.body.error]).toEqual([400, 'Send either expiration (a preset) or expiresAt (an instant, or null for none), not both']);
+      expect(await server.ctx.db.selectFrom('files').select('id').where('name', '=', 'both.txt').execute()).toHaveLength(0);
+      // Each alone is still taken.
+      expect((await uploadFile(user, 'preset.txt', 'x', { fields: { expiration: 'HOUR' } })).status).toBe(200);
+      expect((await uploadFile(user, 'instant.txt', 'x', { fields: { expiresAt: tomorrow } })).status).toBe(200);
+    });
+
     it('applies fields sent after the file part too', async () => {
       const user = await member();
       const response = await uploadFile(user, 'late.txt', 'x', { fieldsAfter: { visibility: 'PRIVATE', password: 'hunter22' } });
