@@ -1354,6 +1354,41 @@ describe('the web app at its edges', () => {
     expect(problems).toEqual([]);
   });
 
+  test("on a phone each table's rows are cards: nothing scrolls sideways, every cell is named and every button is on the screen", async () => {
+    await createAccount(uniqueEmail('carded'));
+    expect((await owner.post('/api/urls', { url: `https://example.com/${'a-long-path/'.repeat(20)}` })).status).toBe(200);
+    expect((await owner.post('/api/tokens', { name: 'phone script', scopes: ['files:read'] })).status).toBe(201);
+    await page.setViewportSize({ width: 390, height: 800 });
+    try {
+      for (const [where, table, button] of [
+        ['/app/admin?tab=users', 'Users', 'Edit'],
+        ['/app/links', 'Short links', 'Delete'],
+        ['/app/integrations', 'Tokens', 'Revoke'],
+      ] as const) {
+        await page.goto(`${server.baseUrl}${where}`);
+        const frame = page.getByRole('region', { name: table });
+        await frame.locator('tbody tr').first().waitFor();
+        await expect.poll(() => frame.evaluate((element) => element.scrollWidth - element.clientWidth), { message: where }).toBe(0);
+        // Each cell but the buttons' says its column; the headers themselves are kept for screen readers.
+        const unnamed = await frame.locator('tbody td:not([data-label]):not([data-actions])').count();
+        expect(unnamed, where).toBe(0);
+        await expect(frame.locator('thead').evaluate((element) => element.getBoundingClientRect().height), where).resolves.toBeLessThanOrEqual(1);
+        await expect(frame.getByRole('columnheader').count(), where).resolves.toBeGreaterThan(2);
+        const last = frame.getByRole('button', { name: new RegExp(`^${button}`) }).last();
+        await last.scrollIntoViewIfNeeded();
+        const box = (await last.boundingBox())!;
+        expect(box.x + box.width, where).toBeLessThanOrEqual(390);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
+    // On a wide screen they are tables as before.
+    await page.goto(`${server.baseUrl}/app/links`);
+    const row = page.getByRole('region', { name: 'Short links' }).locator('tbody tr').first();
+    await expect(row.evaluate((element) => element.ownerDocument.defaultView!.getComputedStyle(element).display)).resolves.toBe('table-row');
+    expect(problems).toEqual([]);
+  });
+
   test('an administrator takes down one file of another account from its address, after seeing whose it is', async () => {
     const email = uniqueEmail('reported');
     const memberId = await createAccount(email);

@@ -1,4 +1,4 @@
-import { Component, createContext, Fragment, useCallback, useContext, useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { Component, createContext, Fragment, useCallback, useContext, useEffect, useId, useLayoutEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { fieldError } from './field-error.ts';
 import { copyText } from './clipboard.ts';
 import { errorMessage } from './api.ts';
@@ -703,10 +703,22 @@ export function TabbedPage({ title, tabs }: { title: string; tabs: Array<{ id: s
 
 type Column = string | { label: ReactNode; className?: string };
 
-/** A table of records: column headers (plus a hidden "Actions" header unless `actions` is false) and the body rows as children. */
-export function DataTable({ columns, actions = true, wrap = true, className, caption, children }: { columns: Column[]; actions?: boolean; wrap?: boolean; className?: string; caption?: ReactNode; children: ReactNode }) {
+/**
+ * A table of records: column headers (plus a hidden "Actions" header unless `actions` is false) and
+ * the body rows as children. On a phone its rows read as cards (`cards`, the default): each cell on
+ * its own line under its column's name, so no table is several screens wide with its buttons at
+ * the far end. A table with a phone layout of its own (the file list hides columns) opts out.
+ */
+export function DataTable({ columns, actions = true, wrap = true, cards = true, className, caption, children }: { columns: Column[]; actions?: boolean; wrap?: boolean; cards?: boolean; className?: string; caption?: ReactNode; children: ReactNode }) {
+  const ref = useRef<HTMLTableElement>(null);
+  // Each cell carries its column's name for the card layout. Read from the rendered headers after
+  // every render, since rows are the pages' own components; a cell that names itself is left be.
+  useLayoutEffect(() => {
+    if (!cards || !ref.current) return;
+    labelCells(ref.current, columns.length);
+  });
   const table = (
-    <table className={className}>
+    <table ref={ref} className={[cards ? 'card-table' : '', className ?? ''].join(' ').trim() || undefined}>
       {caption !== undefined && <caption className="visually-hidden">{caption}</caption>}
       <thead>
         <tr>
@@ -731,7 +743,7 @@ export function DataTable({ columns, actions = true, wrap = true, className, cap
       <tbody>{children}</tbody>
     </table>
   );
-  // The frame scrolls sideways on a narrow screen: it can be focused, so the keyboard scrolls it too.
+  // The frame scrolls sideways on a narrow screen where a table is no cards: it can be focused, so the keyboard scrolls it too.
   return wrap ? (
     <div className="table-wrap" tabIndex={0} role="region" aria-label={typeof caption === 'string' ? caption : 'Table'}>
       {table}
@@ -739,4 +751,19 @@ export function DataTable({ columns, actions = true, wrap = true, className, cap
   ) : (
     table
   );
+}
+
+/** Marks each body cell with its column's header text (data-label) and the last one as the actions. */
+function labelCells(table: HTMLTableElement, named: number): void {
+  const headers = [...(table.tHead?.rows[0]?.cells ?? [])].map((cell) => cell.textContent?.trim() ?? '');
+  for (const body of table.tBodies) {
+    for (const row of body.rows) {
+      // A cell spanning columns (a row of details under its record) is a block of its own.
+      if ([...row.cells].some((cell) => cell.colSpan > 1)) continue;
+      [...row.cells].forEach((cell, index) => {
+        if (index >= named) cell.dataset.actions = '';
+        else if (cell.dataset.label === undefined && headers[index]) cell.dataset.label = headers[index];
+      });
+    }
+  }
 }

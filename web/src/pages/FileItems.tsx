@@ -161,7 +161,7 @@ export function FileList({ files, folders, selection, onToggle, onOpen, onEdit, 
         'Sharing',
         { label: 'Views', className: 'num wide-only' },
         { label: 'Downloads', className: 'num wide-only' },
-      ]} className="file-table" caption="Files">
+      ]} className="file-table" caption="Files" cards={false}>
       {files.map((file) => (
         <tr key={file.id} className={selection.has(file.id) ? 'selected' : undefined} data-testid="file-row" data-item-key={file.id}>
           <td>

@@ -38,17 +38,17 @@ export function ActivitySection() {
       {loading && records.length === 0 && <Loading />}
       {!loading && records.length === 0 && !error && <Empty>No recorded requests.</Empty>}
       {records.length > 0 && (
-        <DataTable columns={['When', 'Account', 'Credential', 'Request', 'Status', 'From']} actions={false} caption="Recorded requests" className="records-table">
+        <DataTable columns={['When', 'Account', 'Credential', 'Request', 'Status', 'From']} actions={false} caption="Recorded requests">
           {records.map((record) => (
             <tr key={record.id} data-testid="audit-row">
-              <td data-label="When">{formatDateTime(record.at)}</td>
-              <td data-label="Account">{record.user.email}</td>
-              <td data-label="Credential">{record.credential === 'legacy' ? 'Upload credential' : (record.token?.name ?? 'Token')}</td>
-              <td data-label="Request">
+              <td>{formatDateTime(record.at)}</td>
+              <td>{record.user.email}</td>
+              <td>{record.credential === 'legacy' ? 'Upload credential' : (record.token?.name ?? 'Token')}</td>
+              <td>
                 <code>{record.route}</code>
               </td>
-              <td data-label="Status">{record.status < 400 ? <Badge kind="ok">{String(record.status)}</Badge> : <Badge kind="bad">{String(record.status)}</Badge>}</td>
-              <td data-label="From">{record.ip ?? '–'}</td>
+              <td>{record.status < 400 ? <Badge kind="ok">{String(record.status)}</Badge> : <Badge kind="bad">{String(record.status)}</Badge>}</td>
+              <td>{record.ip ?? '–'}</td>
             </tr>
           ))}
         </DataTable>

@@ -98,15 +98,15 @@ export function ChangesSection() {
       {loading && actions.length === 0 && <Loading />}
       {!loading && actions.length === 0 && !error && <Empty>No changes recorded.</Empty>}
       {actions.length > 0 && (
-        <DataTable columns={['When', 'By', 'Change', 'Details']} actions={false} caption="Changes made by administrators" className="records-table">
+        <DataTable columns={['When', 'By', 'Change', 'Details']} actions={false} caption="Changes made by administrators">
           {actions.map((action) => (
             <tr key={action.id} data-testid="admin-change-row">
-              <td data-label="When">{formatDateTime(action.at)}</td>
-              <td data-label="By">{action.actor.email}</td>
-              <td data-label="Change">
+              <td>{formatDateTime(action.at)}</td>
+              <td>{action.actor.email}</td>
+              <td>
                 {actionWords[action.action]} <strong>{action.target.label}</strong>
               </td>
-              <td data-label="Details">
+              <td>
                 {action.changes.length === 0 ? (
                   '–'
                 ) : (
