@@ -1068,6 +1068,38 @@ describe('the web app at its edges', () => {
     expect(problems).toEqual([]);
   });
 
+  test('the period chosen on the timeline is in the address: a reload keeps it, Back lets it go, a period of no grouping is ignored', async () => {
+    expect((await uploadFile(owner, 'in-this-week.txt', 'a file of this week\n')).status).toBe(200);
+    await ownerAt('/app/files?groupBy=week');
+    const timeline = page.getByRole('region', { name: 'Timeline' });
+    const periods = timeline.getByRole('group', { name: 'Periods' });
+    await periods.getByRole('button').first().waitFor();
+    const zone = (await page.evaluate('Intl.DateTimeFormat().resolvedOptions().timeZone')) as string;
+    const buckets = ((await owner.get(`/api/files/timeline?groupBy=week&timezone=${encodeURIComponent(zone)}`)).body as { data: { buckets: Array<{ key: string; count: number }> } }).data.buckets;
+    const latest = buckets.find((bucket) => bucket.count > 0)!;
+    await periods.getByRole('button').first().click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('period')).toBe(latest.key);
+    const inPeriod = page.getByText(new RegExp(`^${latest.count} files? in this period$`));
+    await inPeriod.waitFor();
+
+    // A reload reads the period from the address: the same bar is pressed and the list is the same.
+    await page.reload();
+    await inPeriod.waitFor();
+    await expect.poll(() => periods.locator('[aria-pressed="true"]').count()).toBe(1);
+
+    // Back goes to the list before the period was chosen.
+    await page.goBack();
+    await inPeriod.waitFor({ state: 'detached' });
+    expect(new URL(page.url()).searchParams.get('period')).toBeNull();
+    await expect.poll(() => periods.locator('[aria-pressed="true"]').count()).toBe(0);
+
+    // A month's key under weeks chooses nothing: every file is listed.
+    const total = ((await owner.get('/api/files?limit=1')).body as { pagination: { total: number } }).pagination.total;
+    await page.goto(`${server.baseUrl}/app/files?groupBy=week&period=${latest.key.slice(0, 4)}-01`);
+    await page.getByText(new RegExp(`^${total} files?$`)).waitFor();
+    expect(problems).toEqual([]);
+  });
+
   test('the bulk bar acts on selected files as they are now, also those a search no longer shows, and drops the ones deleted elsewhere', async () => {
     const ids: string[] = [];
     for (const name of ['beach-one.txt', 'beach-two.txt', 'beach-three.txt']) {

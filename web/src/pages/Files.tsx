@@ -5,7 +5,7 @@ import { pluralize } from '../format.ts';
 import { Link, useAskBeforeUnload, useQueryState } from '../router.tsx';
 import { useSession } from '../session.tsx';
 import { Empty, ErrorNote, focusItem, focusPageHeading, Loading, PageHeader, useAction, useAnnounce, useConfirm, useDialogTarget, useLoad, useToast } from '../ui.tsx';
-import type { FileRecord, Folder, Pagination, Tag, Timeline, TimelineBucket } from '@api';
+import type { FileRecord, Folder, Pagination, Tag, Timeline } from '@api';
 import { FolderOptions } from './FolderOptions.tsx';
 import { shareUrl } from './file-links.ts';
 import { FileGrid, FileList } from './FileItems.tsx';
@@ -14,6 +14,7 @@ import { ARCHIVE_FILE_LIMIT, ArchiveContentsDialog, CreateArchiveDialog } from '
 import { Gallery } from './Gallery.tsx';
 import { usePendingThumbnails } from './pending-thumbnails.ts';
 import { TimelineBar, type GroupBy } from './TimelineBar.tsx';
+import { periodRange } from '../periods.ts';
 
 
 /** Deletes a file; one already gone (deleted in another tab, or expired) is what was asked for, not a failure. */
@@ -108,18 +109,22 @@ function filterParams(filters: Filters): Record<string, string> {
   };
 }
 
-/** A timeline window read: the filters' date range intersected with the bucket, and the snapshot. */
+/**
+ * A timeline window read: the filters' date range intersected with the period's, and the snapshot
+ * of the timeline it was chosen on (none when the period came with the address).
+ */
 export interface TimeWindow {
-  bucket: TimelineBucket;
-  snapshot: string;
+  from: number;
+  to: number;
+  snapshot?: string;
 }
 
 function windowParams(base: Record<string, string>, window: TimeWindow | null): Record<string, string> {
   if (!window) return base;
-  const from = Math.max(base.dateFrom ? Date.parse(base.dateFrom) : -Infinity, Date.parse(window.bucket.from));
+  const from = Math.max(base.dateFrom ? Date.parse(base.dateFrom) : -Infinity, window.from);
   // `to` is exclusive, dateTo inclusive.
-  const to = Math.min(base.dateTo ? Date.parse(base.dateTo) : Infinity, Date.parse(window.bucket.to) - 1);
-  return { ...base, dateFrom: new Date(from).toISOString(), dateTo: new Date(to).toISOString(), snapshot: window.snapshot };
+  const to = Math.min(base.dateTo ? Date.parse(base.dateTo) : Infinity, window.to - 1);
+  return { ...base, dateFrom: new Date(from).toISOString(), dateTo: new Date(to).toISOString(), ...(window.snapshot ? { snapshot: window.snapshot } : {}) };
 }
 
 interface Listing {
@@ -150,7 +155,11 @@ export function FilesPage() {
   const [previews, setPreviews] = useState(() => localStorage.getItem('hoard.previews') !== 'off');
   const [searchText, setSearchText] = useState(filters.search);
   const searchBox = useRef<HTMLInputElement>(null);
-  const [timeWindow, setTimeWindow] = useState<TimeWindow | null>(null);
+  // The period chosen on the timeline is in the address (`period`, its bucket's key), so a reload,
+  // a link or Back keeps or undoes it as it does the filters. The snapshot of the timeline it was
+  // chosen on is kept beside it, for the list to show what that bar counted.
+  const period = params.get('period') ?? '';
+  const [chosenOn, setChosenOn] = useState<{ period: string; snapshot: string } | null>(null);
   const [selection, setSelection] = useState<Map<string, FileRecord>>(new Map());
   // The editor and the viewer stay on the page once opened, and are closed as dialogs.
   const editor = useDialogTarget<FileRecord>();
@@ -162,13 +171,10 @@ export function FilesPage() {
 
   const base = filterParams(filters);
   const baseKey = JSON.stringify(base);
+  const range = period ? periodRange(period, groupBy) : null;
+  const timeWindow: TimeWindow | null = range && { ...range, ...(chosenOn?.period === period ? { snapshot: chosenOn.snapshot } : {}) };
   const listParams = windowParams(base, timeWindow);
   const listKey = JSON.stringify(listParams);
-
-  // A new filter set starts a new timeline (and snapshot): the old window no longer applies. Nor
-  // does a period of another length: a year chosen, then weeks, left no week pressed while the list
-  // still showed only that year.
-  useEffect(() => setTimeWindow(null), [baseKey, groupBy]);
 
   // The search box writes to the URL after a pause in typing. The box follows the URL when another
   // hand changed it (Back, Clear filters, a link), not when the box wrote it: the page showed those
@@ -183,7 +189,7 @@ export function FilesPage() {
     if (searchText === filters.search) return;
     const timer = window.setTimeout(() => {
       searchWritten.current = searchText;
-      setParams({ search: searchText, page: null });
+      setParams({ search: searchText, page: null, period: null });
     }, 300);
     return () => window.clearTimeout(timer);
   }, [searchText, filters.search, setParams]);
@@ -203,7 +209,8 @@ export function FilesPage() {
    * so Back left the Files page altogether. Typing (the search box, after its pause; a date as its
    * digits come) replaces the entry instead, or Back would go through every word and digit.
    */
-  const setFilter = (changes: Record<string, string | null>, { typed = false } = {}) => setParams({ ...changes, page: null }, { push: !typed });
+  // A new filter set starts a new timeline (and snapshot): the period chosen on the old one goes.
+  const setFilter = (changes: Record<string, string | null>, { typed = false } = {}) => setParams({ ...changes, page: null, period: null }, { push: !typed });
   const activeFilters = [filters.search, filters.types.length, filters.visibility.length, filters.folder, filters.tag, filters.from, filters.to].filter(Boolean).length;
 
   // Thumbnails still being made are fetched again until they arrive, while the grid shows them.
@@ -523,7 +530,7 @@ export function FilesPage() {
             className="link-button"
             onClick={() => {
               setSearchText('');
-              setParams({ search: null, types: null, visibility: null, folder: null, tag: null, from: null, to: null, page: null }, { push: true });
+              setParams({ search: null, types: null, visibility: null, folder: null, tag: null, from: null, to: null, page: null, period: null }, { push: true });
               // The button goes with the filters: the focus goes to the search box, not the page's body.
               searchBox.current?.focus();
             }}
@@ -538,11 +545,13 @@ export function FilesPage() {
         // One failure of the filters (an unknown tag in the address) is said once, by the list.
         error={listing.error ? null : timeline.error}
         groupBy={groupBy}
-        onGroupBy={(value) => setParams({ groupBy: value === 'month' ? null : value })}
-        selected={timeWindow?.bucket.key ?? null}
+        // A period of another length goes with the old grouping: a year chosen, then weeks, left no
+        // week pressed while the list still showed only that year.
+        onGroupBy={(value) => setParams({ groupBy: value === 'month' ? null : value, period: null })}
+        selected={range ? period : null}
         onSelect={(bucket) => {
-          setTimeWindow(bucket && timeline.data ? { bucket, snapshot: timeline.data.snapshot } : null);
-          setParams({ page: null });
+          if (bucket && timeline.data) setChosenOn({ period: bucket.key, snapshot: timeline.data.snapshot });
+          setParams({ period: bucket?.key ?? null, page: null }, { push: true });
         }}
       />
 
