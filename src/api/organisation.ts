@@ -30,6 +30,16 @@ export const folderSchema = z
   .meta({ id: 'Folder' });
 export type Folder = z.infer<typeof folderSchema>;
 
+/** A folder's public address (docs/decisions.md, "Sharing a folder"). */
+export const folderShareSchema = z
+  .object({
+    url: z.string().describe('The public page of the folder: its public files, newest first'),
+    createdAt: timestamp,
+  })
+  .meta({ id: 'FolderShare' });
+export type FolderShare = z.infer<typeof folderShareSchema>;
+export const folderShareResponse = success(z.object({ share: folderShareSchema.nullable().describe('null: the folder is not shared') }));
+
 export const folderListResponse = success(z.object({ folders: z.array(folderSchema).describe('Every folder, flat, sorted by name') }));
 export const folderResponse = success(z.object({ folder: folderSchema }));
 

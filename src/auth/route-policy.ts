@@ -191,6 +191,10 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'POST', path: '/api/folders', access: session('folders.manage'), errors: 'ApiError' },
   { method: 'PATCH', path: '/api/folders/:id', access: session('folders.manage'), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/folders/:id', access: session('folders.manage'), errors: 'ApiError' },
+  { method: 'GET', path: '/api/folders/:id/share', access: session('folders.manage'), errors: 'ApiError' },
+  // Sharing makes the folder's public files one public list: the owner must be allowed to share.
+  { method: 'PUT', path: '/api/folders/:id/share', access: session('folders.manage', 'files.share'), errors: 'ApiError' },
+  { method: 'DELETE', path: '/api/folders/:id/share', access: session('folders.manage'), errors: 'ApiError' },
   { method: 'GET', path: '/api/tags', access: session('tags.manage'), errors: 'ApiError' },
   { method: 'POST', path: '/api/tags', access: session('tags.manage'), errors: 'ApiError' },
   { method: 'PATCH', path: '/api/tags/:id', access: session('tags.manage'), errors: 'ApiError' },
@@ -226,6 +230,7 @@ export const routePolicies: readonly RoutePolicy[] = [
 
   // Public short-link redirect (contract §6); it answers HTML, so the error shape only covers a 500.
   { method: 'GET', path: '/u/:shortCode', access: publicRoute, errors: 'Error' },
+  { method: 'GET', path: '/folder/:shareId', access: publicRoute, errors: 'Error' },
 
   // The web app (docs/web.md): its pages and its content-hashed assets.
   { method: 'GET', path: '/', access: publicRoute, errors: 'Error' },

@@ -46,6 +46,7 @@ import * as accountSuspension from './migrations/0042-account-suspension.ts';
 import * as inviteNotes from './migrations/0043-invite-notes.ts';
 import * as adminActions from './migrations/0044-admin-actions.ts';
 import * as accountNotices from './migrations/0045-account-notices.ts';
+import * as folderShares from './migrations/0046-folder-shares.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -94,6 +95,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0043-invite-notes': inviteNotes,
   '0044-admin-actions': adminActions,
   '0045-account-notices': accountNotices,
+  '0046-folder-shares': folderShares,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

@@ -195,6 +195,15 @@ export interface AccountNoticesTable {
   createdAt: number;
 }
 
+/** A folder's public address (migration 0046; src/organisation/folder-shares.ts). */
+export interface FolderSharesTable {
+  folderId: string;
+  userId: string;
+  /** The address's random part: `/folder/{shareId}`. */
+  shareId: string;
+  createdAt: number;
+}
+
 export interface ShortLinksTable {
   id: string;
   userId: string;
@@ -444,6 +453,7 @@ export interface Database {
   adminActions: AdminActionsTable;
   accountNotices: AccountNoticesTable;
   folders: FoldersTable;
+  folderShares: FolderSharesTable;
   tags: TagsTable;
   files: FilesTable;
   fileTags: FileTagsTable;

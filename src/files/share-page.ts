@@ -73,7 +73,13 @@ pre:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 .tree,.tree ul{list-style:none;margin:0;padding:0}.tree ul{padding-left:18px;border-left:1px solid var(--border);margin-left:6px}
 .tree li{padding:2px 0}.tree summary{cursor:pointer;font-weight:600;word-break:break-all}
 .tree .file{display:flex;gap:8px;align-items:center;flex-wrap:wrap}.tree .name{word-break:break-all}.tree .size{color:var(--muted);font-size:.85rem}
-.tree button{padding:2px 10px;font-size:.85rem;border-radius:6px}`;
+.tree button{padding:2px 10px;font-size:.85rem;border-radius:6px}
+.grid{list-style:none;margin:0;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:12px}
+.grid a{display:flex;flex-direction:column;gap:4px;color:inherit;text-decoration:none;border:1px solid var(--border);border-radius:8px;padding:8px;height:100%}
+.grid a:hover .name{text-decoration:underline}.grid a:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+.thumb{aspect-ratio:1;display:flex;align-items:center;justify-content:center;background:var(--bg);border-radius:6px;overflow:hidden;color:var(--muted);font-size:.8rem;text-align:center;padding:4px}
+.thumb img{width:100%;height:100%;object-fit:cover}.grid .name{word-break:break-all;font-size:.9rem}.grid .size{color:var(--muted);font-size:.8rem}
+.pages{display:flex;gap:12px;align-items:center;justify-content:center;margin-top:16px;flex-wrap:wrap}`;
 
 function page(title: string, head: string, body: string, style = 'framed'): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -230,6 +236,48 @@ function embedTags(input: SharePageInput, kind: ReturnType<typeof previewKind>):
     og: og.map(([property, content]) => `<meta property="${property}" content="${escapeHtml(content!)}">`).join(''),
     twitter: twitter.map(([name, content]) => `<meta name="${name}" content="${escapeHtml(content!)}">`).join(''),
   };
+}
+
+export interface FolderPageInput {
+  folderName: string;
+  pageUrl: string;
+  total: number;
+  page: number;
+  pageCount: number;
+  files: Array<{ name: string; mimeType: string; size: number; pageUrl: string; thumbnailUrl: string | null }>;
+}
+
+/**
+ * A shared folder's page (docs/decisions.md, "Sharing a folder"): its public files as a grid of
+ * thumbnails (or their type), each linking to the file's own share page, newest first, in pages.
+ * Chat apps unfurl it by its name, its count and its newest thumbnail.
+ */
+export function renderFolderPage(input: FolderPageInput): string {
+  const name = escapeHtml(input.folderName);
+  const count = `${input.total} ${input.total === 1 ? 'file' : 'files'}`;
+  const items = input.files
+    .map((file) => {
+      const thumb = file.thumbnailUrl ? `<img src="${escapeHtml(file.thumbnailUrl)}" alt="" loading="lazy">` : escapeHtml(file.mimeType);
+      return `<li><a href="${escapeHtml(file.pageUrl)}"><span class="thumb">${thumb}</span><span class="name">${escapeHtml(file.name)}</span><span class="size">${humanSize(file.size)}</span></a></li>`;
+    })
+    .join('');
+  const at = (page: number) => escapeHtml(page === 1 ? input.pageUrl : `${input.pageUrl}?page=${page}`);
+  const pages =
+    input.pageCount > 1
+      ? `<nav class="pages" aria-label="Pages">${input.page > 1 ? `<a class="button" href="${at(input.page - 1)}" rel="prev">Previous</a>` : ''}<span>Page ${input.page} of ${input.pageCount}</span>${input.page < input.pageCount ? `<a class="button" href="${at(input.page + 1)}" rel="next">Next</a>` : ''}</nav>`
+      : '';
+  const list = input.files.length > 0 ? `<ul class="grid">${items}</ul>` : '<p class="meta">Nothing in this folder is shared with anyone yet.</p>';
+  const cover = input.files.find((file) => file.thumbnailUrl !== null)?.thumbnailUrl ?? null;
+  const tags = [
+    ['og:title', input.folderName],
+    ['og:type', 'website'],
+    ['og:url', input.pageUrl],
+    ['og:site_name', 'Hoard'],
+    ['og:description', `A shared folder of ${count}`],
+    ...(cover ? [['og:image', cover], ['og:image:type', 'image/webp']] : []),
+  ];
+  const head = tags.map(([property, content]) => `<meta property="${property}" content="${escapeHtml(content!)}">`).join('') + `<meta name="twitter:card" content="${cover ? 'summary_large_image' : 'summary'}">`;
+  return page(`${input.folderName} · Hoard`, head, `<div class="card"><h1>${name}</h1><p class="meta">${count}</p>${list}${pages}</div>`);
 }
 
 /** Types and names of the archives the share page lists (contract §9); the reader has the last word. */

@@ -47,6 +47,7 @@ import { urlRoutes } from './routes/urls.ts';
 import { shortLinkRedirectRoutes } from './routes/short-link-redirect.ts';
 import { uploadProfileRoutes } from './routes/upload-profiles.ts';
 import { folderRoutes } from './routes/folders.ts';
+import { folderSharePageRoutes } from './routes/folder-share-page.ts';
 import { tagRoutes } from './routes/tags.ts';
 import { accountRoutes } from './routes/account.ts';
 import { fileListingRoutes } from './routes/file-listing.ts';
@@ -58,7 +59,7 @@ import { clientKey } from '../shared/client-key.ts';
 
 export type { App } from './route-module.ts';
 
-const routeModules: RouteModule[] = [healthRoutes, authRoutes, passkeyRoutes, sessionRoutes, twoFactorRoutes, archiveRoutes, shareArchiveRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, moderationRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, unlockRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes, auditRoutes, setupRoutes, apiDocsRoutes, webAppRoutes];
+const routeModules: RouteModule[] = [healthRoutes, authRoutes, passkeyRoutes, sessionRoutes, twoFactorRoutes, archiveRoutes, shareArchiveRoutes, userRoutes, roleRoutes, settingsRoutes, inviteRoutes, moderationRoutes, tokenRoutes, legacyCredentialRoutes, urlRoutes, shortLinkRedirectRoutes, fileUploadRoutes, uploadProfileRoutes, folderRoutes, folderSharePageRoutes, tagRoutes, accountRoutes, webhookRoutes, fileServingRoutes, unlockRoutes, fileManagementRoutes, sharePageRoutes, chunkUploadRoutes, fileListingRoutes, auditRoutes, setupRoutes, apiDocsRoutes, webAppRoutes];
 
 /** One access-log line per request, when it completes, instead of Fastify's two (received, completed). */
 class AccessLog extends LogController {

@@ -67,6 +67,9 @@ export class Client {
   patch<T = any>(path: string, json?: unknown, options?: RequestOptions) {
     return this.request<T>('PATCH', path, { ...options, ...(json === undefined ? {} : { json }) });
   }
+  put<T = any>(path: string, json?: unknown, options?: RequestOptions) {
+    return this.request<T>('PUT', path, { ...options, ...(json === undefined ? {} : { json }) });
+  }
   delete<T = any>(path: string, options?: RequestOptions) {
     return this.request<T>('DELETE', path, options);
   }

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams } from '../schemas.ts';
 import { noBody, ok } from '../responses.ts';
-import { folderListResponse, folderResponse } from '../../api/organisation.ts';
+import { folderListResponse, folderResponse, folderShareResponse } from '../../api/organisation.ts';
 import { createFolder, deleteFolder, folderNameSchema, listFolders, updateFolder } from '../../organisation/folders.ts';
+import { folderShareOf, shareFolder, unshareFolder } from '../../organisation/folder-shares.ts';
 
 const folderId = z.string().min(1).max(128);
 const createBody = z.strictObject({
@@ -31,6 +32,39 @@ export const folderRoutes: RouteModule = async (app, { ctx }) => {
     '/api/folders/:id',
     { schema: { tags, operationId: 'updateFolder', summary: 'Rename and/or move a folder (parentId null: to the top level)', params: idParams, body: updateBody, response: { 200: folderResponse } } },
     async (request) => ok({ folder: await updateFolder(ctx.db, ctx.dialect, principalOf(request).user.id, request.params.id, request.body) }),
+  );
+
+  // A folder's public address (docs/decisions.md, "Sharing a folder").
+  app.get(
+    '/api/folders/:id/share',
+    { schema: { tags, operationId: 'getFolderShare', summary: "The folder's public address, or null when it is not shared", params: idParams, response: { 200: folderShareResponse } } },
+    async (request) => ok({ share: await folderShareOf(ctx.db, ctx.config.baseUrl, principalOf(request).user.id, request.params.id) }),
+  );
+
+  app.put(
+    '/api/folders/:id/share',
+    {
+      schema: {
+        tags,
+        operationId: 'shareFolder',
+        summary: "Share the folder by a public address that lists its public files (not its private, password-protected or expired ones, nor its subfolders); a folder shared already keeps its address",
+        params: idParams,
+        response: { 200: folderShareResponse, 201: folderShareResponse },
+      },
+    },
+    async (request, reply) => {
+      const { share, created } = await shareFolder(ctx.db, ctx.config.baseUrl, principalOf(request).user.id, request.params.id);
+      return reply.code(created ? 201 : 200).send(ok({ share }));
+    },
+  );
+
+  app.delete(
+    '/api/folders/:id/share',
+    { schema: { tags, operationId: 'unshareFolder', summary: 'Stop sharing the folder: its address answers 404 from now on', params: idParams, response: { 204: noBody('Not shared') } } },
+    async (request, reply) => {
+      await unshareFolder(ctx.db, principalOf(request).user.id, request.params.id);
+      return reply.code(204).send();
+    },
   );
 
   app.delete(

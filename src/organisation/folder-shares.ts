@@ -1,0 +1,102 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+import { forAccount, type Executor } from '../db/account-scope.ts';
+import { randomLowerAlnum } from '../db/ids.ts';
+import { notFound } from '../errors.ts';
+import type { FileRow } from '../files/file-access.ts';
+import type { FolderShare } from '../api/organisation.ts';
+import { iso } from './common.ts';
+
+/**
+ * A folder shared by a public address, `/folder/{shareId}` (docs/decisions.md, "Sharing a folder"):
+ * anyone with the address sees the folder's own files that its owner shares with anyone already,
+ * each linking to its own share page. Private, password-protected and expired files are not
+ * listed, nor are subfolders, so sharing a folder makes nothing public that was not: it gathers
+ * what was. The address is 16 random characters (82 bits), not to be guessed.
+ */
+export const SHARE_ID_LENGTH = 16;
+/** Files a page of a shared folder lists. */
+export const FOLDER_PAGE_FILES = 60;
+
+const urlOf = (baseUrl: string, shareId: string) => `${baseUrl}/folder/${shareId}`;
+
+async function ownedFolder(db: Executor, userId: string, folderId: string): Promise<{ id: string; name: string }> {
+  const folder = await forAccount(db, userId).selectFrom('folders').select(['id', 'name']).where('id', '=', folderId).executeTakeFirst();
+  if (!folder) throw notFound('Folder not found');
+  return folder;
+}
+
+/** The folder's public address, or null when it is not shared. 404 for a folder the account lacks. */
+export async function folderShareOf(db: Db, baseUrl: string, userId: string, folderId: string): Promise<FolderShare | null> {
+  await ownedFolder(db, userId, folderId);
+  const row = await forAccount(db, userId).selectFrom('folderShares').select(['shareId', 'createdAt']).where('folderId', '=', folderId).executeTakeFirst();
+  return row ? { url: urlOf(baseUrl, row.shareId), createdAt: iso(row.createdAt) } : null;
+}
+
+/** Shares the folder, or gives its address when it is shared already (`created` false). */
+export async function shareFolder(db: Db, baseUrl: string, userId: string, folderId: string): Promise<{ share: FolderShare; created: boolean }> {
+  return db.transaction().execute(async (trx) => {
+    await ownedFolder(trx, userId, folderId);
+    const account = forAccount(trx, userId);
+    const existing = await account.selectFrom('folderShares').select(['shareId', 'createdAt']).where('folderId', '=', folderId).executeTakeFirst();
+    if (existing) return { share: { url: urlOf(baseUrl, existing.shareId), createdAt: iso(existing.createdAt) }, created: false };
+    const row = { folderId, shareId: randomLowerAlnum(SHARE_ID_LENGTH), createdAt: Date.now() };
+    // Two shares of one folder at once: the primary key lets one in, and the other reads it.
+    const inserted = await account.insertInto('folderShares', row).onConflict((c) => c.column('folderId').doNothing()).executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) {
+      const winner = await account.selectFrom('folderShares').select(['shareId', 'createdAt']).where('folderId', '=', folderId).executeTakeFirstOrThrow();
+      return { share: { url: urlOf(baseUrl, winner.shareId), createdAt: iso(winner.createdAt) }, created: false };
+    }
+    return { share: { url: urlOf(baseUrl, row.shareId), createdAt: iso(row.createdAt) }, created: true };
+  });
+}
+
+/** Stops sharing the folder: its address answers 404 from now on. Nothing to stop is no mistake. */
+export async function unshareFolder(db: Db, userId: string, folderId: string): Promise<void> {
+  await ownedFolder(db, userId, folderId);
+  await forAccount(db, userId).deleteFrom('folderShares').where('folderId', '=', folderId).execute();
+}
+
+export interface SharedFolderPage {
+  folderName: string;
+  /** The owner's URL ID, for the files' links. The owner is not named, as a file's share page does not name them. */
+  urlId: string;
+  files: Array<Pick<FileRow, 'id' | 'name' | 'mimeType' | 'size' | 'createdAt' | 'thumbnailStatus' | 'thumbnailKey'>>;
+  total: number;
+  page: number;
+  pageCount: number;
+}
+
+/**
+ * One page of a shared folder's public files, newest first; null when no folder is shared at that
+ * address. A page past the last is the last.
+ */
+export async function sharedFolderPage(db: Db, shareId: string, askedPage: number, now = Date.now()): Promise<SharedFolderPage | null> {
+  const share = await db
+    .selectFrom('folderShares')
+    .innerJoin('folders', 'folders.id', 'folderShares.folderId')
+    .innerJoin('users', 'users.id', 'folderShares.userId')
+    .select(['folderShares.userId', 'folderShares.folderId', 'folders.name', 'users.urlId'])
+    .where('folderShares.shareId', '=', shareId)
+    .executeTakeFirst();
+  if (!share) return null;
+  const shown = () =>
+    forAccount(db, share.userId)
+      .selectFrom('files')
+      .where('folderId', '=', share.folderId)
+      .where('visibility', '=', 'PUBLIC')
+      .where('passwordHash', 'is', null)
+      .where((eb) => eb.or([eb('expiresAt', 'is', null), eb('expiresAt', '>', now)]));
+  const counted = await shown().select(sql<number>`count(*)`.as('count')).executeTakeFirstOrThrow();
+  const total = Number(counted.count);
+  const pageCount = Math.max(1, Math.ceil(total / FOLDER_PAGE_FILES));
+  const page = Math.min(Math.max(1, askedPage), pageCount);
+  const files = await shown()
+    .select(['id', 'name', 'mimeType', 'size', 'createdAt', 'thumbnailStatus', 'thumbnailKey'])
+    .orderBy('createdAt', 'desc')
+    .orderBy('id', 'desc')
+    .limit(FOLDER_PAGE_FILES)
+    .offset((page - 1) * FOLDER_PAGE_FILES)
+    .execute();
+  return { folderName: share.name, urlId: share.urlId, files, total, page, pageCount };
+}
