@@ -74,7 +74,7 @@ pre:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 .tree li{padding:2px 0}.tree summary{cursor:pointer;font-weight:600;word-break:break-all}
 .tree .file{display:flex;gap:8px;align-items:center;flex-wrap:wrap}.tree .name{word-break:break-all}.tree .size{color:var(--muted);font-size:.85rem}
 .tree button{padding:2px 10px;font-size:.85rem;border-radius:6px}
-.grid{list-style:none;margin:0;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:12px}
+.grid{list-style:none;margin:0;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(130px,1fr));gap:12px}
 .grid a{display:flex;flex-direction:column;gap:4px;color:inherit;text-decoration:none;border:1px solid var(--border);border-radius:8px;padding:8px;height:100%}
 .grid a:hover .name{text-decoration:underline}.grid a:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 .thumb{aspect-ratio:1;display:flex;align-items:center;justify-content:center;background:var(--bg);border-radius:6px;overflow:hidden;color:var(--muted);font-size:.8rem;text-align:center;padding:4px}

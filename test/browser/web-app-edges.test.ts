@@ -1421,6 +1421,43 @@ describe('the web app at its edges', () => {
     expect(problems).toEqual([]);
   });
 
+  test('a folder is shared from its row: the address comes with the focus, opens a page of its public files, and stops working once sharing stops', async () => {
+    const folder = (await owner.post('/api/folders', { name: 'Shared album' })).body.data.folder.id as string;
+    expect((await uploadFile(owner, 'album-photo.png', PNG_1X1, { type: 'image/png', query: `folderId=${folder}` })).status).toBe(200);
+    expect((await uploadFile(owner, 'album-secret.txt', 'not for anyone\n', { query: `folderId=${folder}`, fields: { visibility: 'PRIVATE' } })).status).toBe(200);
+    await ownerAt('/app/files');
+    await page.goto(`${server.baseUrl}/app/organisation?tab=folders`);
+    await page.getByRole('button', { name: 'Share folder Shared album' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Share Shared album' });
+    await dialog.getByRole('button', { name: 'Share this folder' }).click();
+    const address = dialog.getByLabel('Public address');
+    await address.waitFor();
+    await expect.poll(() => address.evaluate((element) => element === element.ownerDocument.activeElement)).toBe(true);
+    const url = await address.inputValue();
+    expect(url).toMatch(new RegExp(`^${server.baseUrl}/folder/[a-z0-9]{16}$`));
+
+    const visitor = await browser.context.newPage();
+    try {
+      await visitor.goto(url);
+      await visitor.getByRole('heading', { name: 'Shared album' }).waitFor();
+      await visitor.getByRole('link', { name: /album-photo\.png/ }).click();
+      await visitor.getByRole('heading', { name: 'album-photo.png' }).waitFor();
+      await visitor.goBack();
+      await expect(visitor.getByText('album-secret.txt').count()).resolves.toBe(0);
+
+      await dialog.getByRole('button', { name: 'Stop sharing' }).click();
+      await page.getByRole('dialog', { name: 'Stop sharing' }).getByRole('button', { name: 'Stop sharing' }).click();
+      const again = dialog.getByRole('button', { name: 'Share this folder' });
+      await again.waitFor();
+      await expect.poll(() => again.evaluate((element) => element === element.ownerDocument.activeElement)).toBe(true);
+      expect((await visitor.goto(url))!.status()).toBe(404);
+    } finally {
+      await visitor.close();
+    }
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    expect(problems).toEqual([]);
+  });
+
   test('an administrator takes down one file of another account from its address, after seeing whose it is', async () => {
     const email = uniqueEmail('reported');
     const memberId = await createAccount(email);

@@ -85,6 +85,7 @@ export async function api<T>(method: string, path: string, json?: unknown, heade
 export const get = <T>(path: string) => api<T>('GET', path);
 export const post = <T>(path: string, json?: unknown) => api<T>('POST', path, json);
 export const patch = <T>(path: string, json?: unknown) => api<T>('PATCH', path, json);
+export const put = <T>(path: string, json?: unknown) => api<T>('PUT', path, json);
 export const del = (path: string, json?: unknown) => api<void>('DELETE', path, json);
 
 /** A query string from the defined, non-empty values. */

@@ -1,8 +1,8 @@
-import { useState } from 'react';
-import { del, get, patch, post } from '../api.ts';
+import { useEffect, useRef, useState } from 'react';
+import { del, get, patch, post, put } from '../api.ts';
 import { useSession } from '../session.tsx';
-import { Badge, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, useConfirm, useFocusAfterRemoval, useLoad, useSubmit, useToast } from '../ui.tsx';
-import type { Folder, ProfileOptions, Tag, UploadProfile } from '@api';
+import { Badge, CopyButton, Dialog, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, useConfirm, useFocusAfterRemoval, useLoad, useSubmit, useToast } from '../ui.tsx';
+import type { Folder, FolderShare, ProfileOptions, Tag, UploadProfile } from '@api';
 import { folderOptions } from './folder-tree.ts';
 import { FolderOptions } from './FolderOptions.tsx';
 import { describeOptions, OptionsEditor } from './UploadOptions.tsx';
@@ -139,6 +139,7 @@ function FoldersSection() {
   const [name, setName] = useState('');
   const [parentId, setParentId] = useState('');
   const [editing, setEditing] = useState<Folder | null>(null);
+  const [sharing, setSharing] = useState<Folder | null>(null);
   const tree = folderOptions(folders.data ?? []);
   // The tree is drawn as one flat list in tree order, so the next row is the next one shown (a
   // deleted folder's first subfolder, which moves up in its place), whatever its depth.
@@ -188,6 +189,9 @@ function FoldersSection() {
                 <button type="button" className="small" onClick={() => setEditing(folder)} aria-label={`Rename or move ${folder.name}`}>
                   Rename or move
                 </button>
+                <button type="button" className="small" onClick={() => setSharing(folder)} aria-label={`Share folder ${folder.name}`}>
+                  Share
+                </button>
                 <button
                   type="button"
                   className="small danger"
@@ -208,6 +212,7 @@ function FoldersSection() {
           ))}
         </ul>
       )}
+      {sharing && <FolderShareDialog folder={sharing} onClose={() => setSharing(null)} />}
       {editing && (
         <FolderDialog
           folder={editing}
@@ -220,6 +225,78 @@ function FoldersSection() {
         />
       )}
     </div>
+  );
+}
+
+/**
+ * A folder's public address (docs/decisions.md, "Sharing a folder"): made, copied or ended here.
+ * The page lists the folder's public files only, which the dialog says before anything is shared.
+ */
+function FolderShareDialog({ folder, onClose }: { folder: Folder; onClose: () => void }) {
+  const { can } = useSession();
+  const run = useAction();
+  const confirm = useConfirm();
+  const address = `/api/folders/${encodeURIComponent(folder.id)}/share`;
+  const share = useLoad(() => get<{ share: FolderShare | null }>(address).then((d) => d.share), [address]);
+  // The button pressed goes with the state it changed: the keyboard's focus goes to what comes
+  // instead (the address once shared, Share once stopped), not to the page behind the dialog.
+  const body = useRef<HTMLDivElement>(null);
+  const moveFocus = useRef(false);
+  useEffect(() => {
+    if (!moveFocus.current || share.data === undefined) return;
+    moveFocus.current = false;
+    body.current?.querySelector<HTMLElement>('[data-autofocus]')?.focus();
+  }, [share.data]);
+  const start = async () => {
+    if (!(await run(() => put(address), 'Folder shared'))) return;
+    moveFocus.current = true;
+    void share.reload();
+  };
+  const stop = async () => {
+    if (!(await confirm('Stop sharing', `Stop sharing “${folder.name}”? Its address stops working; each file keeps its own link.`, 'Stop sharing'))) return;
+    if (!(await run(() => del(address), 'Folder no longer shared'))) return;
+    moveFocus.current = true;
+    void share.reload();
+  };
+  return (
+    <Dialog open title={`Share ${folder.name}`} onClose={onClose}>
+      <div className="stack" ref={body}>
+        <p className="muted">
+          Anyone with the folder's address sees its public files, newest first, each with its own link. Private, password-protected and expired files are not
+          listed, nor are subfolders: sharing the folder makes nothing public that is not public already.
+        </p>
+        <ErrorNote error={share.error} />
+        {share.loading && share.data === undefined && <Loading />}
+        {share.data === null && (
+          can('files.share') ? (
+            <div className="actions-left">
+              <button type="button" className="primary" onClick={start} data-autofocus>
+                Share this folder
+              </button>
+            </div>
+          ) : (
+            <p>Your role does not allow sharing files with anyone, so this folder cannot be shared.</p>
+          )
+        )}
+        {share.data && (
+          <>
+            <label>
+              Public address
+              <input type="text" readOnly value={share.data.url} onFocus={(e) => e.currentTarget.select()} data-autofocus />
+            </label>
+            <div className="actions-left">
+              <CopyButton text={share.data.url} label="Copy address" />
+              <a className="button" href={share.data.url} target="_blank" rel="noopener noreferrer">
+                Open
+              </a>
+              <button type="button" className="danger" onClick={stop}>
+                Stop sharing
+              </button>
+            </div>
+          </>
+        )}
+      </div>
+    </Dialog>
   );
 }
 
