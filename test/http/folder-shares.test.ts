@@ -154,6 +154,17 @@ describe('sharing a folder', () => {
     expect((await pageOf(url)).status).toBe(404);
   });
 
+  it('ends with the account that made it', async () => {
+    const owner = await signUp(server.baseUrl);
+    const folder = await folderOf(owner, 'Leaving');
+    await upload(owner, 'last.txt', folder);
+    const { url } = (await owner.put(`/api/folders/${folder}/share`)).body.data.share as { url: string };
+    expect((await pageOf(url)).names).toEqual(['last.txt']);
+    expect((await admin.delete(`/api/users/${owner.userId}`)).status).toBe(204);
+    expect((await pageOf(url)).status).toBe(404);
+    expect(await server.ctx.db.selectFrom('folderShares').select('shareId').where('userId', '=', owner.userId).execute()).toEqual([]);
+  });
+
   it('gives one address when two requests share a folder at once', async () => {
     const owner = await signUp(server.baseUrl);
     const folder = await folderOf(owner, 'Raced');
