@@ -1,9 +1,9 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { randomLowerAlnum } from '../db/ids.ts';
 import { notFound } from '../errors.ts';
-import type { FileRow } from '../files/file-access.ts';
+import type { FilesTable } from '../db/schema.ts';
 import type { FolderShare } from '../api/organisation.ts';
 import { iso } from './common.ts';
 
@@ -61,7 +61,7 @@ export interface SharedFolderPage {
   folderName: string;
   /** The owner's URL ID, for the files' links. The owner is not named, as a file's share page does not name them. */
   urlId: string;
-  files: Array<Pick<FileRow, 'id' | 'name' | 'mimeType' | 'size' | 'createdAt' | 'thumbnailStatus' | 'thumbnailKey'>>;
+  files: Array<Pick<Selectable<FilesTable>, 'id' | 'name' | 'mimeType' | 'size' | 'createdAt' | 'thumbnailStatus' | 'thumbnailKey'>>;
   total: number;
   page: number;
   pageCount: number;
