@@ -38,6 +38,7 @@ describe('the web app for keyboards, screen readers and phones', () => {
   const problems: string[] = [];
   let owner: Awaited<ReturnType<typeof signUp>>;
   const sessions: BrowserSession[] = [];
+  let sharedFolderUrl = '';
 
   beforeAll(async () => {
     server = await startTestServer({ UPLOAD_RATE_LIMIT: '0', WEBHOOK_ALLOW_PRIVATE: 'true' });
@@ -45,6 +46,8 @@ describe('the web app for keyboards, screen readers and phones', () => {
     await owner.patch('/api/settings', { registration: 'open' });
     await signUp(server.baseUrl, uniqueEmail('second'));
     const folder = (await owner.post('/api/folders', { name: 'Receipts' })).body.data.folder.id as string;
+    // Shared, so its public page and the dialog's shared state are looked at too.
+    sharedFolderUrl = (await owner.put(`/api/folders/${folder}/share`)).body.data.share.url as string;
     const tag = (await owner.post('/api/tags', { name: 'work' })).body.data.tag.id as string;
     await owner.post('/api/upload-profiles', { name: 'Screenshots', options: { visibility: 'PRIVATE', tagIds: [tag] } });
     for (let i = 0; i < 33; i++) {
@@ -111,6 +114,17 @@ describe('the web app for keyboards, screen readers and phones', () => {
         await page.getByRole('dialog').waitFor();
         expect(await violations(page), 'confirmation').toEqual([]);
         await page.keyboard.press('Escape');
+        // A shared folder: its dialog, and its public page (outside the app).
+        await page.goto(`${server.baseUrl}/app/organisation?tab=folders`);
+        await page.getByRole('button', { name: 'Share folder Receipts' }).click();
+        await page.getByRole('dialog').getByLabel('Public address').waitFor();
+        expect(await violations(page), 'folder share dialog').toEqual([]);
+        await page.keyboard.press('Escape');
+        await page.goto(sharedFolderUrl);
+        await page.getByRole('heading', { name: 'Receipts' }).waitFor();
+        expect(await violations(page), 'shared folder page').toEqual([]);
+        const shared = (await page.evaluate('({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })')) as { scrollWidth: number; innerWidth: number };
+        expect(shared.scrollWidth, 'the shared folder page is wider than the window').toBeLessThanOrEqual(shared.innerWidth);
         expect(problems).toEqual([]);
       });
     }
