@@ -191,6 +191,7 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'POST', path: '/api/folders', access: session('folders.manage'), errors: 'ApiError' },
   { method: 'PATCH', path: '/api/folders/:id', access: session('folders.manage'), errors: 'ApiError' },
   { method: 'DELETE', path: '/api/folders/:id', access: session('folders.manage'), errors: 'ApiError' },
+  { method: 'GET', path: '/api/folder-shares', access: session('folders.manage'), errors: 'ApiError' },
   { method: 'GET', path: '/api/folders/:id/share', access: session('folders.manage'), errors: 'ApiError' },
   // Sharing makes the folder's public files one public list: the owner must be allowed to share.
   { method: 'PUT', path: '/api/folders/:id/share', access: session('folders.manage', 'files.share'), errors: 'ApiError' },

@@ -33,6 +33,12 @@ export async function folderShareOf(db: Db, baseUrl: string, userId: string, fol
   return row ? { url: urlOf(baseUrl, row.shareId), createdAt: iso(row.createdAt) } : null;
 }
 
+/** Every shared folder of the account with its address, so a list of folders can mark them. */
+export async function listFolderShares(db: Db, baseUrl: string, userId: string): Promise<Array<FolderShare & { folderId: string }>> {
+  const rows = await forAccount(db, userId).selectFrom('folderShares').select(['folderId', 'shareId', 'createdAt']).orderBy('createdAt').orderBy('folderId').execute();
+  return rows.map((row) => ({ folderId: row.folderId, url: urlOf(baseUrl, row.shareId), createdAt: iso(row.createdAt) }));
+}
+
 /** Shares the folder, or gives its address when it is shared already (`created` false). */
 export async function shareFolder(db: Db, baseUrl: string, userId: string, folderId: string): Promise<{ share: FolderShare; created: boolean }> {
   return db.transaction().execute(async (trx) => {

@@ -1435,6 +1435,12 @@ describe('the web app at its edges', () => {
     await expect.poll(() => address.evaluate((element) => element === element.ownerDocument.activeElement)).toBe(true);
     const url = await address.inputValue();
     expect(url).toMatch(new RegExp(`^${server.baseUrl}/folder/[a-z0-9]{16}$`));
+    // Closed, the dialog leaves the folder marked in the tree; opened again, it has the same address.
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    const row = page.getByRole('list', { name: 'Folders' }).getByRole('listitem').filter({ hasText: 'Shared album' });
+    await row.getByText('Shared', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Share folder Shared album' }).click();
+    await expect.poll(() => address.inputValue()).toBe(url);
 
     const visitor = await browser.context.newPage();
     try {
@@ -1455,6 +1461,7 @@ describe('the web app at its edges', () => {
       await visitor.close();
     }
     await dialog.getByRole('button', { name: 'Close' }).click();
+    await expect.poll(() => row.getByText('Shared', { exact: true }).count()).toBe(0);
     expect(problems).toEqual([]);
   });
 

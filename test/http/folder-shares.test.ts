@@ -57,6 +57,7 @@ describe('sharing a folder', () => {
     expect(shared.status, shared.text).toBe(201);
     const share = shared.body.data.share as { url: string; createdAt: string };
     expect(share.url).toMatch(new RegExp(`^${server.baseUrl}/folder/[a-z0-9]{16}$`));
+    expect((await owner.get('/api/folder-shares')).body.data.shares).toEqual([{ folderId: folder, ...share }]);
     // Asked again, the address stays.
     const again = await owner.put(`/api/folders/${folder}/share`);
     expect([again.status, again.body.data.share]).toEqual([200, share]);
@@ -125,6 +126,10 @@ describe('sharing a folder', () => {
       expect([answer.status, answer.body.error], method).toEqual([404, 'Folder not found']);
     }
     expect((await owner.get(`/api/folders/${folder}/share`)).body.data.share).toBeNull();
+    await owner.put(`/api/folders/${folder}/share`);
+    expect((await owner.get('/api/folder-shares')).body.data.shares).toHaveLength(1);
+    expect((await stranger.get('/api/folder-shares')).body.data.shares).toEqual([]);
+    await owner.delete(`/api/folders/${folder}/share`);
     for (const address of ['/folder/aaaaaaaaaaaaaaaa', `/folder/${folder}`, `/folder/${'x'.repeat(600)}`]) {
       const answer = await fetch(`${server.baseUrl}${address}`);
       expect(answer.status, address).toBe(404);

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
 import { idParams } from '../schemas.ts';
 import { noBody, ok } from '../responses.ts';
-import { folderListResponse, folderResponse, folderShareResponse } from '../../api/organisation.ts';
+import { folderListResponse, folderResponse, folderShareListResponse, folderShareResponse } from '../../api/organisation.ts';
 import { createFolder, deleteFolder, folderNameSchema, listFolders, updateFolder } from '../../organisation/folders.ts';
-import { folderShareOf, shareFolder, unshareFolder } from '../../organisation/folder-shares.ts';
+import { folderShareOf, listFolderShares, shareFolder, unshareFolder } from '../../organisation/folder-shares.ts';
 
 const folderId = z.string().min(1).max(128);
 const createBody = z.strictObject({
@@ -35,6 +35,10 @@ export const folderRoutes: RouteModule = async (app, { ctx }) => {
   );
 
   // A folder's public address (docs/decisions.md, "Sharing a folder").
+  app.get('/api/folder-shares', { schema: { tags, operationId: 'listFolderShares', summary: "The account's shared folders and their public addresses", response: { 200: folderShareListResponse } } }, async (request) =>
+    ok({ shares: await listFolderShares(ctx.db, ctx.config.baseUrl, principalOf(request).user.id) }),
+  );
+
   app.get(
     '/api/folders/:id/share',
     { schema: { tags, operationId: 'getFolderShare', summary: "The folder's public address, or null when it is not shared", params: idParams, response: { 200: folderShareResponse } } },

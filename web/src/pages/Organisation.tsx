@@ -140,6 +140,8 @@ function FoldersSection() {
   const [parentId, setParentId] = useState('');
   const [editing, setEditing] = useState<Folder | null>(null);
   const [sharing, setSharing] = useState<Folder | null>(null);
+  // Which folders anyone with an address can see, marked in the tree.
+  const shares = useLoad(() => get<{ shares: Array<{ folderId: string }> }>('/api/folder-shares').then((d) => new Set(d.shares.map((share) => share.folderId))), []);
   const tree = folderOptions(folders.data ?? []);
   // The tree is drawn as one flat list in tree order, so the next row is the next one shown (a
   // deleted folder's first subfolder, which moves up in its place), whatever its depth.
@@ -184,6 +186,7 @@ function FoldersSection() {
               <span className="tree-name">
                 <Icon name="folder" />
                 {folder.name}
+                {shares.data?.has(folder.id) && <Badge kind="ok">Shared</Badge>}
               </span>
               <span className="row-actions">
                 <button type="button" className="small" onClick={() => setEditing(folder)} aria-label={`Rename or move ${folder.name}`}>
@@ -212,7 +215,15 @@ function FoldersSection() {
           ))}
         </ul>
       )}
-      {sharing && <FolderShareDialog folder={sharing} onClose={() => setSharing(null)} />}
+      {sharing && (
+        <FolderShareDialog
+          folder={sharing}
+          onClose={() => {
+            setSharing(null);
+            void shares.reload();
+          }}
+        />
+      )}
       {editing && (
         <FolderDialog
           folder={editing}
