@@ -19,6 +19,7 @@ export const SHARE_ID_LENGTH = 16;
 export const FOLDER_PAGE_FILES = 60;
 
 const urlOf = (baseUrl: string, shareId: string) => `${baseUrl}/folder/${shareId}`;
+const toShare = (baseUrl: string, row: { shareId: string; createdAt: number }): FolderShare => ({ url: urlOf(baseUrl, row.shareId), createdAt: iso(row.createdAt) });
 
 async function ownedFolder(db: Executor, userId: string, folderId: string): Promise<{ id: string; name: string }> {
   const folder = await forAccount(db, userId).selectFrom('folders').select(['id', 'name']).where('id', '=', folderId).executeTakeFirst();
@@ -30,13 +31,13 @@ async function ownedFolder(db: Executor, userId: string, folderId: string): Prom
 export async function folderShareOf(db: Db, baseUrl: string, userId: string, folderId: string): Promise<FolderShare | null> {
   await ownedFolder(db, userId, folderId);
   const row = await forAccount(db, userId).selectFrom('folderShares').select(['shareId', 'createdAt']).where('folderId', '=', folderId).executeTakeFirst();
-  return row ? { url: urlOf(baseUrl, row.shareId), createdAt: iso(row.createdAt) } : null;
+  return row ? toShare(baseUrl, row) : null;
 }
 
 /** Every shared folder of the account with its address, so a list of folders can mark them. */
 export async function listFolderShares(db: Db, baseUrl: string, userId: string): Promise<Array<FolderShare & { folderId: string }>> {
   const rows = await forAccount(db, userId).selectFrom('folderShares').select(['folderId', 'shareId', 'createdAt']).orderBy('createdAt').orderBy('folderId').execute();
-  return rows.map((row) => ({ folderId: row.folderId, url: urlOf(baseUrl, row.shareId), createdAt: iso(row.createdAt) }));
+  return rows.map((row) => ({ folderId: row.folderId, ...toShare(baseUrl, row) }));
 }
 
 /** Shares the folder, or gives its address when it is shared already (`created` false). */
@@ -45,15 +46,15 @@ export async function shareFolder(db: Db, baseUrl: string, userId: string, folde
     await ownedFolder(trx, userId, folderId);
     const account = forAccount(trx, userId);
     const existing = await account.selectFrom('folderShares').select(['shareId', 'createdAt']).where('folderId', '=', folderId).executeTakeFirst();
-    if (existing) return { share: { url: urlOf(baseUrl, existing.shareId), createdAt: iso(existing.createdAt) }, created: false };
+    if (existing) return { share: toShare(baseUrl, existing), created: false };
     const row = { folderId, shareId: randomLowerAlnum(SHARE_ID_LENGTH), createdAt: Date.now() };
     // Two shares of one folder at once: the primary key lets one in, and the other reads it.
     const inserted = await account.insertInto('folderShares', row).onConflict((c) => c.column('folderId').doNothing()).executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) {
       const winner = await account.selectFrom('folderShares').select(['shareId', 'createdAt']).where('folderId', '=', folderId).executeTakeFirstOrThrow();
-      return { share: { url: urlOf(baseUrl, winner.shareId), createdAt: iso(winner.createdAt) }, created: false };
+      return { share: toShare(baseUrl, winner), created: false };
     }
-    return { share: { url: urlOf(baseUrl, row.shareId), createdAt: iso(row.createdAt) }, created: true };
+    return { share: toShare(baseUrl, row), created: true };
   });
 }
 
