@@ -185,8 +185,15 @@ function FoldersSection() {
             <li key={folder.id} style={{ paddingInlineStart: `${0.75 + depth * 1.5}rem` }} className="tree-item" data-item-key={folder.id}>
               <span className="tree-name">
                 <Icon name="folder" />
-                {folder.name}
-                {shares.data?.has(folder.id) && <Badge kind="ok">Shared</Badge>}
+                <span>
+                  {folder.name}
+                  {shares.data?.has(folder.id) && (
+                    <>
+                      {' '}
+                      <Badge kind="ok">Shared</Badge>
+                    </>
+                  )}
+                </span>
               </span>
               <span className="row-actions">
                 <button type="button" className="small" onClick={() => setEditing(folder)} aria-label={`Rename or move ${folder.name}`}>
