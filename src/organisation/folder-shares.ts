@@ -45,16 +45,13 @@ export async function shareFolder(db: Db, baseUrl: string, userId: string, folde
   return db.transaction().execute(async (trx) => {
     await ownedFolder(trx, userId, folderId);
     const account = forAccount(trx, userId);
-    const existing = await account.selectFrom('folderShares').select(['shareId', 'createdAt']).where('folderId', '=', folderId).executeTakeFirst();
-    if (existing) return { share: toShare(baseUrl, existing), created: false };
     const row = { folderId, shareId: randomLowerAlnum(SHARE_ID_LENGTH), createdAt: Date.now() };
-    // Two shares of one folder at once: the primary key lets one in, and the other reads it.
+    // The primary key keeps one share a folder: shared already (or by a request at the same time),
+    // the insert does nothing and the share there is the answer.
     const inserted = await account.insertInto('folderShares', row).onConflict((c) => c.column('folderId').doNothing()).executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) {
-      const winner = await account.selectFrom('folderShares').select(['shareId', 'createdAt']).where('folderId', '=', folderId).executeTakeFirstOrThrow();
-      return { share: toShare(baseUrl, winner), created: false };
-    }
-    return { share: toShare(baseUrl, row), created: true };
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { share: toShare(baseUrl, row), created: true };
+    const existing = await account.selectFrom('folderShares').select(['shareId', 'createdAt']).where('folderId', '=', folderId).executeTakeFirstOrThrow();
+    return { share: toShare(baseUrl, existing), created: false };
   });
 }
 

@@ -20,12 +20,13 @@ export function periodRange(key: string, groupBy: 'month' | 'week' | 'year'): { 
   const week = groupBy === 'week' && /^(\d{4})-W(\d{2})$/.exec(key);
   if (!week) return null;
   const [weekYear, number] = [Number(week[1]), Number(week[2])];
-  // ISO 8601: week 1 is the week of 4 January; weeks start on Monday. A year has 52 or 53 weeks.
-  const fourth = localDate(weekYear, 0, 4);
-  const firstMonday = 4 - ((fourth.getDay() + 6) % 7);
-  const nextFourth = localDate(weekYear + 1, 0, 4);
-  const weeks = Math.round((localDate(weekYear + 1, 0, 4 - ((nextFourth.getDay() + 6) % 7)).getTime() - localDate(weekYear, 0, firstMonday).getTime()) / (7 * 86_400_000));
-  if (number < 1 || number > weeks) return null;
-  const start = firstMonday + (number - 1) * 7;
+  // A year has 52 or 53 weeks: the week asked must begin before the next year's week 1.
+  const start = weekOneMonday(weekYear) + (number - 1) * 7;
+  if (number < 1 || localDate(weekYear, 0, start) >= localDate(weekYear + 1, 0, weekOneMonday(weekYear + 1))) return null;
   return { from: localDate(weekYear, 0, start).getTime(), to: localDate(weekYear, 0, start + 7).getTime() };
+}
+
+/** ISO 8601: week 1 is the week of 4 January, weeks beginning on Monday; its Monday as a day of January (0 or less: in December). */
+function weekOneMonday(year: number): number {
+  return 4 - ((localDate(year, 0, 4).getDay() + 6) % 7);
 }
