@@ -89,13 +89,19 @@ export async function startPostgres(settings: Record<string, string> = {}): Prom
   };
 }
 
-/** A new, empty database in the cluster at `adminUrl`; returns its URL. */
-export async function createDatabase(adminUrl: string, prefix = 'hoard'): Promise<string> {
+/** The test cluster's database with every migration applied (test/support/postgres-global-setup.ts). */
+export const MIGRATED_TEMPLATE = 'hoard_migrated';
+
+/**
+ * A new database in the cluster at `adminUrl`, empty or (`template`) a copy of another; returns its
+ * URL.
+ */
+export async function createDatabase(adminUrl: string, prefix = 'hoard', template?: string): Promise<string> {
   const name = `${prefix}_${randomLowerAlnum(12)}`;
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    await client.query(`create database ${name}`);
+    await client.query(template ? `create database ${name} template ${template}` : `create database ${name}`);
   } finally {
     await client.end();
   }

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, vi } from 'vitest';
-import { freePort, freshDatabaseUrl } from './server.ts';
+import { freePort, migratedDatabaseUrl } from './server.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -42,7 +42,7 @@ export interface ServerProcessOptions {
 export async function serverProcess(env: Record<string, string>, dataDirPrefix = 'hoard-process-', options: ServerProcessOptions = {}): Promise<ServerProcess> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const databaseUrl = await freshDatabaseUrl();
+  const databaseUrl = await migratedDatabaseUrl();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), dataDirPrefix));
   const fullEnv: Record<string, string> = {
     PATH: process.env.PATH ?? '',

@@ -14,6 +14,10 @@ fs.chmodSync(own, 0o755);
 process.env.TMPDIR = own;
 // Where a test keeps what must outlive it, such as the input of a failure to replay.
 process.env.HOARD_OUTER_TMPDIR = outer;
+// The servers and command-line runs a test starts compile the same sources: with Node's compile
+// cache, kept beside the directories of all files, a run of the command-line tool starts in about
+// half the second it took.
+process.env.NODE_COMPILE_CACHE ??= path.join(outer, 'node-compile-cache');
 
 afterAll(async () => {
   process.env.TMPDIR = outer;
