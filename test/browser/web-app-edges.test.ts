@@ -198,11 +198,14 @@ describe('the web app at its edges', () => {
       expect(new URL(page.url()).pathname).toBe('/app/upload');
       await page.getByRole('heading', { name: 'Upload', level: 1 }).waitFor();
 
+      // The questions are asked: the upload may now finish at full speed.
+      await throttle(-1);
       await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'staying.bin' }).waitFor({ timeout: 30_000 });
       expect(await names('staying')).toEqual(['staying.bin']);
 
       // Cancel and Retry with the keyboard: one button whose word changes, so the focus stays on it;
       // once the upload is done, it is on the new link's Copy button.
+      await throttle(1024 * 1024);
       await page.getByTestId('file-input').setInputFiles(onDisk('keyboard.bin'));
       const keyboardRow = (status: string) => page.locator(`[data-testid=upload-item][data-status=${status}]`, { hasText: 'keyboard.bin' });
       await keyboardRow('uploading').waitFor();
@@ -210,6 +213,7 @@ describe('the web app at its edges', () => {
       await page.keyboard.press('Enter');
       await keyboardRow('cancelled').waitFor();
       await expect.poll(focused).toEqual({ tag: 'BUTTON', name: 'Retry the upload of keyboard.bin' });
+      await throttle(-1);
       await page.keyboard.press('Enter');
       await keyboardRow('done').waitFor({ timeout: 30_000 });
       await expect.poll(focused).toEqual({ tag: 'BUTTON', name: 'Copy link to keyboard.bin' });
@@ -221,6 +225,7 @@ describe('the web app at its edges', () => {
 
       // Leaving confirmed: the upload is cancelled and no file is made.
       await nav().getByRole('link', { name: 'Upload' }).click();
+      await throttle(1024 * 1024);
       await page.getByTestId('file-input').setInputFiles(onDisk('leaving.bin'));
       await page.locator('[data-testid=upload-item][data-status=uploading]', { hasText: 'leaving.bin' }).waitFor();
       await nav().getByRole('link', { name: 'Files' }).click();
