@@ -238,6 +238,9 @@ describe('sign-in security in Chromium', () => {
     await page.reload();
     await page.getByRole('heading', { name: 'Security', level: 1 }).waitFor();
     const rows = page.getByTestId('passkey-row');
+    // The heading shows before the passkeys have loaded: count them once the list (or its empty
+    // note) is there.
+    await rows.or(page.getByText('No passkeys yet.')).first().waitFor();
     const before = await rows.count();
 
     await page.getByLabel('Passkey name').fill('Late key');
