@@ -1105,6 +1105,42 @@ describe('the web app at its edges', () => {
     expect(problems).toEqual([]);
   });
 
+  test('the first key on the timeline slider chooses the bar under it, or with End the last one, where it skipped the first', async () => {
+    const uploaded = await uploadFile(owner, 'from-two-years-ago.txt', 'an older file\n');
+    expect(uploaded.status).toBe(200);
+    const id = uploaded.body.data.downloadUrl.split('/').at(-2) as string;
+    const recent = await uploadFile(owner, 'from-today.txt', 'a newer file\n');
+    expect(recent.status).toBe(200);
+    const recentId = recent.body.data.downloadUrl.split('/').at(-2) as string;
+    // Two years of files: this one is moved back in time, as an imported library's are.
+    await server.ctx.db.updateTable('files').set({ createdAt: Date.now() - 2 * 366 * 86_400_000 }).where('id', '=', id).execute();
+    try {
+      const zone = (await page.evaluate('Intl.DateTimeFormat().resolvedOptions().timeZone')) as string;
+      const buckets = ((await owner.get(`/api/files/timeline?groupBy=year&timezone=${encodeURIComponent(zone)}`)).body as { data: { buckets: Array<{ key: string }> } }).data.buckets;
+      expect(buckets.length).toBeGreaterThanOrEqual(2);
+      await ownerAt('/app/files?groupBy=year');
+      const slider = page.getByRole('slider', { name: 'Scrub through periods' });
+      const chosen = () => new URL(page.url()).searchParams.get('period');
+      const showAll = page.getByRole('button', { name: 'Show all periods' });
+      for (const [key, bucket] of [['ArrowRight', buckets[0]], ['ArrowLeft', buckets[0]], ['End', buckets.at(-1)]] as const) {
+        await slider.focus();
+        await page.keyboard.press(key);
+        await expect.poll(chosen, { message: key }).toBe(bucket!.key);
+        await showAll.click();
+        await expect.poll(chosen).toBeNull();
+      }
+      // Once a period is chosen, the keys step from it as a slider's do.
+      await slider.focus();
+      await page.keyboard.press('ArrowRight');
+      await expect.poll(chosen).toBe(buckets[0]!.key);
+      await page.keyboard.press('ArrowRight');
+      await expect.poll(chosen).toBe(buckets[1]!.key);
+    } finally {
+      for (const each of [id, recentId]) expect((await owner.delete(`/api/files/${each}`)).status).toBe(204);
+    }
+    expect(problems).toEqual([]);
+  });
+
   test('the bulk bar acts on selected files as they are now, also those a search no longer shows, and drops the ones deleted elsewhere', async () => {
     const ids: string[] = [];
     for (const name of ['beach-one.txt', 'beach-two.txt', 'beach-three.txt']) {

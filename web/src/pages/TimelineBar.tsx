@@ -121,6 +121,17 @@ export function TimelineBar({
               value={shown ?? 0}
               aria-valuetext={shown !== null && buckets[shown] ? `${bucketLabel(buckets[shown]!.key)}, ${pluralize(buckets[shown]!.count, 'file')}` : 'All periods'}
               onChange={(e) => setScrub(Number(e.target.value))}
+              onKeyDown={(event) => {
+                // With no period chosen the slider's thumb rests on the first bar but stands for all
+                // of them: the first step chooses the bar under it (End the last one). Left to the
+                // browser, → would step past the first bar to the second, and ← would do nothing.
+                if (shown !== null) return;
+                const steps = ['ArrowRight', 'ArrowUp', 'ArrowLeft', 'ArrowDown', 'PageUp', 'PageDown', 'Home'];
+                const to = event.key === 'End' ? buckets.length - 1 : steps.includes(event.key) ? 0 : undefined;
+                if (to === undefined) return;
+                event.preventDefault();
+                setScrub(to);
+              }}
               data-testid="timeline-scrubber"
             />
             <output htmlFor={sliderId} className="small">
