@@ -38,9 +38,9 @@ export const folderShareSchema = z
   })
   .meta({ id: 'FolderShare' });
 export type FolderShare = z.infer<typeof folderShareSchema>;
-export const folderShareListResponse = success(
-  z.object({ shares: z.array(folderShareSchema.extend({ folderId: z.string() })).describe('Every shared folder of the account, oldest share first') }),
-);
+const sharedFolderSchema = folderShareSchema.extend({ folderId: z.string() });
+export type SharedFolder = z.infer<typeof sharedFolderSchema>;
+export const folderShareListResponse = success(z.object({ shares: z.array(sharedFolderSchema).describe('Every shared folder of the account, oldest share first') }));
 export const folderShareResponse = success(z.object({ share: folderShareSchema.nullable().describe('null: the folder is not shared') }));
 
 export const folderListResponse = success(z.object({ folders: z.array(folderSchema).describe('Every folder, flat, sorted by name') }));

@@ -39,6 +39,7 @@ describe('the web app for keyboards, screen readers and phones', () => {
   let owner: Awaited<ReturnType<typeof signUp>>;
   const sessions: BrowserSession[] = [];
   let sharedFolderUrl = '';
+  let sharedFolderId = '';
 
   beforeAll(async () => {
     server = await startTestServer({ UPLOAD_RATE_LIMIT: '0', WEBHOOK_ALLOW_PRIVATE: 'true' });
@@ -48,6 +49,7 @@ describe('the web app for keyboards, screen readers and phones', () => {
     const folder = (await owner.post('/api/folders', { name: 'Receipts' })).body.data.folder.id as string;
     // Shared, so its public page and the dialog's shared state are looked at too.
     sharedFolderUrl = (await owner.put(`/api/folders/${folder}/share`)).body.data.share.url as string;
+    sharedFolderId = folder;
     const tag = (await owner.post('/api/tags', { name: 'work' })).body.data.tag.id as string;
     await owner.post('/api/upload-profiles', { name: 'Screenshots', options: { visibility: 'PRIVATE', tagIds: [tag] } });
     for (let i = 0; i < 33; i++) {
@@ -120,6 +122,13 @@ describe('the web app for keyboards, screen readers and phones', () => {
         await page.getByRole('dialog').getByLabel('Public address').waitFor();
         expect(await violations(page), 'folder share dialog').toEqual([]);
         await page.keyboard.press('Escape');
+        // The Files page filtered by it, which says where its page is.
+        await page.goto(`${server.baseUrl}/app/files?folder=${sharedFolderId}`);
+        await page.getByTestId('folder-share-note').waitFor();
+        await page.waitForLoadState('networkidle');
+        expect(await violations(page), 'files of a shared folder').toEqual([]);
+        const filtered = (await page.evaluate('({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })')) as { scrollWidth: number; innerWidth: number };
+        expect(filtered.scrollWidth, 'the files of a shared folder are wider than the window').toBeLessThanOrEqual(filtered.innerWidth);
         await page.goto(sharedFolderUrl);
         await page.getByRole('heading', { name: 'Receipts' }).waitFor();
         expect(await violations(page), 'shared folder page').toEqual([]);
@@ -132,7 +141,8 @@ describe('the web app for keyboards, screen readers and phones', () => {
 
   test.concurrent('no page is wider than the window on the narrowest phones (320 px)', { timeout: 240_000 }, async () => {
     const page = await open('light', 320);
-    for (const path of pages) {
+    // With the files of a shared folder, whose note holds its long address.
+    for (const path of [...pages, `/app/files?folder=${sharedFolderId}`]) {
       await page.goto(server.baseUrl + path);
       await page.locator('main h1').waitFor();
       await page.waitForLoadState('networkidle');

@@ -1482,6 +1482,16 @@ describe('the web app at its edges', () => {
     await row.getByText('Shared', { exact: true }).waitFor();
     await page.getByRole('button', { name: 'Share folder Shared album' }).click();
     await expect.poll(() => address.inputValue()).toBe(url);
+    // The Files page filtered by the folder says where its page is.
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    await page.goto(`${server.baseUrl}/app/files?folder=${folder}`);
+    const note = page.getByTestId('folder-share-note');
+    await expect.poll(() => note.getByRole('link').getAttribute('href')).toBe(url);
+    await expect(note.textContent()).resolves.toContain('The public files of Shared album without a password are listed at');
+    await note.getByRole('button', { name: 'Copy address' }).waitFor();
+    await page.goto(`${server.baseUrl}/app/organisation?tab=folders`);
+    await page.getByRole('button', { name: 'Share folder Shared album' }).click();
+    await expect.poll(() => address.inputValue()).toBe(url);
 
     const visitor = await browser.context.newPage();
     try {
@@ -1503,6 +1513,11 @@ describe('the web app at its edges', () => {
     }
     await dialog.getByRole('button', { name: 'Close' }).click();
     await expect.poll(() => row.getByText('Shared', { exact: true }).count()).toBe(0);
+    // Nor does the Files page say it any more.
+    await page.goto(`${server.baseUrl}/app/files?folder=${folder}`);
+    await page.getByRole('button', { name: 'View album-photo.png' }).waitFor();
+    await page.waitForLoadState('networkidle');
+    expect(await page.getByTestId('folder-share-note').count()).toBe(0);
     expect(problems).toEqual([]);
   });
 

@@ -4,8 +4,8 @@ import { copyText } from '../clipboard.ts';
 import { pluralize } from '../format.ts';
 import { Link, useAskBeforeUnload, useQueryState } from '../router.tsx';
 import { useSession } from '../session.tsx';
-import { Empty, ErrorNote, focusItem, focusPageHeading, Loading, PageHeader, useAction, useAnnounce, useConfirm, useDialogTarget, useLoad, useToast } from '../ui.tsx';
-import type { FileRecord, Folder, Pagination, Tag, Timeline } from '@api';
+import { Badge, CopyButton, Empty, ErrorNote, focusItem, focusPageHeading, Loading, PageHeader, useAction, useAnnounce, useConfirm, useDialogTarget, useLoad, useToast } from '../ui.tsx';
+import type { FileRecord, Folder, FolderShare, Pagination, Tag, Timeline } from '@api';
 import { FolderOptions } from './FolderOptions.tsx';
 import { shareUrl } from './file-links.ts';
 import { FileGrid, FileList } from './FileItems.tsx';
@@ -203,6 +203,23 @@ export function FilesPage() {
   const types = useLoad(() => get<{ types: string[] }>('/api/files/types').then((d) => d.types), [generation]);
   const tags = useLoad(() => get<{ tags: Tag[] }>('/api/files/tags').then((d) => d.tags), []);
   const folders = useLoad(() => (can('folders.manage') ? get<{ folders: Folder[] }>('/api/folders').then((d) => d.folders) : Promise.resolve([] as Folder[])), []);
+  // The folder the list is filtered by, when it has a public address (docs/web.md, "Files"): which of
+  // the files in view its page shows is then worth saying here, not only in Organisation.
+  const shownFolder = filters.folder && filters.folder !== 'unfiled' && can('folders.manage') ? filters.folder : null;
+  const folderShare = useLoad(
+    () =>
+      shownFolder === null
+        ? Promise.resolve(null)
+        : get<{ share: FolderShare | null }>(`/api/folders/${encodeURIComponent(shownFolder)}/share`).then(
+            (d) => d.share,
+            // A folder deleted since the address was made is said by the folder filter.
+            (error: unknown) => {
+              if (error instanceof ApiError && error.status === 404) return null;
+              throw error;
+            },
+          ),
+    [shownFolder],
+  );
 
   /**
    * A filter chosen is a step Back undoes, as a page turned is: each one was written over the last,
@@ -539,6 +556,19 @@ export function FilesPage() {
           </button>
         )}
       </div>
+
+      {folderShare.data && (
+        <p className="folder-share-note" data-testid="folder-share-note">
+          <Badge kind="ok">Shared</Badge>
+          <span>
+            The public files of {folders.data?.find((f) => f.id === shownFolder)?.name ?? 'this folder'} without a password are listed at{' '}
+            <a href={folderShare.data.url} target="_blank" rel="noopener noreferrer">
+              {folderShare.data.url}
+            </a>
+          </span>
+          <CopyButton text={folderShare.data.url} label="Copy address" className="small" />
+        </p>
+      )}
 
       <TimelineBar
         timeline={timeline.data}

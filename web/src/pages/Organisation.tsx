@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { del, get, patch, post, put } from '../api.ts';
 import { useSession } from '../session.tsx';
 import { Badge, CopyButton, Dialog, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, useConfirm, useFocusAfterRemoval, useLoad, useSubmit, useToast } from '../ui.tsx';
-import type { Folder, FolderShare, ProfileOptions, Tag, UploadProfile } from '@api';
+import type { Folder, FolderShare, ProfileOptions, SharedFolder, Tag, UploadProfile } from '@api';
 import { folderOptions } from './folder-tree.ts';
 import { FolderOptions } from './FolderOptions.tsx';
 import { describeOptions, OptionsEditor } from './UploadOptions.tsx';
@@ -141,7 +141,7 @@ function FoldersSection() {
   const [editing, setEditing] = useState<Folder | null>(null);
   const [sharing, setSharing] = useState<Folder | null>(null);
   // Which folders anyone with an address can see, marked in the tree.
-  const shares = useLoad(() => get<{ shares: Array<{ folderId: string }> }>('/api/folder-shares').then((d) => new Set(d.shares.map((share) => share.folderId))), []);
+  const shares = useLoad(() => get<{ shares: SharedFolder[] }>('/api/folder-shares').then((d) => new Set(d.shares.map((share) => share.folderId))), []);
   const tree = folderOptions(folders.data ?? []);
   // The tree is drawn as one flat list in tree order, so the next row is the next one shown (a
   // deleted folder's first subfolder, which moves up in its place), whatever its depth.
