@@ -177,6 +177,8 @@ export const routePolicies: readonly RoutePolicy[] = [
   { method: 'GET', path: '/api/files/chunks/:uploadId/part/:partNumber', access: api('files:upload', 'files.upload'), errors: 'Error' },
   { method: 'PUT', path: '/api/files/chunks/:uploadId/part/:partNumber', access: api('files:upload', 'files.upload'), errors: 'Error' },
   { method: 'POST', path: '/api/files/chunks/:uploadId/complete', access: api('files:upload', 'files.upload'), errors: 'Error', finalizesUpload: true },
+  // Not in the specification: a client that gives up an upload frees its quota at once (docs/decisions.md).
+  { method: 'DELETE', path: '/api/files/chunks/:uploadId', access: api('files:upload', 'files.upload'), errors: 'Error' },
   { method: 'GET', path: '/api/urls', access: api('urls:read', 'links.read'), errors: 'ApiError' },
   { method: 'POST', path: '/api/urls', access: api('urls:write', 'links.create'), errors: 'ApiError', malformedJson: 'server-error' },
   { method: 'DELETE', path: '/api/urls/:id', access: api('urls:write', 'links.delete'), errors: 'ApiError' },

@@ -21,7 +21,7 @@ import { checkDeclaredType, normalizeMimeType, resolveMimeType } from '../upload
 import { commitFile } from '../uploads/commit-file.ts';
 import type { FileRow } from '../files/file-access.ts';
 import { chunkLimits, UPLOAD_ID_PATTERN } from '../shared/chunk-limits.ts';
-import { scheduleSessionSweep } from './chunk-session-jobs.ts';
+import { scheduleSessionStorageAbort, scheduleSessionSweep } from './chunk-session-jobs.ts';
 
 export type ChunkSession = Selectable<ChunkSessionsTable>;
 
@@ -259,7 +259,7 @@ export async function putPart(ctx: AppContext, principal: Principal, uploadId: s
       // The session moved on under the part (its room lapsed while it streamed): the storage's
       // complaint is about parts that were assembled or removed, and the answer is the session's state.
       const latest = await ctx.db.selectFrom('chunkSessions').select('state').where('id', '=', session.id).executeTakeFirst();
-      if (!latest) throw notFound('Upload session not found');
+      if (!latest) return await sessionGoneUnderPart(ctx, session);
       assertOpen(latest);
       if (error instanceof StorageUploadGoneError) throw conflict('The parts of this upload are no longer stored; start a new upload');
       throw error;
@@ -268,21 +268,61 @@ export async function putPart(ctx: AppContext, principal: Principal, uploadId: s
       const later = await ctx.db.selectFrom('chunkParts').select('partNumber').where('sessionId', '=', session.id).where('partNumber', '>', partNumber).executeTakeFirst();
       if (later) throw invalid(`Part ${partNumber} is smaller than 5 MiB but is not the last part; S3 needs every part except the last to be at least 5 MiB`);
     }
-    await ctx.db.transaction().execute(async (trx) => {
+    const recorded = await ctx.db.transaction().execute(async (trx) => {
+      // The session's activity is written first: on SQLite that takes the write lock before the
+      // session is known to be there, and it is gone when the upload was cancelled while this part
+      // arrived (cancelChunkedUpload), whose part is then no part of anything.
+      const touched = await trx.updateTable('chunkSessions').set({ lastActivityAt: now }).where('id', '=', session.id).executeTakeFirst();
+      if (Number(touched.numUpdatedRows) === 0) return false;
       await trx
         .insertInto('chunkParts')
         .values({ sessionId: session.id, partNumber, etag: stored.etag, size: stored.size })
         .onConflict((oc) => oc.columns(['sessionId', 'partNumber']).doUpdateSet({ etag: stored.etag, size: stored.size }))
         .execute();
       await trx.deleteFrom('chunkPartReservations').where('id', '=', reservation.id).execute();
+      return true;
     });
-    await touch(ctx, session, now);
+    if (!recorded) return await sessionGoneUnderPart(ctx, session);
+    await scheduleSessionSweep(ctx.db, session.id, now + chunkLimits.inactivityMs);
     return stored.etag;
   } finally {
     clearInterval(renewal);
     // Gone already when the part was recorded; otherwise its room is free again.
     await ctx.db.deleteFrom('chunkPartReservations').where('id', '=', reservation.id).execute().catch(() => undefined);
   }
+}
+
+/**
+ * The session went (cancelled, or its account deleted) while a part streamed into it. The removal
+ * of its parts may have run before this part was stored, or (S3 says so of parts in flight) not
+ * taken it: the parts are removed once more, and the part is answered as the session is.
+ */
+async function sessionGoneUnderPart(ctx: AppContext, session: ChunkSession): Promise<never> {
+  await scheduleSessionStorageAbort(ctx.db, [session], Date.now());
+  ctx.jobs.wake();
+  throw notFound('Upload session not found');
+}
+
+/**
+ * DELETE /api/files/chunks/{uploadId} (docs/decisions.md, "Cancelling a chunked upload"): an open
+ * session goes at once, and with it the reservation of its declared size against the account's
+ * quota, which otherwise held for an hour after its last part; its stored parts are removed by a
+ * job committed with the deletion. A session being completed or completed is a 409, as for a part.
+ */
+export async function cancelChunkedUpload(ctx: AppContext, principal: Principal, uploadId: string): Promise<void> {
+  const session = await usableSession(ctx, principal, uploadId, Date.now());
+  const cancelled = await ctx.db.transaction().execute(async (trx) => {
+    const deleted = await trx.deleteFrom('chunkSessions').where('id', '=', session.id).where('state', '=', 'open').executeTakeFirst();
+    if (Number(deleted.numDeletedRows) === 0) return false;
+    await scheduleSessionStorageAbort(trx, [session], Date.now());
+    return true;
+  });
+  if (!cancelled) {
+    const latest = await ctx.db.selectFrom('chunkSessions').select('state').where('id', '=', session.id).executeTakeFirst();
+    if (!latest) throw notFound('Upload session not found');
+    assertOpen(latest);
+  }
+  ctx.jobs.wake();
 }
 
 /**

@@ -49,6 +49,6 @@ export function overLimit(allowance: Allowance) {
  * "Quota reservations").
  */
 export function quotaExceeded(left: number, reserved: number) {
-  const held = reserved > 0 ? `; ${reserved} more are held by your unfinished chunked uploads until they complete or lapse after an hour without activity` : '';
+  const held = reserved > 0 ? `; ${reserved} more are held by your unfinished chunked uploads until they complete, are cancelled or lapse after an hour without activity` : '';
   return tooLarge(`The upload exceeds your storage quota (${left} bytes left${held})`);
 }

@@ -54,7 +54,7 @@ describe.each(storageKinds)('chunked uploads against the quota and the declared 
     for (const refused of answers.filter((a) => a.status !== 200)) {
       expect(refused.status, refused.text).toBe(413);
       // The room is held, not used: the message says where it went, as the account's usage does not show it.
-      expect(refused.body.error).toBe(`The upload exceeds your storage quota (0 bytes left; ${MiB} more are held by your unfinished chunked uploads until they complete or lapse after an hour without activity)`);
+      expect(refused.body.error).toBe(`The upload exceeds your storage quota (0 bytes left; ${MiB} more are held by your unfinished chunked uploads until they complete, are cancelled or lapse after an hour without activity)`);
     }
     const uploadId = opened[0]!.body.data.uploadId as string;
     const single = await uploadFile(who.client, 'one.txt', 'x');

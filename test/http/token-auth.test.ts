@@ -45,7 +45,7 @@ function send(client: Client, policy: RoutePolicy, token: string) {
 const unauthorizedBody = (policy: RoutePolicy) => (policy.errors === 'ApiError' ? { success: false, error: 'Unauthorized' } : { error: 'Unauthorized' });
 
 describe('the scope table (spec, Authentication 3)', () => {
-  it('lists the thirteen routes of the specification', () => {
+  it('lists the thirteen routes of the specification, and the one Hoard adds (docs/decisions.md, "Cancelling a chunked upload")', () => {
     expect(apiRoutes.map((p) => `${p.method} ${p.path} ${p.access.scope} ${p.access.permission}`).sort()).toEqual(
       [
         'GET /api/files files:read files.read',
@@ -58,6 +58,7 @@ describe('the scope table (spec, Authentication 3)', () => {
         'GET /api/files/chunks/:uploadId/part/:partNumber files:upload files.upload',
         'PUT /api/files/chunks/:uploadId/part/:partNumber files:upload files.upload',
         'POST /api/files/chunks/:uploadId/complete files:upload files.upload',
+        'DELETE /api/files/chunks/:uploadId files:upload files.upload',
         'GET /api/urls urls:read links.read',
         'POST /api/urls urls:write links.create',
         'DELETE /api/urls/:id urls:write links.delete',

@@ -7,9 +7,10 @@ import { chunkLimits, UPLOAD_ID_PATTERN } from '../../shared/chunk-limits.ts';
 import { planUpload } from '../../uploads/upload-plan.ts';
 import { requestOptionsShape, toRequestOptions } from '../../uploads/option-fields.ts';
 import { uploadLinks } from '../../files/file-views.ts';
-import { checkUploadId, completeChunkedUpload, parsePartNumber, partUrl, putPart, startChunkedUpload, type CompletionRequest } from '../../chunks/chunked-upload.ts';
+import { cancelChunkedUpload, checkUploadId, completeChunkedUpload, parsePartNumber, partUrl, putPart, startChunkedUpload, type CompletionRequest } from '../../chunks/chunked-upload.ts';
 import { completionQuery, selectorHeaders, selectorQuery, selectorsOf } from '../upload-selectors.ts';
 import { discardRestOfBody } from '../request-body.ts';
+import { noBody } from '../responses.ts';
 import { fileNameText, onceQueryText } from '../schemas.ts';
 import { chunkSessionResponse, partResponse, partUrlQueryResponse, partUrlResponse, uploadLinksSchema, wrappedUploadLinksResponse } from '../../api/uploads.ts';
 
@@ -125,6 +126,23 @@ export const chunkUploadRoutes: RouteModule = async (app, { ctx }) => {
       if (uploadId !== undefined && uploadId !== request.params.uploadId) throw invalid('body.uploadId: names another upload than the path');
       const file = await completeChunkedUpload(ctx, principal, checkUploadId(request.params.uploadId), completion as CompletionRequest);
       return uploadLinks(ctx.config.baseUrl, principal.user.urlId, file);
+    },
+  );
+
+  app.delete(
+    '/api/files/chunks/:uploadId',
+    {
+      schema: {
+        tags,
+        operationId: 'cancelChunkedUpload',
+        summary: 'Cancel a chunked upload: its parts are removed and its size no longer counts against the quota',
+        params: z.object({ uploadId: z.string().meta(uploadIdForm) }),
+        response: { 204: noBody('Cancelled') },
+      },
+    },
+    async (request, reply) => {
+      await cancelChunkedUpload(ctx, principalOf(request), request.params.uploadId);
+      return reply.code(204).send();
     },
   );
 
