@@ -240,6 +240,56 @@ describe('the web app at its edges', () => {
     expect(problems).toEqual([]);
   });
 
+  test('a chunked upload given up frees its session: kept while Retry can use it, cancelled when removed or the page is left', async () => {
+    await page.goto(`${server.baseUrl}/app/upload`);
+    await page.getByRole('heading', { name: 'Upload', level: 1 }).waitFor();
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send('Network.enable');
+    const throttle = (bytesPerSecond: number) => cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: bytesPerSecond });
+    // Over 32 MiB, so it goes up in parts; at 4 MiB/s it is still going up when it is given up.
+    const onDisk = (name: string) => {
+      const file = path.join(tmp, name);
+      fs.writeFileSync(file, Buffer.alloc(33 * 1024 * 1024, name.length));
+      return file;
+    };
+    const openSessions = async (filename: string) =>
+      (await server.ctx.db.selectFrom('chunkSessions').select('id').where('filename', '=', filename).where('state', '=', 'open').execute()).length;
+    const row = (name: string, status: string) => page.locator(`[data-testid=upload-item][data-status=${status}]`, { hasText: name });
+    try {
+      await throttle(4 * 1024 * 1024);
+      await page.getByTestId('file-input').setInputFiles(onDisk('given-up.bin'));
+      await row('given-up.bin', 'uploading').getByText(/Uploading \d+ parts/).waitFor({ timeout: 30_000 });
+      await row('given-up.bin', 'uploading').getByRole('button', { name: 'Cancel the upload of given-up.bin' }).click();
+      await row('given-up.bin', 'cancelled').waitFor();
+      // Cancelled, the session stays for Retry, which sends only the parts missing.
+      expect(await openSessions('given-up.bin')).toBe(1);
+      // Removed, no Retry can come: the session goes, and with it the room it held against the quota.
+      await page.getByRole('button', { name: 'Remove given-up.bin from the list' }).click();
+      await expect.poll(() => openSessions('given-up.bin'), { timeout: 10_000 }).toBe(0);
+      // So does Clear finished, which takes the cancelled rows away.
+      await page.getByTestId('file-input').setInputFiles(onDisk('cleared.bin'));
+      await row('cleared.bin', 'uploading').getByText(/Uploading \d+ parts/).waitFor({ timeout: 30_000 });
+      await row('cleared.bin', 'uploading').getByRole('button', { name: 'Cancel the upload of cleared.bin' }).click();
+      await row('cleared.bin', 'cancelled').waitFor();
+      expect(await openSessions('cleared.bin')).toBe(1);
+      await page.getByRole('button', { name: 'Clear finished' }).click();
+      await expect.poll(() => openSessions('cleared.bin'), { timeout: 10_000 }).toBe(0);
+
+      // Leaving the page while one goes up cancels it, session and all.
+      await page.getByTestId('file-input').setInputFiles(onDisk('left-behind.bin'));
+      await row('left-behind.bin', 'uploading').getByText(/Uploading \d+ parts/).waitFor({ timeout: 30_000 });
+      expect(await openSessions('left-behind.bin')).toBe(1);
+      await nav().getByRole('link', { name: 'Files' }).click();
+      await page.getByRole('dialog', { name: 'Leave this page' }).getByRole('button', { name: 'Leave' }).click();
+      await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+      await expect.poll(() => openSessions('left-behind.bin'), { timeout: 10_000 }).toBe(0);
+    } finally {
+      await throttle(-1);
+      await cdp.detach();
+    }
+    expect(problems).toEqual([]);
+  });
+
   /** A browser of its own, signed in as `email`, on `path`. */
   const signedIn = async (email: string, password: string, path: string) => {
     const session = await launchBrowser();

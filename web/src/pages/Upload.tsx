@@ -5,7 +5,7 @@ import { useAskBeforeUnload, useLeaveGuard } from '../router.tsx';
 import { useSession } from '../session.tsx';
 import { Badge, CopyButton, PageHeader, useAnnounce, useConfirm, useLoad } from '../ui.tsx';
 import { ApiError, errorMessage } from '../api.ts';
-import { CHUNK_THRESHOLD, FileChanged, newChunkedProgress, UploadAborted, uploadFile, type ChunkedProgress, type Selectors } from '../upload/uploader.ts';
+import { abandonChunkedUpload, CHUNK_THRESHOLD, FileChanged, newChunkedProgress, UploadAborted, uploadFile, type ChunkedProgress, type Selectors } from '../upload/uploader.ts';
 import type { Account, FileRecord, Folder, ProfileOptions, Tag, UploadLinks, UploadProfile } from '@api';
 import { FolderOptions, UploadProfileOptions } from './FolderOptions.tsx';
 import { optionParts, OptionsEditor, type ExpiryAction } from './UploadOptions.tsx';
@@ -87,6 +87,12 @@ export function UploadPage() {
   const expiryActions: ExpiryAction[] = [...(can('files.delete') ? (['DELETE'] as const) : []), ...(can('files.share') ? (['SET_PRIVATE'] as const) : [])];
   const chosen = [...optionParts(options, tags.data ?? []), ...(password ? ['a password'] : [])];
 
+  /** No Retry can come for this item: its chunked session, if one is kept, is given up. */
+  const forget = useCallback((id: number) => {
+    abandonChunkedUpload(progress.current.get(id));
+    progress.current.delete(id);
+  }, []);
+
   const update = useCallback((id: number, change: Partial<Item>) => setItems((list) => list.map((item) => (item.id === id ? { ...item, ...change } : item))), []);
 
   const enqueue = useCallback(
@@ -147,7 +153,7 @@ export function UploadPage() {
         } else {
           update(item.id, { status: 'failed', detail: 'Failed', error: errorMessage(error), loaded: 0, speed: 0, final: finalFailure(error) });
           // A changed file cannot be resumed either: its parts would be of another file.
-          if (error instanceof FileChanged) progress.current.delete(item.id);
+          if (error instanceof FileChanged) forget(item.id);
           announce(`Upload of ${item.file.name} failed`);
         }
       } finally {
@@ -155,7 +161,7 @@ export function UploadPage() {
         running.current.delete(item.id);
       }
     },
-    [update, reloadAccount, announce, readsFiles],
+    [update, reloadAccount, announce, readsFiles, forget],
   );
 
   // The queue: start waiting files while fewer than FILES_IN_PARALLEL are uploading.
@@ -185,7 +191,13 @@ export function UploadPage() {
   const confirm = useConfirm();
   useLeaveGuard(busy, () => confirm('Leave this page', `${pluralize(unfinished, 'upload')} ${unfinished === 1 ? 'is' : 'are'} not finished. Leaving this page cancels ${unfinished === 1 ? 'it' : 'them'}.`, 'Leave', 'Stay'));
 
-  useEffect(() => () => controllers.current.forEach((c) => c.abort()), []);
+  useEffect(
+    () => () => {
+      controllers.current.forEach((c) => c.abort());
+      for (const id of [...progress.current.keys()]) forget(id);
+    },
+    [],
+  );
 
   const onDrop = (event: DragEvent) => {
     event.preventDefault();
@@ -313,7 +325,7 @@ export function UploadPage() {
                 // Failed uploads stay, with their reasons and Retry: only what is settled goes.
                 setItems((list) => {
                   const kept = list.filter((i) => !settled(i));
-                  for (const id of progress.current.keys()) if (!kept.some((i) => i.id === id)) progress.current.delete(id);
+                  for (const id of [...progress.current.keys()]) if (!kept.some((i) => i.id === id)) forget(id);
                   return kept;
                 });
                 // The button is disabled (or gone) once nothing settled is left: the keyboard's focus
@@ -340,7 +352,7 @@ export function UploadPage() {
             }}
             onRetry={() => setItems((list) => list.map((i) => (i.id === item.id ? requeued(i) : i)))}
             onRemove={() => {
-              progress.current.delete(item.id);
+              forget(item.id);
               setItems((list) => list.filter((i) => i.id !== item.id));
               // The row goes with its buttons: the focus goes to choosing files.
               fileInput.current?.focus();
@@ -392,7 +404,7 @@ function UploadRow({ item, onCancel, onRetry, onRemove }: { item: Item; onCancel
               {action.word}
             </button>
           )}
-          {item.status === 'failed' && (
+          {(item.status === 'failed' || item.status === 'cancelled') && (
             <button type="button" onClick={onRemove} aria-label={`Remove ${item.file.name} from the list`}>
               Remove
             </button>

@@ -51,6 +51,21 @@ export interface ChunkedProgress {
 
 export const newChunkedProgress = (): ChunkedProgress => ({ uploadId: null, etags: new Map() });
 
+/**
+ * Gives up the session kept for Retry, once no Retry can come (the row is removed or cleared, the
+ * page left, the file changed): the server frees at once the room its declared size held against
+ * the quota, which would otherwise stay held for an hour (docs/decisions.md, "Cancelling a chunked
+ * upload"). Nobody waits for it: a session completed, expired or already gone answers 409 or 404,
+ * and one the page cannot reach lapses on its own.
+ */
+export function abandonChunkedUpload(progress: ChunkedProgress | undefined): void {
+  if (!progress || progress.uploadId === null) return;
+  const { uploadId } = progress;
+  progress.uploadId = null;
+  progress.etags.clear();
+  api('DELETE', `/api/files/chunks/${encodeURIComponent(uploadId)}`).catch(() => {});
+}
+
 export interface UploadHooks {
   /** Bytes sent so far (may go down when a failed part is sent again). */
   onProgress(loaded: number): void;
