@@ -290,6 +290,98 @@ describe('the web app at its edges', () => {
     expect(problems).toEqual([]);
   });
 
+  test('a large upload cut off by a reload goes on from its parts when the file is chosen again; a file changed since is sent whole', async () => {
+    await page.goto(`${server.baseUrl}/app/upload`);
+    await page.getByRole('heading', { name: 'Upload', level: 1 }).waitFor();
+    // What the page keeps in the browser's storage, per upload: the parts recorded with their digest.
+    const keptParts = () =>
+      page.evaluate(() =>
+        Object.values(JSON.parse(globalThis.localStorage.getItem('hoard.chunkedUploads') ?? '{}') as Record<string, { parts: Array<[number, string, string]> }>).map(
+          (kept) => kept.parts.filter(([, , digest]) => digest !== '').length,
+        ),
+      );
+    const partPuts: string[] = [];
+    const onRequest = (request: { url(): string; method(): string }) => {
+      if (request.method() === 'PUT' && /\/part\/\d+$/.test(request.url())) partPuts.push(request.url());
+    };
+    page.on('request', onRequest);
+    // Closing or reloading a page with an upload running asks first: here, yes.
+    const leaveAnyway = (dialog: { accept(): Promise<void> }) => void dialog.accept();
+    page.on('dialog', leaveAnyway);
+    const storedBytes = async (name: string) => {
+      const row = await server.ctx.db.selectFrom('files').select('id').where('name', '=', name).executeTakeFirstOrThrow();
+      const answer = await fetch(`${server.baseUrl}/api/files/${row.id}/download`, { headers: { cookie: owner.cookieHeader() } });
+      expect(answer.status).toBe(200);
+      return Buffer.from(await answer.arrayBuffer());
+    };
+    const openSessions = async (filename: string) =>
+      (await server.ctx.db.selectFrom('chunkSessions').select('id').where('filename', '=', filename).where('state', '=', 'open').execute()).length;
+
+    /** Starts uploading `file`, and reloads the page once its first four parts are recorded, the fifth held back. */
+    const cutOff = async (file: string) => {
+      const holdBack = () => {};
+      await page.route(/\/part\/5$/, holdBack);
+      await page.getByTestId('file-input').setInputFiles(file);
+      await expect.poll(async () => (await keptParts())[0] ?? 0, { timeout: 30_000 }).toBe(4);
+      await page.reload();
+      await page.getByRole('heading', { name: 'Upload', level: 1 }).waitFor();
+      await page.unroute(/\/part\/5$/, holdBack);
+      const [kept] = await keptParts();
+      expect(kept).toBe(4);
+      return kept!;
+    };
+    try {
+      // 33 MiB: five parts of at most 8 MiB, each different.
+      const resumed = path.join(tmp, 'resumed.bin');
+      const original = Buffer.alloc(33 * 1024 * 1024);
+      for (let i = 0; i < original.length; i += 4) original.writeUInt32LE(i, i);
+      fs.writeFileSync(resumed, original);
+      const kept = await cutOff(resumed);
+      const unfinished = page.getByTestId('interrupted-uploads');
+      await expect(unfinished.getByRole('listitem').textContent()).resolves.toContain(`resumed.bin33 MiB · ${kept} of 5 parts sent`);
+      expect(await openSessions('resumed.bin')).toBe(1);
+
+      // The same file chosen again: only the parts not kept go up, and the file is whole.
+      partPuts.length = 0;
+      await page.getByTestId('file-input').setInputFiles(resumed);
+      await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'resumed.bin' }).waitFor({ timeout: 60_000 });
+      expect(partPuts).toHaveLength(5 - kept);
+      expect((await storedBytes('resumed.bin')).equals(original)).toBe(true);
+      expect(await keptParts()).toEqual([]);
+      await expect.poll(() => unfinished.count()).toBe(0);
+      expect(await openSessions('resumed.bin')).toBe(0);
+
+      // Rewritten since, with the same size and modification time: every part goes up again.
+      const rewritten = path.join(tmp, 'rewritten.bin');
+      fs.writeFileSync(rewritten, original);
+      const { mtime } = fs.statSync(rewritten);
+      await cutOff(rewritten);
+      const changed = Buffer.from(original);
+      for (let i = 0; i < changed.length; i += 4096) changed[i] = 0xff;
+      fs.writeFileSync(rewritten, changed);
+      fs.utimesSync(rewritten, mtime, mtime);
+      partPuts.length = 0;
+      await page.getByTestId('file-input').setInputFiles(rewritten);
+      await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'rewritten.bin' }).waitFor({ timeout: 60_000 });
+      expect(partPuts).toHaveLength(5);
+      expect((await storedBytes('rewritten.bin')).equals(changed)).toBe(true);
+
+      // Discarded: the session goes, and nothing is kept.
+      const discarded = path.join(tmp, 'discarded.bin');
+      fs.writeFileSync(discarded, original);
+      await cutOff(discarded);
+      expect(await openSessions('discarded.bin')).toBe(1);
+      await page.getByRole('button', { name: 'Discard the unfinished upload of discarded.bin' }).click();
+      await expect.poll(() => unfinished.count()).toBe(0);
+      await expect.poll(() => openSessions('discarded.bin')).toBe(0);
+      expect(await keptParts()).toEqual([]);
+    } finally {
+      page.off('request', onRequest);
+      page.off('dialog', leaveAnyway);
+    }
+    expect(problems).toEqual([]);
+  });
+
   /** A browser of its own, signed in as `email`, on `path`. */
   const signedIn = async (email: string, password: string, path: string) => {
     const session = await launchBrowser();

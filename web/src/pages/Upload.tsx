@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useId, useRef, useState, type DragEvent } from 'react';
+import { useCallback, useEffect, useId, useMemo, useRef, useState, type DragEvent } from 'react';
 import { get } from '../api.ts';
 import { formatBytes, formatDateTime, formatSpeed, pluralize } from '../format.ts';
 import { useAskBeforeUnload, useLeaveGuard } from '../router.tsx';
@@ -6,6 +6,7 @@ import { useSession } from '../session.tsx';
 import { Badge, CopyButton, PageHeader, useAnnounce, useConfirm, useLoad } from '../ui.tsx';
 import { ApiError, errorMessage } from '../api.ts';
 import { abandonChunkedUpload, CHUNK_THRESHOLD, FileChanged, newChunkedProgress, UploadAborted, uploadFile, type ChunkedProgress, type Selectors } from '../upload/uploader.ts';
+import { discardInterrupted, forgetKept, interruptedUploads, resumableKey, resumableProgress } from '../upload/resumable.ts';
 import type { Account, FileRecord, Folder, ProfileOptions, Tag, UploadLinks, UploadProfile } from '@api';
 import { FolderOptions, UploadProfileOptions } from './FolderOptions.tsx';
 import { optionParts, OptionsEditor, type ExpiryAction } from './UploadOptions.tsx';
@@ -58,7 +59,8 @@ function pastedName(file: File): File {
 
 export function UploadPage() {
   const announce = useAnnounce();
-  const { can } = useSession();
+  const { can, me } = useSession();
+  const accountId = me?.id ?? null;
   const readsFiles = can('files.read');
   const [items, setItems] = useState<Item[]>([]);
   const [profile, setProfile] = useState('');
@@ -74,6 +76,10 @@ export function UploadPage() {
   const running = useRef(new Set<number>());
   // A chunked upload's session and finished parts, kept from a failed or cancelled attempt for Retry.
   const progress = useRef(new Map<number, ChunkedProgress>());
+  // Where each chunked upload's progress is kept past a reload (upload/resumable.ts); null: not kept.
+  const keptAs = useRef(new Map<number, string | null>());
+  // Bumped when an interrupted upload is discarded, to list them again.
+  const [interruptedVersion, setInterruptedVersion] = useState(0);
   const fileInput = useRef<HTMLInputElement>(null);
   const optionsSummary = useRef<HTMLElement>(null);
   const inputId = useId();
@@ -91,6 +97,8 @@ export function UploadPage() {
   const forget = useCallback((id: number) => {
     abandonChunkedUpload(progress.current.get(id));
     progress.current.delete(id);
+    forgetKept(keptAs.current.get(id) ?? null);
+    keptAs.current.delete(id);
   }, []);
 
   const update = useCallback((id: number, change: Partial<Item>) => setItems((list) => list.map((item) => (item.id === id ? { ...item, ...change } : item))), []);
@@ -117,7 +125,19 @@ export function UploadPage() {
       samples.current.set(item.id, [[performance.now(), 0]]);
       update(item.id, { status: 'uploading', detail: 'Uploading', loaded: 0, speed: 0, error: undefined, waiting: false });
       let kept = progress.current.get(item.id);
-      if (!kept) progress.current.set(item.id, (kept = newChunkedProgress()));
+      if (!kept) {
+        // A large file this page (or one before a reload) left part-way goes on from its parts.
+        // Not for a second copy of a file already going up here: the two would share one session.
+        const inUse = accountId !== null && [...keptAs.current.values()].includes(resumableKey(accountId, item.file));
+        if (accountId !== null && item.file.size > CHUNK_THRESHOLD && !inUse) {
+          const resumable = resumableProgress(accountId, item.file, item.selectors);
+          kept = resumable.progress;
+          keptAs.current.set(item.id, resumable.key);
+        } else {
+          kept = newChunkedProgress();
+        }
+        progress.current.set(item.id, kept);
+      }
       try {
         const links = await uploadFile(item.file, item.selectors, {
           signal: controller.signal,
@@ -134,6 +154,8 @@ export function UploadPage() {
           },
         });
         progress.current.delete(item.id);
+        forgetKept(keptAs.current.get(item.id) ?? null);
+        keptAs.current.delete(item.id);
         update(item.id, { status: 'done', detail: 'Uploaded', loaded: item.file.size, links });
         announce(`${item.file.name} uploaded`);
         void reloadAccount();
@@ -161,7 +183,7 @@ export function UploadPage() {
         running.current.delete(item.id);
       }
     },
-    [update, reloadAccount, announce, readsFiles, forget],
+    [update, reloadAccount, announce, readsFiles, forget, accountId],
   );
 
   // The queue: start waiting files while fewer than FILES_IN_PARALLEL are uploading.
@@ -204,6 +226,13 @@ export function UploadPage() {
     setDragging(false);
     enqueue([...event.dataTransfer.files]);
   };
+
+  // Large uploads a page left part-way (a reload, a closed tab): choosing the file again resumes one.
+  const listed = accountId === null ? '' : items.map((i) => resumableKey(accountId, i.file)).join('\n');
+  const interrupted = useMemo(
+    () => (accountId === null ? [] : interruptedUploads(accountId, new Set(listed.split('\n')))),
+    [accountId, listed, interruptedVersion],
+  );
 
   const quota = account.data;
   // Failures that a retry may mend; those that cannot be are cleared with the finished ones.
@@ -302,6 +331,37 @@ export function UploadPage() {
         />
         <p className="hint">Files over {formatBytes(CHUNK_THRESHOLD)} are sent in parts, several at a time, and failed parts are retried.</p>
       </div>
+
+      {interrupted.length > 0 && (
+        <section className="interrupted-uploads" aria-labelledby={`${inputId}-interrupted`} data-testid="interrupted-uploads">
+          <h2 id={`${inputId}-interrupted`}>Unfinished uploads</h2>
+          <p className="hint">
+            A page was left while {interrupted.length === 1 ? 'this was' : 'these were'} going up. Choose the same file again, with the same profile, folder and options, to go
+            on from the parts already sent.
+          </p>
+          <ul>
+            {interrupted.map((upload) => (
+              <li key={upload.key}>
+                <span className="upload-name">{upload.name}</span>
+                <span className="muted">
+                  {formatBytes(upload.size)} · {upload.partsSent} of {upload.partCount} parts sent
+                </span>
+                <button
+                  type="button"
+                  aria-label={`Discard the unfinished upload of ${upload.name}`}
+                  onClick={() => {
+                    discardInterrupted(upload.key);
+                    setInterruptedVersion((v) => v + 1);
+                    fileInput.current?.focus();
+                  }}
+                >
+                  Discard
+                </button>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
 
       {items.length > 0 && (
         <div className="upload-list-header">

@@ -47,9 +47,29 @@ function optionValues(selectors: Selectors): Record<string, string | boolean | s
 export interface ChunkedProgress {
   uploadId: string | null;
   etags: Map<number, string>;
+  /**
+   * The SHA-256 (hex) of each part's bytes as sent. A page reloaded mid-upload resumes from what it
+   * kept in the browser's storage (upload/resumable.ts); the file chosen again is checked against
+   * these, part by part, and a part whose bytes differ is sent again rather than trusted.
+   */
+  digests: Map<number, string>;
+  /** The parts came from an earlier page and have not been checked against this file yet. */
+  unchecked: boolean;
+  /** Told whenever the session or a part is recorded (the page keeps them past a reload). */
+  onRecord?: (progress: ChunkedProgress) => void;
 }
 
-export const newChunkedProgress = (): ChunkedProgress => ({ uploadId: null, etags: new Map() });
+export const newChunkedProgress = (): ChunkedProgress => ({ uploadId: null, etags: new Map(), digests: new Map(), unchecked: false });
+
+/** The SHA-256 of a part's bytes, hex; null when the browser cannot read them (the file changed). */
+async function digestOf(blob: Blob): Promise<string | null> {
+  try {
+    const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', await blob.arrayBuffer()));
+    return Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  } catch {
+    return null;
+  }
+}
 
 /**
  * Gives up the session kept for Retry, once no Retry can come (the row is removed or cleared, the
@@ -63,6 +83,7 @@ export function abandonChunkedUpload(progress: ChunkedProgress | undefined): voi
   const { uploadId } = progress;
   progress.uploadId = null;
   progress.etags.clear();
+  progress.digests.clear();
   api('DELETE', `/api/files/chunks/${encodeURIComponent(uploadId)}`).catch(() => {});
 }
 
@@ -258,12 +279,14 @@ async function uploadChunked(file: File, selectors: Selectors, hooks: UploadHook
   const progress = hooks.progress ?? newChunkedProgress();
   if (progress.uploadId !== null) {
     try {
+      if (progress.unchecked) await checkKeptParts(file, progress, hooks);
       hooks.onStatus?.('Resuming');
-      return await sendSession(file, progress.uploadId, progress.etags, hooks);
+      return await sendSession(file, progress.uploadId, progress, hooks);
     } catch (error) {
       if (hooks.signal.aborted || !sessionUnusable(error)) throw error;
       progress.uploadId = null;
       progress.etags.clear();
+      progress.digests.clear();
     }
   }
   hooks.onStatus?.('Starting');
@@ -271,13 +294,38 @@ async function uploadChunked(file: File, selectors: Selectors, hooks: UploadHook
   if (file.type) start.mimeType = file.type;
   const { uploadId } = await api<{ uploadId: string; fileKey: string }>('POST', '/api/files/chunks', start, selectorHeaders(selectors));
   progress.uploadId = uploadId;
-  return sendSession(file, uploadId, progress.etags, hooks);
+  progress.onRecord?.(progress);
+  return sendSession(file, uploadId, progress, hooks);
 }
 
+/**
+ * Parts an earlier page sent, checked against the file chosen now: one of the same name, size and
+ * modification time is very likely the same file, but a part whose bytes differ would be joined
+ * into the file silently, so each is read and its digest compared. Those that differ, or were
+ * recorded without a digest, are sent again (a part sent again replaces the stored one).
+ */
+async function checkKeptParts(file: File, progress: ChunkedProgress, hooks: UploadHooks): Promise<void> {
+  hooks.onStatus?.(`Checking ${progress.etags.size} ${progress.etags.size === 1 ? 'part' : 'parts'} sent before`);
+  for (const partNumber of [...progress.etags.keys()]) {
+    if (hooks.signal.aborted) throw new UploadAborted();
+    const kept = progress.digests.get(partNumber);
+    const now = kept === undefined ? null : await digestOf(partSlice(file, partNumber));
+    if (now === null || now !== kept) {
+      progress.etags.delete(partNumber);
+      progress.digests.delete(partNumber);
+    }
+  }
+  progress.unchecked = false;
+  progress.onRecord?.(progress);
+}
+
+const partSlice = (file: File, partNumber: number) => file.slice((partNumber - 1) * PART_SIZE, Math.min(file.size, partNumber * PART_SIZE));
+
 /** Sends the parts not yet in `etags` (recording each as it arrives), then completes the session. */
-async function sendSession(file: File, uploadId: string, etags: Map<number, string>, hooks: UploadHooks): Promise<UploadLinks> {
+async function sendSession(file: File, uploadId: string, progress: ChunkedProgress, hooks: UploadHooks): Promise<UploadLinks> {
+  const { etags, digests } = progress;
   const partCount = Math.ceil(file.size / PART_SIZE);
-  const partBlob = (partNumber: number) => file.slice((partNumber - 1) * PART_SIZE, Math.min(file.size, partNumber * PART_SIZE));
+  const partBlob = (partNumber: number) => partSlice(file, partNumber);
   const partSize = (partNumber: number) => Math.min(file.size, partNumber * PART_SIZE) - (partNumber - 1) * PART_SIZE;
   const inFlight = new Map<number, number>();
   let finishedBytes = [...etags.keys()].reduce((sum, partNumber) => sum + partSize(partNumber), 0);
@@ -290,6 +338,8 @@ async function sendSession(file: File, uploadId: string, etags: Map<number, stri
   const stop = () => local.abort();
   hooks.signal.addEventListener('abort', stop, { once: true });
   const missing = partCount - etags.size;
+  // Digests still being made of parts sent: waited for before completion, so none is recorded after it.
+  const digesting: Array<Promise<void>> = [];
   hooks.onStatus?.(missing === partCount ? `Uploading ${partCount} parts` : `Uploading ${missing} of ${partCount} parts`);
 
   const sendPart = async (partNumber: number): Promise<string> => {
@@ -329,9 +379,23 @@ async function sendSession(file: File, uploadId: string, etags: Map<number, stri
       const partNumber = nextPart++;
       if (etags.has(partNumber)) continue;
       const size = partSize(partNumber);
+      // Read and digested while the part goes up, without holding it up: the record a later page
+      // checks the file against. A part kept without one is sent again by that page.
+      const digest = digestOf(partBlob(partNumber));
       for (let attempt = 1; ; attempt++) {
         try {
-          etags.set(partNumber, await sendPart(partNumber));
+          const etag = await sendPart(partNumber);
+          etags.set(partNumber, etag);
+          digests.delete(partNumber);
+          progress.onRecord?.(progress);
+          digesting.push(
+            digest.then((sent) => {
+              // Unless the upload was given up, or the part sent again, meanwhile.
+              if (sent === null || etags.get(partNumber) !== etag) return;
+              digests.set(partNumber, sent);
+              progress.onRecord?.(progress);
+            }),
+          );
           break;
         } catch (error) {
           inFlight.delete(partNumber);
@@ -362,6 +426,7 @@ async function sendSession(file: File, uploadId: string, etags: Map<number, stri
     hooks.signal.removeEventListener('abort', stop);
   }
   if (hooks.signal.aborted) throw new UploadAborted();
+  await Promise.all(digesting);
 
   hooks.onStatus?.('Assembling');
   const parts = [...etags.entries()].sort(([a], [b]) => a - b).map(([PartNumber, ETag]) => ({ PartNumber, ETag }));

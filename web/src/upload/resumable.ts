@@ -1,0 +1,142 @@
+import { abandonChunkedUpload, newChunkedProgress, PART_SIZE, type ChunkedProgress, type Selectors } from './uploader.ts';
+
+/**
+ * Chunked uploads kept past a reload (docs/web.md, "Upload"). A page reloaded, closed or crashed
+ * in the middle of a large upload leaves its session on the server, with the parts that arrived;
+ * the browser's storage keeps the session's ID and each part's ETag and digest, so the same file
+ * chosen again (same account, name, size and modification time, same upload settings) goes on from
+ * there instead of sending every byte again, once its parts are checked (uploader.ts). Nothing is
+ * kept for an upload with a password: the settings would have to be compared, and a password is not
+ * left in the browser's storage.
+ */
+
+const STORAGE_KEY = 'hoard.chunkedUploads';
+/** The server forgets a session an hour after its last activity (spec, Chunk upload session). */
+const LIFETIME_MS = 3600_000;
+/** An account has at most 20 unfinished sessions (docs/decisions.md, "Caps"). */
+const MOST_KEPT = 20;
+
+interface Kept {
+  account: string;
+  name: string;
+  size: number;
+  lastModified: number;
+  /** The upload settings the session was started with (profile, folder, options). */
+  settings: string;
+  uploadId: string;
+  partSize: number;
+  /** [part number, ETag, SHA-256 or '' when it could not be read]. */
+  parts: Array<[number, string, string]>;
+  keptAt: number;
+}
+
+export interface InterruptedUpload {
+  key: string;
+  name: string;
+  size: number;
+  partsSent: number;
+  partCount: number;
+}
+
+const keyOf = (account: string, file: { name: string; size: number; lastModified: number }) => JSON.stringify([account, file.name, file.size, file.lastModified]);
+
+function readAll(now = Date.now()): Record<string, Kept> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? '{}');
+  } catch {
+    return {};
+  }
+  if (!parsed || typeof parsed !== 'object') return {};
+  const live: Record<string, Kept> = {};
+  for (const [key, kept] of Object.entries(parsed as Record<string, Kept>)) {
+    if (kept && typeof kept.uploadId === 'string' && Array.isArray(kept.parts) && kept.keptAt + LIFETIME_MS > now) live[key] = kept;
+  }
+  return live;
+}
+
+function writeAll(all: Record<string, Kept>): void {
+  try {
+    if (Object.keys(all).length === 0) localStorage.removeItem(STORAGE_KEY);
+    else localStorage.setItem(STORAGE_KEY, JSON.stringify(all));
+  } catch {
+    // Storage full or refused: the upload goes on, it only cannot be resumed after a reload.
+  }
+}
+
+/** The settings a session is started with, as compared on resuming; null: nothing is kept (a password). */
+function settingsOf(selectors: Selectors): string | null {
+  if (selectors.password) return null;
+  return JSON.stringify([selectors.profile, selectors.folder, Object.entries(selectors.options ?? {}).filter(([, value]) => value !== undefined).sort(([a], [b]) => a.localeCompare(b))]);
+}
+
+/**
+ * Where an upload of `file` by `account` with these settings keeps its progress: a new progress,
+ * or the one an earlier page kept (to be checked before its parts are trusted), wired to keep
+ * itself as it goes. A session kept for the same file with other settings is given up: its upload
+ * would not be the one asked for now.
+ */
+export function resumableProgress(account: string, file: File, selectors: Selectors): { progress: ChunkedProgress; key: string | null } {
+  const progress = newChunkedProgress();
+  const settings = settingsOf(selectors);
+  if (settings === null) return { progress, key: null };
+  const key = keyOf(account, file);
+  const all = readAll();
+  const kept = all[key];
+  if (kept && kept.settings === settings && kept.partSize === PART_SIZE) {
+    progress.uploadId = kept.uploadId;
+    for (const [partNumber, etag, digest] of kept.parts) {
+      progress.etags.set(partNumber, etag);
+      if (digest) progress.digests.set(partNumber, digest);
+    }
+    progress.unchecked = true;
+  } else if (kept) {
+    discardInterrupted(key);
+  }
+  progress.onRecord = (recorded) => keep(key, { account, name: file.name, size: file.size, lastModified: file.lastModified, settings }, recorded);
+  return { progress, key };
+}
+
+function keep(key: string, about: Pick<Kept, 'account' | 'name' | 'size' | 'lastModified' | 'settings'>, progress: ChunkedProgress): void {
+  const all = readAll();
+  if (progress.uploadId === null) {
+    delete all[key];
+  } else {
+    const parts = [...progress.etags].map(([partNumber, etag]): [number, string, string] => [partNumber, etag, progress.digests.get(partNumber) ?? '']);
+    all[key] = { ...about, uploadId: progress.uploadId, partSize: PART_SIZE, parts, keptAt: Date.now() };
+    // The oldest go first past the account's cap: their sessions are the first to lapse anyway.
+    const keys = Object.keys(all).sort((a, b) => all[a]!.keptAt - all[b]!.keptAt);
+    for (const old of keys.slice(0, Math.max(0, keys.length - MOST_KEPT))) delete all[old];
+  }
+  writeAll(all);
+}
+
+/** Forgets what was kept for an upload (finished, or given up by the page that runs it). */
+export function forgetKept(key: string | null): void {
+  if (key === null) return;
+  const all = readAll();
+  if (!(key in all)) return;
+  delete all[key];
+  writeAll(all);
+}
+
+/** The account's uploads a page left unfinished, newest first: choosing the file again resumes each. */
+export function interruptedUploads(account: string, running: ReadonlySet<string>): InterruptedUpload[] {
+  return Object.entries(readAll())
+    .filter(([key, kept]) => kept.account === account && !running.has(key))
+    .sort(([, a], [, b]) => b.keptAt - a.keptAt)
+    .map(([key, kept]) => ({ key, name: kept.name, size: kept.size, partsSent: kept.parts.length, partCount: Math.ceil(kept.size / kept.partSize) }));
+}
+
+/** Gives up an interrupted upload: its session is cancelled on the server, and nothing is kept. */
+export function discardInterrupted(key: string): void {
+  const kept = readAll()[key];
+  if (!kept) return;
+  const progress = newChunkedProgress();
+  progress.uploadId = kept.uploadId;
+  abandonChunkedUpload(progress);
+  forgetKept(key);
+}
+
+/** The key an upload of `file` by `account` is kept under (to tell it from the interrupted ones). */
+export const resumableKey = keyOf;
