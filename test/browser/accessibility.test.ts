@@ -95,6 +95,15 @@ describe('the web app for keyboards, screen readers and phones', () => {
           const { scrollWidth, innerWidth } = (await page.evaluate('({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })')) as { scrollWidth: number; innerWidth: number };
           expect(scrollWidth, `${path} is wider than the window`).toBeLessThanOrEqual(innerWidth);
         }
+        // An upload a reload cut off, as the Upload page lists it (docs/web.md, "Upload").
+        const kept = { account: owner.userId, name: 'holiday-video.mp4', size: 40 * 1024 * 1024, lastModified: 1, settings: '["","",[]]', uploadId: 'nosuchsession', partSize: 8 * 1024 * 1024, parts: [[1, 'etag', '']], keptAt: Date.now() };
+        await page.evaluate((entry) => globalThis.localStorage.setItem('hoard.chunkedUploads', JSON.stringify({ kept: entry })), kept);
+        await page.goto(`${server.baseUrl}/app/upload`);
+        await page.getByTestId('interrupted-uploads').waitFor();
+        expect(await violations(page), 'unfinished uploads').toEqual([]);
+        const upload = (await page.evaluate('({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })')) as { scrollWidth: number; innerWidth: number };
+        expect(upload.scrollWidth, 'the unfinished uploads are wider than the window').toBeLessThanOrEqual(upload.innerWidth);
+        await page.evaluate(() => globalThis.localStorage.removeItem('hoard.chunkedUploads'));
         // A webhook's delivery log, opened under its row.
         await page.goto(`${server.baseUrl}/app/integrations?tab=webhooks`);
         await page.getByRole('button', { name: 'Deliveries of Chat relay' }).click();
