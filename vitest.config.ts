@@ -20,9 +20,14 @@ export default defineConfig({
     setupFiles: ['test/support/temporary-directory.ts'],
     hookTimeout: 60_000,
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
-      { extends: true, test: { name: 'sqlite', include: http } },
-      { extends: true, test: { name: 'postgres', include: http, globalSetup: ['test/support/postgres-global-setup.ts'] } },
+      // The unit and HTTP files share their worker's loaded modules instead of loading the whole
+      // server again for each file (1.7 s of compiling and importing a file, a sixth of the suite's
+      // time on two cores): eight HTTP files took 34 s and 58 s of CPU in one worker, now 23 s and
+      // 38 s. Each file still starts servers, directories and databases of its own, and
+      // test/support/temporary-directory.ts runs again for each file.
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false } },
+      { extends: true, test: { name: 'sqlite', include: http, isolate: false } },
+      { extends: true, test: { name: 'postgres', include: http, globalSetup: ['test/support/postgres-global-setup.ts'], isolate: false } },
       // The web app in a real Chromium against a real server (SQLite); builds web/dist when needed.
       { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'], globalSetup: ['test/browser/global-setup.ts'], testTimeout: 180_000, hookTimeout: 120_000 } },
     ],
