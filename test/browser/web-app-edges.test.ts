@@ -255,23 +255,23 @@ describe('the web app at its edges', () => {
     const openSessions = async (filename: string) =>
       (await server.ctx.db.selectFrom('chunkSessions').select('id').where('filename', '=', filename).where('state', '=', 'open').execute()).length;
     const row = (name: string, status: string) => page.locator(`[data-testid=upload-item][data-status=${status}]`, { hasText: name });
+    /** Starts `name` going up in parts, and cancels it once its session is started. */
+    const startThenCancel = async (name: string) => {
+      await page.getByTestId('file-input').setInputFiles(onDisk(name));
+      await row(name, 'uploading').getByText(/Uploading \d+ parts/).waitFor({ timeout: 30_000 });
+      await row(name, 'uploading').getByRole('button', { name: `Cancel the upload of ${name}` }).click();
+      await row(name, 'cancelled').waitFor();
+      // Cancelled, the session stays for Retry, which sends only the parts missing.
+      expect(await openSessions(name)).toBe(1);
+    };
     try {
       await throttle(4 * 1024 * 1024);
-      await page.getByTestId('file-input').setInputFiles(onDisk('given-up.bin'));
-      await row('given-up.bin', 'uploading').getByText(/Uploading \d+ parts/).waitFor({ timeout: 30_000 });
-      await row('given-up.bin', 'uploading').getByRole('button', { name: 'Cancel the upload of given-up.bin' }).click();
-      await row('given-up.bin', 'cancelled').waitFor();
-      // Cancelled, the session stays for Retry, which sends only the parts missing.
-      expect(await openSessions('given-up.bin')).toBe(1);
       // Removed, no Retry can come: the session goes, and with it the room it held against the quota.
+      await startThenCancel('given-up.bin');
       await page.getByRole('button', { name: 'Remove given-up.bin from the list' }).click();
       await expect.poll(() => openSessions('given-up.bin'), { timeout: 10_000 }).toBe(0);
       // So does Clear finished, which takes the cancelled rows away.
-      await page.getByTestId('file-input').setInputFiles(onDisk('cleared.bin'));
-      await row('cleared.bin', 'uploading').getByText(/Uploading \d+ parts/).waitFor({ timeout: 30_000 });
-      await row('cleared.bin', 'uploading').getByRole('button', { name: 'Cancel the upload of cleared.bin' }).click();
-      await row('cleared.bin', 'cancelled').waitFor();
-      expect(await openSessions('cleared.bin')).toBe(1);
+      await startThenCancel('cleared.bin');
       await page.getByRole('button', { name: 'Clear finished' }).click();
       await expect.poll(() => openSessions('cleared.bin'), { timeout: 10_000 }).toBe(0);
 

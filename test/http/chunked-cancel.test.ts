@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { Client, signUp, uniqueEmail } from '../support/client.ts';
-import { createToken } from '../support/uploads.ts';
+import { signUp } from '../support/client.ts';
+import { createToken, uploadingMember } from '../support/uploads.ts';
 import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
 
 const MiB = 1024 * 1024;
@@ -27,18 +27,7 @@ describe.each(providers)('cancelling a chunked upload (%s storage)', (provider) 
     await storage?.stop();
   });
 
-  /** A member with a quota (bytes, or none), signed in, with a files:upload token. */
-  async function member(quotaBytes: number | null) {
-    const email = uniqueEmail('cancel');
-    const password = 'correct horse battery';
-    const created = await admin.post('/api/users', { email, password, emailVerified: true });
-    expect(created.status, created.text).toBe(201);
-    const userId = created.body.data.user.id as string;
-    if (quotaBytes !== null) expect((await admin.patch(`/api/users/${userId}`, { quotaBytes })).status).toBe(200);
-    const session = new Client(server.baseUrl);
-    expect((await session.post('/api/auth/login', { email, password })).status).toBe(200);
-    return { userId, session, token: await createToken(session, ['files:upload']), scripted: new Client(server.baseUrl) };
-  }
+  const member = (quotaBytes: number | null) => uploadingMember(admin, quotaBytes, 'cancel');
   type Member = Awaited<ReturnType<typeof member>>;
   const start = (who: Member, size: number, token = who.token) => who.scripted.post('/api/files/chunks', { filename: 'given-up.bin', size }, { token });
   const putPart = (who: Member, uploadId: string, partNumber: number, data: Buffer) =>

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { Client, signUp, uniqueEmail } from '../support/client.ts';
-import { createToken, uploadFile } from '../support/uploads.ts';
+import { Client, signUp } from '../support/client.ts';
+import { uploadFile, uploadingMember } from '../support/uploads.ts';
 import { storageEnv, storageKinds } from '../support/storage-env.ts';
 
 const MiB = 1024 * 1024;
@@ -24,20 +24,7 @@ describe.each(storageKinds)('chunked uploads against the quota and the declared 
     await stopStorage?.();
   });
 
-  /** A member with a quota (bytes, or none) and a files:upload token. */
-  async function member(quotaBytes: number | null) {
-    const email = uniqueEmail('quota');
-    const password = 'correct horse battery';
-    const created = await admin.post('/api/users', { email, password, emailVerified: true });
-    expect(created.status, created.text).toBe(201);
-    const userId = created.body.data.user.id as string;
-    if (quotaBytes !== null) expect((await admin.patch(`/api/users/${userId}`, { quotaBytes })).status).toBe(200);
-    const client = new Client(server.baseUrl);
-    expect((await client.post('/api/auth/login', { email, password })).status).toBe(200);
-    const token = await createToken(client, ['files:upload']);
-    const scripted = new Client(server.baseUrl);
-    return { userId, client, token, scripted };
-  }
+  const member = (quotaBytes: number | null) => uploadingMember(admin, quotaBytes, 'quota');
   const start = (who: { scripted: Client; token: string }, size: number) => who.scripted.post('/api/files/chunks', { filename: 'part.bin', size }, { token: who.token });
   const putPart = (who: { scripted: Client; token: string }, uploadId: string, partNumber: number, data: Buffer) =>
     who.scripted.request('PUT', `/api/files/chunks/${uploadId}/part/${partNumber}`, { body: data, token: who.token, headers: { 'content-type': 'application/octet-stream' } });
@@ -57,7 +44,7 @@ describe.each(storageKinds)('chunked uploads against the quota and the declared 
       expect(refused.body.error).toBe(`The upload exceeds your storage quota (0 bytes left; ${MiB} more are held by your unfinished chunked uploads until they complete, are cancelled or lapse after an hour without activity)`);
     }
     const uploadId = opened[0]!.body.data.uploadId as string;
-    const single = await uploadFile(who.client, 'one.txt', 'x');
+    const single = await uploadFile(who.session, 'one.txt', 'x');
     expect(single.status).toBe(413);
     expect(single.body.error).toMatch(/quota \(0 bytes left; 1048576 more are held by your unfinished chunked uploads/);
 
@@ -76,7 +63,7 @@ describe.each(storageKinds)('chunked uploads against the quota and the declared 
     expect(first.status).toBe(200);
     expect((await start(who, MiB)).status).toBe(413);
     await expire(first.body.data.uploadId);
-    expect((await uploadFile(who.client, 'now.txt', 'x'.repeat(100))).status).toBe(200);
+    expect((await uploadFile(who.session, 'now.txt', 'x'.repeat(100))).status).toBe(200);
     await server.ctx.db.updateTable('jobs').set({ runAt: Date.now() - HOUR }).where('dedupeKey', '=', `chunk-session:${first.body.data.uploadId}`).execute();
     await server.jobs.runDueJobs();
     await expect.poll(() => server.ctx.db.selectFrom('chunkSessions').select('id').where('id', '=', first.body.data.uploadId).executeTakeFirst(), { timeout: 10_000 }).toBeUndefined();

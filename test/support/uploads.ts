@@ -1,4 +1,5 @@
-import type { Client, Response } from './client.ts';
+import { expect } from 'vitest';
+import { Client, uniqueEmail, type Response } from './client.ts';
 
 export interface UploadOptions {
   /** Defaults to text/plain. */
@@ -30,6 +31,22 @@ export function uploadFile(client: Client, name: string, content: string | Uint8
 export const PNG_1X1 = Uint8Array.from(
   Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64'),
 );
+
+/**
+ * An account an administrator creates (with a quota in bytes, or none), signed in (`session`),
+ * with a files:upload token and a client without cookies to send it from (`scripted`).
+ */
+export async function uploadingMember(admin: Client, quotaBytes: number | null, prefix = 'member') {
+  const email = uniqueEmail(prefix);
+  const password = 'correct horse battery';
+  const created = await admin.post('/api/users', { email, password, emailVerified: true });
+  expect(created.status, created.text).toBe(201);
+  const userId = created.body.data.user.id as string;
+  if (quotaBytes !== null) expect((await admin.patch(`/api/users/${userId}`, { quotaBytes })).status).toBe(200);
+  const session = new Client(admin.baseUrl);
+  expect((await session.post('/api/auth/login', { email, password })).status).toBe(200);
+  return { userId, session, token: await createToken(session, ['files:upload']), scripted: new Client(admin.baseUrl) };
+}
 
 /** Creates a named token through the API and returns its secret. */
 export async function createToken(session: Client, scopes: string[], extra: Record<string, unknown> = {}): Promise<string> {
