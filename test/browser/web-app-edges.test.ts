@@ -354,6 +354,31 @@ describe('the web app at its edges', () => {
       await expect.poll(() => unfinished.count()).toBe(0);
       expect(await openSessions('resumed.bin')).toBe(0);
 
+      // With a password: the browser keeps only that there was one. Typed again (another one here),
+      // the upload goes on from its parts, and the file opens with the password typed last.
+      const locked = path.join(tmp, 'locked.bin');
+      fs.writeFileSync(locked, original);
+      const password = async (value: string) => {
+        const more = page.getByTestId('upload-more');
+        if ((await more.getAttribute('open')) === null) await more.locator('summary').click();
+        await more.getByLabel('Password').fill(value);
+      };
+      await password('first secret');
+      await cutOff(locked);
+      expect(JSON.stringify(await page.evaluate(() => globalThis.localStorage.getItem('hoard.chunkedUploads')))).not.toContain('first secret');
+      await expect(unfinished.getByRole('listitem').textContent()).resolves.toContain('4 of 5 parts sent · with a password: type one again first');
+      await password('second secret');
+      partPuts.clear();
+      await page.getByTestId('file-input').setInputFiles(locked);
+      await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'locked.bin' }).waitFor({ timeout: 60_000 });
+      expect([...partPuts]).toEqual([5]);
+      expect((await storedBytes('locked.bin')).equals(original)).toBe(true);
+      const lockedId = (await server.ctx.db.selectFrom('files').select('id').where('name', '=', 'locked.bin').executeTakeFirstOrThrow()).id;
+      const unlock = (value: string) => fetch(`${server.baseUrl}/api/files/${lockedId}/unlock`, { method: 'POST', headers: { 'content-type': 'application/json', origin: server.baseUrl }, body: JSON.stringify({ password: value }) });
+      expect((await unlock('first secret')).status).toBe(403);
+      expect((await unlock('second secret')).status).toBe(204);
+      await password('');
+
       // Rewritten since, with the same size and modification time: every part goes up again.
       const rewritten = path.join(tmp, 'rewritten.bin');
       fs.writeFileSync(rewritten, original);

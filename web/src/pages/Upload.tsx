@@ -344,7 +344,7 @@ export function UploadPage() {
               <li key={upload.key}>
                 <span className="upload-name">{upload.name}</span>
                 <span className="muted">
-                  {formatBytes(upload.size)} · {upload.partsSent} of {upload.partCount} parts sent
+                  {formatBytes(upload.size)} · {upload.partsSent} of {upload.partCount} parts sent{upload.withPassword ? ' · with a password: type one again first' : ''}
                 </span>
                 <button
                   type="button"

@@ -5,9 +5,9 @@ import { abandonChunkedUpload, newChunkedProgress, PART_SIZE, type ChunkedProgre
  * in the middle of a large upload leaves its session on the server, with the parts that arrived;
  * the browser's storage keeps the session's ID and each part's ETag and digest, so the same file
  * chosen again (same account, name, size and modification time, same upload settings) goes on from
- * there instead of sending every byte again, once its parts are checked (uploader.ts). Nothing is
- * kept for an upload with a password: the settings would have to be compared, and a password is not
- * left in the browser's storage.
+ * there instead of sending every byte again, once its parts are checked (uploader.ts). A password
+ * is never kept: only whether there was one. An upload with a password resumes once a password is
+ * typed again, and the completion carries the one typed now (uploader.ts, sendSession).
  */
 
 const STORAGE_KEY = 'hoard.chunkedUploads';
@@ -21,8 +21,10 @@ interface Kept {
   name: string;
   size: number;
   lastModified: number;
-  /** The upload settings the session was started with (profile, folder, options). */
+  /** The upload settings the session was started with (profile, folder, options, whether a password). */
   settings: string;
+  /** It was started with a password, which must be typed again to resume it. */
+  withPassword?: boolean;
   uploadId: string;
   partSize: number;
   /** [part number, ETag, SHA-256 or '' when it could not be read]. */
@@ -36,6 +38,8 @@ export interface InterruptedUpload {
   size: number;
   partsSent: number;
   partCount: number;
+  /** Its password must be typed again before the file is chosen. */
+  withPassword: boolean;
 }
 
 const keyOf = (account: string, file: { name: string; size: number; lastModified: number }) => JSON.stringify([account, file.name, file.size, file.lastModified]);
@@ -64,10 +68,10 @@ function writeAll(all: Record<string, Kept>): void {
   }
 }
 
-/** The settings a session is started with, as compared on resuming; null: nothing is kept (a password). */
-function settingsOf(selectors: Selectors): string | null {
-  if (selectors.password) return null;
-  return JSON.stringify([selectors.profile, selectors.folder, Object.entries(selectors.options ?? {}).filter(([, value]) => value !== undefined).sort(([a], [b]) => a.localeCompare(b))]);
+/** The settings a session is started with, as compared on resuming: whether it has a password, not which. */
+function settingsOf(selectors: Selectors): string {
+  const options = Object.entries(selectors.options ?? {}).filter(([, value]) => value !== undefined).sort(([a], [b]) => a.localeCompare(b));
+  return JSON.stringify([selectors.profile, selectors.folder, options, Boolean(selectors.password)]);
 }
 
 /**
@@ -76,10 +80,9 @@ function settingsOf(selectors: Selectors): string | null {
  * itself as it goes. A session kept for the same file with other settings is given up: its upload
  * would not be the one asked for now.
  */
-export function resumableProgress(account: string, file: File, selectors: Selectors): { progress: ChunkedProgress; key: string | null } {
+export function resumableProgress(account: string, file: File, selectors: Selectors): { progress: ChunkedProgress; key: string } {
   const progress = newChunkedProgress();
   const settings = settingsOf(selectors);
-  if (settings === null) return { progress, key: null };
   const key = keyOf(account, file);
   const all = readAll();
   const kept = all[key];
@@ -93,11 +96,11 @@ export function resumableProgress(account: string, file: File, selectors: Select
   } else if (kept) {
     discardInterrupted(key);
   }
-  progress.onRecord = (recorded) => keep(key, { account, name: file.name, size: file.size, lastModified: file.lastModified, settings }, recorded);
+  progress.onRecord = (recorded) => keep(key, { account, name: file.name, size: file.size, lastModified: file.lastModified, settings, withPassword: Boolean(selectors.password) }, recorded);
   return { progress, key };
 }
 
-function keep(key: string, about: Pick<Kept, 'account' | 'name' | 'size' | 'lastModified' | 'settings'>, progress: ChunkedProgress): void {
+function keep(key: string, about: Pick<Kept, 'account' | 'name' | 'size' | 'lastModified' | 'settings' | 'withPassword'>, progress: ChunkedProgress): void {
   const all = readAll();
   if (progress.uploadId === null) {
     delete all[key];
@@ -125,7 +128,7 @@ export function interruptedUploads(account: string, running: ReadonlySet<string>
   return Object.entries(readAll())
     .filter(([key, kept]) => kept.account === account && !running.has(key))
     .sort(([, a], [, b]) => b.keptAt - a.keptAt)
-    .map(([key, kept]) => ({ key, name: kept.name, size: kept.size, partsSent: kept.parts.length, partCount: Math.ceil(kept.size / kept.partSize) }));
+    .map(([key, kept]) => ({ key, name: kept.name, size: kept.size, partsSent: kept.parts.length, partCount: Math.ceil(kept.size / kept.partSize), withPassword: kept.withPassword === true }));
 }
 
 /** Gives up an interrupted upload: its session is cancelled on the server, and nothing is kept. */

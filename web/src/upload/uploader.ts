@@ -281,7 +281,7 @@ async function uploadChunked(file: File, selectors: Selectors, hooks: UploadHook
     try {
       if (progress.unchecked) await checkKeptParts(file, progress, hooks);
       hooks.onStatus?.('Resuming');
-      return await sendSession(file, progress.uploadId, progress, hooks);
+      return await sendSession(file, progress.uploadId, progress, hooks, selectors.password);
     } catch (error) {
       if (hooks.signal.aborted || !sessionUnusable(error)) throw error;
       progress.uploadId = null;
@@ -295,7 +295,7 @@ async function uploadChunked(file: File, selectors: Selectors, hooks: UploadHook
   const { uploadId } = await api<{ uploadId: string; fileKey: string }>('POST', '/api/files/chunks', start, selectorHeaders(selectors));
   progress.uploadId = uploadId;
   progress.onRecord?.(progress);
-  return sendSession(file, uploadId, progress, hooks);
+  return sendSession(file, uploadId, progress, hooks, selectors.password);
 }
 
 /**
@@ -321,8 +321,13 @@ async function checkKeptParts(file: File, progress: ChunkedProgress, hooks: Uplo
 
 const partSlice = (file: File, partNumber: number) => file.slice((partNumber - 1) * PART_SIZE, Math.min(file.size, partNumber * PART_SIZE));
 
-/** Sends the parts not yet in `etags` (recording each as it arrives), then completes the session. */
-async function sendSession(file: File, uploadId: string, progress: ChunkedProgress, hooks: UploadHooks): Promise<UploadLinks> {
+/**
+ * Sends the parts not yet in `etags` (recording each as it arrives), then completes the session.
+ * `password` goes with the completion too, which replaces the one the session started with: a
+ * session resumed after a reload was started by a page whose password was kept nowhere
+ * (upload/resumable.ts), and the one typed now is the one asked for.
+ */
+async function sendSession(file: File, uploadId: string, progress: ChunkedProgress, hooks: UploadHooks, password: string | undefined): Promise<UploadLinks> {
   const { etags, digests } = progress;
   const partCount = Math.ceil(file.size / PART_SIZE);
   const partBlob = (partNumber: number) => partSlice(file, partNumber);
@@ -433,7 +438,7 @@ async function sendSession(file: File, uploadId: string, progress: ChunkedProgre
   for (let attempt = 1; ; attempt++) {
     try {
       // Completion answers the upload links without a wrapper; repeating it returns the same file.
-      return await api<UploadLinks>('POST', `/api/files/chunks/${uploadId}/complete`, { parts });
+      return await api<UploadLinks>('POST', `/api/files/chunks/${uploadId}/complete`, password ? { parts, password } : { parts });
     } catch (error) {
       const transient = error instanceof TypeError || transientServerError(error);
       if (!transient || attempt >= 3) throw error;
