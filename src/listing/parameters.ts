@@ -63,8 +63,9 @@ export interface TimelineQuery {
 
 export type RawQuery = Record<string, unknown>;
 
-// ASCII controls, whitespace (any Unicode space) and the comma.
-const badIdCharacter = /[\u0000-\u001f\u007f\s,]/u;
+// ASCII controls, whitespace and the comma. Whitespace is Unicode's White_Space, which holds NEL
+// (U+0085) where JavaScript's \s does not; \s adds the byte order mark, kept out too.
+const badIdCharacter = /[\u0000-\u001f\u007f\s\p{White_Space},]/u;
 
 /** A value given once, as text; undefined when absent. */
 function single(raw: RawQuery, name: string): string | undefined {

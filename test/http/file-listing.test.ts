@@ -271,6 +271,9 @@ describe('GET /api/files: parameter validation', () => {
     ['ids=a%20b', /^ids: /],
     ['ids=a%09b', /^ids: /],
     ['ids=a%01b', /^ids: /],
+    // Unicode white space that JavaScript's \s leaves out: NEL (U+0085).
+    ['ids=a%C2%85b', /^ids: /],
+    ['ids=a%E3%80%80b', /^ids: /],
     [`ids=${'x'.repeat(129)}`, /^ids: /],
     [`ids=${Array.from({ length: 101 }, (_, i) => `id${i}`).join(',')}`, /^ids: /],
     ['ids=a&ids=b', /ids: give/],
