@@ -65,6 +65,10 @@ const canonicalNames = new Map<string, string>();
  */
 export function canonicalTimeZone(timeZone: string): string | null {
   if (timeZone.length === 0 || timeZone.length > 64) return null;
+  // Intl also takes a UTC offset (`+05:00`, `-0330`), which is no IANA name (the specification's
+  // `timezone`) and has no daylight-saving changes: a client sending its offset of today would get
+  // the buckets of half its year an hour off. A fixed offset has its IANA name (`Etc/GMT-5`).
+  if (/^[+\-\u2212]/.test(timeZone)) return null;
   // Making a formatter to ask costs about 0.13 ms, on every timeline request; the answer never changes.
   const known = canonicalNames.get(timeZone);
   if (known) return known;

@@ -280,7 +280,7 @@ export function parseTimelineQuery(raw: RawQuery): TimelineQuery {
   if (groupByValue !== undefined && !(groupings as readonly string[]).includes(groupByValue)) throw invalid('groupBy: must be none, month, week or year');
   const zoneValue = single(raw, 'timezone');
   const timeZone = zoneValue === undefined ? 'UTC' : canonicalTimeZone(zoneValue);
-  if (timeZone === null) throw invalid('timezone: must be an IANA time zone name, e.g. Europe/Berlin');
+  if (timeZone === null) throw invalid('timezone: must be an IANA time zone name, e.g. Europe/Berlin (a UTC offset is none)');
   return { filters, sortBy, groupBy: (groupByValue as GroupBy | undefined) ?? 'none', timeZone };
 }
 

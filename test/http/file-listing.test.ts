@@ -998,7 +998,7 @@ describe('GET /api/files/timeline', () => {
     expect((await timeline(m, { dateFrom: '2024-02-11T00:00:00Z', dateTo: '2024-04-01T00:00:00Z' })).body.data.total).toBe(1);
     expect((await timeline(m, { search: 'A.PNG' })).body.data.total).toBe(1);
     expect((await timeline(m, { folder: 'unfiled', tag: 'untagged' })).body.data.total).toBe(3);
-    for (const text of ['groupBy=day', 'groupBy=', 'timezone=Mars%2FOlympus', 'timezone=', 'dateFrom=soon', 'dateTo=2024-02-31', 'visibility=everyone', 'ids=a,a', 'ids=']) {
+    for (const text of ['groupBy=day', 'groupBy=', 'timezone=Mars%2FOlympus', 'timezone=', 'timezone=%2B05:00', 'timezone=-0330', 'dateFrom=soon', 'dateTo=2024-02-31', 'visibility=everyone', 'ids=a,a', 'ids=']) {
       const response = await anonymous().get(`/api/files/timeline?${text}`, { token: m.token });
       expect(response.status, text).toBe(400);
       expect(response.body.success).toBeUndefined();

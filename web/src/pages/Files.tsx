@@ -134,7 +134,9 @@ interface Listing {
   requested: string;
 }
 
-const timezone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+// The server takes IANA names only; a browser that knows its zone as no more than an offset counts in UTC.
+const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+const timezone = browserZone && !/^[+-]/.test(browserZone) ? browserZone : 'UTC';
 /** One empty listing for every render without data, so hooks that follow the listing see no change. */
 const NO_FILES: FileRecord[] = [];
 
