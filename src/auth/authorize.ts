@@ -1,4 +1,5 @@
 import { prepared, type Db } from '../db/database.ts';
+import { forAccount } from '../db/account-scope.ts';
 import { compiledOnce } from '../db/compiled-query.ts';
 import { readSettings } from '../settings/instance-settings.ts';
 import { AppError, forbidden, unauthorized } from '../errors.ts';
@@ -140,7 +141,9 @@ async function namedTokenPrincipal(db: Db, secret: string, finalizesUpload: bool
   const now = Date.now();
   if (!row) return null;
   if (tokenStatus(row, now) !== 'active') {
-    if (finalizesUpload && parseScopes(row.scopes).includes('files:upload')) throw forbidden('The token was revoked or expired before the upload was finalized');
+    if (finalizesUpload && parseScopes(row.scopes).includes('files:upload') && (await uploadBegunBefore(db, row.id, Math.min(row.revokedAt ?? Infinity, row.expiresAt ?? Infinity)))) {
+      throw forbidden('The token was revoked or expired before the upload was finalized');
+    }
     return null;
   }
   if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
@@ -155,6 +158,18 @@ async function namedTokenPrincipal(db: Db, secret: string, finalizesUpload: bool
   const { permissions, roles } = foldRoles(rows.map((r) => ({ id: r.roleId, name: r.roleName, systemKey: r.roleSystemKey, permissions: r.rolePermissions })));
   const user = { id: row.id, email: row.email, name: row.name, urlId: row.urlId, emailVerified: row.emailVerified, quotaBytes: row.quotaBytes, createdAt: row.createdAt };
   return { via: 'token', user, listingVersion: row.listingVersion, permissions, roles, token: { id: row.tokenId, scopes: new Set(parseScopes(row.scopes)), profileId: row.profileId } };
+}
+
+/**
+ * Whether the account has a chunked upload begun before `lapsedAt`, when its token was revoked or
+ * expired: only then did the token become invalid "before upload finalization" (spec, Errors: 403).
+ * With none, a completion with a lapsed token is the generic 401 of any unknown one, which says
+ * nothing of whether the secret was ever real (the upload ID is not looked at: the wrapped
+ * completion carries it in a body not read yet).
+ */
+async function uploadBegunBefore(db: Db, accountId: string, lapsedAt: number): Promise<boolean> {
+  const session = await forAccount(db, accountId).selectFrom('chunkSessions').select('id').where('createdAt', '<', lapsedAt).limit(1).executeTakeFirst();
+  return session !== undefined;
 }
 
 /** Legacy upload credential (spec, Authentication 9): no scope allowlist, still limited by current role permissions. */

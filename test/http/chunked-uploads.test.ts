@@ -1172,6 +1172,26 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       expect((await complete(withSession(user), uploadId, { parts })).status).toBe(200);
     });
 
+    it('a token that lapsed with no upload of its account begun before gets the generic 401 at completion, not a 403 saying it was real', async () => {
+      const user = await member();
+      const generic = [401, { error: 'Unauthorized' }];
+      const answer = async (response: { status: number; body: unknown }) => [response.status, response.body];
+      const parts = [{ PartNumber: 1, ETag: 'x' }];
+      // Revoked before any session: a completion of any ID, real or not, is what an unknown token gets.
+      const revoked = await user.post('/api/tokens', { name: 'revoked early', scopes: ['files:upload'] });
+      expect((await user.delete(`/api/tokens/${revoked.body.data.token.id}`)).status).toBe(204);
+      const unknown = withToken(`${revoked.body.data.secret.slice(0, -4)}zzzz`);
+      for (const caller of [withToken(revoked.body.data.secret), unknown]) {
+        expect(await answer(await complete(caller, 'abcdef', { parts }))).toEqual(generic);
+        expect(await answer(await completeWrapped(caller, 'abcdef', { parts }))).toEqual(generic);
+      }
+      // Expired before the account's session began: the same.
+      const expiring = await user.post('/api/tokens', { name: 'expired early', scopes: ['files:upload'], expiresAt: new Date(Date.now() + 60_000).toISOString() });
+      await server.ctx.db.updateTable('apiTokens').set({ expiresAt: Date.now() - 1 }).where('id', '=', expiring.body.data.token.id).execute();
+      const later = await started(withSession(user), { filename: 'later.txt', size: 1 });
+      expect(await answer(await complete(withToken(expiring.body.data.secret), later, { parts }))).toEqual(generic);
+    });
+
     it('a revocation answered while a completion commits is never followed by that completion\'s file', async () => {
       // A completion with a password hashes it (slow) before its commit; the token used to be
       // checked before that, so a revocation in between went unseen and the file was made after it.
