@@ -382,7 +382,10 @@ describe('the web app at its edges', () => {
       // Rewritten since, with the same size and modification time: every part goes up again.
       const rewritten = path.join(tmp, 'rewritten.bin');
       fs.writeFileSync(rewritten, original);
-      const { mtime } = fs.statSync(rewritten);
+      // A whole second: a time in milliseconds set back through utimes can come back a millisecond
+      // off (seconds as a float), and the file would be another one to the page.
+      const mtime = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+      fs.utimesSync(rewritten, mtime, mtime);
       await cutOff(rewritten);
       const changed = Buffer.from(original);
       for (let i = 0; i < changed.length; i += 4096) changed[i] = 0xff;
@@ -393,6 +396,37 @@ describe('the web app at its edges', () => {
       await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'rewritten.bin' }).waitFor({ timeout: 60_000 });
       expect([...partPuts].sort()).toEqual([1, 2, 3, 4, 5]);
       expect((await storedBytes('rewritten.bin')).equals(changed)).toBe(true);
+      expect(await keptParts()).toEqual([]);
+
+      // Two tabs: the one resuming a kept upload claims it, so the other neither lists it nor sends
+      // into its session; the same file chosen there goes up whole, in a session of its own.
+      const twice = path.join(tmp, 'twice.bin');
+      fs.writeFileSync(twice, original);
+      await cutOff(twice);
+      const tab = await browser.context.newPage();
+      watchPage(tab, problems);
+      try {
+        const holdBack = () => {};
+        await tab.route(/\/part\/5$/, holdBack);
+        await tab.goto(`${server.baseUrl}/app/upload`);
+        await tab.getByTestId('interrupted-uploads').waitFor();
+        await tab.getByTestId('file-input').setInputFiles(twice);
+        await expect.poll(() => unfinished.count(), { timeout: 20_000 }).toBe(0);
+        partPuts.clear();
+        await page.getByTestId('file-input').setInputFiles(twice);
+        await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'twice.bin' }).waitFor({ timeout: 60_000 });
+        expect([...partPuts].sort()).toEqual([1, 2, 3, 4, 5]);
+        expect(await openSessions('twice.bin')).toBe(1);
+        await tab.unroute(/\/part\/5$/, holdBack);
+        await tab.locator('[data-testid=upload-item][data-status=done]', { hasText: 'twice.bin' }).waitFor({ timeout: 60_000 });
+      } finally {
+        await tab.close();
+      }
+      const copies = await server.ctx.db.selectFrom('files').select(['id', 'name']).where('name', 'like', 'twice%').execute();
+      expect(copies).toHaveLength(2);
+      for (const copy of copies) expect((await storedBytes(copy.name)).equals(original), copy.name).toBe(true);
+      expect(await openSessions('twice.bin')).toBe(0);
+      expect(await keptParts()).toEqual([]);
 
       // Discarded: the session goes, and nothing is kept.
       const discarded = path.join(tmp, 'discarded.bin');

@@ -6,7 +6,7 @@ import { useSession } from '../session.tsx';
 import { Badge, CopyButton, PageHeader, useAnnounce, useConfirm, useLoad } from '../ui.tsx';
 import { ApiError, errorMessage } from '../api.ts';
 import { abandonChunkedUpload, CHUNK_THRESHOLD, FileChanged, newChunkedProgress, UploadAborted, uploadFile, type ChunkedProgress, type Selectors } from '../upload/uploader.ts';
-import { discardInterrupted, forgetKept, interruptedUploads, resumableKey, resumableProgress } from '../upload/resumable.ts';
+import { claimedKeys, claimKept, discardInterrupted, forgetKept, interruptedUploads, onKeptChange, resumableKey, resumableProgress } from '../upload/resumable.ts';
 import type { Account, FileRecord, Folder, ProfileOptions, Tag, UploadLinks, UploadProfile } from '@api';
 import { FolderOptions, UploadProfileOptions } from './FolderOptions.tsx';
 import { optionParts, OptionsEditor, type ExpiryAction } from './UploadOptions.tsx';
@@ -78,6 +78,9 @@ export function UploadPage() {
   const progress = useRef(new Map<number, ChunkedProgress>());
   // Where each chunked upload's progress is kept past a reload (upload/resumable.ts); null: not kept.
   const keptAs = useRef(new Map<number, string | null>());
+  // The release of each kept upload this page claimed (upload/resumable.ts, claimKept): held until
+  // the upload is done or no Retry can come.
+  const claims = useRef(new Map<number, () => void>());
   // Bumped when an interrupted upload is discarded, to list them again.
   const [interruptedVersion, setInterruptedVersion] = useState(0);
   const fileInput = useRef<HTMLInputElement>(null);
@@ -99,6 +102,8 @@ export function UploadPage() {
     progress.current.delete(id);
     forgetKept(keptAs.current.get(id) ?? null);
     keptAs.current.delete(id);
+    claims.current.get(id)?.();
+    claims.current.delete(id);
   }, []);
 
   const update = useCallback((id: number, change: Partial<Item>) => setItems((list) => list.map((item) => (item.id === id ? { ...item, ...change } : item))), []);
@@ -128,8 +133,17 @@ export function UploadPage() {
       if (!kept) {
         // A large file this page (or one before a reload) left part-way goes on from its parts.
         // Not for a second copy of a file already going up here: the two would share one session.
-        const inUse = accountId !== null && [...keptAs.current.values()].includes(resumableKey(accountId, item.file));
-        if (accountId !== null && item.file.size > CHUNK_THRESHOLD && !inUse) {
+        // Nor for one another page of this browser is sending: its claim says so.
+        const key = accountId === null ? null : resumableKey(accountId, item.file);
+        const inUse = key !== null && [...keptAs.current.values()].includes(key);
+        let release = key !== null && item.file.size > CHUNK_THRESHOLD && !inUse ? await claimKept(key) : null;
+        // Cancelled (or the page left) while claiming: the upload stops at once, and claims nothing.
+        if (release !== null && controller.signal.aborted) {
+          release();
+          release = null;
+        }
+        if (accountId !== null && release !== null) {
+          claims.current.set(item.id, release);
           const resumable = resumableProgress(accountId, item.file, item.selectors);
           kept = resumable.progress;
           keptAs.current.set(item.id, resumable.key);
@@ -156,6 +170,8 @@ export function UploadPage() {
         progress.current.delete(item.id);
         forgetKept(keptAs.current.get(item.id) ?? null);
         keptAs.current.delete(item.id);
+        claims.current.get(item.id)?.();
+        claims.current.delete(item.id);
         update(item.id, { status: 'done', detail: 'Uploaded', loaded: item.file.size, links });
         announce(`${item.file.name} uploaded`);
         void reloadAccount();
@@ -229,10 +245,26 @@ export function UploadPage() {
 
   // Large uploads a page left part-way (a reload, a closed tab): choosing the file again resumes one.
   const listed = accountId === null ? '' : items.map((i) => resumableKey(accountId, i.file)).join('\n');
+  // Not those another page of this browser is sending now (claimed): read again when another page
+  // changes what is kept, and every few seconds while any is kept (a page that starts sending one
+  // writes nothing until a part arrives, and one closed mid-upload lets go of it without a word).
+  const [claimed, setClaimed] = useState<ReadonlySet<string>>(new Set());
+  useEffect(() => onKeptChange(() => setInterruptedVersion((v) => v + 1)), []);
+  useEffect(() => {
+    let current = true;
+    void claimedKeys().then((keys) => current && setClaimed((was) => ([...keys].sort().join('\n') === [...was].sort().join('\n') ? was : keys)));
+    return () => void (current = false);
+  }, [listed, interruptedVersion]);
   const interrupted = useMemo(
-    () => (accountId === null ? [] : interruptedUploads(accountId, new Set(listed.split('\n')))),
-    [accountId, listed, interruptedVersion],
+    () => (accountId === null ? [] : interruptedUploads(accountId, new Set([...listed.split('\n'), ...claimed]))),
+    [accountId, listed, interruptedVersion, claimed],
   );
+  const anyKept = accountId !== null && (interrupted.length > 0 || claimed.size > 0);
+  useEffect(() => {
+    if (!anyKept) return;
+    const timer = setInterval(() => setInterruptedVersion((v) => v + 1), 5000);
+    return () => clearInterval(timer);
+  }, [anyKept]);
 
   const quota = account.data;
   // Failures that a retry may mend; those that cannot be are cleared with the finished ones.
@@ -350,9 +382,11 @@ export function UploadPage() {
                   type="button"
                   aria-label={`Discard the unfinished upload of ${upload.name}`}
                   onClick={() => {
-                    discardInterrupted(upload.key);
-                    setInterruptedVersion((v) => v + 1);
-                    fileInput.current?.focus();
+                    void discardInterrupted(upload.key).then((discarded) => {
+                      if (!discarded) announce(`${upload.name} is going up in another tab`);
+                      setInterruptedVersion((v) => v + 1);
+                      fileInput.current?.focus();
+                    });
                   }}
                 >
                   Discard

@@ -78,7 +78,7 @@ function settingsOf(selectors: Selectors): string {
  * Where an upload of `file` by `account` with these settings keeps its progress: a new progress,
  * or the one an earlier page kept (to be checked before its parts are trusted), wired to keep
  * itself as it goes. A session kept for the same file with other settings is given up: its upload
- * would not be the one asked for now.
+ * would not be the one asked for now. The caller holds the claim on the file's key (claimKept).
  */
 export function resumableProgress(account: string, file: File, selectors: Selectors): { progress: ChunkedProgress; key: string } {
   const progress = newChunkedProgress();
@@ -94,7 +94,7 @@ export function resumableProgress(account: string, file: File, selectors: Select
     }
     progress.unchecked = true;
   } else if (kept) {
-    discardInterrupted(key);
+    giveUpKept(key);
   }
   progress.onRecord = (recorded) => keep(key, { account, name: file.name, size: file.size, lastModified: file.lastModified, settings, withPassword: Boolean(selectors.password) }, recorded);
   return { progress, key };
@@ -131,14 +131,73 @@ export function interruptedUploads(account: string, running: ReadonlySet<string>
     .map(([key, kept]) => ({ key, name: kept.name, size: kept.size, partsSent: kept.parts.length, partCount: Math.ceil(kept.size / kept.partSize), withPassword: kept.withPassword === true }));
 }
 
-/** Gives up an interrupted upload: its session is cancelled on the server, and nothing is kept. */
-export function discardInterrupted(key: string): void {
+/**
+ * Gives up an interrupted upload: its session is cancelled on the server, and nothing is kept.
+ * False, and nothing done, when another page of this browser is sending it now (claimKept).
+ */
+export async function discardInterrupted(key: string): Promise<boolean> {
+  const release = await claimKept(key);
+  if (release === null) return false;
+  try {
+    giveUpKept(key);
+    return true;
+  } finally {
+    release();
+  }
+}
+
+/** Cancels the session kept under `key` and forgets it (the caller has the claim on it). */
+function giveUpKept(key: string): void {
   const kept = readAll()[key];
   if (!kept) return;
   const progress = newChunkedProgress();
   progress.uploadId = kept.uploadId;
   abandonChunkedUpload(progress);
   forgetKept(key);
+}
+
+/*
+ * Two pages of one browser (two tabs of the Upload page) share the kept uploads. A page claims a
+ * kept upload while it sends it, with a lock of the browser's Web Locks API, which the browser lets
+ * go when the page goes, however it goes. Another page choosing the same file then sends it in a
+ * session of its own rather than the same parts into the same session, and neither lists the other's
+ * running upload as unfinished nor offers to discard it. A browser without the API claims nothing.
+ */
+const LOCK_PREFIX = 'hoard.chunkedUpload:';
+
+/** Claims the kept upload under `key` for this page: the release, or null when another page holds it. */
+export function claimKept(key: string): Promise<(() => void) | null> {
+  const locks = globalThis.navigator?.locks;
+  if (!locks) return Promise.resolve(() => {});
+  return new Promise((resolve, reject) => {
+    locks
+      .request(LOCK_PREFIX + key, { ifAvailable: true }, (lock) => {
+        if (lock === null) {
+          resolve(null);
+          return undefined;
+        }
+        // Held until released: the lock lasts as long as the promise its callback returns.
+        return new Promise<void>((release) => resolve(() => release()));
+      })
+      .catch(reject);
+  });
+}
+
+/** The keys of the kept uploads pages of this browser are sending now (this page's included). */
+export async function claimedKeys(): Promise<Set<string>> {
+  const locks = globalThis.navigator?.locks;
+  if (!locks) return new Set();
+  const { held = [] } = await locks.query();
+  return new Set(held.flatMap(({ name }) => (name?.startsWith(LOCK_PREFIX) ? [name.slice(LOCK_PREFIX.length)] : [])));
+}
+
+/** Calls `onChange` when another page changes what is kept; returns the unsubscribe. */
+export function onKeptChange(onChange: () => void): () => void {
+  const listener = (event: StorageEvent) => {
+    if (event.key === STORAGE_KEY || event.key === null) onChange();
+  };
+  globalThis.addEventListener('storage', listener);
+  return () => globalThis.removeEventListener('storage', listener);
 }
 
 /** The key an upload of `file` by `account` is kept under (to tell it from the interrupted ones). */
