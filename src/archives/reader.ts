@@ -1,6 +1,6 @@
 import { once } from 'node:events';
-import { PassThrough, pipeline, Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
+import { PassThrough, pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
+import { crc32, createGunzip } from 'node:zlib';
 import yauzl from 'yauzl';
 import tar from 'tar-stream';
 import { StorageNotFoundError, StorageUnavailableError, type Storage } from '../storage/storage.ts';
@@ -104,10 +104,15 @@ export const entryDataProblems = {
   inflates: 'its data inflates past its declared size',
   sizeMismatch: 'its data does not match its declared size',
   damaged: 'its data is damaged and cannot be decompressed',
+  checksum: 'its data does not match its CRC-32 checksum',
 } as const;
+
+/** A ZIP entry's bytes, read whole, do not give the CRC-32 its central directory records. */
+class ChecksumMismatch extends Error {}
 
 /** What is wrong with an entry whose stream failed with `error`; null when the failure is not its data's. */
 export function entryDataProblem(error: unknown): string | null {
+  if (error instanceof ChecksumMismatch) return entryDataProblems.checksum;
   const message = error instanceof Error ? error.message : '';
   // yauzl's size validation (validateEntrySizes): the deflated data does not end where declared.
   if (/too many bytes in the stream/.test(message)) return entryDataProblems.inflates;
@@ -165,9 +170,42 @@ function openZipEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable>
       opened.on('error', (error: Error) => {
         if (!opened.destroyed) opened.destroy(error);
       });
-      resolve(opened);
+      // The checked bytes; either side's failure or early end destroys both.
+      resolve(pipeline(opened, new Crc32Check(entry.crc32), () => {}));
     }),
   );
+}
+
+/**
+ * An entry's bytes as they pass, checked against the CRC-32 the central directory records, which
+ * yauzl does not check: an entry whose stored or deflated bytes changed after it was written (a
+ * flipped bit on a disk, a tampered archive) inflates or copies without complaint, and was extracted
+ * and served as if whole. A mismatch fails the stream at its end, so extraction skips the entry and
+ * keeps none of its bytes. The last chunk is held back until the check, so that an answer with the
+ * entry's bytes never arrives whole when they are wrong: a small entry is a 400 before any byte
+ * (begun), a large one is cut short.
+ */
+class Crc32Check extends Transform {
+  readonly #expected: number;
+  #crc = 0;
+  #held: Buffer | null = null;
+
+  constructor(expected: number) {
+    super();
+    this.#expected = expected >>> 0;
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.#crc = crc32(chunk, this.#crc);
+    const previous = this.#held;
+    this.#held = chunk;
+    callback(null, previous ?? undefined);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    if (this.#crc >>> 0 !== this.#expected) return callback(new ChecksumMismatch('CRC-32 mismatch'));
+    callback(null, this.#held ?? undefined);
+  }
 }
 
 async function head(storage: Storage, key: string, size: number, bytes: number): Promise<Buffer> {

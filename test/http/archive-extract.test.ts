@@ -96,6 +96,28 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
     expect(again.body.data.files.map((f: { name: string }) => f.name)).toEqual(['readme-2.md']);
   });
 
+  it('skips an entry whose data does not match its CRC-32, stored or deflated, and keeps nothing of it', async () => {
+    const user = await signUp(server.baseUrl);
+    const bytes = await zipBytes([
+      { name: 'bank.txt', data: 'PAY 100 EUR', compress: false },
+      { name: 'ledger.csv', data: 'amount\n'.repeat(20_000), compress: true },
+      { name: 'fine.txt', data: 'fine' },
+    ]);
+    // bank.txt's data changed after the archive was written; ledger.csv's recorded CRC-32 in both headers.
+    const [bank, ledger] = zipLayout(bytes);
+    bytes[bank!.local + 30 + bytes.readUInt16LE(bank!.local + 26) + bytes.readUInt16LE(bank!.local + 28) + 4] = '9'.charCodeAt(0);
+    for (const at of [ledger!.local + 14, ledger!.central + 16]) bytes.writeUInt32LE(bytes.readUInt32LE(at) ^ 1, at);
+    const archiveId = await upload(user, 'tampered.zip', bytes);
+    const answer = await user.post(`/api/archives/${archiveId}/extract`, {});
+    expect(answer.status, answer.text).toBe(201);
+    expect(answer.body.data.files.map((f: { name: string }) => f.name)).toEqual(['fine.txt']);
+    expect(answer.body.data.skipped).toEqual([
+      { path: 'bank.txt', reason: 'its data does not match its CRC-32 checksum' },
+      { path: 'ledger.csv', reason: 'its data does not match its CRC-32 checksum' },
+    ]);
+    await expectStoredAsRecorded(server, storage, user.userId);
+  });
+
   it('skips an entry compressed with a method it cannot read, saying so, and answers 400 for it on the entry route', async () => {
     const user = await signUp(server.baseUrl);
     const bytes = await zipBytes([{ name: 'plain.txt', data: 'readable' }, { name: 'packed.bin', data: 'lzma, say', compress: false }]);

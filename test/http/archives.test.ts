@@ -100,6 +100,31 @@ describe.each(storageKinds)('archives on %s storage', (kind) => {
     expect([fine.status, fine.text]).toEqual([200, 'fine']);
   });
 
+  it('checks an entry against its CRC-32: a small damaged one is a 400, a large one never arrives whole', async () => {
+    // The data changed after the archive was written, its CRC-32 left as it was: "PAY 100" → "PAY 999".
+    const tampered = (bytes: Buffer, name: string, at: (dataAt: number, size: number) => number, value: number) => {
+      const record = zipLayout(bytes).find((r) => r.name.toString() === name)!;
+      const dataAt = record.local + 30 + bytes.readUInt16LE(record.local + 26) + bytes.readUInt16LE(record.local + 28);
+      bytes[at(dataAt, bytes.readUInt32LE(record.local + 18))] = value;
+      return bytes;
+    };
+    const small = tampered(await zipBytes([{ name: 'bank.txt', data: 'PAY 100 EUR', compress: false }, { name: 'fine.txt', data: 'fine' }]), 'bank.txt', (at) => at + 4, '9'.charCodeAt(0));
+    const large = tampered(await zipBytes([{ name: 'large.bin', data: Buffer.alloc(4 * 1024 * 1024, 7), compress: false }]), 'large.bin', (at, size) => at + size - 1, 8);
+    const message = 'The entry cannot be read: its data does not match its CRC-32 checksum';
+    const urlId = (await owner.get('/api/auth/me')).body.data.user.urlId;
+    const smallId = idOf((await uploadFile(owner, 'tampered.zip', small, { type: 'application/zip' })).body.data);
+    const own = await owner.get(`/api/archives/${smallId}/entry?path=bank.txt`);
+    expect([own.status, own.body?.error]).toEqual([400, message]);
+    const shared = await owner.post(`/api/share/${urlId}/tampered.zip/archive/entry`, { path: 'bank.txt' });
+    expect([shared.status, shared.body?.error]).toEqual([400, message]);
+    expect((await owner.get(`/api/archives/${smallId}/entry?path=fine.txt`)).text).toBe('fine');
+    // Found at the end of 4 MiB, when the answer has begun: it is cut short, never complete.
+    const largeId = idOf((await uploadFile(owner, 'tampered-large.zip', large, { type: 'application/zip' })).body.data);
+    const answer = await fetch(`${server.baseUrl}/api/archives/${largeId}/entry?path=large.bin`, { headers: { cookie: owner.cookieHeader() } });
+    expect(answer.status).toBe(200);
+    await expect(answer.arrayBuffer()).rejects.toThrow();
+  });
+
   it('answers 400 for a file that is not an archive and 404 for another account’s or a missing file', async () => {
     const notArchive = await owner.get(`/api/archives/${textId}`);
     expect(notArchive.status).toBe(400);
