@@ -389,6 +389,11 @@ async function walkTar(storage: Storage, key: string, gzipped: boolean, onEntry:
   let visiting = false;
   try {
     for await (const entry of extract) {
+      // A base-256 size field can be negative (its first byte 0xff), which tar-stream reads as it is
+      // (all 0xff as -0): the entry's stream ended at once, an empty file was made of it, and the
+      // next header was looked for inside its bytes.
+      const declared = entry.header.size ?? 0;
+      if (!Number.isSafeInteger(declared) || declared < 0 || Object.is(declared, -0)) throw new NotAnArchiveError('The tar file cannot be read: an entry declares a negative size');
       visiting = true;
       // tar-stream never feeds a directory's stream (the format says to ignore its size), and ends it
       // only when its size is 0: one that declares a size would be waited on for ever.

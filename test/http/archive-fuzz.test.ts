@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { signUp } from '../support/client.ts';
 import { uploadFile } from '../support/uploads.ts';
-import { ARCHIVE_MTIME, resizedInTar, retimedInTar, tarBytes, zipBytes, zipDeclaring, zipLayout, type ArchiveEntrySpec } from '../support/archives.ts';
+import { ARCHIVE_MTIME, resizedInTar, retimedInTar, sizeFieldInTar, tarBytes, zipBytes, zipDeclaring, zipLayout, type ArchiveEntrySpec } from '../support/archives.ts';
 import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
 // Deterministic, so a failure can be replayed from its seed.
 import { seededRandom as random } from '../support/random.ts';
@@ -141,6 +141,32 @@ describe.each(providers)('damaged archives on %s storage', (provider) => {
     expect(extracted.status, extracted.text).toBe(201);
     expect(extracted.body.data.files.map((f: { name: string }) => f.name)).toEqual(['good.txt', 'octal.txt', 'far.txt', 'year.txt']);
     expect(extracted.body.data.skipped).toEqual([]);
+  });
+
+  it('takes a tar entry that declares a negative size (base-256) for damage: a 400 on every route before the first entry, the end of the extraction after it', async () => {
+    const minusOne = Buffer.alloc(12, 0xff);
+    const first = sizeFieldInTar(await tarBytes([{ name: 'neg.txt', data: 'abc' }, { name: 'after.txt', data: 'after' }]), 'neg.txt', minusOne);
+    const { id, share } = await uploadArchive('negative.tar', first);
+    for (const answer of [
+      await owner.get(`/api/archives/${id}`),
+      await owner.post(share, {}),
+      await owner.get(`/api/archives/${id}/entry?path=neg.txt`),
+      await owner.post(`${share}/entry`, { path: 'neg.txt' }),
+      await owner.post(`/api/archives/${id}/extract`, {}),
+    ]) {
+      expect([answer.status, answer.body?.error], answer.text).toEqual([400, expect.stringMatching(/^The tar file cannot be read: .*negative size/)]);
+    }
+    const named = (name: string) => server.ctx.db.selectFrom('files').select('id').where('userId', '=', owner.userId).where('name', '=', name).execute();
+    expect(await named('neg.txt')).toEqual([]);
+
+    // After a whole entry: that one is made, and the extraction ends at the damage.
+    const later = sizeFieldInTar(await tarBytes([{ name: 'whole.txt', data: 'whole' }, { name: 'neg2.txt', data: 'abc' }, { name: 'after2.txt', data: 'after' }]), 'neg2.txt', minusOne);
+    const second = await uploadArchive('negative-later.tar', later);
+    const extracted = await owner.post(`/api/archives/${second.id}/extract`, {});
+    expect(extracted.status, extracted.text).toBe(201);
+    expect(extracted.body.data.files.map((f: { name: string }) => f.name)).toEqual(['whole.txt']);
+    expect(extracted.body.data.skipped).toEqual([{ path: '', reason: expect.stringContaining('damaged after "whole.txt"') }]);
+    expect(await named('neg2.txt')).toEqual([]);
   });
 
   it('lists a ZIP entry whose MS-DOS date or time holds no time, with no time', async () => {

@@ -364,6 +364,15 @@ export function resizedInTar(tarFile: Buffer, name: string, size: number): Buffe
   return editedInTar(tarFile, name, (header) => header.write(`${size.toString(8).padStart(11, '0')}\0`, 124, 'latin1'));
 }
 
+/**
+ * A plain tar whose ustar header named `name` holds `value` in its size field (12 bytes at offset
+ * 124: a base-256 number, say, that no octal digits could write), the header's checksum computed again.
+ */
+export function sizeFieldInTar(tarFile: Buffer, name: string, value: Buffer): Buffer {
+  if (value.length !== 12) throw new Error('the size field is 12 bytes');
+  return editedInTar(tarFile, name, (header) => value.copy(header, 124));
+}
+
 function editedInTar(tarFile: Buffer, name: string, edit: (header: Buffer) => void): Buffer {
   const out = Buffer.from(tarFile);
   for (let at = 0; at + 512 <= out.length; at += 512) {
