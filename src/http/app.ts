@@ -9,7 +9,7 @@ import { AppError, unauthorized } from '../errors.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
 import { clearSessionCookie, setSessionCookie } from './sign-in.ts';
 import type { App, RouteModule } from './route-module.ts';
-import { errorBody, errorShapeOf, handleError, sendError } from './error-responses.ts';
+import { errorBody, errorShapeOf, handleError, nullBodyProblem, sendError } from './error-responses.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import { answerProblem, errorResponses, missingResponses, openApiComponents, openApiTransform, serializerCompiler } from './responses.ts';
 import { methodsForUrl } from './route-match.ts';
@@ -92,18 +92,22 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   // An empty JSON body (as some clients send on POST without data) means "no body", not an error.
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
     if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
       return done(Object.assign(new Error(`The request body nests JSON deeper than ${MAX_JSON_DEPTH} levels`), { statusCode: 400 }), undefined);
     }
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch {
       // Marked like Fastify's own parser error, so only a body that fails to parse is answered as such.
-      done(Object.assign(new Error('The request body is not valid JSON'), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 }), undefined);
+      return done(Object.assign(new Error('The request body is not valid JSON'), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 }), undefined);
     }
+    const nullProblem = parsed === null ? nullBodyProblem(request) : null;
+    if (nullProblem !== null) return done(Object.assign(new Error(nullProblem), { statusCode: 400 }), undefined);
+    done(null, parsed);
   });
 
   await app.register(cookie);

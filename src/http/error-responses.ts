@@ -93,9 +93,7 @@ function plainer(message: string, where: string, field: string, bodyTypes: reado
   if (received === 'undefined') return 'is required';
   // A route that also reads a form (unlock: the share page's password form) says so, or a caller
   // who sent one as text/plain is told JSON is the only way.
-  if (field === 'body' && (received === 'null' || received === 'string')) {
-    return `must be a JSON object${bodyTypes.includes('application/x-www-form-urlencoded') ? ' or a form' : ''}, sent with Content-Type: ${bodyTypes.join(' or ')}`;
-  }
+  if (field === 'body' && (received === 'null' || received === 'string')) return notAnObject(bodyTypes);
   if (where === 'query' && received === 'array') return 'give this parameter once';
   // "expected int, received number": 1.5 where a count or a size goes.
   if (expected === 'int' && received === 'number') return 'must be a whole number';
@@ -139,6 +137,19 @@ export function dropFileHeaders(reply: FastifyReply): FastifyReply {
  * an upload's form, a chunk's bytes, unlock's JSON or password form), else JSON, which every other
  * route with a body reads.
  */
+/** What a body that is no JSON object (`null`, JSON sent as text) is told, after `body: `. */
+const notAnObject = (bodyTypes: readonly string[]) =>
+  `must be a JSON object${bodyTypes.includes('application/x-www-form-urlencoded') ? ' or a form' : ''}, sent with Content-Type: ${bodyTypes.join(' or ')}`;
+
+/**
+ * The 400 of a JSON body that is `null` on a route that reads a body: refused as it is parsed, since
+ * the routes whose body may be left out (extraction's defaults, an invite without a note) take
+ * Fastify's null for "no body at all", and a `null` sent was taken for that and acted on.
+ */
+export function nullBodyProblem(request: FastifyRequest): string | null {
+  return request.routeOptions.schema?.body === undefined ? null : `body: ${notAnObject(bodyTypesOf(request))}`;
+}
+
 function bodyTypesOf(request: FastifyRequest): string[] {
   const consumes = (request.routeOptions.schema as { consumes?: unknown } | undefined)?.consumes;
   return Array.isArray(consumes) && consumes.length > 0 ? consumes.map(String) : ['application/json'];

@@ -83,6 +83,33 @@ describe('platform routes', () => {
     expect((await owner.post('/api/auth/logout')).status).toBe(204);
   });
 
+  it('takes no body at all as the defaults on the routes whose body is optional, but a JSON null is no object', async () => {
+    const own = await startTestServer();
+    try {
+      // The first account of an instance is its administrator: every route below is open to it.
+      const admin = await signUp(own.baseUrl);
+      const urlId = (await admin.get('/api/auth/me')).body.data.user.urlId as string;
+      const json = 'body: must be a JSON object, sent with Content-Type: application/json';
+      const jsonOrForm = 'body: must be a JSON object or a form, sent with Content-Type: application/json or application/x-www-form-urlencoded';
+      const routes: Array<[string, string, string, number]> = [
+        ['POST', '/api/archives/no-such-file/extract', json, 404],
+        ['POST', '/api/invites', json, 201],
+        ['DELETE', '/api/moderation/files/no-such-file', json, 404],
+        ['DELETE', '/api/moderation/links/no-such-link', json, 404],
+        ['POST', '/api/auth/passkey/options', json, 200],
+        ['POST', `/api/share/${urlId}/nothing.zip/archive`, jsonOrForm, 404],
+      ];
+      for (const [method, path, message, withoutBody] of routes) {
+        const nullBody = await admin.request(method, path, { body: 'null', headers: { 'content-type': 'application/json' } });
+        expect([nullBody.status, nullBody.body?.error], `${method} ${path}`).toEqual([400, message]);
+        const none = await admin.request(method, path);
+        expect(none.status, `${method} ${path} without a body: ${none.text}`).toBe(withoutBody);
+      }
+    } finally {
+      await own.close();
+    }
+  });
+
   it('says what to do about the commonest body and query mistakes: a field left out or of the wrong kind, a body that is no JSON object, a parameter given twice', async () => {
     const client = new Client(server.baseUrl);
     const missing = await client.post('/api/auth/login', { email: 'someone@example.com' });
