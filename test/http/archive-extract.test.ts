@@ -34,6 +34,14 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
     await storage?.stop();
   });
 
+  /** Extracts every entry of `archiveId` (201): the new files' names, and what was skipped. */
+  async function extracted(client: typeof owner, archiveId: string) {
+    const answer = await client.post(`/api/archives/${archiveId}/extract`, {});
+    expect(answer.status, answer.text).toBe(201);
+    const { files, skipped } = answer.body.data as { files: Array<{ name: string }>; skipped: Array<{ path: string; reason: string }> };
+    return { names: files.map((f) => f.name), skipped };
+  }
+
   async function upload(client: typeof owner, name: string, bytes: Uint8Array) {
     const answer = await uploadFile(client, name, bytes, { type: 'application/octet-stream' });
     expect(answer.status, answer.text).toBe(200);
@@ -108,10 +116,9 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
     bytes[bank!.local + 30 + bytes.readUInt16LE(bank!.local + 26) + bytes.readUInt16LE(bank!.local + 28) + 4] = '9'.charCodeAt(0);
     for (const at of [ledger!.local + 14, ledger!.central + 16]) bytes.writeUInt32LE(bytes.readUInt32LE(at) ^ 1, at);
     const archiveId = await upload(user, 'tampered.zip', bytes);
-    const answer = await user.post(`/api/archives/${archiveId}/extract`, {});
-    expect(answer.status, answer.text).toBe(201);
-    expect(answer.body.data.files.map((f: { name: string }) => f.name)).toEqual(['fine.txt']);
-    expect(answer.body.data.skipped).toEqual([
+    const { names, skipped } = await extracted(user, archiveId);
+    expect(names).toEqual(['fine.txt']);
+    expect(skipped).toEqual([
       { path: 'bank.txt', reason: 'its data does not match its CRC-32 checksum' },
       { path: 'ledger.csv', reason: 'its data does not match its CRC-32 checksum' },
     ]);
@@ -126,10 +133,9 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
     bytes.writeUInt16LE(14, record.local + 8);
     bytes.writeUInt16LE(14, record.central + 10);
     const archiveId = await upload(user, 'methods.zip', bytes);
-    const answer = await user.post(`/api/archives/${archiveId}/extract`, {});
-    expect(answer.status, answer.text).toBe(201);
-    expect(answer.body.data.files.map((f: { name: string }) => f.name)).toEqual(['plain.txt']);
-    expect(answer.body.data.skipped).toEqual([{ path: 'packed.bin', reason: 'it is compressed with a method Hoard cannot read (14)' }]);
+    const { names, skipped } = await extracted(user, archiveId);
+    expect(names).toEqual(['plain.txt']);
+    expect(skipped).toEqual([{ path: 'packed.bin', reason: 'it is compressed with a method Hoard cannot read (14)' }]);
     // Every field of the body has its default: no body at all is the same request.
     const bodiless = await user.post(`/api/archives/${archiveId}/extract`);
     expect(bodiless.status, bodiless.text).toBe(201);
@@ -199,10 +205,9 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
       ['again.txt', 0, false],
       ['pipe', 0, false],
     ]);
-    const answer = await user.post(`/api/archives/${archiveId}/extract`, {});
-    expect(answer.status, answer.text).toBe(201);
-    expect(answer.body.data.files.map((f: { name: string }) => f.name)).toEqual(['real.txt']);
-    expect(answer.body.data.skipped).toEqual([
+    const { names, skipped } = await extracted(user, archiveId);
+    expect(names).toEqual(['real.txt']);
+    expect(skipped).toEqual([
       { path: 'to-passwd', reason: 'a symbolic link, not a file: Hoard extracts the files links point to, not links' },
       { path: 'again.txt', reason: 'a hard link, not a file: Hoard extracts the files links point to, not links' },
       { path: 'pipe', reason: 'a special file (fifo), not a file' },
@@ -218,10 +223,9 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
     expect(manifest.status, manifest.text).toBe(200);
     expect(manifest.body.data).toMatchObject({ entryCount: 2, totalSize: 10 });
     expect(manifest.body.data.entries.map((e: { path: string; size: number }) => [e.path, e.size])).toEqual([['real.txt', 10], ['to-passwd', 0]]);
-    const answer = await user.post(`/api/archives/${archiveId}/extract`, {});
-    expect(answer.status, answer.text).toBe(201);
-    expect(answer.body.data.files.map((f: { name: string }) => f.name)).toEqual(['real.txt']);
-    expect(answer.body.data.skipped).toEqual([{ path: 'to-passwd', reason: 'a symbolic link, not a file: Hoard extracts the files links point to, not links' }]);
+    const { names, skipped } = await extracted(user, archiveId);
+    expect(names).toEqual(['real.txt']);
+    expect(skipped).toEqual([{ path: 'to-passwd', reason: 'a symbolic link, not a file: Hoard extracts the files links point to, not links' }]);
     expect((await user.get(`/api/archives/${archiveId}/entry?path=to-passwd`)).status).toBe(404);
   });
 
@@ -277,10 +281,9 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
     await owner.patch('/api/settings', { maxUploadSizeBytes: 4000 });
     try {
       expect((await owner.patch(`/api/users/${user.userId}`, { quotaBytes: used + 1050 })).status).toBe(200);
-      const answer = await user.post(`/api/archives/${archiveId}/extract`, {});
-      expect(answer.status, answer.text).toBe(201);
-      expect(answer.body.data.files.map((f: { name: string }) => f.name)).toEqual(['small.txt', 'medium.txt']);
-      expect(answer.body.data.skipped).toEqual([
+      const { names, skipped } = await extracted(user, archiveId);
+      expect(names).toEqual(['small.txt', 'medium.txt']);
+      expect(skipped).toEqual([
         { path: 'big.txt', reason: 'larger than the maximum upload size of 4000 bytes' },
         { path: 'last.txt', reason: 'over your storage quota' },
       ]);
