@@ -19,6 +19,7 @@ import { hashPassword } from '../auth/passwords.ts';
 import type { RequestOptions, ResolvedOptions } from '../shared/upload-options.ts';
 import { checkDeclaredType, normalizeMimeType, resolveMimeType } from '../uploads/content-type.ts';
 import { commitFile } from '../uploads/commit-file.ts';
+import { findOwnedProfile } from '../organisation/profiles.ts';
 import type { FileRow } from '../files/file-access.ts';
 import { chunkLimits, UPLOAD_ID_PATTERN } from '../shared/chunk-limits.ts';
 import { scheduleSessionStorageAbort, scheduleSessionSweep } from './chunk-session-jobs.ts';
@@ -145,7 +146,7 @@ export function checkUploadId(uploadId: string): string {
  * The session a chunk request may act on: the caller's own, not expired, created with the caller's
  * bound profile (when the caller is a bound token), and still on this instance's storage target.
  */
-async function usableSession(ctx: AppContext, principal: Principal, uploadId: string, now: number): Promise<ChunkSession> {
+async function usableSession(ctx: AppContext, principal: Principal, uploadId: string, now: number, options: { uploading: boolean } = { uploading: true }): Promise<ChunkSession> {
   const session = await forAccount(ctx.db, principal.user.id).selectFrom('chunkSessions').selectAll().where('id', '=', checkUploadId(uploadId)).executeTakeFirst();
   if (!session) throw notFound('Upload session not found');
   // One hour with no activity: the session is gone, later use gives 404 (spec, Chunk upload session).
@@ -156,6 +157,12 @@ async function usableSession(ctx: AppContext, principal: Principal, uploadId: st
   // Authentication: "Chunk requests may only reach sessions created with the bound profile").
   const bound = principal.token?.profileId ?? null;
   if (bound !== null && session.profileId !== bound) throw forbidden('This token is bound to an upload profile and cannot use a session started with another profile or none');
+  // A deleted bound profile fails the token's uploads until it is replaced (spec, Authentication 8),
+  // those begun before too: the session's snapshot keeps the options, not the token's standing.
+  // Cancelling is no upload, and gives the room back.
+  if (bound !== null && options.uploading && !(await findOwnedProfile(ctx.db, principal.user.id, bound))) {
+    throw forbidden('The upload profile this token is bound to no longer exists; bind a new token');
+  }
   // Provenance (spec, Chunk upload session: "storage target changed or metadata lacks provenance" → 409,
   // including sessions started before it was recorded).
   if (session.storageTarget === null) throw conflict('This upload session has no recorded storage target; start a new upload');
@@ -310,7 +317,7 @@ async function sessionGoneUnderPart(ctx: AppContext, session: ChunkSession): Pro
  * job committed with the deletion. A session being completed or completed is a 409, as for a part.
  */
 export async function cancelChunkedUpload(ctx: AppContext, principal: Principal, uploadId: string): Promise<void> {
-  const session = await usableSession(ctx, principal, uploadId, Date.now());
+  const session = await usableSession(ctx, principal, uploadId, Date.now(), { uploading: false });
   const cancelled = await ctx.db.transaction().execute(async (trx) => {
     const deleted = await trx.deleteFrom('chunkSessions').where('id', '=', session.id).where('state', '=', 'open').executeTakeFirst();
     if (Number(deleted.numDeletedRows) === 0) return false;

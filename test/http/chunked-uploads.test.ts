@@ -1129,6 +1129,22 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       expect((await partUrlPath(bound, fromSession, 1)).status).toBe(403);
     });
 
+    it('refuses a bound token the sessions it started once its profile is deleted, as its new uploads are, and lets it cancel them', async () => {
+      const user = await member();
+      const profile = (await user.post('/api/upload-profiles', { name: 'short-lived', options: {} })).body.data.profile;
+      const bound = withToken(await createToken(user, ['files:upload'], { profileId: profile.id }));
+      const uploadId = await started(bound, { filename: 'orphaned.txt', size: 1 });
+      const etag = etagOf(await putPart(bound, uploadId, 1, Buffer.from('x')));
+      expect((await user.delete(`/api/upload-profiles/${profile.id}`)).status).toBe(204);
+      // Spec, Authentication 8: "uploads fail until it is replaced", a session begun before too.
+      expect(await allRoutes(bound, uploadId, [{ PartNumber: 1, ETag: etag }])).toEqual(everyRoute(403));
+      const refused = await complete(bound, uploadId, { parts: [{ PartNumber: 1, ETag: etag }] });
+      expect(refused.body.error).toBe('The upload profile this token is bound to no longer exists; bind a new token');
+      expect(await fileCount(user.userId)).toBe(0);
+      // Giving it up is no upload: its room comes back at once.
+      expect((await api(server.baseUrl, bound, 'DELETE', `/api/files/chunks/${uploadId}`)).status).toBe(204);
+    });
+
     it('lets a bound token reach a session created with its profile by another token or a browser session', async () => {
       const user = await member();
       const profile = (await user.post('/api/upload-profiles', { name: 'shared', options: { visibility: 'PRIVATE' } })).body.data.profile;
