@@ -40,10 +40,13 @@ export function keptFileName(raw: string): string | null {
   name = name.replace(/(\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F})|(?![\u200c\u200d])[\p{Cc}\p{Cf}]/gu, (_, flag: string | undefined) => flag ?? '');
   name = name.replace(/[/?#%"<>|*:;`$&'{}[\]^~+=,@!]/g, '');
   // Spaces around the name are no part of it (a trailing one would become `_` after the extension).
-  name = name.trim().replace(/\s+/gu, '_').replace(/^[._-]+/, '').replace(/_+/g, '_');
+  name = name.trim().replace(/\s+/gu, '_');
   // A joiner joins two characters: one at either end, beside an underscore or a dot, or doubled
   // joins nothing (`a\u200d.txt` looked like `a.txt` and was another name and link).
   name = name.replace(/(^|[_.])[\u200c\u200d]+|[\u200c\u200d]+(?=[_.]|$)/gu, '$1').replace(/([\u200c\u200d])[\u200c\u200d]+/gu, '$1');
+  // Leading dots, dashes and underscores go once the joiners have: one before them (`\u200d.htaccess`)
+  // hid the dot and left a hidden file's name.
+  name = name.replace(/^[._-]+/, '').replace(/_+/g, '_');
   // Something to see before the extension too: `ㅤ.txt` (a Hangul filler) showed as ".txt".
   const ext = extensionPart(name);
   const stem = name.slice(0, name.length - ext.length);

@@ -587,12 +587,13 @@ describe.each(storageKinds)('POST /api/files on %s storage', (kind) => {
       // A form sends `say "hi".txt` as `say %22hi%22.txt` (the HTML form encoding): the quotes go,
       // not as the digits 22.
       // A Windows path as the name (docs/decisions.md, "A file name is its last path segment").
-      for (const raw of ['report.pdf', 'report.pdf', 'report.pdf', '../../etc/passwd', 'my holiday <photo>.jpg', '.hidden', 'ärger über.txt', 'say "hi".txt', 'C:\\Users\\me\\shot.png']) {
+      // A joiner before a leading dot joins nothing, and the dot goes as it does alone.
+      for (const raw of ['report.pdf', 'report.pdf', 'report.pdf', '../../etc/passwd', 'my holiday <photo>.jpg', '.hidden', 'ärger über.txt', 'say "hi".txt', 'C:\\Users\\me\\shot.png', '\u200d.htaccess', ' \u200d_.env']) {
         const response = await uploadFile(user, raw, 'x', { type: 'application/octet-stream' });
         expect(response.status).toBe(200);
         names.push(response.body.data.name);
       }
-      expect(names).toEqual(['report.pdf', 'report-1.pdf', 'report-2.pdf', 'passwd', 'my_holiday_photo.jpg', 'hidden', 'ärger_über.txt', 'say_hi.txt', 'shot.png']);
+      expect(names).toEqual(['report.pdf', 'report-1.pdf', 'report-2.pdf', 'passwd', 'my_holiday_photo.jpg', 'hidden', 'ärger_über.txt', 'say_hi.txt', 'shot.png', 'htaccess', 'env']);
       const urlId = await urlIdOf(user);
       const unicode = await new Client(server.baseUrl).get(`/api/files/${urlId}/${encodeURIComponent('ärger_über.txt')}`);
       expect(unicode.status).toBe(200);

@@ -50,6 +50,9 @@ describe('sanitised file names', () => {
     // A joiner beside a dot joins nothing; a stem with nothing to see is no name.
     expect(sanitizeFileName('a\u200d.txt')).toBe('a.txt');
     expect(sanitizeFileName('x\u200d.\u200dy')).toBe('x.y');
+    expect(sanitizeFileName('\u200d.htaccess')).toBe('htaccess');
+    expect(sanitizeFileName('\u200c_\u200d-.txt')).toBe(sanitizeFileName('.txt'));
+    expect(sanitizeFileName('a_\u200d_b.txt')).toBe('a_b.txt');
     expect(sanitizeFileName('\u3164.txt')).toBe('file.txt');
     expect(sanitizeFileName('\u3164a.txt')).toBe('\u3164a.txt');
     // A letter and its accent (decomposed, as some systems keep it) are never parted by a cut.
