@@ -132,11 +132,6 @@ export function dropFileHeaders(reply: FastifyReply): FastifyReply {
   return reply;
 }
 
-/**
- * What a route's body is to be sent as, when it came as another: the types it declares it reads (`consumes`:
- * an upload's form, a chunk's bytes, unlock's JSON or password form), else JSON, which every other
- * route with a body reads.
- */
 /** What a body that is no JSON object (`null`, JSON sent as text) is told, after `body: `. */
 const notAnObject = (bodyTypes: readonly string[]) =>
   `must be a JSON object${bodyTypes.includes('application/x-www-form-urlencoded') ? ' or a form' : ''}, sent with Content-Type: ${bodyTypes.join(' or ')}`;
@@ -150,6 +145,11 @@ export function nullBodyProblem(request: FastifyRequest): string | null {
   return request.routeOptions.schema?.body === undefined ? null : `body: ${notAnObject(bodyTypesOf(request))}`;
 }
 
+/**
+ * What a route's body is to be sent as, when it came as another: the types it declares it reads (`consumes`:
+ * an upload's form, a chunk's bytes, unlock's JSON or password form), else JSON, which every other
+ * route with a body reads.
+ */
 function bodyTypesOf(request: FastifyRequest): string[] {
   const consumes = (request.routeOptions.schema as { consumes?: unknown } | undefined)?.consumes;
   return Array.isArray(consumes) && consumes.length > 0 ? consumes.map(String) : ['application/json'];
