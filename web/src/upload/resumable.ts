@@ -21,9 +21,9 @@ interface Kept {
   name: string;
   size: number;
   lastModified: number;
-  /** The upload settings the session was started with (profile, folder, options, whether a password). */
+  /** The upload settings the session was started with (profile, folder, options). */
   settings: string;
-  /** It was started with a password, which must be typed again to resume it. */
+  /** It was started with a password (never kept), which must be typed again to resume it. */
   withPassword?: boolean;
   uploadId: string;
   partSize: number;
@@ -68,10 +68,10 @@ function writeAll(all: Record<string, Kept>): void {
   }
 }
 
-/** The settings a session is started with, as compared on resuming: whether it has a password, not which. */
+/** The settings a session is started with, as compared on resuming (whether it has a password is compared apart). */
 function settingsOf(selectors: Selectors): string {
   const options = Object.entries(selectors.options ?? {}).filter(([, value]) => value !== undefined).sort(([a], [b]) => a.localeCompare(b));
-  return JSON.stringify([selectors.profile, selectors.folder, options, Boolean(selectors.password)]);
+  return JSON.stringify([selectors.profile, selectors.folder, options]);
 }
 
 /**
@@ -83,10 +83,11 @@ function settingsOf(selectors: Selectors): string {
 export function resumableProgress(account: string, file: File, selectors: Selectors): { progress: ChunkedProgress; key: string } {
   const progress = newChunkedProgress();
   const settings = settingsOf(selectors);
+  const withPassword = Boolean(selectors.password);
   const key = keyOf(account, file);
   const all = readAll();
   const kept = all[key];
-  if (kept && kept.settings === settings && kept.partSize === PART_SIZE) {
+  if (kept && kept.settings === settings && (kept.withPassword === true) === withPassword && kept.partSize === PART_SIZE) {
     progress.uploadId = kept.uploadId;
     for (const [partNumber, etag, digest] of kept.parts) {
       progress.etags.set(partNumber, etag);
@@ -96,7 +97,7 @@ export function resumableProgress(account: string, file: File, selectors: Select
   } else if (kept) {
     giveUpKept(key);
   }
-  progress.onRecord = (recorded) => keep(key, { account, name: file.name, size: file.size, lastModified: file.lastModified, settings, withPassword: Boolean(selectors.password) }, recorded);
+  progress.onRecord = (recorded) => keep(key, { account, name: file.name, size: file.size, lastModified: file.lastModified, settings, withPassword }, recorded);
   return { progress, key };
 }
 
