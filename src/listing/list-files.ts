@@ -366,7 +366,7 @@ async function deepDatePage(db: Executor, userId: string, sortBy: SortBy, limit:
 export async function listFiles(db: Db, reader: Db, dialect: Dialect, userId: string, owner: Owner, query: ListQuery): Promise<FileListing> {
   const source = readsApart(dialect, query.filters) ? reader : db;
   await assertOwnedSelection(source, userId, query.filters);
-  refreshStatisticsIfStale(db, dialect, userId);
+  refreshStatisticsIfStale(db, dialect);
   return withSearchHints(source, dialect, query.filters, (executor) => (query.gallery ? galleryPage(executor, dialect, userId, owner, query) : filesPage(executor, dialect, userId, owner, query)));
 }
 

@@ -42,7 +42,7 @@ const OWN_INDEX_SHARE = 1 / 12;
 export async function fileTimeline(db: Db, reader: Db, dialect: Dialect, userId: string, query: TimelineQuery): Promise<Timeline> {
   const source = readsApart(dialect, query.filters) ? reader : db;
   await assertOwnedSelection(source, userId, query.filters);
-  refreshStatisticsIfStale(db, dialect, userId);
+  refreshStatisticsIfStale(db, dialect);
   if (dialect === 'sqlite') {
     // SQLite has one writer: once this transaction holds the write lock, no upload is between
     // picking its time and committing, and every later one picks a later time than the snapshot.
