@@ -134,12 +134,40 @@ export function servedContentType(mimeType: string): string {
   return /^text\/[^;]+$/i.test(mimeType) ? `${mimeType}; charset=utf-8` : mimeType;
 }
 
-/** One `bytes=` range of the Range header; multiple ranges are answered with the whole file. */
+/**
+ * The one range of a `bytes=` Range header this server answers with 206, 'unsatisfiable' for a 416,
+ * or null to send the whole file. The header is a list (RFC 9110 §14.1.1): empty items are skipped
+ * (§5.6.1.2), ranges outside the file are passed over while another is satisfiable, and ranges that
+ * overlap or touch are joined (§14.2). Ranges left apart would need a multipart answer, which this
+ * server does not send: the whole file then, as for a header it cannot read.
+ */
 export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
   if (!header) return null;
-  // The unit is case-insensitive (RFC 9110 §14.1); a range whose last byte comes before its first is
-  // no range, and the header is ignored (§14.1.1: the whole file, not a 416).
-  const match = /^bytes\s*=\s*(\d*)-(\d*)$/i.exec(header.trim());
+  // The unit is case-insensitive (RFC 9110 §14.1).
+  const unit = /^bytes\s*=/i.exec(header.trim());
+  if (!unit) return null;
+  const items = header.trim().slice(unit[0].length).split(',').map((item) => item.trim()).filter((item) => item !== '');
+  if (items.length === 0) return null;
+  const satisfiable: { start: number; end: number }[] = [];
+  for (const item of items) {
+    const range = rangeOf(item, size);
+    if (range === null) return null;
+    if (range !== 'unsatisfiable') satisfiable.push(range);
+  }
+  if (satisfiable.length === 0) return 'unsatisfiable';
+  satisfiable.sort((a, b) => a.start - b.start);
+  const joined = { ...satisfiable[0]! };
+  for (const next of satisfiable.slice(1)) {
+    if (next.start > joined.end + 1) return null;
+    joined.end = Math.max(joined.end, next.end);
+  }
+  return joined;
+}
+
+/** One item of a Range list: a range of the file, 'unsatisfiable', or null when it is no range. */
+function rangeOf(item: string, size: number): { start: number; end: number } | 'unsatisfiable' | null {
+  // A range whose last byte comes before its first is no range (§14.1.1), as is anything but digits and a dash.
+  const match = /^(\d*)-(\d*)$/.exec(item);
   if (!match) return null;
   const [, from, to] = match;
   if (from === '' && to === '') return null;

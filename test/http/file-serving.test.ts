@@ -383,6 +383,37 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       }
     });
 
+    it('reads the Range header as a list: empty items skipped, touching ranges joined, unsatisfiable ones passed over', async () => {
+      const file = await upload('range-lists.txt', alphabet);
+      const range = (value: string) => anonymous().get(file.raw, { headers: { range: value } });
+      const ranged = async (value: string, start: number, end: number) => {
+        const response = await range(value);
+        expect([response.status, response.headers.get('content-range'), response.text], value).toEqual([206, `bytes ${start}-${end}/${alphabet.length}`, alphabet.slice(start, end + 1)]);
+      };
+      // A list may hold empty items, which a recipient skips (RFC 9110 §5.6.1.2).
+      await ranged('bytes=0-3,', 0, 3);
+      await ranged('bytes= , 0-3 ,,', 0, 3);
+      // Ranges that overlap or touch are one range (§14.2 lets a server join them).
+      await ranged('bytes=0-3,4-7', 0, 7);
+      await ranged('bytes=10-19, 12-14, 15-25', 10, 25);
+      await ranged('bytes=4-7,0-3', 0, 7);
+      // A list is satisfiable when one of its ranges is (§14.1.1): the others are passed over.
+      await ranged('bytes=100-200, 30-', 30, 35);
+      await ranged('bytes=-0, 0-1', 0, 1);
+
+      // Ranges with a gap between them would be a multipart answer; this server sends the whole file.
+      const apart = await range('bytes=0-3, 10-12');
+      expect([apart.status, apart.headers.get('content-range'), apart.text]).toEqual([200, null, alphabet]);
+      // None of them satisfiable: 416.
+      const none = await range('bytes=36-40, 100-,');
+      expect([none.status, none.headers.get('content-range')]).toEqual([416, `bytes */${alphabet.length}`]);
+      // One item that is no range makes the header one this server ignores: the whole file.
+      for (const value of ['bytes=0-3, x', 'bytes=0-3, 5-2', 'bytes=,', 'bytes=0-3;4-5']) {
+        const ignored = await range(value);
+        expect([ignored.status, ignored.text], value).toEqual([200, alphabet]);
+      }
+    });
+
     it('serves an empty file, and no range of it is satisfiable', async () => {
       const file = await upload('empty.txt', '');
       const raw = await anonymous().get(file.raw);
@@ -416,6 +447,69 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect(again.headers.get('content-length')).toBeNull();
       const head = await anonymous().request('HEAD', file.raw, { headers: { 'if-none-match': etag! } });
       expect([head.status, head.headers.get('content-length')]).toEqual([304, null]);
+    });
+
+    it('sends the upload time as Last-Modified and answers If-Modified-Since with 304 unless If-None-Match is sent', async () => {
+      const file = await upload('dated.txt', 'dated');
+      const first = await anonymous().get(file.raw);
+      const lastModified = first.headers.get('last-modified');
+      const { createdAt } = await server.ctx.db.selectFrom('files').select('createdAt').where('id', '=', file.id).executeTakeFirstOrThrow();
+      expect(lastModified).toBe(new Date(createdAt).toUTCString());
+      const since = (value: string, headers: Record<string, string> = {}) => anonymous().get(file.raw, { headers: { 'if-modified-since': value, ...headers } });
+      const later = new Date(createdAt + 60_000).toUTCString();
+      const earlier = new Date(createdAt - 60_000).toUTCString();
+
+      for (const value of [lastModified!, later]) {
+        const held = await since(value);
+        expect([held.status, held.text, held.headers.get('last-modified')], value).toEqual([304, '', lastModified]);
+      }
+      for (const value of [earlier, 'not a date', '']) {
+        const changed = await since(value);
+        expect([changed.status, changed.text], value).toEqual([200, 'dated']);
+      }
+      // If-None-Match decides when both are sent (RFC 9110 §13.1.3): another tag is another copy.
+      const otherCopy = await since(later, { 'if-none-match': '"other"' });
+      expect([otherCopy.status, otherCopy.text]).toEqual([200, 'dated']);
+      const head = await anonymous().request('HEAD', file.raw, { headers: { 'if-modified-since': later } });
+      expect([head.status, head.headers.get('content-length')]).toEqual([304, null]);
+      // The download and the owner's preview carry it too.
+      expect((await anonymous().get(file.download)).headers.get('last-modified')).toBe(lastModified);
+      expect((await owner.get(`/api/files/${file.id}/preview`)).headers.get('last-modified')).toBe(lastModified);
+    });
+
+    it('answers 412, without the bytes or their headers, when If-Match or If-Unmodified-Since does not hold', async () => {
+      const file = await upload('guarded.txt', alphabet);
+      const etag = (await anonymous().get(file.raw)).headers.get('etag')!;
+      const { createdAt } = await server.ctx.db.selectFrom('files').select('createdAt').where('id', '=', file.id).executeTakeFirstOrThrow();
+      const get = (headers: Record<string, string>) => anonymous().get(file.download, { headers });
+      const failed = async (headers: Record<string, string>) => {
+        const response = await get(headers);
+        expect(response.status, JSON.stringify(headers)).toBe(412);
+        expect(response.body.error, JSON.stringify(headers)).toMatch(/If-Match|If-Unmodified-Since/);
+        expect([response.headers.get('etag'), response.headers.get('content-disposition'), response.headers.get('last-modified')]).toEqual([null, null, null]);
+      };
+      const served = async (headers: Record<string, string>, status = 200) => {
+        const response = await get(headers);
+        expect([response.status, response.headers.get('etag')], JSON.stringify(headers)).toEqual([status, etag]);
+      };
+
+      await served({ 'if-match': etag });
+      await served({ 'if-match': `"other", ${etag}` });
+      await served({ 'if-match': '*' });
+      await failed({ 'if-match': '"other"' });
+      // If-Match compares strongly (RFC 9110 §13.1.1): a weak tag never matches.
+      await failed({ 'if-match': `W/${etag}` });
+      await served({ 'if-unmodified-since': new Date(createdAt).toUTCString() });
+      await served({ 'if-unmodified-since': 'not a date' });
+      await failed({ 'if-unmodified-since': new Date(createdAt - 60_000).toUTCString() });
+      // If-Match decides when both are sent (§13.1.4).
+      await served({ 'if-match': etag, 'if-unmodified-since': new Date(createdAt - 60_000).toUTCString() });
+      // A failed precondition comes before a range or a revalidation.
+      await failed({ 'if-match': '"other"', range: 'bytes=0-3' });
+      await failed({ 'if-match': '"other"', 'if-none-match': etag });
+      await served({ 'if-match': etag, range: 'bytes=0-3' }, 206);
+      // The refused requests counted nothing: one download for each of the six 200s and the 206 from the first byte.
+      expect((await countsOf(file.id)).downloads).toBe(7);
     });
 
     it('answers a resumed download (If-Range) with the range only while the tag still names these bytes', async () => {

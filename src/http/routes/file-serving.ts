@@ -52,9 +52,12 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
   };
   // A file's bytes never change after upload, so its ID is as strong a validator as its digest.
   const etag = `"${file.sha256 ?? file.id}"`;
+  // ...and the upload time is when they were last modified, to the second an HTTP date can say.
+  const lastModified = new Date(file.createdAt).toUTCString();
   const active = isActiveContent(file.mimeType);
   reply
     .header('ETag', etag)
+    .header('Last-Modified', lastModified)
     .header('Accept-Ranges', 'bytes')
     .header('X-Content-Type-Options', 'nosniff')
     // Even if a browser were to render the bytes, they get no script and no access to this origin.
@@ -63,7 +66,12 @@ async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: Fastif
     .header('Content-Disposition', contentDisposition(active ? 'attachment' : disposition, file.name))
     .type(servedContentType(file.mimeType));
 
-  if (notModified(request, etag)) {
+  // The preconditions in the order of RFC 9110 §13.2.2: If-Match, If-Unmodified-Since, then the
+  // revalidations, then If-Range. A client that asks for these bytes only (a resumer, a sync tool)
+  // gets no others and is not counted.
+  const failed = failedPrecondition(request, etag, lastModified);
+  if (failed) return sendError(request, dropFileHeaders(reply), 412, failed);
+  if (notModified(request, etag, lastModified)) {
     await counted();
     return reply.code(304).send();
   }
@@ -110,21 +118,48 @@ function bytesPolicy(mimeType: string): string {
 }
 
 /**
- * Whether `If-None-Match` names `etag` (or any version): the answer is then a 304. The comparison is
- * weak (RFC 9110 §13.1.2), so a cache that marked the tag weak still revalidates.
+ * Why the request's If-Match or If-Unmodified-Since does not hold, or null when they hold or are
+ * absent. If-Match compares strongly (RFC 9110 §13.1.1) and decides alone when sent (§13.1.4); a
+ * date that cannot be read is ignored.
  */
-function notModified(request: FastifyRequest, etag: string): boolean {
+function failedPrecondition(request: FastifyRequest, etag: string, lastModified: string): string | null {
+  const ifMatch = request.headers['if-match'];
+  if (ifMatch !== undefined) {
+    return ifMatch.split(',').some((tag) => tag.trim() === '*' || tag.trim() === etag) ? null : "`If-Match` does not name the file's ETag";
+  }
+  const since = httpDate(request.headers['if-unmodified-since']);
+  return since !== null && Date.parse(lastModified) > since ? '`If-Unmodified-Since` is before the file was uploaded' : null;
+}
+
+/**
+ * Whether the client's copy is current: `If-None-Match` names `etag` (or any version), or, only
+ * when that header is absent (RFC 9110 §13.1.3), `If-Modified-Since` is not before `lastModified`. The
+ * tag comparison is weak (§13.1.2), so a cache that marked the tag weak still revalidates.
+ */
+function notModified(request: FastifyRequest, etag: string, lastModified?: string): boolean {
   const inm = request.headers['if-none-match'];
-  return Boolean(inm && inm.split(',').some((tag) => {
-    const named = tag.trim();
-    return named === '*' || (named.startsWith('W/') ? named.slice(2) : named) === etag;
-  }));
+  if (inm !== undefined) {
+    return inm.split(',').some((tag) => {
+      const named = tag.trim();
+      return named === '*' || (named.startsWith('W/') ? named.slice(2) : named) === etag;
+    });
+  }
+  const since = httpDate(request.headers['if-modified-since']);
+  return lastModified !== undefined && since !== null && Date.parse(lastModified) <= since;
+}
+
+/** An HTTP date header as milliseconds, or null when absent or unreadable (then ignored, RFC 9110 §13.1.3). */
+function httpDate(value: string | undefined): number | null {
+  if (!value) return null;
+  const time = Date.parse(value);
+  return Number.isNaN(time) ? null : time;
 }
 
 /**
  * Whether a Range may be answered: without `If-Range`, or with one that matches `etag` strongly
- * (RFC 9110 §13.1.5). A weak tag or a date never matches (no Last-Modified is sent), so a client
- * resuming a download of other bytes gets the whole file instead of a piece to splice onto its copy.
+ * (RFC 9110 §13.1.5). A weak tag or a date never matches (a date names a second, not the bytes: an
+ * address may name other bytes uploaded in the same second), so a client resuming a download of
+ * other bytes gets the whole file instead of a piece to splice onto its copy.
  */
 function rangeStillValid(request: FastifyRequest, etag: string): boolean {
   const ifRange = request.headers['if-range'];
@@ -183,7 +218,7 @@ function byteResponses(whole: string) {
   return {
     200: bytes(whole),
     206: bytes('The byte range asked for with `Range` (one range), with `Content-Range`'),
-    304: noBody("Not modified: `If-None-Match` names the file's ETag"),
+    304: noBody("Not modified: `If-None-Match` names the file's ETag, or without it `If-Modified-Since` is not before the upload"),
   };
 }
 
