@@ -106,6 +106,11 @@ describe('the API reference at /api/docs', () => {
     expect(again.headers.get('content-length')).toBeNull();
     const head = await fetch(url, { method: 'HEAD', headers: { 'if-none-match': etag! } });
     expect([head.status, head.headers.get('content-length')]).toEqual([304, null]);
+    // The header is a list, compared weakly (RFC 9110 §13.1.2): a proxy that compressed the bundle
+    // and weakened the tag it kept still revalidates.
+    const weakened = await fetch(url, { headers: { 'if-none-match': `"older", W/${etag}` } });
+    expect(weakened.status).toBe(304);
+    expect((await fetch(url, { headers: { 'if-none-match': '"older"' } })).status).toBe(200);
   });
 
   it('describes its own routes in the OpenAPI document, as every /api route', async () => {

@@ -6,6 +6,7 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { FastifyApiReferenceOptions } from '@scalar/fastify-api-reference';
 import type { RouteModule } from '../route-module.ts';
 import { bytes, html, noBody, redirect } from '../responses.ts';
+import { notModified } from '../conditional-requests.ts';
 
 /** Where the API reference lives; `/api/docs` redirects to the page at `/api/docs/`. */
 export const API_DOCS_PREFIX = '/api/docs';
@@ -108,7 +109,7 @@ export const apiDocsRoutes: RouteModule = async (app) => {
     if (request.routeOptions.url === BUNDLE && typeof payload === 'string' && reply.statusCode === 200) {
       const { etag, gzipped } = await formsOf(payload);
       reply.header('ETag', etag).header('Cache-Control', 'no-cache').header('Vary', 'Accept-Encoding');
-      if (request.headers['if-none-match'] === etag) {
+      if (notModified(request, etag)) {
         reply.code(304);
         // No body and no length (RFC 9110 §8.6), for HEAD as for GET: an empty string would be sent
         // with `Content-Length: 0`.
