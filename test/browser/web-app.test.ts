@@ -582,11 +582,15 @@ describe('the web app in Chromium', () => {
     // Webhooks and the uploader apps tab.
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await page.getByRole('textbox', { name: /^Name\b/ }).fill('Chat notifier');
-    await page.getByLabel('Receiver URL').fill('https://hooks.example.test/hoard');
+    await page.getByLabel('Receiver URL').fill('https://relay:pass-w0rd@hooks.example.test/hoard');
     await page.getByRole('button', { name: 'Add webhook' }).click();
     const hookSecret = (await page.getByTestId('secret-value').textContent())!;
     expect(hookSecret).toMatch(/^whsec_/);
-    await page.getByTestId('webhook-row').filter({ hasText: 'Chat notifier' }).waitFor();
+    const hookRow = page.getByTestId('webhook-row').filter({ hasText: 'Chat notifier' });
+    await hookRow.waitFor();
+    // The receiver's password is not shown on screen, not even in the cell's tooltip.
+    const receiver = hookRow.getByRole('cell').nth(1);
+    expect([await receiver.textContent(), await receiver.getAttribute('title')]).toEqual(['https://relay:••••@hooks.example.test/hoard', 'https://relay:••••@hooks.example.test/hoard']);
     await shot('15-integrations-webhooks');
     await page.getByRole('button', { name: 'I have stored it' }).click();
     await page.getByRole('button', { name: 'Send test' }).click();

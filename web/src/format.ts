@@ -74,3 +74,19 @@ export function bucketLabel(key: string): string {
 export function pluralize(count: number, one: string, many = `${one}s`): string {
   return `${count.toLocaleString()} ${count === 1 ? one : many}`;
 }
+
+/**
+ * A webhook receiver's URL as the app shows it: a password in it (Basic credentials the receiver
+ * asks for) hidden like any other secret on screen; the API keeps and returns the URL as given.
+ */
+export function withHiddenPassword(url: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url);
+  if (!scheme) return url;
+  const rest = url.slice(scheme[0].length);
+  const authority = rest.slice(0, rest.search(/[/?#]|$/));
+  // The userinfo ends at the authority's last `@`, as a URL parser reads it; the password after its first `:`.
+  const at = authority.lastIndexOf('@');
+  const colon = authority.indexOf(':');
+  if (at < 0 || colon < 0 || colon > at || colon === at - 1) return url;
+  return `${scheme[0]}${authority.slice(0, colon + 1)}••••${rest.slice(at)}`;
+}

@@ -1,6 +1,6 @@
 import { Fragment, useMemo, useState } from 'react';
 import { del, get, patch, post } from '../api.ts';
-import { formatDateTime, fromLocalInput } from '../format.ts';
+import { formatDateTime, fromLocalInput, withHiddenPassword } from '../format.ts';
 import { useSession } from '../session.tsx';
 import { Badge, CopyButton, DataTable, Empty, ErrorNote, Loading, SecretReveal, TabbedPage, useAction, useConfirm, useFocusAfterRemoval, useLoad, useSubmit, useToast } from '../ui.tsx';
 import type { Delivery, Scope, TokenRecord, UploadProfile, Webhook } from '@api';
@@ -293,8 +293,8 @@ function WebhooksSection() {
               <Fragment key={hook.id}>
                 <tr data-testid="webhook-row" data-item-key={hook.id}>
                   <td>{hook.name}</td>
-                  <td className="truncate-cell" title={hook.url}>
-                    {hook.url}
+                  <td className="truncate-cell" title={withHiddenPassword(hook.url)}>
+                    {withHiddenPassword(hook.url)}
                   </td>
                   <td>
                     <label className="switch">

@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { withHiddenPassword } from '../../web/src/format.ts';
+
+describe("the web app's display of a webhook receiver", () => {
+  it('hides the password of the URL, wherever the userinfo ends', () => {
+    expect(withHiddenPassword('https://relay:pass-w0rd@hooks.example.test/hoard')).toBe('https://relay:••••@hooks.example.test/hoard');
+    // A parser takes the authority's last `@` as the end of the userinfo: what stands before it is password.
+    expect(withHiddenPassword('https://relay:p@ss:w@hooks.example.test:8443/a@b?c@d')).toBe('https://relay:••••@hooks.example.test:8443/a@b?c@d');
+    expect(withHiddenPassword('http://:only-password@hooks.example.test')).toBe('http://:••••@hooks.example.test');
+  });
+
+  it('leaves a URL without a password as it is', () => {
+    for (const url of ['https://hooks.example.test/hoard', 'https://relay@hooks.example.test/', 'https://relay:@hooks.example.test/', 'https://hooks.example.test:8443/a@b', 'https://hooks.example.test/?to=a:b@c', 'https://hooks.example.test#a:b@c']) {
+      expect(withHiddenPassword(url), url).toBe(url);
+    }
+  });
+});
