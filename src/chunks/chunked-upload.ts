@@ -566,6 +566,11 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
     }
     if (accountLeft) throw accountGone();
     if (error instanceof StorageUploadGoneError) throw conflict('The parts of this upload are no longer stored (an earlier completion was interrupted); start a new upload');
+    // A refusal the client could otherwise take for one to mend and complete again (a type, a
+    // quota, a size) says that the session went with it (docs/decisions.md, "A failed completion").
+    if (assembled && error instanceof AppError && (error.kind === 'invalid' || error.kind === 'too_large')) {
+      throw new AppError(error.kind, `${/[.!?…]$/.test(error.message) ? error.message : `${error.message}.`} This upload has ended; start a new one.`);
+    }
     throw error;
   }
 }

@@ -907,6 +907,8 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       const answer = await complete(caller, uploadId, { parts: [{ PartNumber: 1, ETag: short }] });
       expect(answer.status).toBe(400);
       expect(answer.body.error).toMatch(/declared/);
+      // Mended by sending the part again: nothing says the upload has ended.
+      expect(answer.body.error).not.toMatch(/ended/);
       expect(await fileCount(user.userId)).toBe(0);
       const full = etagOf(await putPart(caller, uploadId, 1, Buffer.from('1234567890')));
       const done = await complete(caller, uploadId, { parts: [{ PartNumber: 1, ETag: full }] });
@@ -927,6 +929,9 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       const overQuota = await complete(caller, uploadId, { parts: [{ PartNumber: 1, ETag: etag }] });
       expect(overQuota.status).toBe(413);
       expect(overQuota.body.error).toMatch(/quota/);
+      // The parts are gone into the refused object: the answer says the upload has ended, and it has.
+      expect(overQuota.body.error).toMatch(/This upload has ended; start a new one/);
+      expect((await complete(caller, uploadId, { parts: [{ PartNumber: 1, ETag: etag }] })).status).toBe(404);
       expect(await fileCount(user.userId)).toBe(0);
       expect(await server.ctx.storage.stat(fileKey)).toBeNull();
       const usage = await server.ctx.db.selectFrom('users').select('usedBytes').where('id', '=', user.userId).executeTakeFirstOrThrow();
@@ -938,6 +943,7 @@ describe.each(storageKinds)('chunked uploads on %s storage', (kind) => {
       const lieAnswer = await complete(caller, lie, { parts: [{ PartNumber: 1, ETag: etagOf(await putPart(caller, lie, 1, zip)) }] });
       expect(lieAnswer.status).toBe(400);
       expect(lieAnswer.body.error).toMatch(/does not match/);
+      expect(lieAnswer.body.error).toMatch(/This upload has ended; start a new one/);
       expect(await fileCount(user.userId)).toBe(0);
       expect(await server.ctx.storage.stat(lieKey)).toBeNull();
     });

@@ -23,6 +23,8 @@ const initBody = z.strictObject({
   copyFormat: z.unknown().optional(),
 });
 
+// A part entry may carry more than these two fields, as the S3 SDKs' CompletedPart does (its
+// checksums): they are ignored, since a part is known by its ETag (docs/decisions.md, "A failed completion").
 const partEntry = z.object({ PartNumber: z.number().int(), ETag: z.string().min(1).max(200) });
 // Strict, as the start's body is: a field completion cannot act on (a new name, an expiry) is a 400,
 // not silently ignored ("Profile, folder and naming cannot change", spec).
