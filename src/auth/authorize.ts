@@ -110,8 +110,8 @@ async function withAccess(db: Db, via: Principal['via'], { listingVersion, ...us
  * The token, its owner and the owner's roles in one round trip: one row per role that applies
  * (Everyone, and each assigned role), so a database on the network costs one query per request.
  */
-const tokenWithAccess = compiledOnce((db: Db, secretHash: string) =>
-  db
+function tokenWithAccess(db: Db, secretHash: string) {
+  return db
     .selectFrom('apiTokens')
     .innerJoin('users', 'users.id', 'apiTokens.userId')
     .crossJoin('roles')
@@ -131,14 +131,28 @@ const tokenWithAccess = compiledOnce((db: Db, secretHash: string) =>
     ])
     .where('apiTokens.secretHash', '=', secretHash)
     .where('users.suspendedAt', 'is', null)
-    .where((eb) => eb.or([eb('roles.systemKey', '=', 'everyone'), eb('userRoles.userId', 'is not', null)]))
+    .where((eb) => eb.or([eb('roles.systemKey', '=', 'everyone'), eb('userRoles.userId', 'is not', null)]));
+}
+
+/**
+ * Only a token neither revoked nor expired at `now`, as the database finds it: a lapsed secret then
+ * costs what an unknown one does, no rows sent or read, and the time of its 401 does not tell that
+ * it was once real.
+ */
+const usableToken = compiledOnce((db: Db, secretHash: string, now: number) =>
+  tokenWithAccess(db, secretHash)
+    .where('apiTokens.revokedAt', 'is', null)
+    .where((eb) => eb.or([eb('apiTokens.expiresAt', 'is', null), eb('apiTokens.expiresAt', '>', now)]))
     .modifyEnd(prepared),
 );
 
+/** A token in any state, for the completion routes, whose 403 names a lapsed one (spec, Errors). */
+const anyToken = compiledOnce((db: Db, secretHash: string) => tokenWithAccess(db, secretHash).modifyEnd(prepared));
+
 async function namedTokenPrincipal(db: Db, secret: string, finalizesUpload: boolean): Promise<Principal | null> {
-  const { rows } = await db.executeQuery(tokenWithAccess(db, sha256Hex(secret)));
-  const row = rows[0];
   const now = Date.now();
+  const { rows } = await db.executeQuery(finalizesUpload ? anyToken(db, sha256Hex(secret)) : usableToken(db, sha256Hex(secret), now));
+  const row = rows[0];
   if (!row) return null;
   if (tokenStatus(row, now) !== 'active') {
     if (finalizesUpload && parseScopes(row.scopes).includes('files:upload') && (await uploadBegunBefore(db, row.id, Math.min(row.revokedAt ?? Infinity, row.expiresAt ?? Infinity)))) {
