@@ -1,6 +1,8 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { Executor } from '../db/account-scope.ts';
+import type { Db } from '../db/database.ts';
+import type { AlsoInTransaction } from '../db/also.ts';
 import { newId } from '../db/ids.ts';
 import { randomSecret } from '../auth/secrets.ts';
 import { invalid, notFound } from '../errors.ts';
@@ -13,15 +15,19 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 /** The longest note on an invite, in characters. */
 export const INVITE_NOTE_LENGTH = 200;
 
-export async function createInvite(db: Executor, createdBy: string, options: { expiresAt?: Date | undefined; note?: string | null } = {}): Promise<Invite> {
+export async function createInvite(db: Db, createdBy: string, options: { expiresAt?: Date | undefined; note?: string | null } = {}, also?: AlsoInTransaction<Invite>): Promise<Invite> {
   const now = Date.now();
   const expires = options.expiresAt ? options.expiresAt.getTime() : now + INVITE_LIFETIME_DAYS * 24 * 3600 * 1000;
   if (expires <= now) throw invalid('expiresAt: must be in the future');
   const note = options.note ?? null;
   const row = { id: newId(), code: randomSecret(12), createdBy, createdAt: now, expiresAt: expires, usedAt: null, usedBy: null, note };
-  await db.insertInto('invites').values(row).execute();
-  const maker = await db.selectFrom('users').select(['id', 'email']).where('id', '=', createdBy).executeTakeFirst();
-  return { id: row.id, code: row.code, createdAt: iso(now)!, expiresAt: iso(expires)!, usedAt: null, createdBy: maker ?? null, usedBy: null, note };
+  return db.transaction().execute(async (trx) => {
+    await trx.insertInto('invites').values(row).execute();
+    const maker = await trx.selectFrom('users').select(['id', 'email']).where('id', '=', createdBy).executeTakeFirst();
+    const invite = { id: row.id, code: row.code, createdAt: iso(now)!, expiresAt: iso(expires)!, usedAt: null, createdBy: maker ?? null, usedBy: null, note };
+    if (also) await also(trx, invite);
+    return invite;
+  });
 }
 
 /** Every invite, newest first, with who made it and who registered with it (an administrator handing out many tells them apart by these). */
@@ -55,10 +61,13 @@ export async function withdrawInvitesOf(db: Executor, userId: string): Promise<v
 }
 
 /** Withdraws an invite; returns its note, for the administration log. */
-export async function deleteInvite(db: Executor, id: string): Promise<{ note: string | null }> {
-  const invite = await db.deleteFrom('invites').where('id', '=', id).returning('note').executeTakeFirst();
-  if (!invite) throw notFound('Invite not found');
-  return invite;
+export async function deleteInvite(db: Db, id: string, also?: AlsoInTransaction<{ note: string | null }>): Promise<{ note: string | null }> {
+  return db.transaction().execute(async (trx) => {
+    const invite = await trx.deleteFrom('invites').where('id', '=', id).returning('note').executeTakeFirst();
+    if (!invite) throw notFound('Invite not found');
+    if (also) await also(trx, invite);
+    return invite;
+  });
 }
 
 const UNUSABLE = 'inviteCode: the invite code is unknown, used or expired';

@@ -1,4 +1,5 @@
 import type { Db, Dialect } from '../db/database.ts';
+import type { AlsoInTransaction } from '../db/also.ts';
 import { newId } from '../db/ids.ts';
 import { parsePermissions } from '../auth/roles.ts';
 import { hasPermission, type Permission, type PermissionSet } from '../auth/permissions.ts';
@@ -21,12 +22,6 @@ function toView(row: RoleRow): Role {
   };
 }
 
-/** One role, or null when there is none of that ID. */
-export async function findRole(db: Db, id: string): Promise<Role | null> {
-  const row = await db.selectFrom('roles').selectAll().where('id', '=', id).executeTakeFirst();
-  return row ? toView(row) : null;
-}
-
 export async function listRoles(db: Db): Promise<Role[]> {
   const rows = await db.selectFrom('roles').selectAll().execute();
   return rows.map(toView).sort(rolesInOrder);
@@ -41,13 +36,16 @@ async function assertNameFree(db: Db, name: string, exceptId?: string): Promise<
   if (roles.some((role) => role.id !== exceptId && sameName(role.name, name))) throw conflict('A role with this name already exists');
 }
 
-export async function createRole(db: Db, actor: PermissionSet, input: { name: string; permissions: Permission[] }): Promise<Role> {
+export async function createRole(db: Db, actor: PermissionSet, input: { name: string; permissions: Permission[] }, also?: AlsoInTransaction<Role>): Promise<Role> {
   assertCanGrant(actor, input.permissions);
   const name = input.name.trim();
   await assertNameFree(db, name);
   const now = Date.now();
   const row = { id: newId(), name, systemKey: null, permissions: JSON.stringify([...new Set(input.permissions)].sort()), createdAt: now, updatedAt: now };
-  await db.insertInto('roles').values(row).execute();
+  await db.transaction().execute(async (trx) => {
+    await trx.insertInto('roles').values(row).execute();
+    if (also) await also(trx, toView(row));
+  });
   return toView(row);
 }
 
@@ -57,6 +55,7 @@ export async function updateRole(
   actor: PermissionSet,
   id: string,
   changes: { name?: string | undefined; permissions?: Permission[] | undefined },
+  also?: AlsoInTransaction<{ before: Role; after: Role }>,
 ): Promise<Role> {
   const row = await db.selectFrom('roles').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw notFound('Role not found');
@@ -79,15 +78,16 @@ export async function updateRole(
     if (set.permissions !== undefined) await serializeAdministration(trx, dialect);
     await trx.updateTable('roles').set(set).where('id', '=', id).execute();
     if (set.permissions !== undefined) await assertAdministratorRemains(trx);
+    if (also) await also(trx, { before: toView(row), after: toView({ ...row, ...set }) });
   });
   return toView({ ...row, ...set });
 }
 
 /**
  * Deleting a role takes its permissions away from its holders: the actor must hold them all.
- * Returns the role as it was, for the administration log.
+ * Returns the role as it was.
  */
-export async function deleteRole(db: Db, dialect: Dialect, actor: PermissionSet, id: string): Promise<Role> {
+export async function deleteRole(db: Db, dialect: Dialect, actor: PermissionSet, id: string, also?: AlsoInTransaction<Role>): Promise<Role> {
   const row = await db.selectFrom('roles').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw notFound('Role not found');
   if (row.systemKey !== null) throw invalid('Built-in roles cannot be deleted');
@@ -96,6 +96,7 @@ export async function deleteRole(db: Db, dialect: Dialect, actor: PermissionSet,
     await serializeAdministration(trx, dialect);
     await trx.deleteFrom('roles').where('id', '=', id).execute();
     await assertAdministratorRemains(trx);
+    if (also) await also(trx, toView(row));
   });
   return toView(row);
 }

@@ -1,5 +1,8 @@
 import { Secret, TOTP } from 'otpauth';
 import type { Db, Dialect } from '../db/database.ts';
+import type { Transaction } from 'kysely';
+import type { Database } from '../db/schema.ts';
+import type { AlsoInTransaction } from '../db/also.ts';
 import { lockAccountRow } from '../db/locks.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
@@ -172,11 +175,12 @@ export async function regenerateRecoveryCodes(deps: Deps, userId: string, passwo
  * administrator helping a locked-out user (DELETE /api/users/{id}/two-factor, the CLI). Named tokens
  * and the legacy credential are not touched (spec, Authentication 10).
  */
-export async function resetTwoFactor(db: Db, userId: string): Promise<void> {
+export async function resetTwoFactor(db: Db, userId: string, also?: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx.updateTable('users').set({ totpSecretSealed: null, totpPendingSealed: null, totpLastStep: null, updatedAt: Date.now() }).where('id', '=', userId).execute();
     await forAccount(trx, userId).deleteFrom('recoveryCodes').execute();
     await forAccount(trx, userId).deleteFrom('signInTickets').execute();
+    if (also) await also(trx);
   });
   // Wrong codes counted on the account (until a code step succeeds) would hold the sign-in the
   // reset is for: they go, from every address.
@@ -191,13 +195,12 @@ export async function resetTwoFactor(db: Db, userId: string): Promise<void> {
  * users would drop its second factor without it.
  */
 /** Returns the account's email, for the administration log. */
-export async function resetTwoFactorAsAdmin(db: Db, actor: { id: string; permissions: PermissionSet }, userId: string): Promise<{ email: string }> {
+export async function resetTwoFactorAsAdmin(db: Db, actor: { id: string; permissions: PermissionSet }, userId: string, also?: AlsoInTransaction<{ email: string }>): Promise<void> {
   if (actor.id === userId) throw invalid('You cannot turn off your own two-factor from the administration: turn it off in your account settings, with your password');
   const user = await findUserById(db, userId);
   if (!user) throw notFound('User not found');
   await assertCanManage(db, actor.permissions, userId);
-  await resetTwoFactor(db, userId);
-  return { email: user.email };
+  await resetTwoFactor(db, userId, also && ((trx) => also(trx, { email: user.email })));
 }
 
 /** The password step's answer when two-factor is on: a ticket for the code step, and no session. */

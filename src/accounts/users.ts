@@ -4,6 +4,7 @@ import type { Db, Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { lockAccountRow } from '../db/locks.ts';
 import { inBatches } from '../db/batches.ts';
+import type { AlsoInTransaction } from '../db/also.ts';
 import { newId, randomLowerAlnum } from '../db/ids.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { loadAccess, parsePermissions, roleIdBySystemKey, type RoleSummary } from '../auth/roles.ts';
@@ -314,6 +315,7 @@ export async function createUserAsAdmin(
   dialect: Dialect,
   actor: PermissionSet,
   input: { email: string; password: string; name?: string | undefined; roleIds?: string[] | undefined; emailVerified?: boolean | undefined },
+  also?: AlsoInTransaction<AdminUser>,
 ): Promise<AdminUser> {
   const roleIds = input.roleIds ?? [];
   assertCanGrant(actor, await permissionsOfRoles(db, roleIds, true));
@@ -321,7 +323,9 @@ export async function createUserAsAdmin(
   const user = await db.transaction().execute(async (trx) => {
     await serializeAccountCreation(trx, dialect);
     // An administrator creating the account vouches for the address.
-    return insertAccount(trx, { ...input, emailVerified: input.emailVerified ?? true, roleIds }, passwordHash);
+    const made = await insertAccount(trx, { ...input, emailVerified: input.emailVerified ?? true, roleIds }, passwordHash);
+    if (also) await also(trx, await getUserForAdmin(trx, made.id));
+    return made;
   });
   return getUserForAdmin(db, user.id);
 }
@@ -340,6 +344,7 @@ export async function updateUserAsAdmin(
     password?: string | undefined;
     suspended?: boolean | undefined;
   },
+  also?: AlsoInTransaction<{ before: AdminUser; after: AdminUser }>,
 ): Promise<AdminUser> {
   if (changes.suspended !== undefined && actor.id === id) throw invalid('suspended: you cannot suspend your own account');
   // One's own address, like one's own password, changes in one's account settings, with the password.
@@ -388,6 +393,7 @@ export async function updateUserAsAdmin(
   const passwordHash = changes.password === undefined ? undefined : await hashPassword(changes.password);
   await db.transaction().execute(async (trx) => {
     if (changes.roleIds !== undefined) await serializeAdministration(trx, dialect);
+    const before = also ? await getUserForAdmin(trx, id) : null;
     const set: Partial<{ name: string; email: string; emailVerified: number; quotaBytes: number | null; passwordHash: string; updatedAt: number }> = { updatedAt: Date.now() };
     if (changes.name !== undefined) set.name = changes.name.trim();
     if (changes.email !== undefined) {
@@ -409,6 +415,7 @@ export async function updateUserAsAdmin(
       await assertAdministratorRemains(trx);
     }
     if (changes.suspended !== undefined) await setSuspended(trx, dialect, id, changes.suspended);
+    if (also) await also(trx, { before: before!, after: await getUserForAdmin(trx, id) });
   });
   // Who forgot a password has often locked the sign-in by trying: the new one works at once, from
   // every address (their failures on the account go; those counted on an address alone stay).
@@ -439,18 +446,20 @@ async function setSuspended(trx: Transaction<Database>, dialect: Dialect, id: st
   if (suspended) await forAccount(trx, id).deleteFrom('sessions').execute();
 }
 
-export async function deleteUserAsAdmin(db: Db, dialect: Dialect, actor: { id: string; permissions: PermissionSet }, id: string): Promise<void> {
+/** `also` is given the account as it stood before its files began to go, with the account's deletion. */
+export async function deleteUserAsAdmin(db: Db, dialect: Dialect, actor: { id: string; permissions: PermissionSet }, id: string, also?: AlsoInTransaction<AdminUser>): Promise<void> {
   if (actor.id === id) throw invalid('You cannot delete your own account from the administration');
-  if (!(await findUserById(db, id))) throw notFound('User not found');
+  const before = await findUserForAdmin(db, id);
+  if (!before) throw notFound('User not found');
   await assertCanManage(db, actor.permissions, id);
-  await deleteAccount(db, dialect, id);
+  await deleteAccount(db, dialect, id, also && ((trx) => also(trx, before)));
 }
 
 /**
  * The account and everything it owns, once the caller was allowed to delete it (an administrator,
  * or the account itself with its password). Refused (409) where no administrator would remain.
  */
-export async function deleteAccount(db: Db, dialect: Dialect, id: string): Promise<void> {
+export async function deleteAccount(db: Db, dialect: Dialect, id: string, also?: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
   // Before any file goes, the account gives up its roles, under the same check its deletion makes:
   // a deletion that would leave no administrator is refused (409) here, with the account whole.
   // Two administrators deleting each other at once: the second is refused here, not after its
@@ -485,6 +494,7 @@ export async function deleteAccount(db: Db, dialect: Dialect, id: string): Promi
     const now = Date.now();
     await scheduleStorageDeletes(trx, storageKeysOf(files), now);
     await scheduleSessionStorageAbort(trx, openSessions, now);
+    if (also) await also(trx);
     return true;
   });
   if (!deleted) throw notFound('User not found');

@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import type { Executor } from '../db/account-scope.ts';
 import { newId } from '../db/ids.ts';
 import type { AdminActionKind, AdminActionPage, AdminChange, AdminUser, Role } from '../api/admin.ts';
@@ -18,28 +17,24 @@ export interface AdminActionEntry {
 }
 
 /**
- * Records a change once it is made. A failure to record is logged, not answered: the change stands,
- * and an error would have the administrator make it again. So a record may be missing (the process
- * stopped between the two writes), but none tells of a change that was not made.
+ * Writes the record of a change in the change's own transaction (`trx`): the change and its record
+ * commit together or not at all, so none is missing after the process stops, and none tells of a
+ * change that was not made. A record that cannot be written fails the change with it.
  */
-export async function recordAdminAction(db: Executor, log: Logger, entry: AdminActionEntry): Promise<void> {
-  try {
-    await db
-      .insertInto('adminActions')
-      .values({
-        id: newId(),
-        actorId: entry.actor.id,
-        actorEmail: entry.actor.email,
-        action: entry.action,
-        targetId: entry.target.id,
-        targetLabel: entry.target.label,
-        changes: entry.changes && entry.changes.length > 0 ? JSON.stringify(entry.changes) : null,
-        createdAt: Date.now(),
-      })
-      .execute();
-  } catch (error) {
-    log.error({ err: error, action: entry.action, targetId: entry.target.id }, 'could not write an administrator change to the administration log');
-  }
+export async function recordAdminAction(trx: Executor, entry: AdminActionEntry): Promise<void> {
+  await trx
+    .insertInto('adminActions')
+    .values({
+      id: newId(),
+      actorId: entry.actor.id,
+      actorEmail: entry.actor.email,
+      action: entry.action,
+      targetId: entry.target.id,
+      targetLabel: entry.target.label,
+      changes: entry.changes && entry.changes.length > 0 ? JSON.stringify(entry.changes) : null,
+      createdAt: Date.now(),
+    })
+    .execute();
 }
 
 export interface AdminActionQuery {

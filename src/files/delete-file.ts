@@ -1,3 +1,5 @@
+import type { Transaction } from 'kysely';
+import type { Database } from '../db/schema.ts';
 import type { AppContext } from '../context.ts';
 import { forAccount } from '../db/account-scope.ts';
 import { lockAccountRow } from '../db/locks.ts';
@@ -8,9 +10,9 @@ import { cancelMediaWork } from '../media/media-jobs.ts';
 /**
  * Removes a file: record, tags and quota charge in one transaction, then its bytes. If the bytes
  * cannot be removed now, a durable job keeps trying, so nothing is left behind.
- * Returns false when the account has no such file.
+ * Returns false when the account has no such file. `also` is committed with the record's removal.
  */
-export async function deleteFileRecord(ctx: AppContext, userId: string, fileId: string): Promise<boolean> {
+export async function deleteFileRecord(ctx: AppContext, userId: string, fileId: string, also?: (trx: Transaction<Database>) => Promise<void>): Promise<boolean> {
   const storageKeys = await ctx.db.transaction().execute(async (trx) => {
     await lockAccountRow(trx, ctx.dialect, userId);
     const account = forAccount(trx, userId);
@@ -23,6 +25,7 @@ export async function deleteFileRecord(ctx: AppContext, userId: string, fileId: 
     for (const key of keys) await scheduleStorageDelete(trx, key, Date.now() + 60_000);
     await cancelExpiry(trx, fileId);
     await cancelMediaWork(trx, fileId);
+    if (also) await also(trx);
     return keys;
   });
   if (storageKeys === null) return false;

@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.ts';
 import type { Db } from '../db/database.ts';
+import type { AlsoInTransaction } from '../db/also.ts';
 import { forAccount } from '../db/account-scope.ts';
 import { invalid, notFound } from '../errors.ts';
 import { deleteFileRecord } from '../files/delete-file.ts';
@@ -104,19 +105,36 @@ export async function findReported(db: Db, address: string): Promise<ReportedCon
  * bytes (src/files/delete-file.ts). Not of an account holding a permission the actor lacks, which
  * the actor may not change either (docs/decisions.md, Administration). Returns what it was, for the logs.
  */
-export async function takeDownFile(ctx: AppContext, actor: PermissionSet, fileId: string, reason: string | null): Promise<{ owner: ReportedContent['owner']; name: string; size: number }> {
+export async function takeDownFile(
+  ctx: AppContext,
+  actor: PermissionSet,
+  fileId: string,
+  reason: string | null,
+  also?: AlsoInTransaction<{ owner: ReportedContent['owner']; name: string; size: number }>,
+): Promise<{ owner: ReportedContent['owner']; name: string; size: number }> {
   const found = await findById(ctx.db, fileId);
   if (!found) throw notFound('File not found');
   await assertCanManage(ctx.db, actor, found.file.userId);
   const owner = await ownerOf(ctx.db, found.file.userId);
-  if (!(await deleteFileRecord(ctx, found.file.userId, fileId))) throw notFound('File not found');
-  // The owner is told, not left to find the file gone.
-  await addNotice(ctx.db, owner.id, { kind: 'file.take-down', subject: found.file.name, reason });
-  return { owner, name: found.file.name, size: found.file.size };
+  const taken = { owner, name: found.file.name, size: found.file.size };
+  const removed = await deleteFileRecord(ctx, found.file.userId, fileId, async (trx) => {
+    // The owner is told, not left to find the file gone: in the same transaction as the removal.
+    await addNotice(trx, owner.id, { kind: 'file.take-down', subject: found.file.name, reason });
+    if (also) await also(trx, taken);
+  });
+  if (!removed) throw notFound('File not found');
+  return taken;
 }
 
 /** Removes a short link of any account, under the same rule. Returns what it was, for the logs. */
-export async function takeDownLink(db: Db, baseUrl: string, actor: PermissionSet, linkId: string, reason: string | null): Promise<{ owner: ReportedContent['owner']; address: string; targetUrl: string }> {
+export async function takeDownLink(
+  db: Db,
+  baseUrl: string,
+  actor: PermissionSet,
+  linkId: string,
+  reason: string | null,
+  also?: AlsoInTransaction<{ owner: ReportedContent['owner']; address: string; targetUrl: string }>,
+): Promise<{ owner: ReportedContent['owner']; address: string; targetUrl: string }> {
   const link = await db.selectFrom('shortLinks').select(['userId', 'shortCode', 'targetUrl']).where('id', '=', linkId).executeTakeFirst();
   if (!link) throw notFound('URL not found');
   await assertCanManage(db, actor, link.userId);
@@ -126,6 +144,7 @@ export async function takeDownLink(db: Db, baseUrl: string, actor: PermissionSet
     const { numDeletedRows } = await forAccount(trx, link.userId).deleteFrom('shortLinks').where('id', '=', linkId).executeTakeFirst();
     if (numDeletedRows === 0n) throw notFound('URL not found');
     await addNotice(trx, owner.id, { kind: 'link.take-down', subject: address, reason });
+    if (also) await also(trx, { owner, address, targetUrl: link.targetUrl });
   });
   return { owner, address, targetUrl: link.targetUrl };
 }

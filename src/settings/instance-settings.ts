@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Db } from '../db/database.ts';
 import type { Executor } from '../db/account-scope.ts';
+import type { AlsoInTransaction } from '../db/also.ts';
 import { registrationSchema } from '../api/accounts.ts';
 import type { InstanceSettings } from '../api/admin.ts';
 
@@ -55,12 +56,16 @@ export async function readSettings(db: Executor): Promise<InstanceSettings> {
   return instanceSettingsInput.parse(values);
 }
 
-export async function updateSettings(db: Db, changes: Partial<InstanceSettings>): Promise<InstanceSettings> {
-  await db.transaction().execute(async (trx) => {
+/** The settings before and after the change, read in its transaction. */
+export async function updateSettings(db: Db, changes: Partial<InstanceSettings>, also?: AlsoInTransaction<{ before: InstanceSettings; after: InstanceSettings }>): Promise<{ before: InstanceSettings; after: InstanceSettings }> {
+  return db.transaction().execute(async (trx) => {
+    const before = await readSettings(trx);
     for (const key of keys) {
       if (changes[key] === undefined) continue;
       await trx.updateTable('settings').set({ value: JSON.stringify(changes[key]) }).where('key', '=', key).execute();
     }
+    const outcome = { before, after: await readSettings(trx) };
+    if (also) await also(trx, outcome);
+    return outcome;
   });
-  return readSettings(db);
 }

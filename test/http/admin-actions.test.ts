@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { sql } from 'kysely';
+import { dialectUnderTest, startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { createToken, uploadFile } from '../support/uploads.ts';
 
@@ -150,6 +151,43 @@ describe('the administration log', () => {
     expect(await actionsOf(admin, admin.userId)).toEqual([]);
     expect((await actionsOf(admin, member.userId)).map((a) => a.action)).toEqual(['account.change']);
     expect(await actionsOf(admin, 'nobody-here')).toEqual([]);
+  });
+
+  it("writes each record in its change's transaction: a record the database refuses leaves the change unmade", async () => {
+    const member = await signUp(server.baseUrl);
+    const invite = (await admin.post('/api/invites', { note: 'kept' })).body.data;
+    const { registration } = (await admin.get('/api/settings')).body.data;
+    // The database itself refuses every new record of the log, as a full disk or a lost connection would.
+    if (dialectUnderTest === 'sqlite') {
+      await sql`CREATE TRIGGER "refuseAdminActions" BEFORE INSERT ON "adminActions" BEGIN SELECT RAISE(ABORT, 'the administration log refuses records'); END`.execute(server.ctx.db);
+    } else {
+      await sql`CREATE FUNCTION "refuseAdminActions"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'the administration log refuses records'; END $$`.execute(server.ctx.db);
+      await sql`CREATE TRIGGER "refuseAdminActions" BEFORE INSERT ON "adminActions" FOR EACH ROW EXECUTE FUNCTION "refuseAdminActions"()`.execute(server.ctx.db);
+    }
+    try {
+      const roleName = `Unrecorded ${Date.now()}`;
+      const failed = [
+        await admin.patch(`/api/users/${member.userId}`, { name: 'Never Renamed', quotaBytes: 5 }),
+        await admin.patch('/api/settings', { registration: registration === 'open' ? 'invite' : 'open' }),
+        await admin.post('/api/roles', { name: roleName, permissions: ['files.upload'] }),
+        await admin.delete(`/api/invites/${invite.id}`),
+        await admin.delete(`/api/users/${member.userId}`),
+      ];
+      expect(failed.map((answer) => answer.status >= 500), failed.map((answer) => answer.text).join('\n')).toEqual([true, true, true, true, true]);
+      // Nothing of any of them was made.
+      const user = (await admin.get('/api/users')).body.data.users.find((u: { id: string }) => u.id === member.userId);
+      expect([user?.name, user?.quotaBytes]).toEqual([(await member.get('/api/auth/me')).body.data.user.name, null]);
+      expect((await admin.get('/api/settings')).body.data.registration).toBe(registration);
+      expect((await admin.get('/api/roles')).body.data.roles.map((r: { name: string }) => r.name)).not.toContain(roleName);
+      expect((await admin.get('/api/invites')).body.data.invites.map((i: { id: string }) => i.id)).toContain(invite.id);
+    } finally {
+      await sql`DROP TRIGGER "refuseAdminActions"${dialectUnderTest === 'postgres' ? sql` ON "adminActions"` : sql``}`.execute(server.ctx.db);
+      if (dialectUnderTest === 'postgres') await sql`DROP FUNCTION "refuseAdminActions"()`.execute(server.ctx.db);
+    }
+    expect(await actionsOf(admin, member.userId)).toEqual([]);
+    // The same change goes through with its record once the log takes records again.
+    expect((await admin.patch(`/api/users/${member.userId}`, { name: 'Renamed Now' })).status).toBe(200);
+    expect((await actionsOf(admin, member.userId)).map((a) => a.changes)).toEqual([[{ field: 'name', from: expect.anything(), to: 'Renamed Now' }]]);
   });
 
   it('is read with audit.read in a browser session only, a page at a time', async () => {

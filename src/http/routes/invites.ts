@@ -26,17 +26,19 @@ export const inviteRoutes: RouteModule = async (app, { ctx }) => {
     { schema: { tags, operationId: 'createInvite', summary: 'Create a single-use invite code (valid 7 days unless expiresAt is given)', body: createBody, response: { 201: inviteResponse } } },
     async (request, reply) => {
       const expiresAt = request.body?.expiresAt ? instantOf(request.body.expiresAt) : undefined;
-      const invite = await createInvite(ctx.db, principalOf(request).user.id, { expiresAt, note: request.body?.note ?? null });
-      // The code is a way in: the log names the invite by its note, never by its code.
-      const changes = [{ field: 'expiresAt', to: invite.expiresAt }, ...(invite.note === null ? [] : [{ field: 'note', to: invite.note }])];
-      await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'invite.create', target: { id: invite.id, label: inviteLabel(invite.note) }, changes });
+      const invite = await createInvite(ctx.db, principalOf(request).user.id, { expiresAt, note: request.body?.note ?? null }, (trx, made) => {
+        // The code is a way in: the log names the invite by its note, never by its code.
+        const changes = [{ field: 'expiresAt', to: made.expiresAt }, ...(made.note === null ? [] : [{ field: 'note', to: made.note }])];
+        return recordAdminAction(trx, { actor: actorOf(request), action: 'invite.create', target: { id: made.id, label: inviteLabel(made.note) }, changes });
+      });
       return reply.code(201).send(ok(invite));
     },
   );
 
   app.delete('/api/invites/:id', { schema: { tags, operationId: 'deleteInvite', summary: 'Withdraw an invite', params: idParams, response: { 204: noBody('Withdrawn') } } }, async (request, reply) => {
-    const { note } = await deleteInvite(ctx.db, request.params.id);
-    await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'invite.withdraw', target: { id: request.params.id, label: inviteLabel(note) } });
+    await deleteInvite(ctx.db, request.params.id, (trx, { note }) =>
+      recordAdminAction(trx, { actor: actorOf(request), action: 'invite.withdraw', target: { id: request.params.id, label: inviteLabel(note) } }),
+    );
     return reply.code(204).send();
   });
 };

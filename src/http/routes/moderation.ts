@@ -46,10 +46,11 @@ export const moderationRoutes: RouteModule = async (app, { ctx }) => {
     },
     async (request, reply) => {
       const reason = request.body?.reason ?? null;
-      const { owner, name, size } = await takeDownFile(ctx, principalOf(request).permissions, request.params.id, reason);
+      const { owner, name } = await takeDownFile(ctx, principalOf(request).permissions, request.params.id, reason, (trx, taken) => {
+        const changes = [{ field: 'owner', from: taken.owner.email }, { field: 'size', from: taken.size }, ...reasonChange(reason)];
+        return recordAdminAction(trx, { actor: actorOf(request), action: 'file.take-down', target: { id: request.params.id, label: taken.name }, changes });
+      });
       request.log.info({ by: principalOf(request).user.id, owner: owner.id, fileId: request.params.id, name }, 'an administrator took down a file');
-      const changes = [{ field: 'owner', from: owner.email }, { field: 'size', from: size }, ...reasonChange(reason)];
-      await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'file.take-down', target: { id: request.params.id, label: name }, changes });
       return reply.code(204).send();
     },
   );
@@ -59,10 +60,11 @@ export const moderationRoutes: RouteModule = async (app, { ctx }) => {
     { schema: { tags, operationId: 'takeDownShortLink', summary: 'Delete a short link of any account; its owner is told', params: idParams, body: takeDownBody, response: { 204: noBody('Taken down') } } },
     async (request, reply) => {
       const reason = request.body?.reason ?? null;
-      const { owner, address, targetUrl } = await takeDownLink(ctx.db, ctx.config.baseUrl, principalOf(request).permissions, request.params.id, reason);
+      const { owner, targetUrl } = await takeDownLink(ctx.db, ctx.config.baseUrl, principalOf(request).permissions, request.params.id, reason, (trx, taken) => {
+        const changes = [{ field: 'owner', from: taken.owner.email }, { field: 'targetUrl', from: taken.targetUrl }, ...reasonChange(reason)];
+        return recordAdminAction(trx, { actor: actorOf(request), action: 'link.take-down', target: { id: request.params.id, label: taken.address }, changes });
+      });
       request.log.info({ by: principalOf(request).user.id, owner: owner.id, linkId: request.params.id, targetUrl }, 'an administrator took down a short link');
-      const changes = [{ field: 'owner', from: owner.email }, { field: 'targetUrl', from: targetUrl }, ...reasonChange(reason)];
-      await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'link.take-down', target: { id: request.params.id, label: address }, changes });
       return reply.code(204).send();
     },
   );

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { actorOf, principalOf, type RouteModule } from '../route-module.ts';
 import { idParams } from '../schemas.ts';
 import { allPermissions, type Permission } from '../../auth/permissions.ts';
-import { createRole, deleteRole, findRole, listRoles, updateRole } from '../../accounts/roles-admin.ts';
+import { createRole, deleteRole, listRoles, updateRole } from '../../accounts/roles-admin.ts';
 import { changesBetween, madeWith, recordAdminAction, roleFacts } from '../../audit/admin-actions.ts';
 import { noBody, ok } from '../responses.ts';
 import { nameSchema } from '../../shared/display-name.ts';
@@ -19,8 +19,9 @@ export const roleRoutes: RouteModule = async (app, { ctx }) => {
   );
 
   app.post('/api/roles', { schema: { tags, operationId: 'createRole', summary: 'Create a role', body: z.strictObject({ name: roleName, permissions: permissionList }), response: { 201: roleResponse } } }, async (request, reply) => {
-    const role = await createRole(ctx.db, principalOf(request).permissions, request.body);
-    await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'role.create', target: { id: role.id, label: role.name }, changes: madeWith(roleFacts(role)) });
+    const role = await createRole(ctx.db, principalOf(request).permissions, request.body, (trx, made) =>
+      recordAdminAction(trx, { actor: actorOf(request), action: 'role.create', target: { id: made.id, label: made.name }, changes: madeWith(roleFacts(made)) }),
+    );
     return reply.code(201).send(ok({ role }));
   });
 
@@ -28,17 +29,18 @@ export const roleRoutes: RouteModule = async (app, { ctx }) => {
     '/api/roles/:id',
     { schema: { tags, operationId: 'updateRole', summary: 'Rename a role or change its permissions', params: idParams, body: z.strictObject({ name: roleName.optional(), permissions: permissionList.optional() }), response: { 200: roleResponse } } },
     async (request) => {
-      const before = await findRole(ctx.db, request.params.id);
-      const role = await updateRole(ctx.db, ctx.dialect, principalOf(request).permissions, request.params.id, request.body);
-      const changes = before === null ? [] : changesBetween(roleFacts(before), roleFacts(role));
-      if (changes.length > 0) await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'role.change', target: { id: role.id, label: role.name }, changes });
+      const role = await updateRole(ctx.db, ctx.dialect, principalOf(request).permissions, request.params.id, request.body, async (trx, { before, after }) => {
+        const changes = changesBetween(roleFacts(before), roleFacts(after));
+        if (changes.length > 0) await recordAdminAction(trx, { actor: actorOf(request), action: 'role.change', target: { id: after.id, label: after.name }, changes });
+      });
       return ok({ role });
     },
   );
 
   app.delete('/api/roles/:id', { schema: { tags, operationId: 'deleteRole', summary: 'Delete a custom role', params: idParams, response: { 204: noBody('Deleted') } } }, async (request, reply) => {
-    const role = await deleteRole(ctx.db, ctx.dialect, principalOf(request).permissions, request.params.id);
-    await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'role.delete', target: { id: role.id, label: role.name }, changes: [{ field: 'permissions', from: role.permissions }] });
+    await deleteRole(ctx.db, ctx.dialect, principalOf(request).permissions, request.params.id, (trx, role) =>
+      recordAdminAction(trx, { actor: actorOf(request), action: 'role.delete', target: { id: role.id, label: role.name }, changes: [{ field: 'permissions', from: role.permissions }] }),
+    );
     return reply.code(204).send();
   });
 };

@@ -11,11 +11,11 @@ export const settingsRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['administration'];
   app.get('/api/settings', { schema: { tags, operationId: 'getSettings', summary: 'Instance settings', response: { 200: instanceSettingsResponse } } }, async () => ok(await readSettings(ctx.db)));
   app.patch('/api/settings', { schema: { tags, operationId: 'updateSettings', summary: 'Change instance settings', body: instanceSettingsInput.partial(), response: { 200: instanceSettingsResponse } } }, async (request) => {
-    const before = await readSettings(ctx.db);
-    const after = await updateSettingsAs(ctx.db, principalOf(request).permissions, request.body);
+    const { before, after } = await updateSettingsAs(ctx.db, principalOf(request).permissions, request.body, async (trx, settings) => {
+      const changes = changesBetween(settings.before, settings.after);
+      if (changes.length > 0) await recordAdminAction(trx, { actor: actorOf(request), action: 'settings.change', target: { id: null, label: 'Instance settings' }, changes });
+    });
     await afterSettingsChange(ctx, before, after);
-    const changes = changesBetween(before, after);
-    if (changes.length > 0) await recordAdminAction(ctx.db, request.log, { actor: actorOf(request), action: 'settings.change', target: { id: null, label: 'Instance settings' }, changes });
     // Said when the change makes it so, as at every start while it stays so (src/server.ts).
     const roomProblem = tempLimitProblem(after.maxUploadSizeBytes, ctx.config.chunkedUploadTempLimit);
     if (roomProblem !== null && tempLimitProblem(before.maxUploadSizeBytes, ctx.config.chunkedUploadTempLimit) !== roomProblem) request.log.warn(roomProblem);
