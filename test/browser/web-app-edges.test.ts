@@ -1816,4 +1816,34 @@ describe('the web app at its edges', () => {
     for (const id of invites) expect((await owner.delete(`/api/invites/${id}`)).status).toBe(204);
     expect(problems).toEqual([]);
   });
+
+  test('"Select all matching" puts every file the filters match into the selection, beyond the page, and the bulk actions reach them all', async () => {
+    for (let i = 1; i <= 30; i++) expect((await uploadFile(owner, `selected-batch-${String(i).padStart(2, '0')}.txt`, `batch ${i}\n`)).status).toBe(200);
+    const privateTotal = async () => (await owner.get('/api/files?visibility=private&limit=1')).body.pagination.total as number;
+    const privateBefore = await privateTotal();
+    await page.goto(`${server.baseUrl}/app/files?search=selected-batch`);
+    await expect.poll(() => page.getByTestId('file-card').count()).toBe(24);
+    const offer = page.getByRole('button', { name: /matching$/ });
+    // Offered once the whole page is ticked, since more files match than it shows.
+    expect(await offer.count()).toBe(0);
+    await page.getByLabel('Select all on this page').check();
+    await page.getByRole('button', { name: 'Select all 30 matching' }).click();
+    const bar = page.getByRole('region', { name: 'Selected files' });
+    await bar.getByText('30 files selected').waitFor();
+    await bar.getByText('(6 not shown here)').waitFor();
+    await expect.poll(() => offer.count()).toBe(0);
+    await shot('edges-select-all-matching');
+
+    await bar.getByRole('button', { name: 'Make private' }).click();
+    await page.getByText('Made private: 30 files').waitFor({ timeout: 15_000 });
+    // Those 30 and no other file: the filter bounded the selection.
+    expect(await privateTotal()).toBe(privateBefore + 30);
+    expect((await owner.get('/api/files?search=selected-batch&visibility=public&limit=1')).body.pagination.total).toBe(0);
+    await bar.getByRole('button', { name: 'Clear selection' }).click();
+    await bar.waitFor({ state: 'detached' });
+    for (const file of (await owner.get('/api/files?search=selected-batch&limit=100')).body.data as Array<{ id: string }>) {
+      expect((await owner.delete(`/api/files/${file.id}`)).status).toBe(204);
+    }
+    expect(problems).toEqual([]);
+  });
 });

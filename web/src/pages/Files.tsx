@@ -42,6 +42,11 @@ const visibilityOptions = [
 ] as const;
 
 const pageSizes = [24, 48, 96];
+/**
+ * The most files "Select all matching" takes: each bulk action is a request per file, and ten
+ * thousand of them already take minutes (docs/web.md, "Bulk selection").
+ */
+const SELECT_ALL_LIMIT = 10_000;
 
 /** The listing filters, as kept in the page's query string. */
 interface Filters {
@@ -270,6 +275,42 @@ export function FilesPage() {
       }
       return next;
     });
+
+  /**
+   * Every file the filters (and the period chosen) match joins the selection, up to
+   * SELECT_ALL_LIMIT, newest first: read 100 at a time below an upload-time ceiling taken at the
+   * start, so a file uploaded meanwhile neither joins nor pushes another off its page.
+   */
+  const [selectingAll, setSelectingAll] = useState<number | null>(null);
+  const [allMatchingOf, setAllMatchingOf] = useState<string | null>(null);
+  const selectAllMatching = async () => {
+    if (selectingAll !== null) return;
+    const key = listKey;
+    const walk = { ...listParams, sortBy: '', snapshot: listParams.snapshot ?? new Date().toISOString() };
+    const found: FileRecord[] = [];
+    setSelectingAll(0);
+    try {
+      for (let pageNumber = 1; found.length < SELECT_ALL_LIMIT; pageNumber++) {
+        const answer = (await request('GET', `/api/files${query({ ...walk, page: pageNumber > 1 ? pageNumber : undefined, limit: 100 })}`)).body as { data: FileRecord[]; pagination: Pagination };
+        found.push(...answer.data.slice(0, SELECT_ALL_LIMIT - found.length));
+        setSelectingAll(found.length);
+        if (answer.data.length < 100 || pageNumber * 100 >= answer.pagination.total) break;
+      }
+      setSelection((current) => {
+        const next = new Map(current);
+        for (const file of found) next.set(file.id, file);
+        return next;
+      });
+      setAllMatchingOf(key);
+    } catch (error) {
+      toast(`Could not select the matching files: ${error instanceof Error ? error.message : 'failed'}`, 'error');
+    } finally {
+      setSelectingAll(null);
+    }
+  };
+  const matching = pagination ? Math.min(pagination.total, SELECT_ALL_LIMIT) : 0;
+  // Offered once the whole page is ticked and more files match, until they are all in the selection.
+  const offerAllMatching = allOnPageSelected && pagination !== undefined && pagination.total > files.length && !(allMatchingOf === listKey && selection.size >= matching);
 
   // After a deletion, focus goes to the next file's card (or the previous one's) once the page is drawn again.
   const focusAfterLoad = useRef<string[] | null>(null);
@@ -703,6 +744,15 @@ export function FilesPage() {
           <input type="checkbox" checked={allOnPageSelected} disabled={files.length === 0 || !showsRequested} onChange={(e) => selectPage(e.target.checked)} />
           Select all on this page
         </label>
+        {offerAllMatching && (
+          <button type="button" className="link-button" aria-disabled={selectingAll !== null || busy} onClick={() => !busy && void selectAllMatching()}>
+            {selectingAll !== null
+              ? `Selecting… ${selectingAll} of ${matching}`
+              : pagination.total <= SELECT_ALL_LIMIT
+                ? `Select all ${pagination.total} matching`
+                : `Select the newest ${SELECT_ALL_LIMIT.toLocaleString('en')} of ${pagination.total.toLocaleString('en')} matching`}
+          </button>
+        )}
         <span className="muted" aria-live="polite">
           {pagination ? `${pluralize(pagination.total, 'file')}${timeWindow ? ' in this period' : ''}` : ''}
         </span>
