@@ -252,7 +252,8 @@ export function UploadPage() {
   useEffect(() => onKeptChange(() => setInterruptedVersion((v) => v + 1)), []);
   useEffect(() => {
     let current = true;
-    void claimedKeys().then((keys) => current && setClaimed((was) => ([...keys].sort().join('\n') === [...was].sort().join('\n') ? was : keys)));
+    // The same set again keeps the one held, so the list below is not worked out anew every few seconds.
+    void claimedKeys().then((keys) => current && setClaimed((was) => (sameMembers(keys, was) ? was : keys)));
     return () => void (current = false);
   }, [listed, interruptedVersion]);
   const interrupted = useMemo(
@@ -531,4 +532,9 @@ function UploadRow({ item, onCancel, onRetry, onRemove }: { item: Item; onCancel
       )}
     </li>
   );
+}
+
+/** Whether two sets hold the same members. */
+function sameMembers<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): boolean {
+  return a.size === b.size && [...a].every((member) => b.has(member));
 }
