@@ -35,6 +35,7 @@ export const folderShareSchema = z
   .object({
     url: z.string().describe('The public page of the folder: its public files, newest first'),
     createdAt: timestamp,
+    expiresAt: timestamp.nullable().describe('When the address stops working; null: while the folder is shared'),
   })
   .meta({ id: 'FolderShare' });
 export type FolderShare = z.infer<typeof folderShareSchema>;

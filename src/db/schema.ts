@@ -202,6 +202,8 @@ export interface FolderSharesTable {
   /** The address's random part: `/folder/{shareId}`. */
   shareId: string;
   createdAt: number;
+  /** When the address stops working; null: while the folder is shared (migration 0047-folder-share-expiry). */
+  expiresAt: number | null;
 }
 
 export interface ShortLinksTable {

@@ -132,7 +132,7 @@ const expiryFormat = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: '
  * nothing, then was a 404. In UTC, the one zone the server knows the visitor can read; a `<time>`
  * element carries the exact instant.
  */
-function expiryNote(file: FileRow): string | null {
+function expiryNote(file: Pick<FileRow, 'expiresAt'>): string | null {
   if (file.expiresAt === null) return null;
   const at = new Date(Number(file.expiresAt));
   return `Available until <time datetime="${at.toISOString()}">${expiryFormat.format(at)} UTC</time>`;
@@ -244,6 +244,8 @@ export interface FolderPageInput {
   total: number;
   page: number;
   pageCount: number;
+  /** When the folder's address stops working, or null. */
+  expiresAt: number | null;
   files: Array<{ name: string; mimeType: string; size: number; pageUrl: string; thumbnailUrl: string | null }>;
 }
 
@@ -277,7 +279,9 @@ export function renderFolderPage(input: FolderPageInput): string {
     ...(cover ? [['og:image', cover], ['og:image:type', 'image/webp']] : []),
   ];
   const head = tags.map(([property, content]) => `<meta property="${property}" content="${escapeHtml(content!)}">`).join('') + `<meta name="twitter:card" content="${cover ? 'summary_large_image' : 'summary'}">`;
-  return page(`${input.folderName} · Hoard`, head, `<div class="card"><h1>${name}</h1><p class="meta">${count}</p>${list}${pages}</div>`);
+  // Said as a file's page says it: a visitor may want the files before the address stops working.
+  const until = expiryNote(input);
+  return page(`${input.folderName} · Hoard`, head, `<div class="card"><h1>${name}</h1><p class="meta">${count}${until ? ` · ${until}` : ''}</p>${list}${pages}</div>`);
 }
 
 /** Types and names of the archives the share page lists (contract §9); the reader has the last word. */

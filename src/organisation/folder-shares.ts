@@ -1,9 +1,9 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { randomLowerAlnum } from '../db/ids.ts';
-import { notFound } from '../errors.ts';
-import type { FilesTable } from '../db/schema.ts';
+import { invalid, notFound } from '../errors.ts';
+import type { Database, FilesTable } from '../db/schema.ts';
 import type { FolderShare } from '../api/organisation.ts';
 import { iso } from './common.ts';
 
@@ -19,7 +19,15 @@ export const SHARE_ID_LENGTH = 16;
 export const FOLDER_PAGE_FILES = 60;
 
 const urlOf = (baseUrl: string, shareId: string) => `${baseUrl}/folder/${shareId}`;
-const toShare = (baseUrl: string, row: { shareId: string; createdAt: number }): FolderShare => ({ url: urlOf(baseUrl, row.shareId), createdAt: iso(row.createdAt) });
+const toShare = (baseUrl: string, row: { shareId: string; createdAt: number; expiresAt: number | null }): FolderShare => ({
+  url: urlOf(baseUrl, row.shareId),
+  createdAt: iso(row.createdAt),
+  expiresAt: row.expiresAt === null ? null : iso(row.expiresAt),
+});
+const shareColumns = ['shareId', 'createdAt', 'expiresAt'] as const;
+
+/** A share whose address still works at `now`: one past its expiry has ended, as a stopped one has. */
+const live = (now: number) => (eb: ExpressionBuilder<Database, 'folderShares'>) => eb.or([eb('folderShares.expiresAt', 'is', null), eb('folderShares.expiresAt', '>', now)]);
 
 async function ownedFolder(db: Executor, userId: string, folderId: string): Promise<{ id: string; name: string }> {
   const folder = await forAccount(db, userId).selectFrom('folders').select(['id', 'name']).where('id', '=', folderId).executeTakeFirst();
@@ -28,29 +36,39 @@ async function ownedFolder(db: Executor, userId: string, folderId: string): Prom
 }
 
 /** The folder's public address, or null when it is not shared. 404 for a folder the account lacks. */
-export async function folderShareOf(db: Db, baseUrl: string, userId: string, folderId: string): Promise<FolderShare | null> {
+export async function folderShareOf(db: Db, baseUrl: string, userId: string, folderId: string, now = Date.now()): Promise<FolderShare | null> {
   await ownedFolder(db, userId, folderId);
-  const row = await forAccount(db, userId).selectFrom('folderShares').select(['shareId', 'createdAt']).where('folderId', '=', folderId).executeTakeFirst();
+  const row = await forAccount(db, userId).selectFrom('folderShares').select(shareColumns).where('folderId', '=', folderId).where(live(now)).executeTakeFirst();
   return row ? toShare(baseUrl, row) : null;
 }
 
 /** Every shared folder of the account with its address, so a list of folders can mark them. */
-export async function listFolderShares(db: Db, baseUrl: string, userId: string): Promise<Array<FolderShare & { folderId: string }>> {
-  const rows = await forAccount(db, userId).selectFrom('folderShares').select(['folderId', 'shareId', 'createdAt']).orderBy('createdAt').orderBy('folderId').execute();
+export async function listFolderShares(db: Db, baseUrl: string, userId: string, now = Date.now()): Promise<Array<FolderShare & { folderId: string }>> {
+  const rows = await forAccount(db, userId).selectFrom('folderShares').select(['folderId', ...shareColumns]).where(live(now)).orderBy('createdAt').orderBy('folderId').execute();
   return rows.map((row) => ({ folderId: row.folderId, ...toShare(baseUrl, row) }));
 }
 
-/** Shares the folder, or gives its address when it is shared already (`created` false). */
-export async function shareFolder(db: Db, baseUrl: string, userId: string, folderId: string): Promise<{ share: FolderShare; created: boolean }> {
+/**
+ * Shares the folder, or gives its address when it is shared already (`created` false). `expiresAt`
+ * (an instant to come, or null for none) sets when the address stops working, on a new share or on
+ * the one there, which keeps its address; left out, a share there keeps its expiry. A share past
+ * its expiry has ended: sharing again makes a new address, as after stopping.
+ */
+export async function shareFolder(db: Db, baseUrl: string, userId: string, folderId: string, expiresAt?: Date | null, now = Date.now()): Promise<{ share: FolderShare; created: boolean }> {
+  if (expiresAt && expiresAt.getTime() <= now) throw invalid('expiresAt: must be in the future');
+  const expiry = expiresAt === undefined ? undefined : expiresAt === null ? null : expiresAt.getTime();
   return db.transaction().execute(async (trx) => {
     await ownedFolder(trx, userId, folderId);
     const account = forAccount(trx, userId);
-    const row = { folderId, shareId: randomLowerAlnum(SHARE_ID_LENGTH), createdAt: Date.now() };
+    // An ended share's row goes, so that the insert below makes a new address.
+    await account.deleteFrom('folderShares').where('folderId', '=', folderId).where('expiresAt', '<=', now).execute();
+    const row = { folderId, shareId: randomLowerAlnum(SHARE_ID_LENGTH), createdAt: now, expiresAt: expiry ?? null };
     // The primary key keeps one share a folder: shared already (or by a request at the same time),
     // the insert does nothing and the share there is the answer.
     const inserted = await account.insertInto('folderShares', row).onConflict((c) => c.column('folderId').doNothing()).executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { share: toShare(baseUrl, row), created: true };
-    const existing = await account.selectFrom('folderShares').select(['shareId', 'createdAt']).where('folderId', '=', folderId).executeTakeFirstOrThrow();
+    if (expiry !== undefined) await account.updateTable('folderShares').set({ expiresAt: expiry }).where('folderId', '=', folderId).execute();
+    const existing = await account.selectFrom('folderShares').select(shareColumns).where('folderId', '=', folderId).executeTakeFirstOrThrow();
     return { share: toShare(baseUrl, existing), created: false };
   });
 }
@@ -63,6 +81,8 @@ export async function unshareFolder(db: Db, userId: string, folderId: string): P
 
 export interface SharedFolderPage {
   folderName: string;
+  /** When the address stops working, or null. */
+  expiresAt: number | null;
   /** The owner's URL ID, for the files' links. The owner is not named, as a file's share page does not name them. */
   urlId: string;
   files: Array<Pick<Selectable<FilesTable>, 'id' | 'name' | 'mimeType' | 'size' | 'createdAt' | 'thumbnailStatus' | 'thumbnailKey'>>;
@@ -73,15 +93,16 @@ export interface SharedFolderPage {
 
 /**
  * One page of a shared folder's public files, newest first; null when no folder is shared at that
- * address. A page past the last is the last.
+ * address, or its share has expired. A page past the last is the last.
  */
 export async function sharedFolderPage(db: Db, shareId: string, askedPage: number, now = Date.now()): Promise<SharedFolderPage | null> {
   const share = await db
     .selectFrom('folderShares')
     .innerJoin('folders', 'folders.id', 'folderShares.folderId')
     .innerJoin('users', 'users.id', 'folderShares.userId')
-    .select(['folderShares.userId', 'folderShares.folderId', 'folders.name', 'users.urlId'])
+    .select(['folderShares.userId', 'folderShares.folderId', 'folderShares.expiresAt', 'folders.name', 'users.urlId'])
     .where('folderShares.shareId', '=', shareId)
+    .where(live(now))
     .executeTakeFirst();
   if (!share) return null;
   const shown = () =>
@@ -102,5 +123,5 @@ export async function sharedFolderPage(db: Db, shareId: string, askedPage: numbe
     .limit(FOLDER_PAGE_FILES)
     .offset((page - 1) * FOLDER_PAGE_FILES)
     .execute();
-  return { folderName: share.name, urlId: share.urlId, files, total, page, pageCount };
+  return { folderName: share.name, urlId: share.urlId, expiresAt: share.expiresAt === null ? null : Number(share.expiresAt), files, total, page, pageCount };
 }

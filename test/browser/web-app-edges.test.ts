@@ -1696,6 +1696,19 @@ describe('the web app at its edges', () => {
     await page.goto(`${server.baseUrl}/app/organisation?tab=folders`);
     await page.getByRole('button', { name: 'Share folder Shared album' }).click();
     await expect.poll(() => address.inputValue()).toBe(url);
+    // An end for the address, set and taken away again: the address stays the same.
+    const ends = dialog.getByLabel(/^Stops working/);
+    const said = dialog.getByTestId('share-ends');
+    await expect(said.textContent()).resolves.toBe('Works until you stop sharing.');
+    await ends.fill('2099-05-01T12:30');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => said.textContent()).toMatch(/^Works until .*2099/);
+    const ending = (await owner.get(`/api/folders/${folder}/share`)).body.data.share;
+    expect([ending.url, ending.expiresAt]).toEqual([url, expect.stringMatching(/^2099-0[45]-/)]);
+    await ends.fill('');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => said.textContent()).toBe('Works until you stop sharing.');
+    expect((await owner.get(`/api/folders/${folder}/share`)).body.data.share).toMatchObject({ url, expiresAt: null });
 
     const visitor = await browser.context.newPage();
     try {
@@ -1712,6 +1725,14 @@ describe('the web app at its edges', () => {
       await again.waitFor();
       await expect.poll(() => again.evaluate((element) => element === element.ownerDocument.activeElement)).toBe(true);
       expect((await visitor.goto(url))!.status()).toBe(404);
+      // Shared again with an end chosen first: a new address, which says when it stops working.
+      await ends.fill('2099-06-01T08:00');
+      await again.click();
+      await expect.poll(() => said.textContent()).toMatch(/^Works until .*2099/);
+      expect(await address.inputValue()).not.toBe(url);
+      await dialog.getByRole('button', { name: 'Stop sharing' }).click();
+      await page.getByRole('dialog', { name: 'Stop sharing' }).getByRole('button', { name: 'Stop sharing' }).click();
+      await again.waitFor();
     } finally {
       await visitor.close();
     }

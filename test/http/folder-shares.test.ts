@@ -97,6 +97,52 @@ describe('sharing a folder', () => {
     expect((await pageOf(renewed.url)).status).toBe(404);
   });
 
+  it('stops working at its expiry, which can be moved or taken away keeping the address; shared again after it, a new address', async () => {
+    const owner = await signUp(server.baseUrl);
+    const folder = await folderOf(owner, 'Wedding');
+    await upload(owner, 'toast.txt', folder);
+    const share = async (body?: unknown) => {
+      const answer = await owner.put(`/api/folders/${folder}/share`, body);
+      return { status: answer.status, text: answer.text, share: answer.body.data?.share as { url: string; createdAt: string; expiresAt: string | null } };
+    };
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    const made = await share({ expiresAt: until });
+    expect([made.status, made.share.expiresAt], made.text).toEqual([201, until]);
+    const shown = await pageOf(made.share.url);
+    expect(shown.names).toEqual(['toast.txt']);
+    // The page says until when, as a file's page does: in UTC, with the exact instant.
+    expect(shown.text).toContain(`Available until <time datetime="${until}">`);
+    expect((await owner.get(`/api/folders/${folder}/share`)).body.data.share).toEqual(made.share);
+
+    // Moved, kept when left out, taken away: the address stays the same throughout.
+    const later = new Date(Date.now() + 7_200_000).toISOString();
+    const moved = await share({ expiresAt: later });
+    expect([moved.status, moved.share.url, moved.share.expiresAt]).toEqual([200, made.share.url, later]);
+    expect((await share()).share.expiresAt).toBe(later);
+    expect((await share({})).share.expiresAt).toBe(later);
+    const never = await share({ expiresAt: null });
+    expect([never.status, never.share.url, never.share.expiresAt]).toEqual([200, made.share.url, null]);
+    expect((await pageOf(made.share.url)).text).not.toContain('Available until');
+    for (const bad of [new Date(Date.now() - 1000).toISOString(), 'tomorrow', 5]) {
+      const refused = await owner.put(`/api/folders/${folder}/share`, { expiresAt: bad });
+      expect(refused.status, String(bad)).toBe(400);
+      expect(refused.body.error, String(bad)).toMatch(/expiresAt/);
+    }
+
+    // Past its expiry the share has ended: the page is a 404, and the share is in no list.
+    await share({ expiresAt: until });
+    await server.ctx.db.updateTable('folderShares').set({ expiresAt: Date.now() - 1 }).where('folderId', '=', folder).execute();
+    expect((await pageOf(made.share.url)).status).toBe(404);
+    expect((await owner.get(`/api/folders/${folder}/share`)).body.data.share).toBeNull();
+    expect((await owner.get('/api/folder-shares')).body.data.shares).toEqual([]);
+    // Shared again, it is a new address; the old one never lists the folder again.
+    const renewed = await share();
+    expect([renewed.status, renewed.share.expiresAt]).toEqual([201, null]);
+    expect(renewed.share.url).not.toBe(made.share.url);
+    expect((await pageOf(renewed.share.url)).names).toEqual(['toast.txt']);
+    expect((await pageOf(made.share.url)).status).toBe(404);
+  });
+
   it('pages through a large folder, a page past the last being the last, a page that is no number the first', async () => {
     const owner = await signUp(server.baseUrl);
     const folder = await folderOf(owner, 'Screenshots');

@@ -39,6 +39,7 @@ export const folderSharePageRoutes: RouteModule = async (app, { ctx }) => {
           total: shared.total,
           page: shared.page,
           pageCount: shared.pageCount,
+          expiresAt: shared.expiresAt,
           files: shared.files.map((file) => ({
             name: file.name,
             mimeType: file.mimeType,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { principalOf, type RouteModule } from '../route-module.ts';
-import { idParams } from '../schemas.ts';
+import { idParams, isoDateTime } from '../schemas.ts';
+import { instantOf } from '../../shared/instants.ts';
 import { noBody, ok } from '../responses.ts';
 import { folderListResponse, folderResponse, folderShareListResponse, folderShareResponse } from '../../api/organisation.ts';
 import { createFolder, deleteFolder, folderNameSchema, listFolders, updateFolder } from '../../organisation/folders.ts';
@@ -15,6 +16,14 @@ const updateBody = z.strictObject({
   name: folderNameSchema.optional(),
   parentId: folderId.nullable().optional(),
 });
+const shareBody = z
+  .strictObject({
+    expiresAt: isoDateTime
+      .nullable()
+      .optional()
+      .describe('When the address stops working (an instant to come); null: never. Left out, a share there keeps its expiry'),
+  })
+  .nullish();
 
 /** Nested folders (contract §3). Browser session only. */
 export const folderRoutes: RouteModule = async (app, { ctx }) => {
@@ -51,13 +60,15 @@ export const folderRoutes: RouteModule = async (app, { ctx }) => {
       schema: {
         tags,
         operationId: 'shareFolder',
-        summary: "Share the folder by a public address that lists its public files (not its private, password-protected or expired ones, nor its subfolders); a folder shared already keeps its address",
+        summary: "Share the folder by a public address that lists its public files (not its private, password-protected or expired ones, nor its subfolders), until expiresAt if given; a folder shared already keeps its address",
         params: idParams,
+        body: shareBody,
         response: { 200: folderShareResponse, 201: folderShareResponse },
       },
     },
     async (request, reply) => {
-      const { share, created } = await shareFolder(ctx.db, ctx.config.baseUrl, principalOf(request).user.id, request.params.id);
+      const expiresAt = request.body?.expiresAt;
+      const { share, created } = await shareFolder(ctx.db, ctx.config.baseUrl, principalOf(request).user.id, request.params.id, expiresAt === undefined ? undefined : expiresAt === null ? null : instantOf(expiresAt));
       return reply.code(created ? 201 : 200).send(ok({ share }));
     },
   );

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { del, get, patch, post, put } from '../api.ts';
+import { formatDateTime, fromLocalInput, toLocalInput } from '../format.ts';
 import { useSession } from '../session.tsx';
 import { Badge, CopyButton, Dialog, Empty, ErrorNote, FormDialog, Loading, TabbedPage, useAction, useConfirm, useFocusAfterRemoval, useLoad, useSubmit, useToast } from '../ui.tsx';
 import type { Folder, FolderShare, ProfileOptions, SharedFolder, Tag, UploadProfile } from '@api';
@@ -265,9 +266,18 @@ function FolderShareDialog({ folder, onClose }: { folder: Folder; onClose: () =>
     moveFocus.current = false;
     body.current?.querySelector<HTMLElement>('[data-autofocus]')?.focus();
   }, [share.data]);
+  // When the address stops working: chosen before sharing, or changed (emptied: never) after.
+  const [ends, setEnds] = useState('');
+  useEffect(() => {
+    if (share.data !== undefined) setEnds(toLocalInput(share.data?.expiresAt));
+  }, [share.data]);
   const start = async () => {
-    if (!(await run(() => put(address), 'Folder shared'))) return;
+    if (!(await run(() => put(address, { expiresAt: fromLocalInput(ends, 'Stops working') }), 'Folder shared'))) return;
     moveFocus.current = true;
+    void share.reload();
+  };
+  const saveEnd = async () => {
+    if (!(await run(() => put(address, { expiresAt: fromLocalInput(ends, 'Stops working') }), ends ? 'The address now stops working then' : 'The address now works until sharing stops'))) return;
     void share.reload();
   };
   const stop = async () => {
@@ -287,11 +297,17 @@ function FolderShareDialog({ folder, onClose }: { folder: Folder; onClose: () =>
         {share.loading && share.data === undefined && <Loading />}
         {share.data === null && (
           can('files.share') ? (
-            <div className="actions-left">
-              <button type="button" className="primary" onClick={start} data-autofocus>
-                Share this folder
-              </button>
-            </div>
+            <>
+              <label>
+                Stops working <span className="muted">(optional)</span>
+                <input type="datetime-local" value={ends} onChange={(e) => setEnds(e.target.value)} />
+              </label>
+              <div className="actions-left">
+                <button type="button" className="primary" onClick={start} data-autofocus>
+                  Share this folder
+                </button>
+              </div>
+            </>
           ) : (
             <p>Your role does not allow sharing files with anyone, so this folder cannot be shared.</p>
           )
@@ -302,6 +318,21 @@ function FolderShareDialog({ folder, onClose }: { folder: Folder; onClose: () =>
               Public address
               <input type="text" readOnly value={share.data.url} onFocus={(e) => e.currentTarget.select()} data-autofocus />
             </label>
+            <p className="small" data-testid="share-ends">
+              {share.data.expiresAt ? `Works until ${formatDateTime(share.data.expiresAt)}.` : 'Works until you stop sharing.'}
+            </p>
+            {can('files.share') && (
+              <div className="inline-form">
+                <label>
+                  Stops working <span className="muted">(empty: never)</span>
+                  <input type="datetime-local" value={ends} onChange={(e) => setEnds(e.target.value)} />
+                </label>
+                {/* Marked, not disabled, while unchanged: disabled once saved, it would drop the focus it had. */}
+                <button type="button" onClick={() => ends !== toLocalInput(share.data?.expiresAt) && void saveEnd()} aria-disabled={ends === toLocalInput(share.data.expiresAt)}>
+                  Save
+                </button>
+              </div>
+            )}
             <div className="actions-left">
               <CopyButton text={share.data.url} label="Copy address" />
               <a className="button" href={share.data.url} target="_blank" rel="noopener noreferrer">
