@@ -36,6 +36,7 @@ export const folderShareSchema = z
     url: z.string().describe('The public page of the folder: its public files, newest first'),
     createdAt: timestamp,
     expiresAt: timestamp.nullable().describe('When the address stops working; null: while the folder is shared'),
+    subfolders: z.boolean().describe("Whether the page lists the public files of the folder's subfolders too"),
   })
   .meta({ id: 'FolderShare' });
 export type FolderShare = z.infer<typeof folderShareSchema>;

@@ -48,6 +48,7 @@ import * as adminActions from './migrations/0044-admin-actions.ts';
 import * as accountNotices from './migrations/0045-account-notices.ts';
 import * as folderShares from './migrations/0046-folder-shares.ts';
 import * as folderShareExpiry from './migrations/0047-folder-share-expiry.ts';
+import * as folderShareSubfolders from './migrations/0048-folder-share-subfolders.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -98,6 +99,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0045-account-notices': accountNotices,
   '0046-folder-shares': folderShares,
   '0047-folder-share-expiry': folderShareExpiry,
+  '0048-folder-share-subfolders': folderShareSubfolders,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

@@ -204,6 +204,8 @@ export interface FolderSharesTable {
   createdAt: number;
   /** When the address stops working; null: while the folder is shared (migration 0047-folder-share-expiry). */
   expiresAt: number | null;
+  /** 1: the page lists the subfolders' public files too (migration 0048-folder-share-subfolders). */
+  subfolders: Generated<number>;
 }
 
 export interface ShortLinksTable {

@@ -246,7 +246,8 @@ export interface FolderPageInput {
   pageCount: number;
   /** When the folder's address stops working, or null. */
   expiresAt: number | null;
-  files: Array<{ name: string; mimeType: string; size: number; pageUrl: string; thumbnailUrl: string | null }>;
+  /** `subfolder`: the name of the subfolder a file is in, for a share that lists them; null in the folder itself. */
+  files: Array<{ name: string; mimeType: string; size: number; pageUrl: string; thumbnailUrl: string | null; subfolder: string | null }>;
 }
 
 /**
@@ -260,7 +261,8 @@ export function renderFolderPage(input: FolderPageInput): string {
   const items = input.files
     .map((file) => {
       const thumb = file.thumbnailUrl ? `<img src="${escapeHtml(file.thumbnailUrl)}" alt="" loading="lazy">` : escapeHtml(file.mimeType);
-      return `<li><a href="${escapeHtml(file.pageUrl)}"><span class="thumb">${thumb}</span><span class="name">${escapeHtml(file.name)}</span><span class="size">${humanSize(file.size)}</span></a></li>`;
+      const where = file.subfolder === null ? '' : ` · in ${escapeHtml(file.subfolder)}`;
+      return `<li><a href="${escapeHtml(file.pageUrl)}"><span class="thumb">${thumb}</span><span class="name">${escapeHtml(file.name)}</span><span class="size">${humanSize(file.size)}${where}</span></a></li>`;
     })
     .join('');
   const at = (page: number) => escapeHtml(page === 1 ? input.pageUrl : `${input.pageUrl}?page=${page}`);

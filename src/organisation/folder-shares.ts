@@ -6,25 +6,35 @@ import { invalid, notFound } from '../errors.ts';
 import type { Database, FilesTable } from '../db/schema.ts';
 import type { FolderShare } from '../api/organisation.ts';
 import { iso } from './common.ts';
+import { folderSubtree } from './folders.ts';
 
 /**
  * A folder shared by a public address, `/folder/{shareId}` (docs/decisions.md, "Sharing a folder"):
- * anyone with the address sees the folder's own files that its owner shares with anyone already,
- * each linking to its own share page. Private, password-protected and expired files are not
- * listed, nor are subfolders, so sharing a folder makes nothing public that was not: it gathers
- * what was. The address is 16 random characters (82 bits), not to be guessed.
+ * anyone with the address sees the folder's own files (and, when the share says so, its
+ * subfolders') that its owner shares with anyone already, each linking to its own share page.
+ * Private, password-protected and expired files are not listed, so sharing a folder makes nothing
+ * public that was not: it gathers what was. The address is 16 random characters (82 bits), not to be guessed.
  */
 export const SHARE_ID_LENGTH = 16;
 /** Files a page of a shared folder lists. */
 export const FOLDER_PAGE_FILES = 60;
 
 const urlOf = (baseUrl: string, shareId: string) => `${baseUrl}/folder/${shareId}`;
-const toShare = (baseUrl: string, row: { shareId: string; createdAt: number; expiresAt: number | null }): FolderShare => ({
+const toShare = (baseUrl: string, row: { shareId: string; createdAt: number; expiresAt: number | null; subfolders: number }): FolderShare => ({
   url: urlOf(baseUrl, row.shareId),
   createdAt: iso(row.createdAt),
   expiresAt: row.expiresAt === null ? null : iso(row.expiresAt),
+  subfolders: row.subfolders === 1,
 });
-const shareColumns = ['shareId', 'createdAt', 'expiresAt'] as const;
+const shareColumns = ['shareId', 'createdAt', 'expiresAt', 'subfolders'] as const;
+
+/** What a share is made or changed with; a field left out keeps the share's own (on a new share: no end, this folder alone). */
+export interface ShareOptions {
+  /** When the address stops working (an instant to come), or null for never. */
+  expiresAt?: Date | null | undefined;
+  /** Whether the page lists the public files of the folders below too. */
+  subfolders?: boolean | undefined;
+}
 
 /** A share whose address still works at `now`: one past its expiry has ended, as a stopped one has. */
 const live = (now: number) => (eb: ExpressionBuilder<Database, 'folderShares'>) => eb.or([eb('folderShares.expiresAt', 'is', null), eb('folderShares.expiresAt', '>', now)]);
@@ -49,25 +59,27 @@ export async function listFolderShares(db: Db, baseUrl: string, userId: string, 
 }
 
 /**
- * Shares the folder, or gives its address when it is shared already (`created` false). `expiresAt`
- * (an instant to come, or null for none) sets when the address stops working, on a new share or on
- * the one there, which keeps its address; left out, a share there keeps its expiry. A share past
- * its expiry has ended: sharing again makes a new address, as after stopping.
+ * Shares the folder, or gives its address when it is shared already (`created` false). `options`
+ * set when the address stops working and whether subfolders are listed, on a new share or on the
+ * one there, which keeps its address. A share past its end has ended: sharing again makes a new
+ * address, as after stopping.
  */
-export async function shareFolder(db: Db, baseUrl: string, userId: string, folderId: string, expiresAt?: Date | null, now = Date.now()): Promise<{ share: FolderShare; created: boolean }> {
-  if (expiresAt && expiresAt.getTime() <= now) throw invalid('expiresAt: must be in the future');
-  const expiry = expiresAt === undefined ? undefined : expiresAt === null ? null : expiresAt.getTime();
+export async function shareFolder(db: Db, baseUrl: string, userId: string, folderId: string, options: ShareOptions = {}, now = Date.now()): Promise<{ share: FolderShare; created: boolean }> {
+  if (options.expiresAt && options.expiresAt.getTime() <= now) throw invalid('expiresAt: must be in the future');
+  const changes: { expiresAt?: number | null; subfolders?: number } = {};
+  if (options.expiresAt !== undefined) changes.expiresAt = options.expiresAt === null ? null : options.expiresAt.getTime();
+  if (options.subfolders !== undefined) changes.subfolders = options.subfolders ? 1 : 0;
   return db.transaction().execute(async (trx) => {
     await ownedFolder(trx, userId, folderId);
     const account = forAccount(trx, userId);
     // An ended share's row goes, so that the insert below makes a new address.
     await account.deleteFrom('folderShares').where('folderId', '=', folderId).where('expiresAt', '<=', now).execute();
-    const row = { folderId, shareId: randomLowerAlnum(SHARE_ID_LENGTH), createdAt: now, expiresAt: expiry ?? null };
+    const row = { folderId, shareId: randomLowerAlnum(SHARE_ID_LENGTH), createdAt: now, expiresAt: changes.expiresAt ?? null, subfolders: changes.subfolders ?? 0 };
     // The primary key keeps one share a folder: shared already (or by a request at the same time),
     // the insert does nothing and the share there is the answer.
     const inserted = await account.insertInto('folderShares', row).onConflict((c) => c.column('folderId').doNothing()).executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { share: toShare(baseUrl, row), created: true };
-    if (expiry !== undefined) await account.updateTable('folderShares').set({ expiresAt: expiry }).where('folderId', '=', folderId).execute();
+    if (Object.keys(changes).length > 0) await account.updateTable('folderShares').set(changes).where('folderId', '=', folderId).execute();
     const existing = await account.selectFrom('folderShares').select(shareColumns).where('folderId', '=', folderId).executeTakeFirstOrThrow();
     return { share: toShare(baseUrl, existing), created: false };
   });
@@ -85,7 +97,7 @@ export interface SharedFolderPage {
   expiresAt: number | null;
   /** The owner's URL ID, for the files' links. The owner is not named, as a file's share page does not name them. */
   urlId: string;
-  files: Array<Pick<Selectable<FilesTable>, 'id' | 'name' | 'mimeType' | 'size' | 'createdAt' | 'thumbnailStatus' | 'thumbnailKey'>>;
+  files: Array<Pick<Selectable<FilesTable>, 'id' | 'name' | 'mimeType' | 'size' | 'createdAt' | 'thumbnailStatus' | 'thumbnailKey'> & { subfolder: string | null }>;
   total: number;
   page: number;
   pageCount: number;
@@ -100,15 +112,18 @@ export async function sharedFolderPage(db: Db, shareId: string, askedPage: numbe
     .selectFrom('folderShares')
     .innerJoin('folders', 'folders.id', 'folderShares.folderId')
     .innerJoin('users', 'users.id', 'folderShares.userId')
-    .select(['folderShares.userId', 'folderShares.folderId', 'folderShares.expiresAt', 'folders.name', 'users.urlId'])
+    .select(['folderShares.userId', 'folderShares.folderId', 'folderShares.expiresAt', 'folderShares.subfolders', 'folders.name', 'users.urlId'])
     .where('folderShares.shareId', '=', shareId)
     .where(live(now))
     .executeTakeFirst();
   if (!share) return null;
+  // The folders whose files are listed, as the tree is now: one moved out of the shared folder
+  // leaves the page with its files, one moved in joins it.
+  const listed = share.subfolders === 1 ? await folderSubtree(db, share.userId, share.folderId) : new Map([[share.folderId, share.name]]);
   const shown = () =>
     forAccount(db, share.userId)
       .selectFrom('files')
-      .where('folderId', '=', share.folderId)
+      .where('folderId', 'in', [...listed.keys()])
       .where('visibility', '=', 'PUBLIC')
       .where('passwordHash', 'is', null)
       .where((eb) => eb.or([eb('expiresAt', 'is', null), eb('expiresAt', '>', now)]));
@@ -116,12 +131,14 @@ export async function sharedFolderPage(db: Db, shareId: string, askedPage: numbe
   const total = Number(counted.count);
   const pageCount = Math.max(1, Math.ceil(total / FOLDER_PAGE_FILES));
   const page = Math.min(Math.max(1, askedPage), pageCount);
-  const files = await shown()
-    .select(['id', 'name', 'mimeType', 'size', 'createdAt', 'thumbnailStatus', 'thumbnailKey'])
+  const rows = await shown()
+    .select(['id', 'name', 'mimeType', 'size', 'createdAt', 'thumbnailStatus', 'thumbnailKey', 'folderId'])
     .orderBy('createdAt', 'desc')
     .orderBy('id', 'desc')
     .limit(FOLDER_PAGE_FILES)
     .offset((page - 1) * FOLDER_PAGE_FILES)
     .execute();
+  // A file of a subfolder says which: the page shows them all in one list.
+  const files = rows.map(({ folderId, ...file }) => ({ ...file, subfolder: folderId === share.folderId || folderId === null ? null : (listed.get(folderId) ?? null) }));
   return { folderName: share.name, urlId: share.urlId, expiresAt: share.expiresAt === null ? null : Number(share.expiresAt), files, total, page, pageCount };
 }

@@ -79,6 +79,25 @@ class Tree {
   }
 }
 
+/**
+ * The folder and every folder below it, by ID with its name (an account has at most
+ * `folderLimits.perAccount`, read at once); empty when the account has no such folder.
+ */
+export async function folderSubtree(db: Executor, userId: string, folderId: string): Promise<Map<string, string>> {
+  const rows = await forAccount(db, userId).selectFrom('folders').select(['id', 'parentId', 'name']).execute();
+  const tree = new Tree(rows);
+  const names = new Map(rows.map((row) => [row.id, row.name]));
+  const found = new Map<string, string>();
+  const waiting = names.has(folderId) ? [folderId] : [];
+  // Each folder once, even if stored data had a cycle.
+  for (let id = waiting.pop(); id !== undefined; id = waiting.pop()) {
+    if (found.has(id)) continue;
+    found.set(id, names.get(id)!);
+    waiting.push(...(tree.childrenOf.get(id) ?? []));
+  }
+  return found;
+}
+
 async function loadTree(db: Executor, userId: string): Promise<Tree> {
   return new Tree(await forAccount(db, userId).selectFrom('folders').select(['id', 'parentId']).execute());
 }

@@ -1709,6 +1709,14 @@ describe('the web app at its edges', () => {
     await dialog.getByRole('button', { name: 'Save' }).click();
     await expect.poll(() => said.textContent()).toBe('Works until you stop sharing.');
     expect((await owner.get(`/api/folders/${folder}/share`)).body.data.share).toMatchObject({ url, expiresAt: null });
+    // Subfolders listed too, at once, and no longer: the address stays.
+    const subfolders = dialog.getByLabel(/^Include subfolders/);
+    await subfolders.check();
+    await page.getByText('The page now lists the subfolders’ public files too').waitFor();
+    expect((await owner.get(`/api/folders/${folder}/share`)).body.data.share).toMatchObject({ url, subfolders: true });
+    await subfolders.uncheck();
+    await page.getByText('The page now lists this folder’s files only').waitFor();
+    expect((await owner.get(`/api/folders/${folder}/share`)).body.data.share).toMatchObject({ url, subfolders: false });
 
     const visitor = await browser.context.newPage();
     try {

@@ -143,6 +143,43 @@ describe('sharing a folder', () => {
     expect((await pageOf(made.share.url)).status).toBe(404);
   });
 
+  it("lists its subfolders' public files too when asked, each marked with its subfolder, as the tree is now", async () => {
+    const owner = await signUp(server.baseUrl);
+    const trip = await folderOf(owner, 'Road trip');
+    const day = await folderOf(owner, 'Day 1', trip);
+    const night = await folderOf(owner, 'Night <one>', day);
+    const elsewhere = await folderOf(owner, 'Elsewhere');
+    await upload(owner, 'start.txt', trip);
+    await upload(owner, 'morning.txt', day);
+    await upload(owner, 'stars.txt', night);
+    await upload(owner, 'hidden.txt', day, { visibility: 'PRIVATE' });
+    await upload(owner, 'away.txt', elsewhere);
+
+    const made = await owner.put(`/api/folders/${trip}/share`, { subfolders: true });
+    expect([made.status, made.body.data.share.subfolders], made.text).toEqual([201, true]);
+    const url = made.body.data.share.url as string;
+    const shown = await pageOf(url);
+    expect(shown.names).toEqual(['stars.txt', 'morning.txt', 'start.txt']);
+    expect(shown.text).toContain('3 files');
+    // A subfolder's file says which subfolder, its name escaped; the folder's own files say nothing.
+    expect(shown.text).toContain(' · in Night &lt;one&gt;</span>');
+    expect(shown.text).toContain(' · in Day 1</span>');
+    expect(shown.text.match(/ · in /g)).toHaveLength(2);
+
+    // The tree as it is now: a subfolder moved out leaves the page with its files, one moved in joins it.
+    expect((await owner.patch(`/api/folders/${night}`, { parentId: elsewhere })).status).toBe(200);
+    expect((await pageOf(url)).names).toEqual(['morning.txt', 'start.txt']);
+    expect((await owner.patch(`/api/folders/${elsewhere}`, { parentId: trip })).status).toBe(200);
+    expect((await pageOf(url)).names).toEqual(['away.txt', 'stars.txt', 'morning.txt', 'start.txt']);
+
+    // Turned off, the address stays and lists the folder's own files; left out, the choice stays.
+    const off = await owner.put(`/api/folders/${trip}/share`, { subfolders: false });
+    expect([off.status, off.body.data.share.url, off.body.data.share.subfolders]).toEqual([200, url, false]);
+    expect((await pageOf(url)).names).toEqual(['start.txt']);
+    expect((await owner.put(`/api/folders/${trip}/share`, {})).body.data.share.subfolders).toBe(false);
+    expect((await owner.put(`/api/folders/${trip}/share`, { subfolders: 'yes' })).status).toBe(400);
+  });
+
   it('pages through a large folder, a page past the last being the last, a page that is no number the first', async () => {
     const owner = await signUp(server.baseUrl);
     const folder = await folderOf(owner, 'Screenshots');

@@ -46,6 +46,7 @@ export const folderSharePageRoutes: RouteModule = async (app, { ctx }) => {
             size: Number(file.size),
             pageUrl: uploadLinks(baseUrl, shared.urlId, file).pageUrl,
             thumbnailUrl: thumbnailUrl(baseUrl, file),
+            subfolder: file.subfolder,
           })),
         }),
       );

@@ -21,7 +21,8 @@ const shareBody = z
     expiresAt: isoDateTime
       .nullable()
       .optional()
-      .describe('When the address stops working (an instant to come); null: never. Left out, a share there keeps its expiry'),
+      .describe('When the address stops working (an instant to come); null: never. Left out, a share there keeps its end'),
+    subfolders: z.boolean().optional().describe("List the public files of the folder's subfolders too (default false). Left out, a share there keeps its choice"),
   })
   .nullish();
 
@@ -60,15 +61,16 @@ export const folderRoutes: RouteModule = async (app, { ctx }) => {
       schema: {
         tags,
         operationId: 'shareFolder',
-        summary: "Share the folder by a public address that lists its public files (not its private, password-protected or expired ones, nor its subfolders), until expiresAt if given; a folder shared already keeps its address",
+        summary: "Share the folder by a public address that lists its public files (not its private, password-protected or expired ones), its subfolders' too if asked, until expiresAt if given; a folder shared already keeps its address",
         params: idParams,
         body: shareBody,
         response: { 200: folderShareResponse, 201: folderShareResponse },
       },
     },
     async (request, reply) => {
-      const expiresAt = request.body?.expiresAt;
-      const { share, created } = await shareFolder(ctx.db, ctx.config.baseUrl, principalOf(request).user.id, request.params.id, expiresAt === undefined ? undefined : expiresAt === null ? null : instantOf(expiresAt));
+      const { expiresAt, subfolders } = request.body ?? {};
+      const options = { expiresAt: expiresAt === undefined ? undefined : expiresAt === null ? null : instantOf(expiresAt), subfolders };
+      const { share, created } = await shareFolder(ctx.db, ctx.config.baseUrl, principalOf(request).user.id, request.params.id, options);
       return reply.code(created ? 201 : 200).send(ok({ share }));
     },
   );

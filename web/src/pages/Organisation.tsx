@@ -268,14 +268,29 @@ function FolderShareDialog({ folder, onClose }: { folder: Folder; onClose: () =>
   }, [share.data]);
   // When the address stops working: chosen before sharing, or changed (emptied: never) after.
   const [ends, setEnds] = useState('');
+  const [subfolders, setSubfolders] = useState(false);
   useEffect(() => {
-    if (share.data !== undefined) setEnds(toLocalInput(share.data?.expiresAt));
+    if (share.data === undefined) return;
+    setEnds(toLocalInput(share.data?.expiresAt));
+    if (share.data !== null) setSubfolders(share.data.subfolders);
   }, [share.data]);
   const start = async () => {
-    if (!(await run(() => put(address, { expiresAt: fromLocalInput(ends, 'Stops working') }), 'Folder shared'))) return;
+    if (!(await run(() => put(address, { expiresAt: fromLocalInput(ends, 'Stops working'), subfolders }), 'Folder shared'))) return;
     moveFocus.current = true;
     void share.reload();
   };
+  // Changed on a shared folder, the choice is saved at once: the page lists what it says.
+  const listSubfolders = async (on: boolean) => {
+    setSubfolders(on);
+    if (!(await run(() => put(address, { subfolders: on }), on ? 'The page now lists the subfolders’ public files too' : 'The page now lists this folder’s files only'))) setSubfolders(!on);
+    void share.reload();
+  };
+  const subfoldersBox = (onChange: (on: boolean) => void) => (
+    <label className="checkbox">
+      <input type="checkbox" checked={subfolders} onChange={(e) => onChange(e.target.checked)} />
+      Include subfolders <span className="muted small">(their public files, each marked with its subfolder)</span>
+    </label>
+  );
   const saveEnd = async () => {
     if (!(await run(() => put(address, { expiresAt: fromLocalInput(ends, 'Stops working') }), ends ? 'The address now stops working then' : 'The address now works until sharing stops'))) return;
     void share.reload();
@@ -290,8 +305,8 @@ function FolderShareDialog({ folder, onClose }: { folder: Folder; onClose: () =>
     <Dialog open title={`Share ${folder.name}`} onClose={onClose}>
       <div className="stack" ref={body}>
         <p className="muted">
-          Anyone with the folder's address sees its public files, newest first, each with its own link. Private, password-protected and expired files are not
-          listed, nor are subfolders: sharing the folder makes nothing public that is not public already.
+          Anyone with the folder's address sees its public files, newest first, each with its own link, and its subfolders' too if you include them. Private,
+          password-protected and expired files are not listed: sharing the folder makes nothing public that is not public already.
         </p>
         <ErrorNote error={share.error} />
         {share.loading && share.data === undefined && <Loading />}
@@ -302,6 +317,7 @@ function FolderShareDialog({ folder, onClose }: { folder: Folder; onClose: () =>
                 Stops working <span className="muted">(optional)</span>
                 <input type="datetime-local" value={ends} onChange={(e) => setEnds(e.target.value)} />
               </label>
+              {subfoldersBox(setSubfolders)}
               <div className="actions-left">
                 <button type="button" className="primary" onClick={start} data-autofocus>
                   Share this folder
@@ -321,6 +337,7 @@ function FolderShareDialog({ folder, onClose }: { folder: Folder; onClose: () =>
             <p className="small" data-testid="share-ends">
               {share.data.expiresAt ? `Works until ${formatDateTime(share.data.expiresAt)}.` : 'Works until you stop sharing.'}
             </p>
+            {can('files.share') && subfoldersBox((on) => void listSubfolders(on))}
             {can('files.share') && (
               <div className="inline-form">
                 <label>
