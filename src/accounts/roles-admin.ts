@@ -76,9 +76,11 @@ export async function updateRole(
   }
   await db.transaction().execute(async (trx) => {
     if (set.permissions !== undefined) await serializeAdministration(trx, dialect);
+    // What this change replaces, for `also`: another change may have come since the read above.
+    const replaced = also ? ((await trx.selectFrom('roles').selectAll().where('id', '=', id).executeTakeFirst()) ?? row) : row;
     await trx.updateTable('roles').set(set).where('id', '=', id).execute();
     if (set.permissions !== undefined) await assertAdministratorRemains(trx);
-    if (also) await also(trx, { before: toView(row), after: toView({ ...row, ...set }) });
+    if (also) await also(trx, { before: toView(replaced), after: toView({ ...replaced, ...set }) });
   });
   return toView({ ...row, ...set });
 }

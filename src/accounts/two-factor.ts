@@ -194,7 +194,7 @@ export async function resetTwoFactor(db: Db, userId: string, also?: (trx: Transa
  * takes its password (POST /api/auth/totp/disable), or a stolen session of any account managing
  * users would drop its second factor without it.
  */
-/** Returns the account's email, for the administration log. */
+/** `also` is given the account's email, with the reset. */
 export async function resetTwoFactorAsAdmin(db: Db, actor: { id: string; permissions: PermissionSet }, userId: string, also?: AlsoInTransaction<{ email: string }>): Promise<void> {
   if (actor.id === userId) throw invalid('You cannot turn off your own two-factor from the administration: turn it off in your account settings, with your password');
   const user = await findUserById(db, userId);
