@@ -13,7 +13,8 @@ import { folderSubtree } from './folders.ts';
  * anyone with the address sees the folder's own files (and, when the share says so, its
  * subfolders') that its owner shares with anyone already, each linking to its own share page.
  * Private, password-protected and expired files are not listed, so sharing a folder makes nothing
- * public that was not: it gathers what was. The address is 16 random characters (82 bits), not to be guessed.
+ * public that was not: it gathers what was. The address is 16 random characters (82 bits), not to
+ * be guessed.
  */
 export const SHARE_ID_LENGTH = 16;
 /** Files a page of a shared folder lists. */

@@ -292,7 +292,7 @@ function FolderShareDialog({ folder, onClose }: { folder: Folder; onClose: () =>
     </label>
   );
   const saveEnd = async () => {
-    if (!(await run(() => put(address, { expiresAt: fromLocalInput(ends, 'Stops working') }), ends ? 'The address now stops working then' : 'The address now works until sharing stops'))) return;
+    if (!(await run(() => put(address, { expiresAt: fromLocalInput(ends, 'Stops working') }), ends ? 'End date saved' : 'End date removed: the address works until sharing stops'))) return;
     void share.reload();
   };
   const stop = async () => {
