@@ -1705,6 +1705,12 @@ describe('the web app at its edges', () => {
     await expect.poll(() => said.textContent()).toMatch(/^Works until .*2099/);
     const ending = (await owner.get(`/api/folders/${folder}/share`)).body.data.share;
     expect([ending.url, ending.expiresAt]).toEqual([url, expect.stringMatching(/^2099-0[45]-/)]);
+    // The Files page's note says until when too.
+    await page.goto(`${server.baseUrl}/app/files?folder=${folder}`);
+    await expect.poll(() => note.textContent()).toMatch(/listed at .* until .*2099/);
+    await page.goto(`${server.baseUrl}/app/organisation?tab=folders`);
+    await page.getByRole('button', { name: 'Share folder Shared album' }).click();
+    await expect.poll(() => ends.inputValue()).toBe('2099-05-01T12:30');
     await ends.fill('');
     await dialog.getByRole('button', { name: 'Save' }).click();
     await expect.poll(() => said.textContent()).toBe('Works until you stop sharing.');

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useId, useMemo, useRef, useState, type ReactNode } from 'react';
 import { ApiError, del, get, patch, query, request } from '../api.ts';
 import { copyText } from '../clipboard.ts';
-import { pluralize } from '../format.ts';
+import { formatDateTime, pluralize } from '../format.ts';
 import { Link, useAskBeforeUnload, useQueryState } from '../router.tsx';
 import { useSession } from '../session.tsx';
 import { Badge, CopyButton, Empty, ErrorNote, focusItem, focusPageHeading, Loading, PageHeader, useAction, useAnnounce, useConfirm, useDialogTarget, useLoad, useToast } from '../ui.tsx';
@@ -622,6 +622,7 @@ export function FilesPage() {
             <a href={folderShare.data.url} target="_blank" rel="noopener noreferrer">
               {folderShare.data.url}
             </a>
+            {folderShare.data.expiresAt ? ` until ${formatDateTime(folderShare.data.expiresAt)}` : ''}
           </span>
           <CopyButton text={folderShare.data.url} label="Copy address" className="small" />
         </p>
