@@ -246,7 +246,7 @@ export interface FolderPageInput {
   pageCount: number;
   /** When the folder's address stops working, or null. */
   expiresAt: number | null;
-  /** `subfolder`: the name of the subfolder a file is in, for a share that lists them; null in the folder itself. */
+  /** `subfolder`: the path of the subfolder a file is in, for a share that lists them; null in the folder itself. */
   files: Array<{ name: string; mimeType: string; size: number; pageUrl: string; thumbnailUrl: string | null; subfolder: string | null }>;
 }
 

@@ -98,6 +98,7 @@ export interface SharedFolderPage {
   expiresAt: number | null;
   /** The owner's URL ID, for the files' links. The owner is not named, as a file's share page does not name them. */
   urlId: string;
+  /** `subfolder`: the path of a subfolder's file from the shared folder (`Day 1 / Night`), else null. */
   files: Array<Pick<Selectable<FilesTable>, 'id' | 'name' | 'mimeType' | 'size' | 'createdAt' | 'thumbnailStatus' | 'thumbnailKey'> & { subfolder: string | null }>;
   total: number;
   page: number;
@@ -120,7 +121,7 @@ export async function sharedFolderPage(db: Db, shareId: string, askedPage: numbe
   if (!share) return null;
   // The folders whose files are listed, as the tree is now: one moved out of the shared folder
   // leaves the page with its files, one moved in joins it.
-  const listed = share.subfolders === 1 ? await folderSubtree(db, share.userId, share.folderId) : new Map([[share.folderId, share.name]]);
+  const listed = share.subfolders === 1 ? await folderSubtree(db, share.userId, share.folderId) : new Map([[share.folderId, [] as string[]]]);
   const shown = () =>
     forAccount(db, share.userId)
       .selectFrom('files')
@@ -139,7 +140,10 @@ export async function sharedFolderPage(db: Db, shareId: string, askedPage: numbe
     .limit(FOLDER_PAGE_FILES)
     .offset((page - 1) * FOLDER_PAGE_FILES)
     .execute();
-  // A file of a subfolder says which: the page shows them all in one list.
-  const files = rows.map(({ folderId, ...file }) => ({ ...file, subfolder: folderId === share.folderId || folderId === null ? null : (listed.get(folderId) ?? null) }));
+  // A file of a subfolder says which, by its path from the shared folder: the page shows them all in one list.
+  const files = rows.map(({ folderId, ...file }) => {
+    const path = folderId === null ? [] : (listed.get(folderId) ?? []);
+    return { ...file, subfolder: path.length === 0 ? null : path.join(' / ') };
+  });
   return { folderName: share.name, urlId: share.urlId, expiresAt: share.expiresAt === null ? null : Number(share.expiresAt), files, total, page, pageCount };
 }

@@ -80,20 +80,22 @@ class Tree {
 }
 
 /**
- * The folder and every folder below it, by ID with its name (an account has at most
- * `folderLimits.perAccount`, read at once); empty when the account has no such folder.
+ * The folder and every folder below it, by ID with its path from the folder (the names of the
+ * folders on the way, the folder itself an empty path). An account has at most
+ * `folderLimits.perAccount` folders, read at once; empty when the account has no such folder.
  */
-export async function folderSubtree(db: Executor, userId: string, folderId: string): Promise<Map<string, string>> {
+export async function folderSubtree(db: Executor, userId: string, folderId: string): Promise<Map<string, string[]>> {
   const rows = await forAccount(db, userId).selectFrom('folders').select(['id', 'parentId', 'name']).execute();
   const tree = new Tree(rows);
   const names = new Map(rows.map((row) => [row.id, row.name]));
-  const found = new Map<string, string>();
-  const waiting = names.has(folderId) ? [folderId] : [];
+  const found = new Map<string, string[]>();
+  const waiting: Array<[string, string[]]> = names.has(folderId) ? [[folderId, []]] : [];
   // Each folder once, even if stored data had a cycle.
-  for (let id = waiting.pop(); id !== undefined; id = waiting.pop()) {
+  for (let next = waiting.pop(); next !== undefined; next = waiting.pop()) {
+    const [id, path] = next;
     if (found.has(id)) continue;
-    found.set(id, names.get(id)!);
-    waiting.push(...(tree.childrenOf.get(id) ?? []));
+    found.set(id, path);
+    for (const child of tree.childrenOf.get(id) ?? []) waiting.push([child, [...path, names.get(child)!]]);
   }
   return found;
 }

@@ -162,7 +162,7 @@ describe('sharing a folder', () => {
     expect(shown.names).toEqual(['stars.txt', 'morning.txt', 'start.txt']);
     expect(shown.text).toContain('3 files');
     // A subfolder's file says which subfolder, its name escaped; the folder's own files say nothing.
-    expect(shown.text).toContain(' · in Night &lt;one&gt;</span>');
+    expect(shown.text).toContain(' · in Day 1 / Night &lt;one&gt;</span>');
     expect(shown.text).toContain(' · in Day 1</span>');
     expect(shown.text.match(/ · in /g)).toHaveLength(2);
 
@@ -170,7 +170,9 @@ describe('sharing a folder', () => {
     expect((await owner.patch(`/api/folders/${night}`, { parentId: elsewhere })).status).toBe(200);
     expect((await pageOf(url)).names).toEqual(['morning.txt', 'start.txt']);
     expect((await owner.patch(`/api/folders/${elsewhere}`, { parentId: trip })).status).toBe(200);
-    expect((await pageOf(url)).names).toEqual(['away.txt', 'stars.txt', 'morning.txt', 'start.txt']);
+    const moved = await pageOf(url);
+    expect(moved.names).toEqual(['away.txt', 'stars.txt', 'morning.txt', 'start.txt']);
+    expect(moved.text).toContain(' · in Elsewhere / Night &lt;one&gt;</span>');
 
     // Turned off, the address stays and lists the folder's own files; left out, the choice stays.
     const off = await owner.put(`/api/folders/${trip}/share`, { subfolders: false });
