@@ -115,6 +115,15 @@ async function missingBytes(ctx: AppContext, file: FileRow): Promise<Error> {
  * be read fails the stream, so nothing half-made is committed.
  */
 function zipStream(ctx: AppContext, files: FileRow[]): Readable {
+  const names = entryNames(files);
+  return zipOf(ctx, files.map((file, index) => ({ file, name: names[index]!, compress: !alreadyCompressed(file.mimeType) }))).output;
+}
+
+/**
+ * A ZIP of the entries, streamed, each file read from storage when its turn comes. `size` is the
+ * ZIP's length, known before it starts when no entry is compressed; else -1.
+ */
+function zipOf(ctx: AppContext, entries: Array<{ file: FileRow; name: string; compress: boolean }>): { output: Readable; size: Promise<number> } {
   const zip = new yazl.ZipFile();
   const output = zip.outputStream as unknown as Readable;
   // The file being read: piping does not pass an end on, so it is stopped here with the archive.
@@ -127,9 +136,8 @@ function zipStream(ctx: AppContext, files: FileRow[]): Readable {
   // from the stream's errored state, when it pipes it.
   output.on('error', () => {});
   output.once('close', () => reading?.destroy());
-  const names = entryNames(files);
-  files.forEach((file, index) => {
-    zip.addReadStreamLazy(names[index]!, { mtime: new Date(file.createdAt), compress: !alreadyCompressed(file.mimeType), size: file.size }, (callback) => {
+  for (const { file, name, compress } of entries) {
+    zip.addReadStreamLazy(name, { mtime: new Date(file.createdAt), compress, size: file.size }, (callback) => {
       ctx.storage.get(file.storageKey).then(
         ({ stream }) => {
           if (output.destroyed) return stream.destroy();
@@ -146,9 +154,39 @@ function zipStream(ctx: AppContext, files: FileRow[]): Readable {
         },
       );
     });
+  }
+  // yazl calls back with the total length (its published types leave the argument out).
+  const size = new Promise<number>((resolve) => zip.end(undefined, ((total: number) => resolve(total)) as unknown as () => void));
+  return { output, size };
+}
+
+/** A folder's name as one segment of a path in a ZIP: no separator, and no `.` or `..` that would climb. */
+function pathSegment(name: string): string {
+  const segment = name.replace(/[\\/]/g, '_');
+  return segment === '.' || segment === '..' ? '_' : segment;
+}
+
+/**
+ * A shared folder's files as one ZIP for its visitors (docs/decisions.md, "Sharing a folder"), each
+ * under its folder path from the shared folder, names made unique within a directory as a new
+ * archive's are. Stored, not compressed: a folder shared as an album is photos and videos, which
+ * compress no further, and a ZIP of stored entries has a length known before it starts, which a
+ * browser shows as the download's progress. Nothing is held: each file is read when its turn comes.
+ */
+export async function folderZip(ctx: AppContext, entries: Array<{ file: FileRow; path: string[] }>): Promise<{ stream: Readable; size: number }> {
+  const taken = new Set<string>();
+  const named = entries.map(({ file, path }) => {
+    const directory = path.map((segment) => `${pathSegment(segment)}/`).join('');
+    for (const candidate of nameCandidates(file.name)) {
+      const name = `${directory}${candidate}`;
+      if (taken.has(name.toLowerCase())) continue;
+      taken.add(name.toLowerCase());
+      return { file, name, compress: false };
+    }
+    throw new Error('unreachable');
   });
-  zip.end();
-  return output;
+  const { output, size } = zipOf(ctx, named);
+  return { stream: output, size: await size };
 }
 
 /**

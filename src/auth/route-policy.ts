@@ -234,6 +234,7 @@ export const routePolicies: readonly RoutePolicy[] = [
   // Public short-link redirect (contract §6); it answers HTML, so the error shape only covers a 500.
   { method: 'GET', path: '/u/:shortCode', access: publicRoute, errors: 'Error' },
   { method: 'GET', path: '/folder/:shareId', access: publicRoute, errors: 'Error' },
+  { method: 'GET', path: '/folder/:shareId/zip', access: publicRoute, errors: 'Error' },
 
   // The web app (docs/web.md): its pages and its content-hashed assets.
   { method: 'GET', path: '/', access: publicRoute, errors: 'Error' },

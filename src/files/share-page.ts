@@ -246,6 +246,8 @@ export interface FolderPageInput {
   pageCount: number;
   /** When the folder's address stops working, or null. */
   expiresAt: number | null;
+  /** The ZIP of every listed file and its size, when there is one to offer. */
+  zip: { url: string; bytes: number } | null;
   /** `subfolder`: the path of the subfolder a file is in, for a share that lists them; null in the folder itself. */
   files: Array<{ name: string; mimeType: string; size: number; pageUrl: string; thumbnailUrl: string | null; subfolder: string | null }>;
 }
@@ -283,7 +285,8 @@ export function renderFolderPage(input: FolderPageInput): string {
   const head = tags.map(([property, content]) => `<meta property="${property}" content="${escapeHtml(content!)}">`).join('') + `<meta name="twitter:card" content="${cover ? 'summary_large_image' : 'summary'}">`;
   // Said as a file's page says it: a visitor may want the files before the address stops working.
   const until = expiryNote(input);
-  return page(`${input.folderName} · Hoard`, head, `<div class="card"><h1>${name}</h1><p class="meta">${count}${until ? ` · ${until}` : ''}</p>${list}${pages}</div>`);
+  const download = input.zip ? `<p><a class="button" href="${escapeHtml(input.zip.url)}" download>Download all (${humanSize(input.zip.bytes)}, ZIP)</a></p>` : '';
+  return page(`${input.folderName} · Hoard`, head, `<div class="card"><h1>${name}</h1><p class="meta">${count}${until ? ` · ${until}` : ''}</p>${download}${list}${pages}</div>`);
 }
 
 /** Types and names of the archives the share page lists (contract §9); the reader has the last word. */

@@ -19,6 +19,11 @@ import { folderSubtree } from './folders.ts';
 export const SHARE_ID_LENGTH = 16;
 /** Files a page of a shared folder lists. */
 export const FOLDER_PAGE_FILES = 60;
+/**
+ * Files the ZIP of a shared folder holds at most: a visitor's download of them all in one go. More
+ * are downloaded one by one (docs/decisions.md, "Sharing a folder").
+ */
+export const FOLDER_ZIP_FILES = 1000;
 
 const urlOf = (baseUrl: string, shareId: string) => `${baseUrl}/folder/${shareId}`;
 const toShare = (baseUrl: string, row: { shareId: string; createdAt: number; expiresAt: number | null; subfolders: number }): FolderShare => ({
@@ -101,15 +106,14 @@ export interface SharedFolderPage {
   /** `subfolder`: the path of a subfolder's file from the shared folder (`Day 1 / Night`), else null. */
   files: Array<Pick<Selectable<FilesTable>, 'id' | 'name' | 'mimeType' | 'size' | 'createdAt' | 'thumbnailStatus' | 'thumbnailKey'> & { subfolder: string | null }>;
   total: number;
+  /** The bytes of every listed file, when they can be had as one ZIP (1 to FOLDER_ZIP_FILES files); else null. */
+  totalBytes: number | null;
   page: number;
   pageCount: number;
 }
 
-/**
- * One page of a shared folder's public files, newest first; null when no folder is shared at that
- * address, or its share has expired. A page past the last is the last.
- */
-export async function sharedFolderPage(db: Db, shareId: string, askedPage: number, now = Date.now()): Promise<SharedFolderPage | null> {
+/** A share whose address works now, with what its page needs of the folder and the account. */
+async function liveShare(db: Db, shareId: string, now: number) {
   const share = await db
     .selectFrom('folderShares')
     .innerJoin('folders', 'folders.id', 'folderShares.folderId')
@@ -122,6 +126,7 @@ export async function sharedFolderPage(db: Db, shareId: string, askedPage: numbe
   // The folders whose files are listed, as the tree is now: one moved out of the shared folder
   // leaves the page with its files, one moved in joins it.
   const listed = share.subfolders === 1 ? await folderSubtree(db, share.userId, share.folderId) : new Map([[share.folderId, [] as string[]]]);
+  // What anyone may see already: public, without a password, not expired (also when its expiry job has not run yet).
   const shown = () =>
     forAccount(db, share.userId)
       .selectFrom('files')
@@ -129,11 +134,28 @@ export async function sharedFolderPage(db: Db, shareId: string, askedPage: numbe
       .where('visibility', '=', 'PUBLIC')
       .where('passwordHash', 'is', null)
       .where((eb) => eb.or([eb('expiresAt', 'is', null), eb('expiresAt', '>', now)]));
-  const counted = await shown().select(sql<number>`count(*)`.as('count')).executeTakeFirstOrThrow();
-  const total = Number(counted.count);
+  /** A file's folder path from the shared folder: empty for the folder's own. */
+  const pathOf = (folderId: string | null) => (folderId === null ? [] : (listed.get(folderId) ?? []));
+  return { ...share, shown, pathOf };
+}
+
+async function countShown(share: NonNullable<Awaited<ReturnType<typeof liveShare>>>): Promise<number> {
+  const counted = await share.shown().select(sql<number>`count(*)`.as('count')).executeTakeFirstOrThrow();
+  return Number(counted.count);
+}
+
+/**
+ * One page of a shared folder's public files, newest first; null when no folder is shared at that
+ * address, or its share has expired. A page past the last is the last.
+ */
+export async function sharedFolderPage(db: Db, shareId: string, askedPage: number, now = Date.now()): Promise<SharedFolderPage | null> {
+  const share = await liveShare(db, shareId, now);
+  if (!share) return null;
+  const total = await countShown(share);
   const pageCount = Math.max(1, Math.ceil(total / FOLDER_PAGE_FILES));
   const page = Math.min(Math.max(1, askedPage), pageCount);
-  const rows = await shown()
+  const rows = await share
+    .shown()
     .select(['id', 'name', 'mimeType', 'size', 'createdAt', 'thumbnailStatus', 'thumbnailKey', 'folderId'])
     .orderBy('createdAt', 'desc')
     .orderBy('id', 'desc')
@@ -142,8 +164,22 @@ export async function sharedFolderPage(db: Db, shareId: string, askedPage: numbe
     .execute();
   // A file of a subfolder says which, by its path from the shared folder: the page shows them all in one list.
   const files = rows.map(({ folderId, ...file }) => {
-    const path = folderId === null ? [] : (listed.get(folderId) ?? []);
+    const path = share.pathOf(folderId);
     return { ...file, subfolder: path.length === 0 ? null : path.join(' / ') };
   });
-  return { folderName: share.name, urlId: share.urlId, expiresAt: share.expiresAt === null ? null : Number(share.expiresAt), files, total, page, pageCount };
+  const totalBytes = total > 0 && total <= FOLDER_ZIP_FILES ? Number((await share.shown().select(sql<number>`coalesce(sum(size), 0)`.as('bytes')).executeTakeFirstOrThrow()).bytes) : null;
+  return { folderName: share.name, urlId: share.urlId, expiresAt: share.expiresAt === null ? null : Number(share.expiresAt), files, total, totalBytes, page, pageCount };
+}
+
+/**
+ * Every file a shared folder's page lists, oldest first, with its folder path from the shared
+ * folder, for the ZIP of them all; null when no folder is shared at that address (or its share
+ * has ended), 'too many' past FOLDER_ZIP_FILES.
+ */
+export async function sharedFolderFiles(db: Db, shareId: string, now = Date.now()): Promise<{ folderName: string; files: Array<{ file: Selectable<FilesTable>; path: string[] }> } | 'too many' | null> {
+  const share = await liveShare(db, shareId, now);
+  if (!share) return null;
+  if ((await countShown(share)) > FOLDER_ZIP_FILES) return 'too many';
+  const rows = await share.shown().selectAll().orderBy('createdAt').orderBy('id').limit(FOLDER_ZIP_FILES).execute();
+  return { folderName: share.name, files: rows.map((file) => ({ file, path: share.pathOf(file.folderId) })) };
 }
