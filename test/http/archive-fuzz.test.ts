@@ -7,12 +7,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../support/server.ts';
-import { signUp } from '../support/client.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { uploadFile } from '../support/uploads.ts';
 import { ARCHIVE_MTIME, resizedInTar, retimedInTar, sizeFieldInTar, tarBytes, zipBytes, zipDeclaring, zipLayout, type ArchiveEntrySpec } from '../support/archives.ts';
-import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
+import { providers } from '../support/stored-objects.ts';
+import { serverOnStorage, type ServerOnStorage } from '../support/server-on-storage.ts';
 // Deterministic, so a failure can be replayed from its seed.
 import { seededRandom as random } from '../support/random.ts';
 
@@ -42,18 +41,11 @@ const entries: ArchiveEntrySpec[] = [
 ];
 
 describe.each(providers)('damaged archives on %s storage', (provider) => {
-  let storage: StorageUnderTest;
-  let server: TestServer;
-  let owner: Awaited<ReturnType<typeof signUp>>;
-
-  beforeAll(async () => {
-    storage = await storageUnderTest(provider);
-    server = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0' });
-    owner = await signUp(server.baseUrl);
-  });
-  afterAll(async () => {
-    await server?.close();
-    await storage?.stop();
+  const under = serverOnStorage(provider, { UPLOAD_RATE_LIMIT: '0' });
+  let server: ServerOnStorage['server'];
+  let owner: ServerOnStorage['owner'];
+  beforeAll(() => {
+    ({ server, owner } = under);
   });
 
   it('never answer 5xx to the manifest, an entry or an extraction', { timeout: 240_000 }, async () => {

@@ -1,10 +1,9 @@
 import yauzl from 'yauzl';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../support/server.ts';
-import { signUp } from '../support/client.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PNG_1X1, uploadFile } from '../support/uploads.ts';
 import { fileRow } from '../support/file-rows.ts';
-import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
+import { providers } from '../support/stored-objects.ts';
+import { serverOnStorage, type ServerOnStorage } from '../support/server-on-storage.ts';
 
 /**
  * A shared folder's files as one ZIP for its visitors (docs/decisions.md, "Sharing a folder"), on
@@ -34,18 +33,11 @@ async function entriesOf(zip: Buffer): Promise<Map<string, { bytes: Buffer; comp
 }
 
 describe.each(providers)('the ZIP of a shared folder on %s storage', (provider) => {
-  let storage: StorageUnderTest;
-  let server: TestServer;
-  let owner: Awaited<ReturnType<typeof signUp>>;
-
-  beforeAll(async () => {
-    storage = await storageUnderTest(provider);
-    server = await startTestServer({ ...storage.env, UPLOAD_RATE_LIMIT: '0' });
-    owner = await signUp(server.baseUrl);
-  });
-  afterAll(async () => {
-    await server?.close();
-    await storage?.stop();
+  const under = serverOnStorage(provider, { UPLOAD_RATE_LIMIT: '0' });
+  let server: ServerOnStorage['server'];
+  let owner: ServerOnStorage['owner'];
+  beforeAll(() => {
+    ({ server, owner } = under);
   });
 
   const folderOf = async (name: string, parentId?: string) => (await owner.post('/api/folders', { name, ...(parentId ? { parentId } : {}) })).body.data.folder.id as string;
