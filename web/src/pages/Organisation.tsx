@@ -288,7 +288,9 @@ function FolderShareDialog({ folder, onClose }: { folder: Folder; onClose: () =>
   const subfoldersBox = (onChange: (on: boolean) => void) => (
     <label className="checkbox">
       <input type="checkbox" checked={subfolders} onChange={(e) => onChange(e.target.checked)} />
-      Include subfolders <span className="muted small">(their public files, each marked with its subfolder)</span>
+      <span>
+        Include subfolders <span className="muted small">(their public files, each marked with its subfolder)</span>
+      </span>
     </label>
   );
   const saveEnd = async () => {
