@@ -755,19 +755,22 @@ export function FilesPage() {
       )}
 
       <div className="listing-head">
-        <label className="checkbox">
-          <input type="checkbox" checked={allOnPageSelected} disabled={files.length === 0 || !showsRequested} onChange={(e) => selectPage(e.target.checked)} />
-          Select all on this page
-        </label>
-        {offerAllMatching && (
-          <button type="button" className="link-button" aria-disabled={selectingAll !== null || busy} onClick={() => !busy && void selectAllMatching()}>
-            {selectingAll !== null
-              ? `Selecting… ${selectingAll} of ${matching}`
-              : pagination.total <= SELECT_ALL_LIMIT
-                ? `Select all ${pagination.total} matching`
-                : `Select the newest ${SELECT_ALL_LIMIT.toLocaleString('en')} of ${pagination.total.toLocaleString('en')} matching`}
-          </button>
-        )}
+        {/* The page's box and the offer of every match stay together, the count apart on the right. */}
+        <span className="listing-select">
+          <label className="checkbox">
+            <input type="checkbox" checked={allOnPageSelected} disabled={files.length === 0 || !showsRequested} onChange={(e) => selectPage(e.target.checked)} />
+            Select all on this page
+          </label>
+          {offerAllMatching && (
+            <button type="button" className="link-button" aria-disabled={selectingAll !== null || busy} onClick={() => !busy && void selectAllMatching()}>
+              {selectingAll !== null
+                ? `Selecting… ${selectingAll} of ${matching}`
+                : pagination.total <= SELECT_ALL_LIMIT
+                  ? `Select all ${pagination.total} matching`
+                  : `Select the newest ${SELECT_ALL_LIMIT.toLocaleString('en')} of ${pagination.total.toLocaleString('en')} matching`}
+            </button>
+          )}
+        </span>
         <span className="muted" aria-live="polite">
           {pagination ? `${pluralize(pagination.total, 'file')}${timeWindow ? ' in this period' : ''}` : ''}
         </span>
