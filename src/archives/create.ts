@@ -85,14 +85,18 @@ export function alreadyCompressed(mimeType: string): boolean {
   return /^(image|audio|video)\//.test(mimeType) && !uncompressedMedia.has(mimeType);
 }
 
-/** Entry names unique within the archive, also for a filesystem that ignores case. */
-function entryNames(files: FileRow[]): string[] {
+/**
+ * Entry names unique within the archive, also for a filesystem that ignores case: each file's name,
+ * under its `directory` (a path ending in `/`, or none), numbered where another entry has it.
+ */
+function entryNames(files: Array<{ name: string; directory?: string }>): string[] {
   const taken = new Set<string>();
-  return files.map((file) => {
-    for (const candidate of nameCandidates(file.name)) {
-      if (taken.has(candidate.toLowerCase())) continue;
-      taken.add(candidate.toLowerCase());
-      return candidate;
+  return files.map(({ name, directory = '' }) => {
+    for (const candidate of nameCandidates(name)) {
+      const entry = `${directory}${candidate}`;
+      if (taken.has(entry.toLowerCase())) continue;
+      taken.add(entry.toLowerCase());
+      return entry;
     }
     throw new Error('unreachable');
   });
@@ -174,18 +178,8 @@ function pathSegment(name: string): string {
  * browser shows as the download's progress. Nothing is held: each file is read when its turn comes.
  */
 export async function folderZip(ctx: AppContext, entries: Array<{ file: FileRow; path: string[] }>): Promise<{ stream: Readable; size: number }> {
-  const taken = new Set<string>();
-  const named = entries.map(({ file, path }) => {
-    const directory = path.map((segment) => `${pathSegment(segment)}/`).join('');
-    for (const candidate of nameCandidates(file.name)) {
-      const name = `${directory}${candidate}`;
-      if (taken.has(name.toLowerCase())) continue;
-      taken.add(name.toLowerCase());
-      return { file, name, compress: false };
-    }
-    throw new Error('unreachable');
-  });
-  const { output, size } = zipOf(ctx, named);
+  const names = entryNames(entries.map(({ file, path }) => ({ name: file.name, directory: path.map((segment) => `${pathSegment(segment)}/`).join('') })));
+  const { output, size } = zipOf(ctx, entries.map(({ file }, index) => ({ file, name: names[index]!, compress: false })));
   return { stream: output, size: await size };
 }
 
