@@ -3,17 +3,18 @@ import { findUserForLogin, SUSPENDED, type UserRow } from './users.ts';
 import { loginAttemptKey, loginFailureKey } from './sign-in-keys.ts';
 import { AppError, forbidden } from '../errors.ts';
 import { hashPassword, passwordFingerprint, verifyPassword } from '../auth/passwords.ts';
-import { clearHits, takeAttempt } from '../auth/throttle.ts';
+import { clearHits, refundAttempt, takeAttempt } from '../auth/throttle.ts';
 
 /**
  * Sign-in attempts allowed per window. Attempts on one email address are counted per client IP,
  * so one attacker's failures lock out that attacker, not the account's owner signing in from
  * elsewhere nor everyone behind the same address (as happens behind a proxy without TRUST_PROXY).
- * Failed sign-ins are also counted per IP alone, whatever the address, which stops one client
- * spraying guessed addresses or passwords across accounts; a right password is not held by it. An
- * address without an account counts before its (pretended) verification, one with an account once
- * its password failed: past the limit both are answered alike, so the answers do not tell which
- * addresses have an account.
+ * Sign-ins are also counted per IP alone, whatever the address, before any password is checked,
+ * and a successful one gives its count back: so this counts failures, and stops one client spraying
+ * guessed addresses or passwords across accounts. Past it every sign-in from that IP is refused
+ * unverified, the right password too: verified, a wrong guess answered 429 and the right one 200,
+ * which let the guessing go on; and an address with an account took a verification's time where one
+ * without took none, which told them apart (docs/decisions.md, "Login throttling").
  */
 export const loginLimits = {
   windowMs: 15 * 60 * 1000,
@@ -41,14 +42,12 @@ export async function login(db: Db, input: { email: string; password: string; ip
   const accountKey = loginAttemptKey(input.email, input.ip);
   // Counted before the (slow) verification, so parallel attempts cannot all pass the limit.
   await takeAttempt(db, accountKey, loginLimits.perAccountAndIp, loginLimits.windowMs, TOO_MANY);
-  const failures = () => takeAttempt(db, loginFailureKey(input.ip), loginLimits.failuresPerIp, loginLimits.windowMs, TOO_MANY);
-  if (!user) await failures();
+  const ipKey = loginFailureKey(input.ip);
+  await takeAttempt(db, ipKey, loginLimits.failuresPerIp, loginLimits.windowMs, TOO_MANY);
 
   const verified = await verifyPassword(user?.passwordHash ?? null, input.password);
-  if (!verified || !user) {
-    if (user) await failures();
-    throw invalidSignIn();
-  }
+  if (!verified || !user) throw invalidSignIn();
+  await refundAttempt(db, ipKey);
   if (user.suspendedAt !== null) throw forbidden(SUSPENDED);
   // A hash made before passwords were normalised opened only as the password was typed: it is
   // made again of the normalised text, so the password opens however it is typed from now on (if

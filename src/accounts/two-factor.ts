@@ -10,7 +10,7 @@ import type { SecretBox } from '../auth/secret-box.ts';
 import type { Logger } from 'pino';
 import { passwordFingerprint } from '../auth/passwords.ts';
 import { randomSecret, sha256Hex } from '../auth/secrets.ts';
-import { clearHits, clearHitsStartingWith, takeAttempt } from '../auth/throttle.ts';
+import { clearHits, clearHitsStartingWith, refundAttempt, takeAttempt } from '../auth/throttle.ts';
 import { accountGone, conflict, invalid, notFound, unauthorized } from '../errors.ts';
 import { loginAttemptKey, loginFailureKey, loginLimits, TOO_MANY_SIGN_INS } from './login.ts';
 import { confirmPassword } from './confirm-password.ts';
@@ -229,11 +229,13 @@ export async function completeTwoFactorSignIn(deps: Deps, input: { ticket: strin
   const ticketId = sha256Hex(input.ticket);
   const ticket = await deps.db.selectFrom('signInTickets').selectAll().where('id', '=', ticketId).executeTakeFirst();
   const owner = ticket ? await findUserById(deps.db, ticket.userId) : undefined;
-  // Counted like password attempts: on the account and address when the ticket is known, else on
-  // the address alone (as attempts on unknown accounts are).
-  const key = owner ? loginAttemptKey(owner.email, input.ip) : loginFailureKey(input.ip);
-  await takeAttempt(deps.db, key, owner ? loginLimits.perAccountAndIp : loginLimits.failuresPerIp, loginLimits.windowMs, TOO_MANY_SIGN_INS);
-  if (!ticket || !owner) throw unauthorized();
+  // Counted like password attempts (src/accounts/login.ts): on the address alone, given back once
+  // the sign-in succeeds, and on the account and address when the ticket is known.
+  const ipKey = loginFailureKey(input.ip);
+  await takeAttempt(deps.db, ipKey, loginLimits.failuresPerIp, loginLimits.windowMs, TOO_MANY_SIGN_INS);
+  const key = owner ? loginAttemptKey(owner.email, input.ip) : null;
+  if (key !== null) await takeAttempt(deps.db, key, loginLimits.perAccountAndIp, loginLimits.windowMs, TOO_MANY_SIGN_INS);
+  if (!ticket || !owner || key === null) throw unauthorized();
   // The code is counted against the ticket before it is checked, in one statement, so that codes
   // sent at once cannot all be checked on the strength of "fewer than 5 so far". A right code
   // spends the ticket below, so the count only ever matters for wrong ones.
@@ -268,6 +270,7 @@ export async function completeTwoFactorSignIn(deps: Deps, input: { ticket: strin
   const spent = await deps.db.updateTable('signInTickets').set({ usedAt: now }).where('id', '=', ticketId).where('usedAt', 'is', null).where('expiresAt', '>', now).executeTakeFirst();
   if (Number(spent.numUpdatedRows) !== 1) throw unauthorized();
   await clearHits(deps.db, key);
+  await refundAttempt(deps.db, ipKey);
   // The session is made only while the account keeps the password the ticket was earned with.
   return { user: owner, passwordFingerprint: ticket.passwordFingerprint };
 }

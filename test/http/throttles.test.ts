@@ -137,21 +137,35 @@ describe('sign-in lock-out', () => {
     expect((await attacker.post('/api/auth/login', { email: a.email.toUpperCase(), password: a.password })).status).toBe(429);
   });
 
-  it('counts addresses without an account per client IP, without blocking real accounts there', async () => {
+  it('counts addresses without an account per client IP; past the limit that IP is held for every address, answered alike', async () => {
     const account = await createAccount();
     const sprayer = clientAt();
     const statuses: number[] = [];
     for (let i = 0; i < 31; i++) statuses.push((await sprayer.post('/api/auth/login', { email: uniqueEmail('nobody'), password: 'nope nope' })).status);
     expect(statuses.slice(0, 30)).toEqual(Array(30).fill(401));
     expect(statuses[30]).toBe(429);
-    expect((await sprayer.post('/api/auth/login', account)).status).toBe(200);
-    // A wrong password there is answered as an address without an account is, so the answers do
-    // not tell which addresses have one.
+    // An address without an account, a wrong password and the right one are all refused alike before
+    // any password is checked: neither the answers nor their time tell which addresses have an
+    // account, and the right password is not told from a wrong one.
     const unknown = await sprayer.post('/api/auth/login', { email: uniqueEmail('nobody'), password: 'nope nope' });
     const wrong = await sprayer.post('/api/auth/login', { email: account.email, password: 'nope nope' });
+    const right = await sprayer.post('/api/auth/login', account);
     expect([wrong.status, wrong.body]).toEqual([unknown.status, unknown.body]);
+    expect([right.status, right.body]).toEqual([unknown.status, unknown.body]);
+    expect(right.headers.get('set-cookie')).toBeNull();
     expect(wrong.status).toBe(429);
     expectRetryAfter(wrong, 900);
+    // The owner elsewhere is not held.
+    expect((await clientAt().post('/api/auth/login', account)).status).toBe(200);
+  });
+
+  it("gives a sign-in's count back once it succeeds, so people signing in behind one address do not use up its limit", async () => {
+    const account = await createAccount();
+    const office = clientAt();
+    for (let i = 0; i < 29; i++) expect((await office.post('/api/auth/login', { email: uniqueEmail('nobody'), password: 'nope nope' })).status).toBe(401);
+    for (let i = 0; i < 5; i++) expect((await clientAt(office.ip).post('/api/auth/login', account)).status).toBe(200);
+    expect((await office.post('/api/auth/login', { email: uniqueEmail('nobody'), password: 'nope nope' })).status).toBe(401);
+    expect((await office.post('/api/auth/login', { email: uniqueEmail('nobody'), password: 'nope nope' })).status).toBe(429);
   });
 
   it('counts failed sign-ins per client IP whatever the address: 30 wrong passwords on several accounts, then 429', async () => {
@@ -162,9 +176,11 @@ describe('sign-in lock-out', () => {
     for (const account of accounts) for (let i = 0; i < 8; i++) statuses.push((await guesser.post('/api/auth/login', { email: account.email, password: `guess ${i}` })).status);
     expect(statuses.slice(0, 30)).toEqual(Array(30).fill(401));
     expect(statuses.slice(30)).toEqual([429, 429]);
-    // The right password still signs in; the owner elsewhere is not held at all.
-    expect((await guesser.post('/api/auth/login', accounts[3])).status).toBe(200);
+    // Past the limit the right password is refused there too, or the guessing would go on with 429
+    // for a wrong password and 200 for the right one; the owner elsewhere is not held at all.
+    expect((await guesser.post('/api/auth/login', accounts[3])).status).toBe(429);
     expect((await clientAt().post('/api/auth/login', { email: accounts[3]!.email, password: 'wrong again' })).status).toBe(401);
+    expect((await clientAt().post('/api/auth/login', accounts[3])).status).toBe(200);
   });
 });
 

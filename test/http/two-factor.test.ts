@@ -325,6 +325,23 @@ describe('signing in with two-factor on', () => {
     expect(status).toBe(429);
   });
 
+  it('codes count toward the sign-in limit of their address too, before they are checked; a completed sign-in gives its count back', async () => {
+    const acc = await account();
+    const { secret } = await enable(acc);
+    const client = browser();
+    // One completed two-factor sign-in from the address: it counts nothing in the end.
+    const first = await passwordStep(acc, client);
+    expect((await client.post('/api/auth/login/two-factor', { ticket: first.answer.body.data.ticket, code: await codeAt(secret, Date.now()) })).status).toBe(200);
+    // 30 failures from the address: unknown tickets count there.
+    for (let i = 0; i < 30; i++) expect((await client.post('/api/auth/login/two-factor', { ticket: `no-such-ticket-${i}`, code: '123456' })).status).toBe(401);
+    // A live ticket earned elsewhere, with the right code, is refused from that address unchecked (as
+    // a right password is there), and taken from another.
+    const ticket = (await passwordStep(acc)).answer.body.data.ticket;
+    const code = await codeAt(secret, Date.now() + 30_000);
+    expect((await client.post('/api/auth/login/two-factor', { ticket, code })).status).toBe(429);
+    expect((await browser().post('/api/auth/login/two-factor', { ticket, code })).status).toBe(200);
+  });
+
   it('a passkey sign-in asks for no code', async () => {
     const acc = await account();
     await enable(acc);
