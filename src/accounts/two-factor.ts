@@ -64,7 +64,7 @@ function totpFor(secretBase32: string, label: string): TOTP {
 }
 
 async function totpState(db: Executor, userId: string) {
-  return db.selectFrom('users').select(['id', 'email', 'totpSecretSealed', 'totpPendingSealed', 'totpLastStep']).where('id', '=', userId).executeTakeFirstOrThrow(accountGone);
+  return db.selectFrom('users').select(['id', 'email', 'totpSecretSealed', 'totpPendingSealed']).where('id', '=', userId).executeTakeFirstOrThrow(accountGone);
 }
 
 export async function twoFactorEnabled(db: Executor, userId: string): Promise<boolean> {
@@ -80,27 +80,24 @@ export async function setUpTotp(deps: Deps, userId: string): Promise<{ secret: s
   return { secret, otpauthUrl: totpFor(secret, state.email).toString() };
 }
 
-/**
- * The time step a code belongs to, if it is a current code (±1 step) of this secret newer than the
- * last accepted one; null otherwise.
- */
-function acceptedStep(secretBase32: string, code: string, lastStep: number | null, now: number): number | null {
+/** The time step a code belongs to, if it is a current code (±1 step) of this secret; null otherwise. */
+function acceptedStep(secretBase32: string, code: string, now: number): number | null {
   if (!/^\d{6}$/.test(code)) return null;
   const delta = totpFor(secretBase32, ISSUER).validate({ token: code, timestamp: now, window: twoFactorLimits.driftSteps });
   if (delta === null) return null;
-  const step = Math.floor(now / 1000 / PERIOD_SECONDS) + delta;
-  return lastStep !== null && step <= Number(lastStep) ? null : step;
+  return Math.floor(now / 1000 / PERIOD_SECONDS) + delta;
 }
 
-/** Records a step as used, unless another request used it (or a later one) first. */
-async function claimStep(db: Executor, userId: string, step: number): Promise<boolean> {
-  const result = await db
-    .updateTable('users')
-    .set({ totpLastStep: step })
-    .where('id', '=', userId)
-    .where((eb) => eb.or([eb('totpLastStep', 'is', null), eb('totpLastStep', '<', step)]))
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+/**
+ * Records a step's code as used, unless it was used before (by another request too: of two at once,
+ * one inserts the row). Each step's code works once, whichever steps were used around it (contract
+ * §8); rows of steps no code can belong to any more go first.
+ */
+async function claimStep(db: Executor, userId: string, step: number, now: number): Promise<boolean> {
+  const scope = forAccount(db, userId);
+  await scope.deleteFrom('totpUsedSteps').where('step', '<', Math.floor(now / 1000 / PERIOD_SECONDS) - twoFactorLimits.driftSteps).execute();
+  const claimed = await scope.insertInto('totpUsedSteps', { step }).onConflict((oc) => oc.columns(['userId', 'step']).doNothing()).executeTakeFirst();
+  return Number(claimed.numInsertedOrUpdatedRows ?? 0) === 1;
 }
 
 function newRecoveryCode(): string {
@@ -130,17 +127,21 @@ export async function enableTotp(deps: Deps, userId: string, code: string): Prom
   if (state.totpPendingSealed === null) throw conflict('Set up two-factor first (POST /api/auth/totp/setup)');
   const secret = openTotpSecret(deps, state.totpPendingSealed, userId);
   if (secret === null) throw conflict('The two-factor set-up was made with another secret key of this instance; set it up again (POST /api/auth/totp/setup)');
-  const step = acceptedStep(secret, typedCode(code), null, Date.now());
+  const now = Date.now();
+  const step = acceptedStep(secret, typedCode(code), now);
   if (step === null) throw invalid('code: not a current code of the newest secret set up; check the time on your device, and that no other tab or window started a new set-up since (the newest replaces the others: scan its code instead)');
   return deps.db.transaction().execute(async (trx) => {
     const result = await trx
       .updateTable('users')
-      .set({ totpSecretSealed: state.totpPendingSealed, totpPendingSealed: null, totpLastStep: step, updatedAt: Date.now() })
+      .set({ totpSecretSealed: state.totpPendingSealed, totpPendingSealed: null, updatedAt: now })
       .where('id', '=', userId)
       .where('totpSecretSealed', 'is', null)
       .where('totpPendingSealed', '=', state.totpPendingSealed)
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) throw conflict('Two-factor changed meanwhile; try again');
+    // The code that turned it on is used: it does not sign in too.
+    await forAccount(trx, userId).deleteFrom('totpUsedSteps').execute();
+    await claimStep(trx, userId, step, now);
     return replaceRecoveryCodes(trx, userId);
   });
 }
@@ -177,7 +178,8 @@ export async function regenerateRecoveryCodes(deps: Deps, userId: string, passwo
  */
 export async function resetTwoFactor(db: Db, userId: string, also?: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    await trx.updateTable('users').set({ totpSecretSealed: null, totpPendingSealed: null, totpLastStep: null, updatedAt: Date.now() }).where('id', '=', userId).execute();
+    await trx.updateTable('users').set({ totpSecretSealed: null, totpPendingSealed: null, updatedAt: Date.now() }).where('id', '=', userId).execute();
+    await forAccount(trx, userId).deleteFrom('totpUsedSteps').execute();
     await forAccount(trx, userId).deleteFrom('recoveryCodes').execute();
     await forAccount(trx, userId).deleteFrom('signInTickets').execute();
     if (also) await also(trx);
@@ -259,8 +261,8 @@ export async function completeTwoFactorSignIn(deps: Deps, input: { ticket: strin
   const code = typedCode(input.code);
   let accepted = false;
   const secret = openTotpSecret(deps, state.totpSecretSealed, owner.id);
-  const step = secret === null ? null : acceptedStep(secret, code, state.totpLastStep, now);
-  if (step !== null) accepted = await claimStep(deps.db, owner.id, step);
+  const step = secret === null ? null : acceptedStep(secret, code, now);
+  if (step !== null) accepted = await claimStep(deps.db, owner.id, step, now);
   else if (!/^\d{6}$/.test(code)) {
     const used = await forAccount(deps.db, owner.id).updateTable('recoveryCodes').set({ usedAt: now }).where('codeHash', '=', recoveryHash(code)).where('usedAt', 'is', null).executeTakeFirst();
     accepted = Number(used.numUpdatedRows) === 1;

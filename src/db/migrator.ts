@@ -49,6 +49,7 @@ import * as accountNotices from './migrations/0045-account-notices.ts';
 import * as folderShares from './migrations/0046-folder-shares.ts';
 import * as folderShareExpiry from './migrations/0047-folder-share-expiry.ts';
 import * as folderShareSubfolders from './migrations/0048-folder-share-subfolders.ts';
+import * as totpUsedSteps from './migrations/0049-totp-used-steps.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -100,6 +101,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0046-folder-shares': folderShares,
   '0047-folder-share-expiry': folderShareExpiry,
   '0048-folder-share-subfolders': folderShareSubfolders,
+  '0049-totp-used-steps': totpUsedSteps,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

@@ -31,8 +31,6 @@ export interface UsersTable {
   totpSecretSealed: string | null;
   /** A TOTP secret waiting for its first code (POST /api/auth/totp/setup), sealed. */
   totpPendingSealed: string | null;
-  /** The last 30-second step whose code was accepted: a code works once (contract §8). */
-  totpLastStep: number | null;
   /**
    * Search documents (migration 0020-search-documents, SQLite only; empty on PostgreSQL): the
    * account's own number, the last document number given to one of its files, the latest upload
@@ -477,7 +475,14 @@ export interface Database {
   passkeys: PasskeysTable;
   webauthnChallenges: WebauthnChallengesTable;
   recoveryCodes: RecoveryCodesTable;
+  totpUsedSteps: TotpUsedStepsTable;
   signInTickets: SignInTicketsTable;
+}
+
+/** A 30-second step whose two-factor code the account used: each works once (migration 0049-totp-used-steps). */
+export interface TotpUsedStepsTable {
+  userId: string;
+  step: number;
 }
 
 export interface RecoveryCodesTable {

@@ -51,14 +51,15 @@ async function account(): Promise<Account> {
 }
 
 /** Two-factor on; returns the secret and the recovery codes. */
-async function enable(acc: Account): Promise<{ secret: string; recoveryCodes: string[] }> {
+async function enable(acc: Account): Promise<{ secret: string; recoveryCodes: string[]; enablingCode: string }> {
   const setup = await acc.client.post('/api/auth/totp/setup');
   expect(setup.status).toBe(200);
   const { secret } = setup.body.data;
   // A code of the step before: the current one stays unused for the test's own sign-in.
-  const enabled = await acc.client.post('/api/auth/totp/enable', { code: await previousStepCode(secret) });
+  const enablingCode = await previousStepCode(secret);
+  const enabled = await acc.client.post('/api/auth/totp/enable', { code: enablingCode });
   expect(enabled.status).toBe(200);
-  return { secret, recoveryCodes: enabled.body.data.recoveryCodes };
+  return { secret, recoveryCodes: enabled.body.data.recoveryCodes, enablingCode };
 }
 
 async function passwordStep(acc: Account, client = browser()) {
@@ -160,33 +161,51 @@ describe('signing in with two-factor on', () => {
 
   it('refuses a replayed code, accepts one step of drift either side and refuses two', async () => {
     const acc = await account();
-    const { secret } = await enable(acc);
+    const { secret, enablingCode } = await enable(acc);
     const now = Date.now();
     // Two steps away: refused either way.
     for (const at of [now - 2 * STEP_MS - 1000, now + 2 * STEP_MS + 1000]) {
       const { client, answer } = await passwordStep(acc);
       expect((await client.post('/api/auth/login/two-factor', { ticket: answer.body.data.ticket, code: codeAt(secret, at) })).status).toBe(401);
     }
-    // One step ahead is accepted (a phone whose clock runs fast)…
+    const signIn = async (code: string) => {
+      const { client, answer } = await passwordStep(acc);
+      return (await client.post('/api/auth/login/two-factor', { ticket: answer.body.data.ticket, code })).status;
+    };
+    // One step ahead is accepted (a phone whose clock runs fast), once.
     const ahead = codeAt(secret, Date.now() + STEP_MS);
-    const first = await passwordStep(acc);
-    expect((await first.client.post('/api/auth/login/two-factor', { ticket: first.answer.body.data.ticket, code: ahead })).status).toBe(200);
-    // …once: the same code again is refused, and so is the code of the current step (an older one).
-    const replay = await passwordStep(acc);
-    expect((await replay.client.post('/api/auth/login/two-factor', { ticket: replay.answer.body.data.ticket, code: ahead })).status).toBe(401);
-    const older = await passwordStep(acc);
-    expect((await older.client.post('/api/auth/login/two-factor', { ticket: older.answer.body.data.ticket, code: codeAt(secret, Date.now()) })).status).toBe(401);
+    expect(await signIn(ahead)).toBe(200);
+    expect(await signIn(ahead)).toBe(401);
+    // The current step's code was not used: it is accepted after the later one, once (each step's
+    // code once per account, contract §8).
+    const current = codeAt(secret, Date.now());
+    expect(await signIn(current)).toBe(200);
+    expect(await signIn(current)).toBe(401);
+    // The code that turned two-factor on is used too.
+    expect(await signIn(enablingCode)).toBe(401);
   });
 
-  it('accepts the code of the step before (a phone whose clock runs slow)', async () => {
+  it('accepts the code of the step before (a phone whose clock runs slow), also right after the current one turned two-factor on', async () => {
+    const acc = await account();
+    const setup = await acc.client.post('/api/auth/totp/setup');
+    const { secret } = setup.body.data;
+    const before = await previousStepCode(secret);
+    expect((await acc.client.post('/api/auth/totp/enable', { code: codeAt(secret, Date.now()) })).status).toBe(200);
+    const { client, answer } = await passwordStep(acc);
+    expect((await client.post('/api/auth/login/two-factor', { ticket: answer.body.data.ticket, code: before })).status).toBe(200);
+  });
+
+  it('keeps the steps used of the window alone: a sign-in deletes the older ones', async () => {
     const acc = await account();
     const { secret } = await enable(acc);
-    // enable() used the previous step's code; the last accepted step is set back so that step's
-    // successor is unused, without waiting for time to pass.
     const step = Math.floor(Date.now() / STEP_MS);
-    await server.ctx.db.updateTable('users').set({ totpLastStep: step - 5 }).where('id', '=', acc.userId).execute();
+    await server.ctx.db.insertInto('totpUsedSteps').values([step - 40, step - 3].map((old) => ({ userId: acc.userId, step: old }))).execute();
     const { client, answer } = await passwordStep(acc);
-    expect((await client.post('/api/auth/login/two-factor', { ticket: answer.body.data.ticket, code: await previousStepCode(secret) })).status).toBe(200);
+    expect((await client.post('/api/auth/login/two-factor', { ticket: answer.body.data.ticket, code: codeAt(secret, Date.now()) })).status).toBe(200);
+    const kept = (await server.ctx.db.selectFrom('totpUsedSteps').select('step').where('userId', '=', acc.userId).execute()).map((row) => Number(row.step));
+    expect(kept.every((used) => used >= step - 1)).toBe(true);
+    expect(kept.length).toBeGreaterThanOrEqual(1);
+    expect(kept.length).toBeLessThanOrEqual(3);
   });
 
   it('a secret sealed with another key of the instance (SECRET_KEY changed) refuses codes with the generic 401, not a 500; recovery codes still work', async () => {
