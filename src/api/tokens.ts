@@ -32,10 +32,12 @@ export const createdTokenResponse = success(
 export const tokenListResponse = success(
   z.object({
     tokens: z.array(tokenRecordSchema).describe('The latest 100 records, newest first, revoked and expired included'),
+    olderActive: z.array(tokenRecordSchema).describe('Active tokens older than the latest 100 records, newest first (usually none): every token that still works is listed'),
     activeCount: z.number().int().describe('Active tokens of the account'),
     limit: z.number().int().describe('Most active tokens an account may have'),
   }),
 );
+export type TokenList = z.infer<typeof tokenListResponse>['data'];
 
 /** The account's legacy upload credential (contract §3, "Legacy upload credential"). */
 export const uploadTokenResponse = success(z.object({ uploadToken: z.string().describe('Sent as `Authorization: Bearer <uploadToken>`') }));

@@ -5,7 +5,7 @@ import { newId } from '../db/ids.ts';
 import { randomSecret, sha256Hex } from '../auth/secrets.ts';
 import type { Scope } from '../auth/route-policy.ts';
 import { parseScopes, SECRET_PREFIX, tokenStatus } from '../auth/token-format.ts';
-import type { TokenRecord } from '../api/tokens.ts';
+import type { TokenList, TokenRecord } from '../api/tokens.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import { nameSchema } from '../shared/display-name.ts';
 
@@ -114,23 +114,26 @@ export async function createToken(db: Db, dialect: Dialect, userId: string, inpu
   });
 }
 
-export async function listTokens(db: Db, userId: string): Promise<{ tokens: TokenRecord[]; activeCount: number; limit: number }> {
+export async function listTokens(db: Db, userId: string): Promise<TokenList> {
   const now = Date.now();
   const account = forAccount(db, userId);
   const newest = () => account.selectFrom('apiTokens').select(tokenColumns).orderBy('createdAt', 'desc').orderBy('id', 'desc');
-  // The latest records (spec, Limits), but never without an active token: the owner must be able to
-  // find every token that still works in order to revoke it, however many newer ones were revoked.
-  // There are at most 50 active ones, so the list stays at 100 records.
+  // The latest records (spec, Limits; contract §3), and apart from them every active token older
+  // than those: the owner must be able to find every token that still works in order to revoke it,
+  // however many newer ones were revoked (docs/decisions.md, "Every active token is listed").
+  const latest = await newest().limit(tokenLimits.listed).execute();
   const active = await newest()
     .where('revokedAt', 'is', null)
     .where((eb) => eb.or([eb('expiresAt', 'is', null), eb('expiresAt', '>', now)]))
-    .limit(tokenLimits.listed)
+    .limit(tokenLimits.activePerAccount + tokenLimits.listed)
     .execute();
-  const activeIds = new Set(active.map((r) => r.id));
-  const others = (await newest().limit(tokenLimits.listed).execute()).filter((r) => !activeIds.has(r.id));
-  const rows = [...active, ...others.slice(0, Math.max(0, tokenLimits.listed - active.length))];
-  rows.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-  return { tokens: rows.map((r) => toTokenRecord(r, now)), activeCount: active.length, limit: tokenLimits.activePerAccount };
+  const latestIds = new Set(latest.map((r) => r.id));
+  return {
+    tokens: latest.map((r) => toTokenRecord(r, now)),
+    olderActive: active.filter((r) => !latestIds.has(r.id)).map((r) => toTokenRecord(r, now)),
+    activeCount: active.length,
+    limit: tokenLimits.activePerAccount,
+  };
 }
 
 /** A new secret for the same name, scopes, profile and expiry; the old token is revoked in the same step. */

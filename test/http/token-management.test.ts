@@ -147,11 +147,12 @@ describe('listing, rotating and revoking', () => {
     const list = await user.get('/api/tokens');
     expect(list.status).toBe(200);
     expect(list.body.data.tokens.map((t: { id: string }) => t.id)).toEqual(created.slice(5).reverse());
+    expect(list.body.data.olderActive).toEqual([]);
     expect(list.body.data.activeCount).toBe(45);
     expect(list.body.data.tokens.filter((t: { status: string }) => t.status === 'revoked')).toHaveLength(55);
   });
 
-  it('always lists every active token, however many newer records were revoked: the owner must find it to revoke it', async () => {
+  it('lists every active token, however many newer records were revoked: the older ones apart from the latest 100', async () => {
     const user = await signUp(server.baseUrl);
     const kept: string[] = [];
     for (let i = 0; i < 3; i++) kept.push((await create(user, { name: `kept${i}`, scopes: ['files:read'] })).body.data.token.id);
@@ -163,9 +164,17 @@ describe('listing, rotating and revoking', () => {
     }
     const list = await user.get('/api/tokens');
     expect(list.status).toBe(200);
-    // Still 100 records, newest first: the 97 newest revoked ones, then the 3 older active ones.
-    expect(list.body.data.tokens.map((t: { id: string }) => t.id)).toEqual([...churned.slice(3).reverse(), ...kept.reverse()]);
+    // The latest 100 records (contract §3), then the active tokens older than those, newest first: the
+    // owner must be able to find every token that still works in order to revoke it.
+    expect(list.body.data.tokens.map((t: { id: string }) => t.id)).toEqual([...churned].reverse());
+    expect(list.body.data.olderActive.map((t: { id: string; status: string }) => [t.id, t.status])).toEqual([...kept].reverse().map((id) => [id, 'active']));
     expect(list.body.data.activeCount).toBe(3);
+    // Revoked, the oldest one leaves that list and the latest 100 stay as they were.
+    expect((await user.delete(`/api/tokens/${kept[0]}`)).status).toBe(204);
+    const after = (await user.get('/api/tokens')).body.data;
+    expect(after.olderActive.map((t: { id: string }) => t.id)).toEqual([kept[2], kept[1]]);
+    expect(after.tokens.map((t: { id: string }) => t.id)).toEqual([...churned].reverse());
+    expect(after.activeCount).toBe(2);
   });
 
   it('rotates: a new secret with the same settings, and the old token revoked', async () => {

@@ -3,7 +3,7 @@ import { del, get, patch, post } from '../api.ts';
 import { formatDateTime, fromLocalInput, withHiddenPassword } from '../format.ts';
 import { useSession } from '../session.tsx';
 import { Badge, CopyButton, DataTable, Empty, ErrorNote, Loading, SecretReveal, TabbedPage, useAction, useConfirm, useFocusAfterRemoval, useLoad, useSubmit, useToast } from '../ui.tsx';
-import type { Delivery, Scope, TokenRecord, UploadProfile, Webhook } from '@api';
+import type { Delivery, Scope, TokenList, TokenRecord, UploadProfile, Webhook } from '@api';
 import { scopes as allScopes } from '@api/vocabulary.ts';
 import { UploadProfileOptions } from './FolderOptions.tsx';
 
@@ -78,10 +78,12 @@ function TokensSection() {
   const { can } = useSession();
   const run = useAction();
   const confirm = useConfirm();
-  const tokens = useLoad(() => get<{ tokens: TokenRecord[]; activeCount: number; limit: number }>('/api/tokens'), []);
+  const tokens = useLoad(() => get<TokenList>('/api/tokens'), []);
+  // The latest 100 records, then any older token that still works (listed apart by the API).
+  const listed = useMemo(() => (tokens.data ? [...tokens.data.tokens, ...tokens.data.olderActive] : []), [tokens.data]);
   // A revoked token stays listed without its buttons: focus goes on to the next row's Revoke.
   const keepFocus = useFocusAfterRemoval(tokens.data);
-  const labels = useMemo(() => tokenLabels(tokens.data?.tokens ?? []), [tokens.data]);
+  const labels = useMemo(() => tokenLabels(listed), [listed]);
   const profiles = useLoad(() => (can('uploadProfiles.manage') ? get<{ profiles: UploadProfile[] }>('/api/upload-profiles').then((d) => d.profiles) : Promise.resolve([] as UploadProfile[])), []);
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Scope[]>(['files:upload']);
@@ -168,15 +170,15 @@ function TokensSection() {
         <h2>Tokens</h2>
         {tokens.data && (
           <p className="muted">
-            {tokens.data.activeCount} of {tokens.data.limit} active tokens in use. The latest 100 records are listed, revoked and expired ones included; every active token is always among them.
+            {tokens.data.activeCount} of {tokens.data.limit} active tokens in use. The latest 100 records are listed, revoked and expired ones included, then any older token that still works.
           </p>
         )}
         <ErrorNote error={tokens.error} />
         {tokens.loading && !tokens.data && <Loading />}
-        {tokens.data && tokens.data.tokens.length === 0 && <Empty>No tokens yet.</Empty>}
-        {tokens.data && tokens.data.tokens.length > 0 && (
+        {tokens.data && listed.length === 0 && <Empty>No tokens yet.</Empty>}
+        {tokens.data && listed.length > 0 && (
           <DataTable columns={['Name', 'Scopes', 'Status', 'Profile', 'Created', 'Expires', 'Last used']} caption="Tokens">
-            {tokens.data.tokens.map((token) => (
+            {listed.map((token) => (
               <tr key={token.id} data-testid="token-row" data-item-key={token.id}>
                 <td>{token.name}</td>
                 <td>
