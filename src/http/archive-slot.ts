@@ -20,8 +20,8 @@ export interface ArchiveSlot {
  * validated and its file authorized, so a client mistake gets its 4xx whatever the capacity. Null:
  * every slot is busy and the 503 with Retry-After has been sent.
  */
-export function reserveArchiveSlot(capacity: ArchiveCapacity, storage: Storage, request: FastifyRequest, reply: FastifyReply, use: Parameters<ArchiveCapacity['reserve']>[0]): ArchiveSlot | null {
-  const release = capacity.reserve(use);
+export function reserveArchiveSlot(capacity: ArchiveCapacity, storage: Storage, request: FastifyRequest, reply: FastifyReply): ArchiveSlot | null {
+  const release = capacity.reserve();
   if (release === null) {
     reply.header('Retry-After', String(ARCHIVE_RETRY_AFTER_SECONDS));
     sendError(request, reply, 503, 'Too many archives are being read right now; try again shortly');

@@ -52,7 +52,7 @@ const entryQuery = z.object({
  */
 export const archiveRoutes: RouteModule = async (app, { ctx }) => {
   const tags = ['archives'];
-  const reserve = (request: FastifyRequest, reply: FastifyReply) => reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply, { shared: false });
+  const reserve = (request: FastifyRequest, reply: FastifyReply) => reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply);
 
   /** The caller's own file, or 404 (another account's file too). */
   async function ownedFile(request: FastifyRequest, fileId: string) {

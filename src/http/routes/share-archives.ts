@@ -81,7 +81,7 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
     },
     async (request, reply) => {
       const file = await sharedFile(request, request.params.urlId, request.params.name, request.body?.password);
-      const slot = reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply, { shared: true });
+      const slot = reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply);
       if (!slot) return reply;
       cacheHeaders(reply, file);
       return ok(await readingArchive(request.log, ctx.db, file, () => readManifest(slot.storage, file.storageKey, file.size), slot.gone));
@@ -105,7 +105,7 @@ export const shareArchiveRoutes: RouteModule = async (app, { ctx }) => {
     async (request, reply) => {
       const { path } = request.body;
       const file = await sharedFile(request, request.params.urlId, request.params.name, request.body.password);
-      const slot = reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply, { shared: true });
+      const slot = reserveArchiveSlot(ctx.archiveCapacity, ctx.storage, request, reply);
       if (!slot) return reply;
       const entry = await readingArchive(request.log, ctx.db, file, () => openEntry(slot.storage, file.storageKey, file.size, path), slot.gone);
       cacheHeaders(reply, file);

@@ -68,7 +68,7 @@ export const sharePageRoutes: RouteModule = async (app, { ctx }) => {
    */
   async function archiveManifest(file: FileRow): Promise<ArchiveManifest | null | 'later'> {
     if (!mayBeArchive(file)) return null;
-    const release = ctx.archiveCapacity.reserve({ shared: true });
+    const release = ctx.archiveCapacity.reserve();
     if (release === null) return 'later';
     const budget = new AbortController();
     const timer = setTimeout(() => budget.abort(), SHARE_PAGE_MANIFEST_MS);
