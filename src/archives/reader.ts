@@ -441,6 +441,9 @@ const tarPath = (name: string) => name.replaceAll('\\', '/').replace(/\/+$/, '')
  * over), as a tar's impossible time is.
  */
 function zipTimeOf(entry: yauzl.Entry): string | null {
+  // An extended timestamp wins (contract §9), whatever the MS-DOS fields hold: some writers leave
+  // those at 0, which is no date.
+  if (hasExtendedTime(entry)) return timeOf(entry.getLastModDate({ timezone: 'UTC' }));
   const date = entry.lastModFileDate;
   const time = entry.lastModFileTime;
   const [day, month] = [date & 0x1f, (date >> 5) & 0x0f];
@@ -448,6 +451,17 @@ function zipTimeOf(entry: yauzl.Entry): string | null {
   if (month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(1980 + (date >> 9), month, 0)).getUTCDate()) return null;
   if (hours > 23 || minutes > 59 || seconds > 59) return null;
   return timeOf(entry.getLastModDate({ timezone: 'UTC' }));
+}
+
+/**
+ * Whether yauzl's getLastModDate reads this entry's time from an extra field rather than its MS-DOS
+ * fields: Info-ZIP's extended timestamp (0x5455) with a modification time, or an NTFS one (0x000a,
+ * its first tag), as yauzl takes them.
+ */
+function hasExtendedTime(entry: yauzl.Entry): boolean {
+  return entry.extraFields.some(
+    ({ id, data }) => (id === 0x5455 && data.length >= 5 && (data[0]! & 1) === 1) || (id === 0x000a && data.length === 32 && data.readUInt16LE(4) === 1 && data.readUInt16LE(6) === 24),
+  );
 }
 
 /**

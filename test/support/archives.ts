@@ -64,6 +64,8 @@ export interface ZipRecordLayout {
   local: number;
   /** Absolute offsets of the ZIP64 extra's 8-byte values, for those the record saturates. */
   zip64: { uncompressedSize?: number; compressedSize?: number; localOffset?: number };
+  /** The central-directory record's extra fields: each one's ID and where its header starts. */
+  extras: Array<{ id: number; at: number }>;
 }
 
 /** Walks a ZIP's central directory (plain or ZIP64 end record) and returns every entry's offsets. */
@@ -94,10 +96,12 @@ export function zipLayout(bytes: Buffer): ZipRecordLayout[] {
     const commentLength = bytes.readUInt16LE(at + 32);
     const name = bytes.subarray(at + 46, at + 46 + nameLength);
     const zip64: ZipRecordLayout['zip64'] = {};
+    const extras: ZipRecordLayout['extras'] = [];
     let local = bytes.readUInt32LE(at + 42);
     for (let extra = at + 46 + nameLength; extra < at + 46 + nameLength + extraLength; ) {
       const id = bytes.readUInt16LE(extra);
       const size = bytes.readUInt16LE(extra + 2);
+      extras.push({ id, at: extra });
       if (id === 0x0001) {
         let value = extra + 4;
         if (bytes.readUInt32LE(at + 24) === SATURATED) (zip64.uncompressedSize = value), (value += 8);
@@ -107,7 +111,7 @@ export function zipLayout(bytes: Buffer): ZipRecordLayout[] {
       extra += 4 + size;
     }
     if (bytes.readUInt32LE(local) !== LOCAL_SIGNATURE) throw new Error(`no local header at ${local}`);
-    records.push({ name, central: at, local, zip64 });
+    records.push({ name, central: at, local, zip64, extras });
     at += 46 + nameLength + extraLength + commentLength;
   }
   return records;
