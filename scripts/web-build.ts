@@ -9,7 +9,13 @@ const webDir = path.join(repoRoot, 'web');
 export const webIndex = path.join(webDir, 'dist', 'index.html');
 const viteBin = path.join(repoRoot, 'node_modules', 'vite', 'bin', 'vite.js');
 
-function newestSourceTime(): number {
+/**
+ * What the web app is built from: its own sources, and the API's modules it imports (`@api`: the
+ * response types, and the vocabulary and display texts it bundles), paths from the repository root.
+ */
+const webSources = ['web/src', 'web/index.html', 'web/vite.config.ts', 'web/tsconfig.json', 'src/api'];
+
+function newestSourceTime(root: string): number {
   let newest = 0;
   const visit = (file: string) => {
     const stat = fs.statSync(file, { throwIfNoEntry: false });
@@ -20,18 +26,18 @@ function newestSourceTime(): number {
       newest = Math.max(newest, stat.mtimeMs);
     }
   };
-  for (const source of ['src', 'index.html', 'vite.config.ts', 'tsconfig.json']) visit(path.join(webDir, source));
+  for (const source of webSources) visit(path.join(root, source));
   return newest;
 }
 
 /**
  * Why the web app needs building, or null when web/dist is present and newer than every source
- * (so a `git pull` that changes the app is rebuilt on the next start).
+ * (so a `git pull` that changes the app is rebuilt on the next start). `root`: the repository's.
  */
-export function webBuildReason(): string | null {
-  const built = fs.statSync(webIndex, { throwIfNoEntry: false });
+export function webBuildReason(root = repoRoot): string | null {
+  const built = fs.statSync(path.join(root, 'web', 'dist', 'index.html'), { throwIfNoEntry: false });
   if (!built) return 'web/dist/index.html is missing';
-  if (newestSourceTime() > built.mtimeMs) return 'web/ sources changed since the last build';
+  if (newestSourceTime(root) > built.mtimeMs) return 'its sources (web/, src/api/) changed since the last build';
   return null;
 }
 
