@@ -10,14 +10,21 @@ import { cancelMediaWork } from '../media/media-jobs.ts';
 /**
  * Removes a file: record, tags and quota charge in one transaction, then its bytes. If the bytes
  * cannot be removed now, a durable job keeps trying, so nothing is left behind.
- * Returns false when the account has no such file. `also` is committed with the record's removal.
+ * Returns false when the account has no such file, or `only` refuses it as it is now (read under the
+ * account's lock, which every change of a file takes). `also` is committed with the record's removal.
  */
-export async function deleteFileRecord(ctx: AppContext, userId: string, fileId: string, also?: (trx: Transaction<Database>) => Promise<void>): Promise<boolean> {
+export async function deleteFileRecord(
+  ctx: AppContext,
+  userId: string,
+  fileId: string,
+  also?: (trx: Transaction<Database>) => Promise<void>,
+  only?: (file: { expiresAt: number | null }) => boolean,
+): Promise<boolean> {
   const storageKeys = await ctx.db.transaction().execute(async (trx) => {
     await lockAccountRow(trx, ctx.dialect, userId);
     const account = forAccount(trx, userId);
-    const file = await account.selectFrom('files').select(['id', 'size', 'storageKey', 'thumbnailKey']).where('id', '=', fileId).executeTakeFirst();
-    if (!file) return null;
+    const file = await account.selectFrom('files').select(['id', 'size', 'storageKey', 'thumbnailKey', 'expiresAt']).where('id', '=', fileId).executeTakeFirst();
+    if (!file || (only && !only(file))) return null;
     await account.deleteFrom('files').where('id', '=', fileId).execute();
     await trx.updateTable('users').set((eb) => ({ usedBytes: eb('usedBytes', '-', file.size) })).where('id', '=', userId).execute();
     // Committed together with the delete: if this process dies before removing the bytes, the job does.

@@ -31,6 +31,9 @@ export function fileExpiryHandler(ctx: AppContext): JobHandler {
         .execute();
       return;
     }
-    await deleteFileRecord(ctx, file.userId, file.id);
+    // Only if it still expires then: a change made since it was read above (a new expiry, or none)
+    // wins, as the SET_PRIVATE update's condition has it. Without this, a file whose expiry its owner
+    // had just moved, and been answered 200 for, was deleted.
+    await deleteFileRecord(ctx, file.userId, file.id, undefined, (current) => current.expiresAt === file.expiresAt);
   };
 }

@@ -9,6 +9,8 @@ import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { createToken, uploadFile, type UploadOptions } from '../support/uploads.ts';
 import { providers, storageUnderTest, type StorageUnderTest } from '../support/stored-objects.ts';
 import { withoutEveryonePermission } from '../support/roles.ts';
+import { lockAccountRow } from '../../src/db/locks.ts';
+import { fileExpiryHandler } from '../../src/files/expire-file.ts';
 
 /**
  * A file's life after upload: management (PATCH, DELETE), expiry actions applied by the job queue,
@@ -380,6 +382,27 @@ describe.each(providers)('file lifecycle on %s storage', (provider) => {
       expect((await new Client(server.baseUrl).get(fading.raw)).status).toBe(404);
       expect((await member.get(fading.raw)).text).toBe('fading');
       expect(await fileRow(reprieved.id)).toMatchObject({ visibility: 'PUBLIC', expiresAt: null });
+    });
+
+    it('deletes a file only if it still expires when the deletion holds the lock: an expiry moved meanwhile wins', async () => {
+      const member = await createMember();
+      const file = await upload(member, 'extended.txt', 'extended', { fields: { expiresAt: soon(3_600_000), expiryAction: 'DELETE' } });
+      // Its time has come, as the expiry job reads it.
+      await server.ctx.db.updateTable('files').set({ expiresAt: Date.now() - 1000 }).where('id', '=', file.id).execute();
+      const later = Date.now() + 3_600_000;
+      // The owner's change holds the account's lock while the job runs: on PostgreSQL the job reads
+      // the file as expired before the change commits, and waits for the lock to delete it.
+      let running: Promise<unknown> = Promise.resolve();
+      await server.ctx.db.transaction().execute(async (trx) => {
+        await lockAccountRow(trx, server.ctx.dialect, member.userId);
+        running = fileExpiryHandler(server.ctx)({ id: 'test', type: 'file.expiry', payload: { fileId: file.id }, attempts: 1 } as never);
+        running.catch(() => undefined);
+        await sleep(300);
+        await trx.updateTable('files').set({ expiresAt: later }).where('id', '=', file.id).execute();
+      });
+      await running;
+      expect(await fileRow(file.id)).toMatchObject({ expiresAt: later, expiryAction: 'DELETE' });
+      expect((await member.get(file.raw)).text).toBe('extended');
     });
 
     it('applies after a restart: the job outlives the process that scheduled it', async () => {
