@@ -18,6 +18,7 @@ import { findOwnedProfile } from '../organisation/profiles.ts';
 import { applyRequest, type ResolvedOptions } from '../shared/upload-options.ts';
 import { uploadAllowance, type Allowance } from '../uploads/allowance.ts';
 import { commitStored, commitStoredBatch, discardStored, releaseSlots, reserveSlots, type BatchItem, type StoreSlot, type StoredBytes } from '../uploads/store-upload.ts';
+import { ORPHAN_GRACE_MS, ORPHAN_PUSH_BACK_MS, scheduleStorageDeletes } from '../jobs/storage-cleanup.ts';
 import { mapConcurrently } from '../shared/concurrency.ts';
 import { readBufferBytes, StoreThread, type StoreResult } from './store-thread.ts';
 import { planUpload, resolveOptions, type UploadPlan } from '../uploads/upload-plan.ts';
@@ -212,7 +213,12 @@ interface StoredFile {
  * import goes on; a file over the quota stops it (files before it stay; a later run continues from
  * there). `signal` stops it between batches.
  */
-export async function runImport(ctx: AppContext, prepared: PreparedImport, progress: ImportProgress, options: { signal?: AbortSignal; concurrency?: number } = {}): Promise<ImportOutcome> {
+export async function runImport(
+  ctx: AppContext,
+  prepared: PreparedImport,
+  progress: ImportProgress,
+  options: { signal?: AbortSignal; concurrency?: number; /** How often the nets of files in flight are renewed (tests shorten it). */ renewNetsMs?: number } = {},
+): Promise<ImportOutcome> {
   const { principal, plan, directory, email } = prepared;
   const userId = principal.user.id;
   const concurrency = Math.max(1, options.concurrency ?? IMPORT_CONCURRENCY);
@@ -351,6 +357,19 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
   }
   const nets = new Map<string, StoreSlot['net']>();
   const thread = new StoreThread(ctx.config, { concurrency, onAlive: (key) => nets.get(key)?.alive() });
+  // A net fires ORPHAN_GRACE_MS after its last renewal, for bytes whose process died before their
+  // commit. A file's bytes wait for the slowest file of its batch and for the batch before it, which
+  // may take longer than that (a large video among small photos): every net in flight is renewed
+  // while this process lives, or the files stored first had their bytes removed before the commit
+  // that then made records of them.
+  // In one statement for them all, one at a time.
+  let renewal: Promise<void> | null = null;
+  const renewing = setInterval(() => {
+    if (renewal !== null || nets.size === 0) return;
+    renewal = scheduleStorageDeletes(ctx.db, [...nets.keys()], Date.now() + ORPHAN_GRACE_MS)
+      .catch((error: unknown) => ctx.log.warn({ err: error }, "could not push back the clean-ups of an import's files"))
+      .finally(() => (renewal = null));
+  }, options.renewNetsMs ?? ORPHAN_PUSH_BACK_MS);
 
   let start = 0;
   /** Checks the next batch's files and sends them to be stored; null when there is none. */
@@ -420,13 +439,18 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
         outcome.failures.push({ path: file.relativePath, reason: result.kind === 'tooLarge' ? reasons.tooLarge(allowance.sizeLimit) : reasons.unreadable(result.code) });
         release(flight.toStore[i]!, 0);
         unused.push(slot);
+        nets.delete(slot.key);
         done(file, 'failed');
       }
+      // Released only when no renewal could schedule their clean-ups again.
+      await renewal;
       await releaseSlots(ctx, unused);
       return batch;
     } finally {
       for (const slot of flight.slots) nets.delete(slot.key);
       for (const index of flight.indexes) tree.release(index);
+      // No renewal may land after the commit cancels the nets (it would schedule one again).
+      await Promise.all([renewal, ...flight.slots.map((slot) => slot.net.settled())]);
     }
   };
 
@@ -452,6 +476,7 @@ export async function runImport(ctx: AppContext, prepared: PreparedImport, progr
       }
     }
   } finally {
+    clearInterval(renewing);
     await Promise.all([thread.close(), tree.close()]);
   }
   return outcome;

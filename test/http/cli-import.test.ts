@@ -619,6 +619,39 @@ describe.each(providers)('imports run in this process, on %s storage', (provider
     await expectStoredAsRecorded(instance, storage, account.userId);
   });
 
+  it("renews the crash nets of stored files while they wait for their batch's commit; none is left after it", async () => {
+    const account = await member(admin, instance.baseUrl);
+    const files: Record<string, Buffer> = {};
+    for (let i = 0; i < 3 * IMPORT_BATCH_FILES; i++) files[`f${String(i).padStart(4, '0')}.bin`] = randomBytes(2_000);
+    const tree = makeTree(files);
+    // The nets' due times as they were first seen, and every net seen moved later while it waited.
+    const firstDue = new Map<string, number>();
+    const renewed = new Set<string>();
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        const nets = await instance.ctx.db.selectFrom('jobs').select(['dedupeKey', 'runAt']).where('type', '=', 'storage.cleanup').execute();
+        for (const { dedupeKey, runAt } of nets) {
+          const first = firstDue.get(dedupeKey!);
+          if (first === undefined) firstDue.set(dedupeKey!, Number(runAt));
+          else if (Number(runAt) > first) renewed.add(dedupeKey!);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    const prepared = await prepareImport(instance.ctx, { directory: tree, email: account.email });
+    // Renewed every 100 ms here (every minute by default): small files show no progress of their own.
+    const outcome = await runImport(instance.ctx, prepared, newImportProgress(prepared), { renewNetsMs: 100 });
+    watching = false;
+    await watch;
+    expect(outcome.progress).toMatchObject({ imported: 3 * IMPORT_BATCH_FILES, failed: 0 });
+    expect(firstDue.size).toBeGreaterThan(0);
+    expect(renewed.size).toBeGreaterThan(0);
+    // Cancelled with their commits, and no renewal landed after one.
+    expect(await instance.ctx.db.selectFrom('jobs').select('id').where('type', '=', 'storage.cleanup').execute()).toEqual([]);
+    await expectStoredAsRecorded(instance, storage, account.userId);
+  });
+
   it('the storing thread reads each file to its end, whatever size the walk saw', async () => {
     const account = await member(admin, instance.baseUrl);
     const now: Record<string, Buffer> = { 'grew.bin': randomBytes(300_000), 'shrank.bin': randomBytes(5), 'emptied.txt': Buffer.alloc(0) };
