@@ -771,6 +771,27 @@ describe.each(providers)('serving files from %s storage', (provider) => {
       expect((await anonymous().get(decomposed)).status).toBe(200);
     });
 
+    it('never gives the ASCII fallback a hidden name, a path or a character a file system or client reads', async () => {
+      // Stored names keep fullwidth look-alikes of `.`, `/`, `%` and `:` (they are other characters),
+      // but NFKD gives them back their ASCII forms: `curl -OJ` would have saved a hidden `.bash_aliases`.
+      const cases: Array<[string, string]> = [
+        ['．bash_aliases', 'bash_aliases'],
+        ['．．／．．／etc／passwd', '_.._etc_passwd'],
+        ['notes．', 'notes'],
+        ['a：b＊c？d＜e＞f｜g％41.txt', 'a_b_c_d_e_f_g_41.txt'],
+        ['‥hidden.txt', 'hidden.txt'],
+        ['．．．', 'file'],
+        ['ｒｅｐｏｒｔ＼ｑ1.txt', 'report_q1.txt'],
+      ];
+      for (const [name, fallback] of cases) {
+        const file = await upload(name, 'x');
+        const header = (await anonymous().get(file.download)).headers.get('content-disposition')!;
+        expect(header.split('; ').slice(0, 2), name).toEqual(['attachment', `filename="${fallback}"`]);
+        // The UTF-8 name is the stored one, look-alikes and all.
+        expect(header, name).toContain(`filename*=UTF-8''${encodeURIComponent(name)}`);
+      }
+    });
+
     it('is a 404 for a private file to anyone but the owner’s session', async () => {
       const file = await upload('private-download.txt', 'owner only', { fields: { visibility: 'PRIVATE' } });
       const stranger = await signUp(server.baseUrl, uniqueEmail('stranger'));
