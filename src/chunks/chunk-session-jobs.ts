@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.ts';
 import type { Executor } from '../db/account-scope.ts';
 import { enqueueJob, type JobHandler } from '../jobs/queue.ts';
+import { removeOrRetry } from '../jobs/storage-cleanup.ts';
 import { chunkLimits } from '../shared/chunk-limits.ts';
 import { sameStorageTarget } from '../storage/targets.ts';
 
@@ -33,7 +34,8 @@ export function chunkStorageAbortHandler(ctx: AppContext): JobHandler {
   return async (job) => {
     const { fileKey, storageUploadId, storageTarget } = job.payload as SessionStorage;
     // Parts in another storage (the instance has moved since) are not this process's to remove.
-    if (sameStorageTarget(storageTarget, ctx.storage.target)) await ctx.storage.abortMultipart(fileKey, storageUploadId);
+    if (!sameStorageTarget(storageTarget, ctx.storage.target)) return;
+    return removeOrRetry(ctx, job, { storageUploadId }, () => ctx.storage.abortMultipart(fileKey, storageUploadId));
   };
 }
 
@@ -60,7 +62,11 @@ export function chunkSessionSweepHandler(ctx: AppContext): JobHandler {
     const staleAt = Math.max(session.lastActivityAt + chunkLimits.inactivityMs, session.completingUntil ?? 0);
     if (staleAt > now) return void (await scheduleSessionSweep(ctx.db, sessionId, staleAt));
     // Stale: remove its parts (local temporary files, or the S3 multipart upload), then the session.
-    if (sameStorageTarget(session.storageTarget, ctx.storage.target)) await ctx.storage.abortMultipart(session.fileKey, session.storageUploadId);
+    // The session stays until its parts are gone: its row is what says where they are.
+    if (sameStorageTarget(session.storageTarget, ctx.storage.target)) {
+      const refused = await removeOrRetry(ctx, job, { storageUploadId: session.storageUploadId }, () => ctx.storage.abortMultipart(session.fileKey, session.storageUploadId));
+      if (refused) return refused;
+    }
     await ctx.db.deleteFrom('chunkSessions').where('id', '=', sessionId).where('state', '!=', 'completed').execute();
   };
 }

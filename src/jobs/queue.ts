@@ -212,7 +212,9 @@ interface JobRow {
 }
 
 const jitter = (ms: number) => Math.round(ms * (0.8 + Math.random() * 0.4));
-const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+export const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+/** The default back-off after a failed attempt (1, 2, …): 10 s doubling, at most 1 h, ±20 %. */
+export const retryDelayMs = (attempt: number) => jitter(Math.min(3600_000, 10_000 * 2 ** Math.min(attempt - 1, 20)));
 
 /** While the database cannot be used, how often the job queue says so. */
 const UNAVAILABLE_LOG_INTERVAL_MS = 60_000;
@@ -494,7 +496,7 @@ export class JobRunner {
       if (row.attempts >= this.maxAttemptsOnError) {
         outcome = dropJob(`${message} (gave up after ${row.attempts} attempts)`);
       } else {
-        outcome = retryJob(jitter(Math.min(3600_000, 10_000 * 2 ** (row.attempts - 1))), message);
+        outcome = retryJob(retryDelayMs(row.attempts), message);
         this.log.error({ err: error, jobId: row.id, jobType: row.type, attempt: row.attempts }, 'job failed; it will be retried');
       }
     }

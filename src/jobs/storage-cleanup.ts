@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { AppContext } from '../context.ts';
 import type { Executor } from '../db/account-scope.ts';
-import { cancelJob, cancelJobs, enqueueJob, enqueueJobs, retryJob, type JobHandler } from './queue.ts';
+import { cancelJob, cancelJobs, enqueueJob, enqueueJobs, errorText, retryDelayMs, retryJob, type ClaimedJob, type JobHandler, type JobOutcome } from './queue.ts';
 import { sweepTemporaryDir } from '../storage/tmp-sweep.ts';
 
 export const STORAGE_CLEANUP_JOB = 'storage.cleanup';
@@ -114,11 +114,28 @@ export function storageCleanupHandler(ctx: AppContext): JobHandler {
       (await ctx.db.selectFrom('files').select('id').where('storageKey', '=', storageKey).executeTakeFirst()) ??
       (await ctx.db.selectFrom('files').select('id').where('thumbnailKey', '=', storageKey).executeTakeFirst());
     if (referenced) return;
-    // A write that died part-way through a multipart upload left its parts in the bucket; aborting
-    // one that completed or was aborted already does nothing.
-    if (multipartUploadId !== undefined) await ctx.storage.abortMultipart(storageKey, multipartUploadId);
-    await ctx.storage.delete(storageKey);
+    return removeOrRetry(ctx, job, { storageKey }, async () => {
+      // A write that died part-way through a multipart upload left its parts in the bucket; aborting
+      // one that completed or was aborted already does nothing.
+      if (multipartUploadId !== undefined) await ctx.storage.abortMultipart(storageKey, multipartUploadId);
+      await ctx.storage.delete(storageKey);
+    });
   };
+}
+
+/**
+ * Runs a job's removal of bytes from storage; when the store refuses it, the job is tried again,
+ * never given up. Such a job is the only thing that knows those bytes, and nothing sweeps the store
+ * for them: dropped after ten failures (two hours and more of an outage), as a failing job is, it
+ * left them for good. Tried again at most an hour apart until the store takes the removal.
+ */
+export async function removeOrRetry(ctx: AppContext, job: ClaimedJob, about: Record<string, unknown>, remove: () => Promise<void>): Promise<JobOutcome | void> {
+  try {
+    await remove();
+  } catch (error) {
+    ctx.log.warn({ err: error, ...about, jobType: job.type, attempt: job.attempt }, 'could not remove stored bytes; will try again');
+    return retryJob(retryDelayMs(job.attempt), errorText(error));
+  }
 }
 
 export const TMP_SWEEP_JOB = 'storage.tmpSweep';

@@ -40,6 +40,8 @@ export interface S3rverHandle {
    */
   freeze(): void;
   thaw(): void;
+  /** Answers every request 503 Service Unavailable while `down`, as a store in an outage. */
+  outage(down: boolean): void;
   /**
    * Answers each CompleteMultipartUpload only after `ms` of silence, as a store that assembles a
    * large object before it says anything (0: at once again).
@@ -59,8 +61,15 @@ export async function startS3rver(): Promise<S3rverHandle> {
   });
   let frozen: { thawed: Promise<void>; thaw: () => void } | null = null;
   let completionDelayMs = 0;
+  let down = false;
   const holdWhileFrozen: Middleware = async (ctx, next) => {
     if (frozen) await frozen.thawed;
+    if (down) {
+      ctx.status = 503;
+      ctx.type = 'application/xml';
+      ctx.body = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>ServiceUnavailable</Code><Message>Service is unable to handle request.</Message></Error>';
+      return;
+    }
     // CompleteMultipartUpload: POST with ?uploadId.
     if (completionDelayMs > 0 && ctx.method === 'POST' && typeof ctx.query['uploadId'] === 'string') await new Promise((resolve) => setTimeout(resolve, completionDelayMs));
     return next();
@@ -87,6 +96,9 @@ export async function startS3rver(): Promise<S3rverHandle> {
     thaw() {
       frozen?.thaw();
       frozen = null;
+    },
+    outage(now: boolean) {
+      down = now;
     },
     delayCompletions(ms: number) {
       completionDelayMs = ms;
