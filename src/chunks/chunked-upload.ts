@@ -449,11 +449,14 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
   let session = await usableSession(ctx, principal, uploadId, Date.now());
   const waitUntil = Date.now() + chunkLimits.completionWaitMs;
   let takenOver: boolean;
+  // This request's claim of the lease: what it renews, commits and undoes holds only while the
+  // session still names it (migration 0050-completion-claims).
+  const claim = newId();
   for (;;) {
     if (session.state === 'completed') return completedFile(ctx, session);
     const claimed = await ctx.db
       .updateTable('chunkSessions')
-      .set({ state: 'completing', completingUntil: Date.now() + chunkLimits.completionLeaseMs })
+      .set({ state: 'completing', completingUntil: Date.now() + chunkLimits.completionLeaseMs, completionClaim: claim })
       .where('id', '=', session.id)
       .where((eb) => eb.or([eb('state', '=', 'open'), eb.and([eb('state', '=', 'completing'), eb('completingUntil', '<', Date.now())])]))
       .executeTakeFirst();
@@ -469,7 +472,12 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
         takenOver = session.state === 'completing';
         break;
       }
-      await ctx.db.updateTable('chunkSessions').set({ state: session.state, completingUntil: session.completingUntil }).where('id', '=', session.id).execute();
+      await ctx.db
+        .updateTable('chunkSessions')
+        .set({ state: session.state, completingUntil: session.completingUntil, completionClaim: session.completionClaim })
+        .where('id', '=', session.id)
+        .where('completionClaim', '=', claim)
+        .execute();
       waitingFor = 'A part of this upload is still arriving; complete the upload once every part has been answered';
     }
     // Another completion holds the lease and renews it while it works, or a part is still arriving: wait for it.
@@ -479,7 +487,7 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
   }
 
   const net = new CleanupNet(ctx, session.fileKey);
-  const lease = renewLease(ctx, session.id, net);
+  const lease = renewLease(ctx, session.id, claim, net);
   let assembled = false;
   try {
     // Should this process die from here on, the assembled object is removed minutes later.
@@ -517,7 +525,13 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
         stored = await ctx.storage.completeMultipart(session.fileKey, session.storageUploadId, parts);
       } catch (error) {
         if (error instanceof StoragePartError) throw invalid(`parts: ${error.message}`);
-        throw error;
+        // Another request may have assembled them meanwhile, having taken a lease this one lost.
+        if (await claimLost(ctx, session.id, claim)) throw lostClaim();
+        // Or one whose lease this request took over did, after this request looked: its object is
+        // this session's, whole, and committed here (the parts went into it).
+        const other = await ctx.storage.stat(session.fileKey).catch(() => null);
+        if (other?.size !== session.size) throw error;
+        stored = other;
       }
       assembled = true;
       // The provider's own word on what it assembled (a part may have been replaced since it was listed).
@@ -535,7 +549,15 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
       async (trx) => {
         // The token's validity is checked again by the commit itself (src/uploads/commit-file.ts):
         // 403 when it was revoked or expired meanwhile (spec, POST .../complete).
-        await trx.updateTable('chunkSessions').set({ state: 'completed', completedFileId: session.fileId, completingUntil: null }).where('id', '=', session.id).execute();
+        const completed = await trx
+          .updateTable('chunkSessions')
+          .set({ state: 'completed', completedFileId: session.fileId, completingUntil: null, completionClaim: null })
+          .where('id', '=', session.id)
+          .where('state', '=', 'completing')
+          .where('completionClaim', '=', claim)
+          .executeTakeFirst();
+        // Taken over since: the file is the other request's to commit, and this one's is undone.
+        if (Number(completed.numUpdatedRows) !== 1) throw lostClaim();
         await trx.deleteFrom('chunkParts').where('sessionId', '=', session.id).execute();
         await trx.deleteFrom('chunkPartReservations').where('sessionId', '=', session.id).execute();
         await scheduleSessionSweep(trx, session.id, Date.now() + chunkLimits.completedRetentionMs);
@@ -557,14 +579,25 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
         .executeTakeFirst()
         // A database that cannot answer says nothing of the account: the first error stands.
         .catch(() => ({ id: principal.user.id })));
+    // Only while the session still names this request's claim: one that took the lease over may be
+    // assembling or have committed the file whose object this is.
     if (assembled || error instanceof StorageUploadGoneError) {
       // The parts are gone into an object that will never be committed: the session cannot be retried.
-      await ctx.storage.delete(session.fileKey).catch(() => undefined);
-      await ctx.db.deleteFrom('chunkSessions').where('id', '=', session.id).execute();
+      const ended = await ctx.db.deleteFrom('chunkSessions').where('id', '=', session.id).where('state', '=', 'completing').where('completionClaim', '=', claim).executeTakeFirst();
+      if (Number(ended.numDeletedRows) === 1) await ctx.storage.delete(session.fileKey).catch(() => undefined);
     } else {
-      await ctx.db.updateTable('chunkSessions').set({ state: 'open', completingUntil: null }).where('id', '=', session.id).execute();
+      await ctx.db
+        .updateTable('chunkSessions')
+        .set({ state: 'open', completingUntil: null, completionClaim: null })
+        .where('id', '=', session.id)
+        .where('state', '=', 'completing')
+        .where('completionClaim', '=', claim)
+        .execute();
     }
     if (accountLeft) throw accountGone();
+    // What failed was this request's loss of the lease (the other committed the file first, under
+    // the same ID): the other request's outcome is the upload's.
+    if (!(error instanceof AppError) && (await claimLost(ctx, session.id, claim).catch(() => false))) throw lostClaim();
     if (error instanceof StorageUploadGoneError) throw conflict('The parts of this upload are no longer stored (an earlier completion was interrupted); start a new upload');
     // A refusal the client could otherwise take for one to mend and complete again (a type, a
     // quota, a size) says that the session went with it (docs/decisions.md, "A failed completion").
@@ -575,17 +608,32 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
   }
 }
 
+/** Whether the session no longer names `claim`: another request took the completion over, or ended it. */
+async function claimLost(ctx: AppContext, sessionId: string, claim: string): Promise<boolean> {
+  const row = await ctx.db.selectFrom('chunkSessions').select('completionClaim').where('id', '=', sessionId).executeTakeFirst();
+  return row?.completionClaim !== claim;
+}
+
+const lostClaim = () => conflict('Another request took over the completion of this upload; repeat the completion to get its file');
+
 /**
  * Keeps the completion lease (and the assembled object's clean-up) alive while this process works on
  * the completion; a process that dies stops renewing, and another request takes over within a lease.
  */
-function renewLease(ctx: AppContext, sessionId: string, net: CleanupNet): { stop(): Promise<void> } {
+function renewLease(ctx: AppContext, sessionId: string, claim: string, net: CleanupNet): { stop(): Promise<void> } {
   let running: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     running = running
       .then(async () => {
-        await ctx.db.updateTable('chunkSessions').set({ completingUntil: Date.now() + chunkLimits.completionLeaseMs }).where('id', '=', sessionId).where('state', '=', 'completing').execute();
-        net.alive();
+        const renewed = await ctx.db
+          .updateTable('chunkSessions')
+          .set({ completingUntil: Date.now() + chunkLimits.completionLeaseMs })
+          .where('id', '=', sessionId)
+          .where('state', '=', 'completing')
+          .where('completionClaim', '=', claim)
+          .executeTakeFirst();
+        // A lease taken over is not taken back; the object's net is the other request's now.
+        if (Number(renewed.numUpdatedRows) === 1) net.alive();
       })
       .catch((error: unknown) => ctx.log.warn({ err: error, sessionId }, 'could not renew a completion lease'));
   }, chunkLimits.completionRenewMs);

@@ -421,6 +421,8 @@ export interface ChunkSessionsTable {
   storageUploadId: string;
   state: ChunkSessionState;
   completingUntil: number | null;
+  /** The token of the completion request holding the lease (migration 0050-completion-claims). */
+  completionClaim: string | null;
   completedFileId: string | null;
   lastActivityAt: number;
   createdAt: number;

@@ -291,7 +291,7 @@ describe('an upgrade stopped part-way', () => {
       expect(tables).not.toContain('failedMigration');
       // 0034 and 0035, pending before the failing one, were rolled back with it: applied again they succeed.
       expect(tables).not.toContain('searchFacetValues');
-      expect(await migrate(handle.db)).toEqual(['0034-search-facets', '0035-earlier-versions', '0036-search-refold', '0037-search-spaces', '0038-ticket-password', '0039-search-accents', '0040-webhook-secret-rotation', '0041-session-confirmed', '0042-account-suspension', '0043-invite-notes', '0044-admin-actions', '0045-account-notices', '0046-folder-shares', '0047-folder-share-expiry', '0048-folder-share-subfolders', '0049-totp-used-steps']);
+      expect(await migrate(handle.db)).toEqual(['0034-search-facets', '0035-earlier-versions', '0036-search-refold', '0037-search-spaces', '0038-ticket-password', '0039-search-accents', '0040-webhook-secret-rotation', '0041-session-confirmed', '0042-account-suspension', '0043-invite-notes', '0044-admin-actions', '0045-account-notices', '0046-folder-shares', '0047-folder-share-expiry', '0048-folder-share-subfolders', '0049-totp-used-steps', '0050-completion-claims']);
     } finally {
       await handle.close();
     }
@@ -401,7 +401,7 @@ describe('two-factor steps used before each step was kept apart', () => {
       const now = Date.now();
       const account = (id: string, totpLastStep: number | null) => ({ id, email: `${id}@example.test`, name: id, passwordHash: 'x', urlId: `${id}url`, emailVerified: 1, quotaBytes: null, uploadToken: null, uploadTokenHash: null, defaultProfileId: null, uploadDefaults: null, createdAt: now, updatedAt: now, totpLastStep });
       await handle.db.insertInto('users').values([account('withstep', 1_234_567), account('withoutstep', null)] as never).execute();
-      expect(await migrate(handle.db)).toEqual(['0049-totp-used-steps']);
+      expect(await migrate(handle.db, '0049-totp-used-steps')).toEqual(['0049-totp-used-steps']);
       const rows = await handle.db.selectFrom('totpUsedSteps').select(['userId', 'step']).execute();
       expect(rows.map((row) => [row.userId, Number(row.step)])).toEqual([['withstep', 1_234_567]]);
       const columns = (await handle.db.introspection.getTables()).find((table) => table.name === 'users')!.columns.map((column) => column.name);
