@@ -104,6 +104,16 @@ export async function releaseSlots(ctx: AppContext, slots: readonly StoreSlot[])
 
 /** Removes stored bytes that will get no record; the scheduled cleanup stays only if this fails. */
 export async function discardStored(ctx: AppContext, stored: StoredBytes): Promise<void> {
+  // A commit whose answer was lost (the connection broke after PostgreSQL took the COMMIT) made its
+  // file all the same: its bytes stay. Asked first; when the database cannot say, the bytes are left
+  // to their net, whose job asks again before it removes anything.
+  const recorded = await ctx.db
+    .selectFrom('files')
+    .select('id')
+    .where('storageKey', '=', stored.key)
+    .executeTakeFirst()
+    .then((row) => row !== undefined, () => true);
+  if (recorded) return;
   await ctx.storage.delete(stored.key).then(
     () => cancelStorageDelete(ctx.db, stored.key),
     (error: unknown) => ctx.log.warn({ err: error, key: stored.key }, 'bytes of a failed upload are left to the cleanup job'),

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
 import pg from 'pg';
 import SqliteDatabase from 'better-sqlite3';
-import { dialectUnderTest, freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
+import { dialectUnderTest, freshDatabaseUrl, migratedDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
+import { uploadFile } from '../support/uploads.ts';
 import { isDatabaseUnavailable, openDatabase, prepared, withSessionSettings } from '../../src/db/database.ts';
 import { signUp } from '../support/client.ts';
 import { whileDatabaseClosed } from '../support/postgres.ts';
@@ -112,6 +113,67 @@ describe('database layer', () => {
         expect(isDatabaseUnavailable(failure), String(failure)).toBe(true);
       } finally {
         await handle.close();
+        proxy.close();
+      }
+    });
+  }
+
+  if (dialectUnderTest === 'postgres') {
+    it("keeps the bytes of an upload whose COMMIT went through but whose answer was lost", async () => {
+      // The connection breaks after PostgreSQL took the COMMIT and before its answer arrived: the
+      // file exists, and the upload cannot know it. Its bytes used to be removed as a failed upload's,
+      // leaving a file with no bytes.
+      const target = new URL((await migratedDatabaseUrl())!);
+      let armed = false;
+      const open = new Set<net.Socket>();
+      const proxy = net.createServer((client) => {
+        const upstream = net.connect(Number(target.port), target.hostname);
+        for (const socket of [client, upstream]) {
+          open.add(socket);
+          socket.on('error', () => {});
+          socket.on('close', () => open.delete(socket));
+        }
+        let wroteFile = false;
+        let cutting = false;
+        client.on('data', (chunk: Buffer) => {
+          const text = chunk.toString('latin1').toLowerCase();
+          if (armed && text.includes('insert into "files"')) wroteFile = true;
+          // The simple-query message of the COMMIT that follows the file's insert on this connection.
+          if (armed && wroteFile && text.includes('commit\0')) {
+            armed = false;
+            cutting = true;
+          }
+          upstream.write(chunk);
+        });
+        upstream.on('data', (chunk: Buffer) => {
+          if (!cutting) return void client.write(chunk);
+          // PostgreSQL answered the COMMIT: it is done. The answer is lost with the connection.
+          client.resetAndDestroy();
+          upstream.destroy();
+        });
+        client.on('close', () => upstream.destroy());
+        upstream.on('close', () => client.destroy());
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      const viaProxy = new URL(target);
+      viaProxy.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
+      const cut = await startTestServer({}, { databaseUrl: viaProxy.toString() });
+      try {
+        const uploader = await signUp(cut.baseUrl);
+        armed = true;
+        const answer = await uploadFile(uploader, 'committed.txt', 'bytes of a committed file');
+        expect(armed, 'the COMMIT was cut off').toBe(false);
+        expect(answer.status, answer.text).toBeGreaterThanOrEqual(500);
+        const files = await cut.ctx.db.selectFrom('files').select(['id', 'storageKey', 'size']).where('userId', '=', uploader.userId).execute();
+        expect(files).toHaveLength(1);
+        expect(await cut.ctx.storage.stat(files[0]!.storageKey)).toMatchObject({ size: files[0]!.size });
+        const listed = await uploader.get('/api/files');
+        expect(listed.status).toBe(200);
+        const served = await uploader.get(`/api/files/${files[0]!.id}/download`);
+        expect([served.status, served.text]).toEqual([200, 'bytes of a committed file']);
+      } finally {
+        await cut.close();
+        for (const socket of open) socket.destroy();
         proxy.close();
       }
     });
