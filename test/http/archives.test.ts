@@ -55,6 +55,16 @@ describe.each(storageKinds)('archives on %s storage', (kind) => {
     });
   });
 
+  it("refuses an entry to this site's own pages as a script, a style or a worker, as a file is refused", async () => {
+    const path = `/api/archives/${archiveId}/entry?path=${encodeURIComponent('docs/readme.md')}`;
+    for (const dest of ['script', 'style', 'worker', 'serviceworker']) {
+      const refused = await owner.get(path, { headers: { 'sec-fetch-site': 'same-origin', 'sec-fetch-dest': dest } });
+      expect([refused.status, refused.body], dest).toEqual([403, { success: false, error: "A file is not served to this site's own pages as a script, a style or a worker" }]);
+    }
+    expect((await owner.get(path, { headers: { 'sec-fetch-site': 'same-origin', 'sec-fetch-dest': 'empty' } })).status).toBe(200);
+    expect((await owner.get(path, { headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-dest': 'script' } })).status).toBe(200);
+  });
+
   it("sends one entry's bytes as an attachment, typed by its name", async () => {
     const answer = await owner.get(`/api/archives/${archiveId}/entry?path=${encodeURIComponent('docs/readme.md')}`);
     expect(answer.status).toBe(200);

@@ -4,13 +4,14 @@ import { principalOf, type RouteModule } from '../route-module.ts';
 import { bytes, ok } from '../responses.ts';
 import { reserveArchiveSlot } from '../archive-slot.ts';
 import { readingArchive, sendEntry, whileWanted } from '../archive-answers.ts';
+import { loadedAsOwnCode, NOT_AS_CODE } from '../fetch-metadata.ts';
 import { archiveCreatedResponse, archiveExtractionResponse, archiveManifestResponse } from '../../api/archives.ts';
 import { extractArchive, prepareExtraction } from '../../archives/extract.ts';
 import { ARCHIVE_FILES_LIMIT, createArchive, prepareCreation } from '../../archives/create.ts';
 import { uploadLinks } from '../../files/file-views.ts';
 import { openEntry, readManifest } from '../../archives/reader.ts';
 import { findOwnedFile } from '../../files/file-access.ts';
-import { notFound } from '../../errors.ts';
+import { forbidden, notFound } from '../../errors.ts';
 import { fileNameText, onceQueryText, pathText } from '../schemas.ts';
 
 const fileParams = z.strictObject({ fileId: pathText });
@@ -86,6 +87,7 @@ export const archiveRoutes: RouteModule = async (app, { ctx }) => {
       },
     },
     async (request, reply) => {
+      if (loadedAsOwnCode(request)) throw forbidden(NOT_AS_CODE);
       const file = await ownedFile(request, request.params.fileId);
       const slot = reserve(request, reply);
       if (!slot) return reply;

@@ -14,6 +14,7 @@ import { bytes, headNotModifiedWithoutLength, noBody, ok } from '../responses.ts
 import { fileOcrResponse } from '../../api/files.ts';
 import { thumbnailVersion } from '../../media/media-kinds.ts';
 import { contentDisposition } from '../content-disposition.ts';
+import { loadedAsOwnCode, NOT_AS_CODE } from '../fetch-metadata.ts';
 import { pathText } from '../schemas.ts';
 import { failedPrecondition, notModified, rangeStillValid } from '../conditional-requests.ts';
 
@@ -22,24 +23,13 @@ import { failedPrecondition, notModified, rangeStillValid } from '../conditional
 const PROBE_BYTES = 2;
 
 /**
- * What a page loads as code or style (Fetch Metadata's `Sec-Fetch-Dest`). The web app's CSP allows
- * scripts and styles of its own origin, which is the files' origin too: an uploaded `.js` loaded by a
- * `<script>` of this site ran, whatever its Content-Disposition, so one flaw that let a member put
- * a tag into a page would have run their file as the administrator.
- */
-const CODE_DESTINATIONS = new Set(['script', 'style', 'worker', 'sharedworker', 'serviceworker', 'audioworklet', 'paintworklet', 'xslt']);
-
-/** A file asked for by one of this site's own pages as code or style; other sites may use files as they like. */
-const loadedAsOwnCode = (request: FastifyRequest) => request.headers['sec-fetch-site'] === 'same-origin' && CODE_DESTINATIONS.has(String(request.headers['sec-fetch-dest']));
-
-/**
  * Streams a file's bytes with Range, ETag and headers that stop a browser from running them.
  * `count` (a view or a download) is called for a GET that gets the file from its first byte: the
  * whole file, a range from byte 0, or a 304 for a copy the client holds. A player's further ranges
  * and a 416 are not counted, so one playing of a video is one view.
  */
 async function sendBytes(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, file: FileRow, disposition: 'inline' | 'attachment', count?: (fileId: string) => Promise<void>): Promise<FastifyReply> {
-  if (loadedAsOwnCode(request)) return sendError(request, reply, 403, "A file is not served to this site's own pages as a script, a style or a worker");
+  if (loadedAsOwnCode(request)) return sendError(request, reply, 403, NOT_AS_CODE);
   const counted = async () => {
     if (!count || request.method !== 'GET' || isUnfurler(request.headers['user-agent'])) return;
     try {
