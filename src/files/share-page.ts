@@ -258,12 +258,15 @@ export interface FolderPageInput {
  * Chat apps unfurl it by its name, its count and its newest thumbnail.
  */
 export function renderFolderPage(input: FolderPageInput): string {
-  const name = escapeHtml(input.folderName);
+  // Folder names are the owner's and may hold direction controls, which turn what follows them
+  // around for the visitor ("Invoices\u202Efdp.exe" shows as "Invoicesexe.pdf"): shown without them.
+  const folderName = withoutDirectionControls(input.folderName);
+  const name = escapeHtml(folderName);
   const count = `${input.total} ${input.total === 1 ? 'file' : 'files'}`;
   const items = input.files
     .map((file) => {
       const thumb = file.thumbnailUrl ? `<img src="${escapeHtml(file.thumbnailUrl)}" alt="" loading="lazy">` : escapeHtml(file.mimeType);
-      const where = file.subfolder === null ? '' : ` · in ${escapeHtml(file.subfolder)}`;
+      const where = file.subfolder === null ? '' : ` · in ${escapeHtml(withoutDirectionControls(file.subfolder))}`;
       return `<li><a href="${escapeHtml(file.pageUrl)}"><span class="thumb">${thumb}</span><span class="name">${escapeHtml(file.name)}</span><span class="size">${humanSize(file.size)}${where}</span></a></li>`;
     })
     .join('');
@@ -275,7 +278,7 @@ export function renderFolderPage(input: FolderPageInput): string {
   const list = input.files.length > 0 ? `<ul class="grid">${items}</ul>` : '<p class="meta">Nothing in this folder is shared with anyone yet.</p>';
   const cover = input.files.find((file) => file.thumbnailUrl !== null)?.thumbnailUrl ?? null;
   const tags = [
-    ['og:title', input.folderName],
+    ['og:title', folderName],
     ['og:type', 'website'],
     ['og:url', input.pageUrl],
     ['og:site_name', 'Hoard'],
@@ -286,7 +289,7 @@ export function renderFolderPage(input: FolderPageInput): string {
   // Said as a file's page says it: a visitor may want the files before the address stops working.
   const until = expiryNote(input);
   const download = input.zip ? `<p><a class="button" href="${escapeHtml(input.zip.url)}" download>Download all (${humanSize(input.zip.bytes)}, ZIP)</a></p>` : '';
-  return page(`${input.folderName} · Hoard`, head, `<div class="card"><h1>${name}</h1><p class="meta">${count}${until ? ` · ${until}` : ''}</p>${download}${list}${pages}</div>`);
+  return page(`${folderName} · Hoard`, head, `<div class="card"><h1>${name}</h1><p class="meta">${count}${until ? ` · ${until}` : ''}</p>${download}${list}${pages}</div>`);
 }
 
 /** Types and names of the archives the share page lists (contract §9); the reader has the last word. */

@@ -182,6 +182,25 @@ describe('sharing a folder', () => {
     expect((await owner.put(`/api/folders/${trip}/share`, { subfolders: 'yes' })).status).toBe(400);
   });
 
+  it('shows folder names to visitors without the direction controls that would turn them around', async () => {
+    const owner = await signUp(server.baseUrl);
+    // Shown as "Invoicesexe.pdf": the override turns what follows it around.
+    const folder = await folderOf(owner, 'Invoices\u202Efdp.exe');
+    const inner = await folderOf(owner, 'Q1\u2067\u200f', folder);
+    await upload(owner, 'march.txt', inner);
+    const made = await owner.put(`/api/folders/${folder}/share`, { subfolders: true });
+    expect(made.status, made.text).toBe(201);
+    const shown = await pageOf(made.body.data.share.url as string);
+    expect(shown.status).toBe(200);
+    expect(shown.text).not.toMatch(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
+    expect(shown.text).toContain('<h1>Invoicesfdp.exe</h1>');
+    expect(shown.text).toContain('<title>Invoicesfdp.exe · Hoard</title>');
+    expect(shown.text).toContain('<meta property="og:title" content="Invoicesfdp.exe">');
+    expect(shown.text).toContain(' · in Q1</span>');
+    // The owner's own lists keep the name as it was given.
+    expect((await owner.get('/api/folders')).body.data.folders.map((f: { name: string }) => f.name)).toContain('Invoices\u202Efdp.exe');
+  });
+
   it('pages through a large folder, a page past the last being the last, a page that is no number the first', async () => {
     const owner = await signUp(server.baseUrl);
     const folder = await folderOf(owner, 'Screenshots');
