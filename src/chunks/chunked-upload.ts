@@ -581,23 +581,26 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
         .catch(() => ({ id: principal.user.id })));
     // Only while the session still names this request's claim: one that took the lease over may be
     // assembling or have committed the file whose object this is.
+    let stillMine: boolean;
     if (assembled || error instanceof StorageUploadGoneError) {
       // The parts are gone into an object that will never be committed: the session cannot be retried.
       const ended = await ctx.db.deleteFrom('chunkSessions').where('id', '=', session.id).where('state', '=', 'completing').where('completionClaim', '=', claim).executeTakeFirst();
-      if (Number(ended.numDeletedRows) === 1) await ctx.storage.delete(session.fileKey).catch(() => undefined);
+      stillMine = Number(ended.numDeletedRows) === 1;
+      if (stillMine) await ctx.storage.delete(session.fileKey).catch(() => undefined);
     } else {
-      await ctx.db
+      const reopened = await ctx.db
         .updateTable('chunkSessions')
         .set({ state: 'open', completingUntil: null, completionClaim: null })
         .where('id', '=', session.id)
         .where('state', '=', 'completing')
         .where('completionClaim', '=', claim)
-        .execute();
+        .executeTakeFirst();
+      stillMine = Number(reopened.numUpdatedRows) === 1;
     }
     if (accountLeft) throw accountGone();
     // What failed was this request's loss of the lease (the other committed the file first, under
     // the same ID): the other request's outcome is the upload's.
-    if (!(error instanceof AppError) && (await claimLost(ctx, session.id, claim).catch(() => false))) throw lostClaim();
+    if (!stillMine && !(error instanceof AppError)) throw lostClaim();
     if (error instanceof StorageUploadGoneError) throw conflict('The parts of this upload are no longer stored (an earlier completion was interrupted); start a new upload');
     // A refusal the client could otherwise take for one to mend and complete again (a type, a
     // quota, a size) says that the session went with it (docs/decisions.md, "A failed completion").
