@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { startTestServer } from '../support/server.ts';
 import { Client, signUp } from '../support/client.ts';
-import { createToken } from '../support/uploads.ts';
+import { chunkedWithFirstPart, createToken } from '../support/uploads.ts';
 import { startS3rver } from '../support/s3rver.ts';
 import { s3Env } from '../support/storage-env.ts';
 
@@ -18,12 +18,7 @@ it("a completion that lost its lease leaves the file the completion that took ov
     const token = await createToken(owner, ['files:upload']);
     const script = new Client(server.baseUrl);
     const bytes = Buffer.from('0123456789');
-    const started = await script.post('/api/files/chunks', { filename: 'taken-over.txt', size: bytes.length }, { token });
-    expect(started.status, started.text).toBe(200);
-    const uploadId = (started.body as { data: { uploadId: string } }).data.uploadId;
-    const part = await script.request('PUT', `/api/files/chunks/${uploadId}/part/1`, { token, body: bytes, headers: { 'content-type': 'application/octet-stream' } });
-    expect(part.status, part.text).toBe(200);
-    const parts = [{ PartNumber: 1, ETag: (part.body as { data: { etag: string } }).data.etag }];
+    const { uploadId, parts } = await chunkedWithFirstPart(server.baseUrl, token, 'taken-over.txt', bytes.length, bytes);
     const session = server.ctx.db.selectFrom('chunkSessions').selectAll().where('id', '=', uploadId);
 
     s3.delayCompletions(2_000);

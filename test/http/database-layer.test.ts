@@ -85,10 +85,12 @@ describe('database layer', () => {
   });
 
   if (dialectUnderTest === 'postgres') {
-    it('counts a PostgreSQL connection reset in the middle of a statement as the database unavailable, not as a bug', async () => {
-      // Between Hoard and PostgreSQL, something that resets the connection (a proxy, a firewall, a
-      // backend ended as it was being read from): the statement fails with the socket's ECONNRESET.
-      const target = new URL((await freshDatabaseUrl())!);
+    /**
+     * A TCP relay in front of a PostgreSQL database, as a proxy or a network path between Hoard and
+     * it: `wire` joins each connection to its upstream (both ways as they are, by default).
+     */
+    async function relayTo(databaseUrl: string, wire = (client: net.Socket, upstream: net.Socket) => void client.pipe(upstream).pipe(client)) {
+      const target = new URL(databaseUrl);
       const open = new Set<net.Socket>();
       const proxy = net.createServer((client) => {
         const upstream = net.connect(Number(target.port), target.hostname);
@@ -97,42 +99,46 @@ describe('database layer', () => {
           socket.on('error', () => {});
           socket.on('close', () => open.delete(socket));
         }
-        client.pipe(upstream).pipe(client);
+        wire(client, upstream);
       });
       await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-      const viaProxy = new URL(target);
-      viaProxy.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
-      const handle = openDatabase({ databaseUrl: viaProxy.toString(), dataDir: server.dataDir, poolSize: 1 });
+      const url = new URL(target);
+      url.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
+      return {
+        url: url.toString(),
+        open,
+        close() {
+          for (const socket of open) socket.destroy();
+          proxy.close();
+        },
+      };
+    }
+
+    it('counts a PostgreSQL connection reset in the middle of a statement as the database unavailable, not as a bug', async () => {
+      // Between Hoard and PostgreSQL, something that resets the connection (a proxy, a firewall, a
+      // backend ended as it was being read from): the statement fails with the socket's ECONNRESET.
+      const relay = await relayTo((await freshDatabaseUrl())!);
+      const handle = openDatabase({ databaseUrl: relay.url, dataDir: server.dataDir, poolSize: 1 });
       try {
         await sql`select 1`.execute(handle.db);
         const running = sql`select pg_sleep(2)`.execute(handle.db).then(() => null, (error: unknown) => error);
         await new Promise((resolve) => setTimeout(resolve, 300));
-        for (const socket of open) socket.resetAndDestroy();
+        for (const socket of relay.open) socket.resetAndDestroy();
         const failure = await running;
         expect(failure, 'the statement failed').not.toBeNull();
         expect(isDatabaseUnavailable(failure), String(failure)).toBe(true);
       } finally {
         await handle.close();
-        proxy.close();
+        relay.close();
       }
     });
-  }
 
-  if (dialectUnderTest === 'postgres') {
     it("keeps the bytes of an upload whose COMMIT went through but whose answer was lost", async () => {
       // The connection breaks after PostgreSQL took the COMMIT and before its answer arrived: the
       // file exists, and the upload cannot know it. Its bytes used to be removed as a failed upload's,
       // leaving a file with no bytes.
-      const target = new URL((await migratedDatabaseUrl())!);
       let armed = false;
-      const open = new Set<net.Socket>();
-      const proxy = net.createServer((client) => {
-        const upstream = net.connect(Number(target.port), target.hostname);
-        for (const socket of [client, upstream]) {
-          open.add(socket);
-          socket.on('error', () => {});
-          socket.on('close', () => open.delete(socket));
-        }
+      const relay = await relayTo((await migratedDatabaseUrl())!, (client, upstream) => {
         let wroteFile = false;
         let cutting = false;
         client.on('data', (chunk: Buffer) => {
@@ -154,10 +160,7 @@ describe('database layer', () => {
         client.on('close', () => upstream.destroy());
         upstream.on('close', () => client.destroy());
       });
-      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-      const viaProxy = new URL(target);
-      viaProxy.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
-      const cut = await startTestServer({}, { databaseUrl: viaProxy.toString() });
+      const cut = await startTestServer({}, { databaseUrl: relay.url });
       try {
         const uploader = await signUp(cut.baseUrl);
         armed = true;
@@ -173,8 +176,7 @@ describe('database layer', () => {
         expect([served.status, served.text]).toEqual([200, 'bytes of a committed file']);
       } finally {
         await cut.close();
-        for (const socket of open) socket.destroy();
-        proxy.close();
+        relay.close();
       }
     });
   }

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { expect, it } from 'vitest';
-import { startTestServer } from '../support/server.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp } from '../support/client.ts';
-import { createToken, uploadFile } from '../support/uploads.ts';
+import { chunkedWithFirstPart, createToken, uploadFile } from '../support/uploads.ts';
 import { startS3rver } from '../support/s3rver.ts';
 import { DeleteBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { s3Env } from '../support/storage-env.ts';
@@ -77,6 +77,29 @@ it('answers 503, not 500, when the bucket goes away under a running server, and 
   }
 });
 
+const jobOf = (server: TestServer, dedupeKey: string) => server.ctx.db.selectFrom('jobs').selectAll().where('dedupeKey', '=', dedupeKey).executeTakeFirst();
+
+/**
+ * Makes the job with `dedupeKey` due as on its tenth failed attempt and waits for the eleventh,
+ * which the store refuses: the job must be waiting for a next one, up to an hour later, not dropped.
+ */
+async function refusedAnEleventhTime(server: TestServer, dedupeKey: string): Promise<void> {
+  await server.ctx.db.updateTable('jobs').set({ attempts: 10, runAt: Date.now() }).where('dedupeKey', '=', dedupeKey).execute();
+  await expect.poll(async () => (await jobOf(server, dedupeKey))?.attempts, { timeout: 20_000 }).toBe(11);
+  await expect.poll(async () => (await jobOf(server, dedupeKey))?.leasedBy, { timeout: 20_000 }).toBeNull();
+  const waiting = await jobOf(server, dedupeKey);
+  expect(waiting?.lastError).toBeTruthy();
+  // Tried again at most an hour apart (±20 %), as any failed job, and not given up.
+  expect(Number(waiting!.runAt) - Date.now()).toBeGreaterThan(30 * 60_000);
+  expect(Number(waiting!.runAt) - Date.now()).toBeLessThan(75 * 60_000);
+}
+
+/** Makes the job with `dedupeKey` due now and waits until it has run to its end. */
+async function runNow(server: TestServer, dedupeKey: string): Promise<void> {
+  await server.ctx.db.updateTable('jobs').set({ runAt: Date.now() }).where('dedupeKey', '=', dedupeKey).execute();
+  await expect.poll(async () => (await jobOf(server, dedupeKey)) ?? null, { timeout: 20_000 }).toBeNull();
+}
+
 it('keeps trying to remove the bytes of a deleted file however long the store is down, and removes them once it is back', async () => {
   const s3 = await startS3rver();
   const server = await startTestServer(s3Env(s3));
@@ -88,22 +111,13 @@ it('keeps trying to remove the bytes of a deleted file however long the store is
     // The deletion removes the bytes at once when it can; the store is down, so its job is left to.
     s3.outage(true);
     expect((await owner.delete(`/api/files/${id}`)).status).toBe(204);
-    const cleanup = server.ctx.db.selectFrom('jobs').selectAll().where('type', '=', 'storage.cleanup').where('dedupeKey', '=', `storage-cleanup:${storageKey}`);
-    expect(await cleanup.executeTakeFirst()).toBeDefined();
+    expect(await jobOf(server, `storage-cleanup:${storageKey}`)).toMatchObject({ type: 'storage.cleanup' });
     // As it is after ten failed attempts, more than two hours into an outage: the default back-off
     // dropped the job then, and the bytes stayed in the bucket with nothing left to remove them.
-    await server.ctx.db.updateTable('jobs').set({ attempts: 10, runAt: Date.now() }).where('dedupeKey', '=', `storage-cleanup:${storageKey}`).execute();
-    await expect.poll(async () => (await cleanup.executeTakeFirst())?.attempts, { timeout: 20_000 }).toBe(11);
-    await expect.poll(async () => (await cleanup.executeTakeFirst())?.leasedBy, { timeout: 20_000 }).toBeNull();
-    const waiting = await cleanup.executeTakeFirstOrThrow();
-    expect(waiting.lastError).toBeTruthy();
-    // Tried again within the hour (at most an hour apart, as any failed job), and not given up.
-    expect(Number(waiting.runAt) - Date.now()).toBeGreaterThan(30 * 60_000);
-    expect(Number(waiting.runAt) - Date.now()).toBeLessThan(75 * 60_000);
+    await refusedAnEleventhTime(server, `storage-cleanup:${storageKey}`);
     s3.outage(false);
     expect(await server.ctx.storage.stat(storageKey)).not.toBeNull();
-    await server.ctx.db.updateTable('jobs').set({ runAt: Date.now() }).where('id', '=', waiting.id).execute();
-    await expect.poll(async () => (await cleanup.executeTakeFirst()) ?? null, { timeout: 20_000 }).toBeNull();
+    await runNow(server, `storage-cleanup:${storageKey}`);
     expect(await server.ctx.storage.stat(storageKey)).toBeNull();
   } finally {
     await server.close();
@@ -117,33 +131,20 @@ it('keeps trying to remove the parts of a stale chunked upload however long the 
   try {
     const owner = await signUp(server.baseUrl);
     const token = await createToken(owner, ['files:upload']);
-    const script = new Client(server.baseUrl);
-    const started = await script.post('/api/files/chunks', { filename: 'big.bin', size: 10 }, { token });
-    expect(started.status, started.text).toBe(200);
-    const uploadId = (started.body as { data: { uploadId: string } }).data.uploadId;
-    const part = await script.request('PUT', `/api/files/chunks/${uploadId}/part/1`, { token, body: Buffer.from('hello'), headers: { 'content-type': 'application/octet-stream' } });
-    expect(part.status, part.text).toBe(200);
+    const { uploadId } = await chunkedWithFirstPart(server.baseUrl, token, 'big.bin', 10, Buffer.from('hello'));
     const session = server.ctx.db.selectFrom('chunkSessions').selectAll().where('id', '=', uploadId);
     const { storageUploadId } = await session.executeTakeFirstOrThrow();
     expect(await s3.pendingUploadIds()).toContain(storageUploadId);
-    const sweep = server.ctx.db.selectFrom('jobs').selectAll().where('dedupeKey', '=', `chunk-session:${uploadId}`);
 
     s3.outage(true);
     // Stale, and swept for the eleventh time: the default back-off gave the sweep up after ten,
     // and the parts stayed in the bucket (where S3 bills for them) with no session sweep left.
     await server.ctx.db.updateTable('chunkSessions').set({ lastActivityAt: Date.now() - 2 * 3600_000 }).where('id', '=', uploadId).execute();
-    await server.ctx.db.updateTable('jobs').set({ attempts: 10, runAt: Date.now() }).where('dedupeKey', '=', `chunk-session:${uploadId}`).execute();
-    await expect.poll(async () => (await sweep.executeTakeFirst())?.attempts, { timeout: 20_000 }).toBe(11);
-    await expect.poll(async () => (await sweep.executeTakeFirst())?.leasedBy, { timeout: 20_000 }).toBeNull();
-    const waiting = await sweep.executeTakeFirstOrThrow();
-    expect(waiting.lastError).toBeTruthy();
-    expect(Number(waiting.runAt) - Date.now()).toBeGreaterThan(30 * 60_000);
-    expect(Number(waiting.runAt) - Date.now()).toBeLessThan(75 * 60_000);
-
+    await refusedAnEleventhTime(server, `chunk-session:${uploadId}`);
     s3.outage(false);
     expect(await session.executeTakeFirst()).toBeDefined();
     expect(await s3.pendingUploadIds()).toContain(storageUploadId);
-    await server.ctx.db.updateTable('jobs').set({ runAt: Date.now() }).where('id', '=', waiting.id).execute();
+    await runNow(server, `chunk-session:${uploadId}`);
     await expect.poll(async () => (await session.executeTakeFirst()) ?? null, { timeout: 20_000 }).toBeNull();
     expect(await s3.pendingUploadIds()).not.toContain(storageUploadId);
   } finally {

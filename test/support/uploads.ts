@@ -85,3 +85,17 @@ export function heldUpload(baseUrl: string, credential: string): { answer: Promi
   const answer = fetch(`${baseUrl}/api/files`, { method: 'POST', body, duplex: 'half', headers: { authorization: `Bearer ${credential}`, 'content-type': `multipart/form-data; boundary=${boundary}` } } as RequestInit);
   return { answer, begun, release };
 }
+
+/**
+ * With a bearer token: starts a chunked upload of `size` bytes named `filename` and sends `part` as
+ * its part 1. Answers the session's ID and the part list a completion sends.
+ */
+export async function chunkedWithFirstPart(baseUrl: string, token: string, filename: string, size: number, part: Buffer): Promise<{ uploadId: string; parts: Array<{ PartNumber: number; ETag: string }> }> {
+  const script = new Client(baseUrl);
+  const started = await script.post('/api/files/chunks', { filename, size }, { token });
+  expect(started.status, started.text).toBe(200);
+  const uploadId = (started.body as { data: { uploadId: string } }).data.uploadId;
+  const sent = await script.request('PUT', `/api/files/chunks/${uploadId}/part/1`, { token, body: part, headers: { 'content-type': 'application/octet-stream' } });
+  expect(sent.status, sent.text).toBe(200);
+  return { uploadId, parts: [{ PartNumber: 1, ETag: (sent.body as { data: { etag: string } }).data.etag }] };
+}
