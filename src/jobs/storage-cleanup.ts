@@ -126,7 +126,7 @@ export function storageCleanupHandler(ctx: AppContext): JobHandler {
 /**
  * Runs a job's removal of bytes from storage; when the store refuses it, the job is tried again,
  * never given up. Such a job is the only thing that knows those bytes, and nothing sweeps the store
- * for them: dropped after ten failures (two hours and more of an outage), as a failing job is, it
+ * for them: dropped after ten failures (the tenth about 85 minutes into an outage), as a failing job is, it
  * left them for good. Tried again at most an hour apart until the store takes the removal.
  */
 export async function removeOrRetry(ctx: AppContext, job: ClaimedJob, about: Record<string, unknown>, remove: () => Promise<void>): Promise<JobOutcome | void> {

@@ -112,7 +112,7 @@ it('keeps trying to remove the bytes of a deleted file however long the store is
     s3.outage(true);
     expect((await owner.delete(`/api/files/${id}`)).status).toBe(204);
     expect(await jobOf(server, `storage-cleanup:${storageKey}`)).toMatchObject({ type: 'storage.cleanup' });
-    // As it is after ten failed attempts, more than two hours into an outage: the default back-off
+    // As it is after ten failed attempts, about 85 minutes into an outage: the default back-off
     // dropped the job then, and the bytes stayed in the bucket with nothing left to remove them.
     await refusedAnEleventhTime(server, `storage-cleanup:${storageKey}`);
     s3.outage(false);
