@@ -599,8 +599,9 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
     }
     if (accountLeft) throw accountGone();
     // What failed was this request's loss of the lease (the other committed the file first, under
-    // the same ID): the other request's outcome is the upload's.
-    if (!stillMine && !(error instanceof AppError)) throw lostClaim();
+    // the same ID, or assembled the parts): the other request's outcome is the upload's, as a
+    // repeated completion would get it.
+    if (!stillMine) return outcomeOfTakeover(ctx, principal, uploadId, waitUntil);
     if (error instanceof StorageUploadGoneError) throw conflict('The parts of this upload are no longer stored (an earlier completion was interrupted); start a new upload');
     // A refusal the client could otherwise take for one to mend and complete again (a type, a
     // quota, a size) says that the session went with it (docs/decisions.md, "A failed completion").
@@ -618,6 +619,16 @@ async function claimLost(ctx: AppContext, sessionId: string, claim: string): Pro
 }
 
 const lostClaim = () => conflict('Another request took over the completion of this upload; repeat the completion to get its file');
+
+/** Waits for the completion that took this one's lease over: its file, or 409 when it ended without one. */
+async function outcomeOfTakeover(ctx: AppContext, principal: Principal, uploadId: string, waitUntil: number): Promise<FileRow> {
+  for (;;) {
+    const session = await usableSession(ctx, principal, uploadId, Date.now());
+    if (session.state === 'completed') return completedFile(ctx, session);
+    if (session.state !== 'completing' || Date.now() > waitUntil) throw lostClaim();
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
 
 /**
  * Keeps the completion lease (and the assembled object's clean-up) alive while this process works on
