@@ -460,7 +460,9 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
       .where('id', '=', session.id)
       .where((eb) => eb.or([eb('state', '=', 'open'), eb.and([eb('state', '=', 'completing'), eb('completingUntil', '<', Date.now())])]))
       .executeTakeFirst();
-    let waitingFor = 'Another request is still completing this upload; repeat the completion later to get its file';
+    // What the request waits for, should the wait run out: a 409 after which the session goes on,
+    // so it says when to repeat the completion (docs/decisions.md, "One copy of a part at a time").
+    let waitingFor = () => new AppError('conflict', 'Another request is still completing this upload; repeat the completion later to get its file', completionRepeatSeconds);
     if (Number(claimed.numUpdatedRows) === 1) {
       // A part still arriving through this server is not assembled under it: the claim stands only
       // when no request holds room for a part. (Asked after the claim, in a statement of its own: a
@@ -478,10 +480,11 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
         .where('id', '=', session.id)
         .where('completionClaim', '=', claim)
         .execute();
-      waitingFor = 'A part of this upload is still arriving; complete the upload once every part has been answered';
+      const lapses = Math.max(1, Math.ceil((Number(arriving.liveUntil) - Date.now()) / 1000));
+      waitingFor = () => new AppError('conflict', 'A part of this upload is still arriving; complete the upload once every part has been answered', lapses);
     }
     // Another completion holds the lease and renews it while it works, or a part is still arriving: wait for it.
-    if (Date.now() > waitUntil) throw conflict(waitingFor);
+    if (Date.now() > waitUntil) throw waitingFor();
     await new Promise((resolve) => setTimeout(resolve, 250));
     session = await usableSession(ctx, principal, uploadId, Date.now());
   }
@@ -618,7 +621,12 @@ async function claimLost(ctx: AppContext, sessionId: string, claim: string): Pro
   return row?.completionClaim !== claim;
 }
 
-const lostClaim = () => conflict('Another request took over the completion of this upload; repeat the completion to get its file');
+/**
+ * Retry-After of the completion's 409s after which the session goes on: another completion renews
+ * its lease this often, so its outcome is known within about this long.
+ */
+const completionRepeatSeconds = chunkLimits.completionRenewMs / 1000;
+const lostClaim = () => new AppError('conflict', 'Another request took over the completion of this upload; repeat the completion to get its file', completionRepeatSeconds);
 
 /** Waits for the completion that took this one's lease over: its file, or 409 when it ended without one. */
 async function outcomeOfTakeover(ctx: AppContext, principal: Principal, uploadId: string, waitUntil: number): Promise<FileRow> {

@@ -241,8 +241,8 @@ const retryAfter = { description: 'Seconds to wait before trying again', schema:
 const sharedAnswers: Record<string, DocumentedResponse> = {
   '4XX': {
     description:
-      'A client mistake, said in `error` for a person to read: 400 an invalid request, 401 the one generic `Unauthorized` (missing, unknown, expired or revoked credentials, a missing scope), 403 a permission the account lacks, 404 nothing of yours by that ID, 409 a conflict with the current state, 413 over a size limit or the quota, 429 too many requests (with `Retry-After`)',
-    headers: { 'Retry-After': { ...retryAfter, description: 'With a 429: seconds to wait before trying again' } },
+      'A client mistake, said in `error` for a person to read: 400 an invalid request, 401 the one generic `Unauthorized` (missing, unknown, expired or revoked credentials, a missing scope), 403 a permission the account lacks, 404 nothing of yours by that ID, 409 a conflict with the current state (with `Retry-After` when it passes by itself: a chunk part or a completion still under way in another request, after which the upload goes on), 413 over a size limit or the quota, 429 too many requests (with `Retry-After`)',
+    headers: { 'Retry-After': { ...retryAfter, description: 'With a 429, or a 409 that passes by itself: seconds to wait before trying again' } },
   },
   '5XX': {
     description: 'A server error; a 503 (the database or file storage unavailable for a moment, or every archive slot busy) carries `Retry-After`, a 507 says the server is out of storage space',

@@ -432,9 +432,17 @@ describe('the web app in Chromium', () => {
     // A part that fails with a 503 is sent again; so is one refused with a 409 that says when to come
     // back (an earlier copy still arriving, as after a lost connection); and the upload completes.
     // Before that, asking where part 2 goes fails on the network once (a blip, a restarting server):
-    // that part is asked for again, not the whole upload given up.
+    // that part is asked for again, not the whole upload given up. The completion, answered once
+    // with such a 409 (another completion of the upload still under way), is repeated.
     let attempts = 0;
     let addressAsked = 0;
+    let completions = 0;
+    const completion = /\/api\/files\/chunks\/[a-z0-9]+\/complete$/;
+    await page.route(completion, (route) => {
+      completions += 1;
+      if (completions === 1) return route.fulfill({ status: 409, headers: { 'Retry-After': '1' }, contentType: 'application/json', body: JSON.stringify({ error: 'Another request is still completing this upload; repeat the completion later to get its file' }) });
+      return route.continue();
+    });
     const secondPart = /\/api\/files\/chunks\/[a-z0-9]+\/part\/2$/;
     await page.route(secondPart, (route) => {
       if (route.request().method() === 'GET') {
@@ -453,7 +461,9 @@ describe('the web app in Chromium', () => {
     await page.locator('[data-testid=upload-item][data-status=done]', { hasText: 'retried.bin' }).waitFor({ timeout: 150_000 });
     expect(attempts).toBe(3);
     expect(addressAsked).toBe(4);
+    expect(completions).toBe(2);
     await page.unroute(secondPart);
+    await page.unroute(completion);
 
     // A part refused with 507 (the server's disk is full) is not sent again: sending it again cannot
     // make room, so the upload stops at once with the server's words.

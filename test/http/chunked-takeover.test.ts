@@ -4,6 +4,7 @@ import { Client, signUp } from '../support/client.ts';
 import { chunkedWithFirstPart, createToken } from '../support/uploads.ts';
 import { startS3rver } from '../support/s3rver.ts';
 import { s3Env } from '../support/storage-env.ts';
+import { chunkLimits } from '../../src/shared/chunk-limits.ts';
 
 // A completion whose lease ran out while its process still worked on it (an event loop that stood
 // still, a database that did not take its renewals) is taken over by the next completion request.
@@ -48,6 +49,46 @@ it("a completion that lost its lease leaves the file the completion that took ov
     expect((again.body as { rawUrl: string }).rawUrl).toBe(links.rawUrl);
     expect((await owner.get(new URL(links.rawUrl).pathname)).text).toBe(bytes.toString());
   } finally {
+    await server.close();
+    await s3.stop();
+  }
+});
+
+// A repeated completion waits for the one under way (10 minutes at most) and then answers 409. That
+// 409 is not the specification's "start a new upload": the session goes on, and Retry-After says so
+// (docs/decisions.md, "Parts and completion exclude each other"). The wait is shortened here, in
+// this process's limits, for the second request only.
+it('a completion that waited out another one under way answers 409 with Retry-After, and repeating it gets the file', async () => {
+  const s3 = await startS3rver();
+  const server = await startTestServer(s3Env(s3));
+  const limits = chunkLimits as { completionWaitMs: number };
+  const wait = limits.completionWaitMs;
+  try {
+    const owner = await signUp(server.baseUrl);
+    const token = await createToken(owner, ['files:upload']);
+    const script = new Client(server.baseUrl);
+    const bytes = Buffer.from('assembled slowly');
+    const { uploadId, parts } = await chunkedWithFirstPart(server.baseUrl, token, 'slow.txt', bytes.length, bytes);
+    const session = server.ctx.db.selectFrom('chunkSessions').selectAll().where('id', '=', uploadId);
+
+    s3.delayCompletions(3_000);
+    const first = script.post(`/api/files/chunks/${uploadId}/complete`, { parts }, { token });
+    await expect.poll(async () => (await session.executeTakeFirstOrThrow()).state, { timeout: 5_000 }).toBe('completing');
+    limits.completionWaitMs = 500;
+    const waited = await script.post(`/api/files/chunks/${uploadId}/complete`, { parts }, { token }).finally(() => (limits.completionWaitMs = wait));
+    expect([waited.status, waited.body]).toEqual([409, { error: 'Another request is still completing this upload; repeat the completion later to get its file' }]);
+    expect(waited.headers.get('retry-after')).toBe('10');
+
+    const done = await first;
+    s3.delayCompletions(0);
+    expect(done.status, done.text).toBe(200);
+    const repeated = await script.post(`/api/files/chunks/${uploadId}/complete`, { parts }, { token });
+    expect(repeated.status, repeated.text).toBe(200);
+    expect(repeated.body).toEqual(done.body);
+    expect((await owner.get(new URL((done.body as { rawUrl: string }).rawUrl).pathname)).text).toBe(bytes.toString());
+    expect(await server.ctx.db.selectFrom('files').select('id').where('userId', '=', owner.userId).execute()).toHaveLength(1);
+  } finally {
+    limits.completionWaitMs = wait;
     await server.close();
     await s3.stop();
   }

@@ -196,6 +196,11 @@ function selectorHeaders(selectors: Selectors): Record<string, string> {
 /** How often an upload refused with 429 is started again by itself, and the longest wait it sits out. */
 export const START_ATTEMPTS = 5;
 export const LONGEST_AUTOMATIC_WAIT_S = 120;
+/**
+ * How often a completion answered "still under way elsewhere" (409 with Retry-After) is repeated:
+ * each such answer comes after the server waited up to 10 minutes, so about an hour in all.
+ */
+const COMPLETION_WAITS = 6;
 
 /**
  * A 429 stored nothing (the upload-start limit counts 30 starts a minute per address; a session cap
@@ -449,14 +454,26 @@ async function sendSession(file: File, uploadId: string, progress: ChunkedProgre
 
   hooks.onStatus?.('Assembling');
   const parts = [...etags.entries()].sort(([a], [b]) => a - b).map(([PartNumber, ETag]) => ({ PartNumber, ETag }));
-  for (let attempt = 1; ; attempt++) {
+  let waits = 0;
+  let failures = 0;
+  for (;;) {
     try {
       // Completion answers the upload links without a wrapper; repeating it returns the same file.
       return await api<UploadLinks>('POST', `/api/files/chunks/${uploadId}/complete`, password ? { parts, password } : { parts });
     } catch (error) {
+      // A 409 with Retry-After: another completion of this upload is still under way (one whose
+      // answer a lost connection took, after the server waited 10 minutes for it), or a part still
+      // arrives. Its outcome is this upload's, so the completion is repeated, not the upload.
+      if (passingConflict(error) && waits < COMPLETION_WAITS) {
+        waits += 1;
+        hooks.onStatus?.('Waiting for the server to finish assembling');
+        await sleep(Math.min((error as ApiError).retryAfter ?? 1, LONGEST_AUTOMATIC_WAIT_S) * 1000, hooks.signal);
+        continue;
+      }
       const transient = error instanceof TypeError || transientServerError(error);
-      if (!transient || attempt >= 3) throw error;
-      await sleep(1000 * attempt, hooks.signal);
+      failures += 1;
+      if (!transient || failures >= 3) throw error;
+      await sleep(1000 * failures, hooks.signal);
     }
   }
 }
