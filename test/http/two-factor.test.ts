@@ -299,15 +299,26 @@ describe('signing in with two-factor on', () => {
     expect((await renewed.client.post('/api/auth/login/two-factor', { ticket: renewed.answer.body.data.ticket, code: fresh.body.data.recoveryCodes[0] })).status).toBe(200);
   });
 
-  it('two requests for new recovery codes at once: one answers the codes that work, the other 409', async () => {
+  it("two requests for new recovery codes at once: the codes that work are one answer's, all of it; one that overlapped is told 409", async () => {
     const acc = await account();
     await enable(acc);
     const answers = await Promise.all([0, 1].map(() => acc.client.post('/api/auth/recovery-codes', { password: acc.password })));
-    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
-    const given = answers.find((a) => a.status === 200)!.body.data.recoveryCodes as string[];
-    expect(answers.find((a) => a.status === 409)!.body.error).toMatch(/replaced meanwhile/);
+    // Two requests that overlap give 200 and 409; two that the server happened to take in turn (a
+    // loaded machine) both give 200, the later one's codes replacing the earlier one's, as two tabs
+    // asking one after the other would. Either way the codes that work are one answer's, all of it.
+    const statuses = answers.map((a) => a.status).sort();
+    expect([[200, 409], [200, 200]], answers.map((a) => a.text).join('\n')).toContainEqual(statuses);
+    for (const refused of answers.filter((a) => a.status === 409)) expect(refused.body.error).toMatch(/replaced meanwhile/);
+    const given = answers.filter((a) => a.status === 200).map((a) => a.body.data.recoveryCodes as string[]);
+    const working: boolean[] = [];
+    for (const codes of given) {
+      const step = await passwordStep(acc);
+      working.push((await step.client.post('/api/auth/login/two-factor', { ticket: step.answer.body.data.ticket, code: codes[0] })).status === 200);
+    }
+    expect(working.filter(Boolean)).toHaveLength(1);
+    const inEffect = given[working.indexOf(true)]!;
     const step = await passwordStep(acc);
-    expect((await step.client.post('/api/auth/login/two-factor', { ticket: step.answer.body.data.ticket, code: given[0] })).status).toBe(200);
+    expect((await step.client.post('/api/auth/login/two-factor', { ticket: step.answer.body.data.ticket, code: inEffect[9] })).status).toBe(200);
   });
 
   it("a password change makes the tickets of the old password worthless", async () => {
