@@ -9,7 +9,9 @@ export type ErrorKind =
   | 'not_found'
   | 'conflict'
   | 'too_large'
-  | 'rate_limited';
+  | 'rate_limited'
+  /** The server could not finish the request now (not the client's mistake); Retry-After says when to try again. */
+  | 'unavailable';
 
 export class AppError extends Error {
   readonly kind: ErrorKind;
@@ -32,6 +34,7 @@ export const notFound = (message: string) => new AppError('not_found', message);
 export const conflict = (message: string) => new AppError('conflict', message);
 export const tooLarge = (message: string) => new AppError('too_large', message);
 export const rateLimited = (message: string, retryAfter: number) => new AppError('rate_limited', message, retryAfter);
+export const unavailable = (message: string, retryAfter: number) => new AppError('unavailable', message, retryAfter);
 /** The generic 401: error `Unauthorized`, the cause not revealed (spec, Errors: 401). */
 export const unauthorized = () => new AppError('unauthorized', 'Unauthorized');
 /**

@@ -21,6 +21,7 @@ const statusOf: Record<ErrorKind, number> = {
   conflict: 409,
   too_large: 413,
   rate_limited: 429,
+  unavailable: 503,
 };
 
 const SERVER_ERROR = 'The operation could not be completed.';
@@ -161,7 +162,7 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   // A route that failed after preparing a file's answer (its store could not be read, say).
   dropFileHeaders(reply);
   if (error instanceof AppError) {
-    // A 429, or a 409 that passes once an earlier request is done (a part still arriving).
+    // A 429, a 503, or a 409 that passes once an earlier request is done (a part still arriving).
     if (error.retryAfter !== undefined) reply.header('Retry-After', String(error.retryAfter));
     return sendError(request, reply, statusOf[error.kind], error.message);
   }

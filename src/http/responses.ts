@@ -245,7 +245,7 @@ const sharedAnswers: Record<string, DocumentedResponse> = {
     headers: { 'Retry-After': { ...retryAfter, description: 'With a 429, or a 409 that passes by itself: seconds to wait before trying again' } },
   },
   '5XX': {
-    description: 'A server error; a 503 (the database or file storage unavailable for a moment, or every archive slot busy) carries `Retry-After`, a 507 says the server is out of storage space',
+    description: 'A server error; a 503 (the database or file storage unavailable for a moment, every archive slot busy, an upload that stood still until its bytes were taken for abandoned) carries `Retry-After`, a 507 says the server is out of storage space',
     headers: { 'Retry-After': { ...retryAfter, description: 'With a 503: seconds to wait before trying again' } },
   },
 };

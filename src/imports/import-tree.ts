@@ -18,7 +18,7 @@ import { findOwnedProfile } from '../organisation/profiles.ts';
 import { applyRequest, type ResolvedOptions } from '../shared/upload-options.ts';
 import { uploadAllowance, type Allowance } from '../uploads/allowance.ts';
 import { commitStored, commitStoredBatch, discardStored, releaseSlots, reserveSlots, type BatchItem, type StoreSlot, type StoredBytes } from '../uploads/store-upload.ts';
-import { ORPHAN_GRACE_MS, ORPHAN_PUSH_BACK_MS, scheduleStorageDeletes } from '../jobs/storage-cleanup.ts';
+import { ORPHAN_GRACE_MS, ORPHAN_PUSH_BACK_MS, pushBackStorageDeletes } from '../jobs/storage-cleanup.ts';
 import { mapConcurrently } from '../shared/concurrency.ts';
 import { readBufferBytes, StoreThread, type StoreResult } from './store-thread.ts';
 import { planUpload, resolveOptions, type UploadPlan } from '../uploads/upload-plan.ts';
@@ -366,7 +366,7 @@ export async function runImport(
   let renewal: Promise<void> | null = null;
   const renewing = setInterval(() => {
     if (renewal !== null || nets.size === 0) return;
-    renewal = scheduleStorageDeletes(ctx.db, [...nets.keys()], Date.now() + ORPHAN_GRACE_MS)
+    renewal = pushBackStorageDeletes(ctx.db, [...nets.keys()], Date.now() + ORPHAN_GRACE_MS)
       .catch((error: unknown) => ctx.log.warn({ err: error }, "could not push back the clean-ups of an import's files"))
       .finally(() => (renewal = null));
   }, options.renewNetsMs ?? ORPHAN_PUSH_BACK_MS);

@@ -38,6 +38,39 @@ export async function cancelStorageDelete(executor: Executor, storageKey: string
   await cancelJob(executor, keyFor(storageKey));
 }
 
+/**
+ * Cancels the nets of bytes that get their records now, in the transaction that writes the records:
+ * true when every one was there and no process had claimed it. A net a process has claimed may be
+ * removing the bytes (it found no record, and removes them next), and one that is gone has removed
+ * them: recorded all the same, the file had no bytes. That happens only to a write that stood still
+ * for ORPHAN_GRACE_MS between its last push-back and its commit; the caller refuses the commit (the
+ * transaction rolls back these cancellations with it) and its bytes go. A claim and this deletion
+ * write the same row, so one of the two comes second and sees the other (docs/decisions.md, "A net
+ * that ran before its commit").
+ */
+export async function takeBackStorageDeletes(executor: Executor, storageKeys: readonly string[]): Promise<boolean> {
+  if (storageKeys.length === 0) return true;
+  const taken = await executor.deleteFrom('jobs').where('dedupeKey', 'in', storageKeys.map(keyFor)).where('leasedBy', 'is', null).executeTakeFirst();
+  return Number(taken.numDeletedRows) === storageKeys.length;
+}
+
+/**
+ * Moves nets of live writes to `runAt`, each only while no process has claimed it, and never lays
+ * one again. Replacing the job, as enqueueing does, cleared the claim of a net being run: the
+ * commit then took that net back as if it were idle while it removed the bytes, and a net already
+ * run came back for bytes that were gone (docs/decisions.md, "A net that ran before its commit").
+ */
+export async function pushBackStorageDeletes(executor: Executor, storageKeys: readonly string[], runAt: number): Promise<void> {
+  if (storageKeys.length === 0) return;
+  await executor.updateTable('jobs').set({ runAt }).where('dedupeKey', 'in', storageKeys.map(keyFor)).where('leasedBy', 'is', null).execute();
+}
+
+/** pushBackStorageDeletes for one write, which may name the multipart upload its net aborts too. */
+async function pushBackStorageDelete(executor: Executor, storageKey: string, runAt: number, multipartUploadId: string | undefined): Promise<void> {
+  const payload = JSON.stringify(multipartUploadId === undefined ? { storageKey } : { storageKey, multipartUploadId });
+  await executor.updateTable('jobs').set({ runAt, payload }).where('dedupeKey', '=', keyFor(storageKey)).where('leasedBy', 'is', null).execute();
+}
+
 export async function cancelStorageDeletes(executor: Executor, storageKeys: readonly string[]): Promise<void> {
   await cancelJobs(executor, storageKeys.map(keyFor));
 }
@@ -96,7 +129,7 @@ export class CleanupNet {
   #push(now: number): void {
     this.#pushedAt = now;
     this.#pending = this.#pending
-      .then(() => scheduleStorageDelete(this.#ctx.db, this.#storageKey, now + ORPHAN_GRACE_MS, this.#uploadId))
+      .then(() => pushBackStorageDelete(this.#ctx.db, this.#storageKey, now + ORPHAN_GRACE_MS, this.#uploadId))
       .catch((error: unknown) => this.#ctx.log.warn({ err: error, storageKey: this.#storageKey }, 'could not push back a storage clean-up'));
   }
 

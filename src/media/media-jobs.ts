@@ -11,7 +11,7 @@ import { readSettings } from '../settings/instance-settings.ts';
 import { StorageNotFoundError } from '../storage/storage.ts';
 import { foldForSearch } from '../shared/search-text.ts';
 import type { RequestLoad } from '../shared/request-load.ts';
-import { cancelStorageDelete, ORPHAN_GRACE_MS, scheduleStorageDelete } from '../jobs/storage-cleanup.ts';
+import { ORPHAN_GRACE_MS, scheduleStorageDelete, takeBackStorageDeletes } from '../jobs/storage-cleanup.ts';
 import { newThumbnailKey, recognisesText, thumbnailSourceOf, type ThumbnailSource } from './media-kinds.ts';
 import { MediaWorkerError, type OcrOutcome, type ThumbnailOutcome } from './media-worker.ts';
 import { ownerLockedFirst } from '../db/locks.ts';
@@ -170,7 +170,10 @@ export function thumbnailHandler(ctx: AppContext, processor: MediaProcessor, too
           .$call(ownerLockedFirst(ctx.dialect, fileId))
           .executeTakeFirst();
         if (Number(updated.numUpdatedRows) === 0) return false;
-        await cancelStorageDelete(trx, key);
+        // A net that came due while this work stood still may be removing the thumbnail or has
+        // removed it: the record rolls back, and the job makes the thumbnail again later
+        // (docs/decisions.md, "A net that ran before its commit").
+        if (!(await takeBackStorageDeletes(trx, [key]))) throw new Error('the thumbnail waited too long for its record and its clean-up ran; making it again');
         return true;
       });
       if (!recorded) {

@@ -6,7 +6,7 @@ import type { Principal } from '../auth/principal.ts';
 import { hasPermission } from '../auth/permissions.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { readSettings, type InstanceSettings } from '../settings/instance-settings.ts';
-import { accountGone, forbidden } from '../errors.ts';
+import { accountGone, forbidden, unavailable } from '../errors.ts';
 import { isTokenActive } from '../tokens/named-tokens.ts';
 import { quotaExceeded, quotaFor } from './allowance.ts';
 import { reservedBytes } from './reservations.ts';
@@ -14,7 +14,7 @@ import { extensionOf, nameCandidates, randomFileName, sanitizeFileName } from '.
 import { extensionFor } from './content-type.ts';
 import type { ResolvedOptions } from '../shared/upload-options.ts';
 import { scheduleExpiry } from '../files/expiry.ts';
-import { cancelStorageDeletes } from '../jobs/storage-cleanup.ts';
+import { takeBackStorageDeletes } from '../jobs/storage-cleanup.ts';
 import { emitFileReady, enabledWebhookIds } from '../webhooks/outbox.ts';
 import { uploadLinks } from '../files/file-views.ts';
 import type { FileRow } from '../files/file-access.ts';
@@ -111,8 +111,11 @@ export async function commitFiles(
     // The bytes have their records: the crash safety nets scheduled before streaming are cancelled
     // with them, atomically. Cancelled after the commit, a net could be cancelled after an account's
     // deletion had removed the new records and scheduled their bytes' removal under the same job
-    // key: the removal went with the net, and the bytes stayed for good.
-    await cancelStorageDeletes(trx, files.map((file) => file.storageKey));
+    // key: the removal went with the net, and the bytes stayed for good. A net that is running or
+    // has run may have removed the bytes: no record for them.
+    if (!(await takeBackStorageDeletes(trx, files.map((file) => file.storageKey)))) {
+      throw unavailable('This upload waited too long for its record (more than 5 minutes) and its bytes were taken for abandoned; upload it again', 5);
+    }
     return files;
   });
   // The expiry jobs, webhook deliveries and media work committed with the files can start now.
