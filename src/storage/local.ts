@@ -143,8 +143,18 @@ export class LocalStorage implements Storage {
     return this.#pathOf(key);
   }
 
+  /**
+   * Removes the object, durably: its directory is fsynced before this resolves, also when the file
+   * was gone already (a removal made just before by a process that then died). The job that removes
+   * bytes deletes its own row next; had the power failed before the disk kept the unlink, the bytes
+   * came back with no record and no job left to remove them.
+   */
   async delete(key: string): Promise<void> {
-    await unlink(this.#pathOf(key)).catch((err: unknown) => {
+    const path = this.#pathOf(key);
+    await unlink(path).catch((err: unknown) => {
+      if (!isCode(err, 'ENOENT', 'ENOTDIR')) throw err;
+    });
+    await fsyncDir(dirname(path)).catch((err: unknown) => {
       if (!isCode(err, 'ENOENT', 'ENOTDIR')) throw err;
     });
   }
