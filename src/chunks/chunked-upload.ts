@@ -461,7 +461,7 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
       .where((eb) => eb.or([eb('state', '=', 'open'), eb.and([eb('state', '=', 'completing'), eb('completingUntil', '<', Date.now())])]))
       .executeTakeFirst();
     // What the request waits for, should the wait run out: a 409 after which the session goes on,
-    // so it says when to repeat the completion (docs/decisions.md, "One copy of a part at a time").
+    // so it says when to repeat the completion (docs/decisions.md, "Parts and completion exclude each other").
     let waitingFor = () => new AppError('conflict', 'Another request is still completing this upload; repeat the completion later to get its file', completionRepeatSeconds);
     if (Number(claimed.numUpdatedRows) === 1) {
       // A part still arriving through this server is not assembled under it: the claim stands only
