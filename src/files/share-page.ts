@@ -125,7 +125,18 @@ export function sharePagePolicy(baseUrl: string): string {
   ].join('; ');
 }
 
-const expiryFormat = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: 'UTC' });
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/**
+ * "4 Mar 2099, 05:06", in UTC. Written out rather than through Intl.DateTimeFormat: a formatter made
+ * when this module loads brought ICU's date data into every server process, about 8 MiB of memory
+ * held from the start whether or not a share page was ever served (docs/benchmarks.md, "Memory at
+ * rest").
+ */
+function utcMinute(at: Date): string {
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${at.getUTCDate()} ${MONTHS[at.getUTCMonth()]} ${at.getUTCFullYear()}, ${two(at.getUTCHours())}:${two(at.getUTCMinutes())}`;
+}
 
 /**
  * When the link stops working, for a visitor deciding whether to download now: the page said
@@ -135,7 +146,7 @@ const expiryFormat = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: '
 function expiryNote(file: Pick<FileRow, 'expiresAt'>): string | null {
   if (file.expiresAt === null) return null;
   const at = new Date(Number(file.expiresAt));
-  return `Available until <time datetime="${at.toISOString()}">${expiryFormat.format(at)} UTC</time>`;
+  return `Available until <time datetime="${at.toISOString()}">${utcMinute(at)} UTC</time>`;
 }
 
 export function renderSharePage(input: SharePageInput): string {

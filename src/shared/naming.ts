@@ -7,7 +7,8 @@ const MAX_NAME_LENGTH = 200;
 // 200 characters of CJK (600 bytes) failed to be written by `unzip` from an archive Hoard made.
 const MAX_NAME_BYTES = 255;
 const alphanumeric = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
+/** Made when a name is first cut: made at load, ICU's segmentation data stayed in every process from its start. */
+let graphemes: Intl.Segmenter | undefined;
 
 /**
  * A file name that is safe as one URL path segment and on every filesystem: no directories,
@@ -61,7 +62,7 @@ function withTail(stem: string, tail: string): string {
   if (fits(stem + tail)) return stem + tail;
   let kept = '';
   // By grapheme: an emoji's halves, a letter and its accent, a family's joined people stay together.
-  for (const { segment } of graphemes.segment(stem)) {
+  for (const { segment } of (graphemes ??= new Intl.Segmenter('en', { granularity: 'grapheme' })).segment(stem)) {
     if (!fits(kept + segment + tail)) break;
     kept += segment;
   }
