@@ -11,7 +11,14 @@
  *   addJobIfAbsent(executor: Executor, job: NewJob & { dedupeKey: string }): Promise<void>
  *                                        // adds the job unless its key exists (that job is left as is)
  *   cancelJob(executor: Executor, dedupeKey: string): Promise<boolean>  // true when one was deleted
+ *   cancelUnclaimedJobs(executor: Executor, dedupeKeys: readonly string[]): Promise<number>
+ *                                        // deletes those no runner holds; how many it deleted
+ *   postponeUnclaimedJobs(executor: Executor, dedupeKeys: readonly string[], runAt: number,
+ *                         payload?: unknown): Promise<void>   // moves those no runner holds; adds none
  *
+ *   The two "unclaimed" forms are for a caller that must know whether the job has begun: a job a
+ *   runner holds (its lease set, even if lapsed) or one already gone is left as it is, and a claim
+ *   and these statements write the same row, so whichever comes second sees the other.
  *   - `payload` must be JSON-serialisable; the handler receives `JSON.parse(JSON.stringify(payload))`.
  *   - `runAt` (epoch ms or Date, default now): the job is not started before it.
  *   - `dedupeKey`: at most one job per key exists. Enqueueing an existing key REPLACES that job: its
@@ -152,6 +159,27 @@ export async function cancelJob(executor: Executor, dedupeKey: string): Promise<
 /** cancelJob for several dedupe keys, in one statement. */
 export async function cancelJobs(executor: Executor, dedupeKeys: readonly string[]): Promise<void> {
   if (dedupeKeys.length > 0) await executor.deleteFrom('jobs').where('dedupeKey', 'in', dedupeKeys).execute();
+}
+
+/** Deletes the jobs with these keys that no runner has claimed; answers how many it deleted. */
+export async function cancelUnclaimedJobs(executor: Executor, dedupeKeys: readonly string[]): Promise<number> {
+  if (dedupeKeys.length === 0) return 0;
+  const result = await executor.deleteFrom('jobs').where('dedupeKey', 'in', dedupeKeys).where('leasedBy', 'is', null).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/**
+ * Moves the jobs with these keys that no runner has claimed to `runAt` (and gives them `payload`,
+ * when one is passed), unlike enqueueJob, which replaces a running job and adds a missing one.
+ */
+export async function postponeUnclaimedJobs(executor: Executor, dedupeKeys: readonly string[], runAt: number, payload?: unknown): Promise<void> {
+  if (dedupeKeys.length === 0) return;
+  await executor
+    .updateTable('jobs')
+    .set(payload === undefined ? { runAt } : { runAt, payload: JSON.stringify(payload) })
+    .where('dedupeKey', 'in', dedupeKeys)
+    .where('leasedBy', 'is', null)
+    .execute();
 }
 
 export type JobOutcome = { outcome: 'done' } | { outcome: 'retry'; delayMs: number; error: string } | { outcome: 'drop'; error: string };

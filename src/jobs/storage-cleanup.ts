@@ -1,11 +1,13 @@
 import { join } from 'node:path';
 import type { AppContext } from '../context.ts';
 import type { Executor } from '../db/account-scope.ts';
-import { cancelJob, cancelJobs, enqueueJob, enqueueJobs, errorText, retryDelayMs, retryJob, type ClaimedJob, type JobHandler, type JobOutcome } from './queue.ts';
+import { cancelJob, cancelJobs, cancelUnclaimedJobs, enqueueJob, enqueueJobs, errorText, postponeUnclaimedJobs, retryDelayMs, retryJob, type ClaimedJob, type JobHandler, type JobOutcome } from './queue.ts';
 import { sweepTemporaryDir } from '../storage/tmp-sweep.ts';
 
 export const STORAGE_CLEANUP_JOB = 'storage.cleanup';
 const keyFor = (storageKey: string) => `storage-cleanup:${storageKey}`;
+/** A clean-up job's payload: the key, and the multipart upload a write began at the provider, if any. */
+const cleanupPayload = (storageKey: string, multipartUploadId?: string) => (multipartUploadId === undefined ? { storageKey } : { storageKey, multipartUploadId });
 
 /**
  * How long bytes being written may wait for their record before the crash safety net removes them.
@@ -13,7 +15,7 @@ const keyFor = (storageKey: string) => `storage-cleanup:${storageKey}`;
  * CleanupNet), so no upload, however long, loses its bytes to it.
  */
 export const ORPHAN_GRACE_MS = 5 * 60 * 1000;
-/** A live write pushes its safety net back at most this often (one job upsert a minute). */
+/** A live write pushes its safety net back at most this often (one job update a minute). */
 export const ORPHAN_PUSH_BACK_MS = 60 * 1000;
 
 /**
@@ -21,9 +23,8 @@ export const ORPHAN_PUSH_BACK_MS = 60 * 1000;
  * schedule this before streaming and cancel it when they commit, so bytes orphaned by a crash
  * between storing and committing are removed; deletions schedule it as a safety net.
  */
-export async function scheduleStorageDelete(executor: Executor, storageKey: string, runAt: number, multipartUploadId?: string): Promise<void> {
-  const payload = multipartUploadId === undefined ? { storageKey } : { storageKey, multipartUploadId };
-  await enqueueJob(executor, { type: STORAGE_CLEANUP_JOB, payload, runAt, dedupeKey: keyFor(storageKey) });
+export async function scheduleStorageDelete(executor: Executor, storageKey: string, runAt: number): Promise<void> {
+  await enqueueJob(executor, { type: STORAGE_CLEANUP_JOB, payload: cleanupPayload(storageKey), runAt, dedupeKey: keyFor(storageKey) });
 }
 
 /** scheduleStorageDelete for several keys, in one statement. */
@@ -49,9 +50,7 @@ export async function cancelStorageDelete(executor: Executor, storageKey: string
  * that ran before its commit").
  */
 export async function takeBackStorageDeletes(executor: Executor, storageKeys: readonly string[]): Promise<boolean> {
-  if (storageKeys.length === 0) return true;
-  const taken = await executor.deleteFrom('jobs').where('dedupeKey', 'in', storageKeys.map(keyFor)).where('leasedBy', 'is', null).executeTakeFirst();
-  return Number(taken.numDeletedRows) === storageKeys.length;
+  return (await cancelUnclaimedJobs(executor, storageKeys.map(keyFor))) === storageKeys.length;
 }
 
 /**
@@ -61,14 +60,7 @@ export async function takeBackStorageDeletes(executor: Executor, storageKeys: re
  * run came back for bytes that were gone (docs/decisions.md, "A net that ran before its commit").
  */
 export async function pushBackStorageDeletes(executor: Executor, storageKeys: readonly string[], runAt: number): Promise<void> {
-  if (storageKeys.length === 0) return;
-  await executor.updateTable('jobs').set({ runAt }).where('dedupeKey', 'in', storageKeys.map(keyFor)).where('leasedBy', 'is', null).execute();
-}
-
-/** pushBackStorageDeletes for one write, which may name the multipart upload its net aborts too. */
-async function pushBackStorageDelete(executor: Executor, storageKey: string, runAt: number, multipartUploadId: string | undefined): Promise<void> {
-  const payload = JSON.stringify(multipartUploadId === undefined ? { storageKey } : { storageKey, multipartUploadId });
-  await executor.updateTable('jobs').set({ runAt, payload }).where('dedupeKey', '=', keyFor(storageKey)).where('leasedBy', 'is', null).execute();
+  await postponeUnclaimedJobs(executor, storageKeys.map(keyFor), runAt);
 }
 
 export async function cancelStorageDeletes(executor: Executor, storageKeys: readonly string[]): Promise<void> {
@@ -129,7 +121,7 @@ export class CleanupNet {
   #push(now: number): void {
     this.#pushedAt = now;
     this.#pending = this.#pending
-      .then(() => pushBackStorageDelete(this.#ctx.db, this.#storageKey, now + ORPHAN_GRACE_MS, this.#uploadId))
+      .then(() => postponeUnclaimedJobs(this.#ctx.db, [keyFor(this.#storageKey)], now + ORPHAN_GRACE_MS, cleanupPayload(this.#storageKey, this.#uploadId)))
       .catch((error: unknown) => this.#ctx.log.warn({ err: error, storageKey: this.#storageKey }, 'could not push back a storage clean-up'));
   }
 
