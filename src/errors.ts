@@ -31,7 +31,8 @@ export const PERMISSION_DENIED = 'You do not have permission to perform this act
 export const invalid = (message: string) => new AppError('invalid', message);
 export const forbidden = (message: string = PERMISSION_DENIED) => new AppError('forbidden', message);
 export const notFound = (message: string) => new AppError('not_found', message);
-export const conflict = (message: string) => new AppError('conflict', message);
+/** A 409; with `retryAfter`, one that passes by itself once another request is done (the session goes on). */
+export const conflict = (message: string, retryAfter?: number) => new AppError('conflict', message, retryAfter);
 export const tooLarge = (message: string) => new AppError('too_large', message);
 export const rateLimited = (message: string, retryAfter: number) => new AppError('rate_limited', message, retryAfter);
 export const unavailable = (message: string, retryAfter: number) => new AppError('unavailable', message, retryAfter);

@@ -371,7 +371,7 @@ async function reservePartRoom(
         const retryAfter = Math.max(1, Math.ceil((Number(arriving.liveUntil) - now) / 1000));
         // The wait is the reservation's own: one left by an earlier version (whose reservations lived
         // 5 minutes) lasts longer than this version's 20 seconds.
-        throw new AppError('conflict', `Part ${partNumber} is still arriving in an earlier request; send it again once that request is answered (a request cut off frees the part within ${retryAfter} ${retryAfter === 1 ? 'second' : 'seconds'})`, retryAfter);
+        throw conflict(`Part ${partNumber} is still arriving in an earlier request; send it again once that request is answered (a request cut off frees the part within ${retryAfter} ${retryAfter === 1 ? 'second' : 'seconds'})`, retryAfter);
       }
     }
     const claims = trx
@@ -462,7 +462,7 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
       .executeTakeFirst();
     // What the request waits for, should the wait run out: a 409 after which the session goes on,
     // so it says when to repeat the completion (docs/decisions.md, "Parts and completion exclude each other").
-    let waitingFor = () => new AppError('conflict', 'Another request is still completing this upload; repeat the completion later to get its file', completionRepeatSeconds);
+    let waitingFor = () => conflict('Another request is still completing this upload; repeat the completion later to get its file', completionRepeatSeconds);
     if (Number(claimed.numUpdatedRows) === 1) {
       // A part still arriving through this server is not assembled under it: the claim stands only
       // when no request holds room for a part. (Asked after the claim, in a statement of its own: a
@@ -481,7 +481,7 @@ export async function completeChunkedUpload(ctx: AppContext, principal: Principa
         .where('completionClaim', '=', claim)
         .execute();
       const lapses = Math.max(1, Math.ceil((Number(arriving.liveUntil) - Date.now()) / 1000));
-      waitingFor = () => new AppError('conflict', 'A part of this upload is still arriving; complete the upload once every part has been answered', lapses);
+      waitingFor = () => conflict('A part of this upload is still arriving; complete the upload once every part has been answered', lapses);
     }
     // Another completion holds the lease and renews it while it works, or a part is still arriving: wait for it.
     if (Date.now() > waitUntil) throw waitingFor();
@@ -626,7 +626,7 @@ async function claimLost(ctx: AppContext, sessionId: string, claim: string): Pro
  * its lease this often, so its outcome is known within about this long.
  */
 const completionRepeatSeconds = chunkLimits.completionRenewMs / 1000;
-const lostClaim = () => new AppError('conflict', 'Another request took over the completion of this upload; repeat the completion to get its file', completionRepeatSeconds);
+const lostClaim = () => conflict('Another request took over the completion of this upload; repeat the completion to get its file', completionRepeatSeconds);
 
 /** Waits for the completion that took this one's lease over: its file, or 409 when it ended without one. */
 async function outcomeOfTakeover(ctx: AppContext, principal: Principal, uploadId: string, waitUntil: number): Promise<FileRow> {

@@ -270,7 +270,7 @@ const transientServerError = (error: unknown) => error instanceof ApiError && er
  * connection or a restart of the server): the session stays usable, and the part goes again once
  * that request is done. Any other 409 means the session cannot go on.
  */
-const passingConflict = (error: unknown) => error instanceof ApiError && error.status === 409 && error.retryAfter !== null;
+const passingConflict = (error: unknown): error is ApiError & { retryAfter: number } => error instanceof ApiError && error.status === 409 && error.retryAfter !== null;
 const retryable = (error: unknown) =>
   error instanceof NetworkError || (error instanceof ApiError && (error.status === 408 || error.status === 429)) || passingConflict(error) || transientServerError(error);
 
@@ -467,7 +467,7 @@ async function sendSession(file: File, uploadId: string, progress: ChunkedProgre
       if (passingConflict(error) && waits < COMPLETION_WAITS) {
         waits += 1;
         hooks.onStatus?.('Waiting for the server to finish assembling');
-        await sleep(Math.min((error as ApiError).retryAfter ?? 1, LONGEST_AUTOMATIC_WAIT_S) * 1000, hooks.signal);
+        await sleep(Math.min(error.retryAfter, LONGEST_AUTOMATIC_WAIT_S) * 1000, hooks.signal);
         continue;
       }
       const transient = error instanceof TypeError || transientServerError(error);
