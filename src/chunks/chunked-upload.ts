@@ -192,10 +192,15 @@ function partsArriving(executor: Executor, sessionId: string, now: number) {
     .where('id', 'not like', `${PRESIGNED_ROOM}%`);
 }
 
-/** "Upload already completed" → 409 on part requests (spec, Errors: 409). */
+/**
+ * "Upload already completed" → 409 on part requests (spec, Errors: 409). A completion under way
+ * passes: within its lease it ends with a file or leaves the session open, so that 409 carries
+ * `Retry-After` as the completion's own passing 409s do (docs/decisions.md, "One copy of a part at
+ * a time").
+ */
 function assertOpen(session: Pick<ChunkSession, 'state'>): void {
   if (session.state === 'completed') throw conflict('This upload is already completed; start a new upload');
-  if (session.state === 'completing') throw conflict('This upload is being completed; repeat the completion to get its file');
+  if (session.state === 'completing') throw conflict('This upload is being completed; repeat the completion to get its file', completionRepeatSeconds);
 }
 
 /**

@@ -134,7 +134,7 @@ describe.each(providers)('cancelling a chunked upload (%s storage)', (provider) 
     const otherId = other.body.data.uploadId as string;
     await server.ctx.db.updateTable('chunkSessions').set({ state: 'completing', completingUntil: Date.now() + 60_000 }).where('id', '=', otherId).execute();
     const busy = await cancel(who, otherId);
-    expect(busy.status).toBe(409);
+    expect([busy.status, busy.body.error, busy.headers.get('retry-after')]).toEqual([409, 'This upload is being completed; repeat the completion to get its file', '10']);
     expect(await sessionRow(otherId)).toEqual({ id: otherId, state: 'completing' });
   });
 
