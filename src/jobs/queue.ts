@@ -16,6 +16,9 @@
  *   postponeUnclaimedJobs(executor: Executor, dedupeKeys: readonly string[], runAt: number,
  *                         payload?: unknown): Promise<void>   // moves those no runner holds; adds none
  *
+ *   jobRunAt(executor: Executor, dedupeKey: string): Promise<number | null>
+ *                                        // when the job with this key is due; null when there is none
+ *
  *   The two "unclaimed" forms are for a caller that must know whether the job has begun: a job a
  *   runner holds (its lease set, even if lapsed) or one already gone is left as it is, and a claim
  *   and these statements write the same row, so whichever comes second sees the other.
@@ -180,6 +183,12 @@ export async function postponeUnclaimedJobs(executor: Executor, dedupeKeys: read
     .where('dedupeKey', 'in', dedupeKeys)
     .where('leasedBy', 'is', null)
     .execute();
+}
+
+/** When the job with this dedupeKey is due (epoch ms; in the past for one due or running); null when there is none. */
+export async function jobRunAt(executor: Executor, dedupeKey: string): Promise<number | null> {
+  const row = await executor.selectFrom('jobs').select('runAt').where('dedupeKey', '=', dedupeKey).executeTakeFirst();
+  return row ? Number(row.runAt) : null;
 }
 
 export type JobOutcome = { outcome: 'done' } | { outcome: 'retry'; delayMs: number; error: string } | { outcome: 'drop'; error: string };

@@ -19,6 +19,11 @@ import type { FileReadyEvent } from '../api/webhooks.ts';
  */
 
 export const WEBHOOK_DELIVERY_JOB = 'webhook.deliver';
+/**
+ * The key of a delivery's job: a resend refused while the delivery is pending reads when its next
+ * attempt is due (src/webhooks/webhooks.ts, resendDelivery). Jobs queued before the key existed have none.
+ */
+export const deliveryJobKey = (deliveryId: string) => `webhook-delivery:${deliveryId}`;
 /** The webhook payload version: 1, independent of the API description version (spec, Versioning; Events). */
 export const WEBHOOK_PAYLOAD_VERSION = 1 as const;
 export const FILE_READY = 'file.ready' as const;
@@ -100,7 +105,7 @@ export async function queueDeliveries(
   await forAccount(executor, userId).insertInto('webhookDeliveries', rows).execute();
   for (const row of rows) {
     const payload: DeliveryJobPayload = { deliveryId: row.id, userId };
-    await enqueueJob(executor, { type: WEBHOOK_DELIVERY_JOB, payload, runAt: event.createdAt });
+    await enqueueJob(executor, { type: WEBHOOK_DELIVERY_JOB, payload, runAt: event.createdAt, dedupeKey: deliveryJobKey(row.id) });
   }
   return rows.map((r) => r.id);
 }

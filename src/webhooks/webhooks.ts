@@ -4,8 +4,9 @@ import { forAccount } from '../db/account-scope.ts';
 import { lockAccountRow } from '../db/locks.ts';
 import { newId } from '../db/ids.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
-import { SECRET_PREFIX } from './deliver.ts';
-import { FILE_READY, fileReadyBody, newEventId, queueDeliveries } from './outbox.ts';
+import { DELIVERY_TIMEOUT_MS, SECRET_PREFIX } from './deliver.ts';
+import { deliveryJobKey, FILE_READY, fileReadyBody, newEventId, queueDeliveries } from './outbox.ts';
+import { jobRunAt } from '../jobs/queue.ts';
 import { DELIVERIES_KEPT } from './delivery-job.ts';
 import type { SecretBox } from '../auth/secret-box.ts';
 import { hostRefusal } from './ssrf-guard.ts';
@@ -224,7 +225,13 @@ export async function resendDelivery(db: Db, options: Pick<WebhookOptions, 'dial
       .where('eventId', '=', original.eventId)
       .where('status', '=', 'pending')
       .executeTakeFirst();
-    if (inFlight) throw conflict('This event is still being sent to this webhook; resend it once that delivery is delivered or failed');
+    if (inFlight) {
+      // It passes: `Retry-After` is when the pending copy's next attempt is due, and the time a
+      // receiver has to answer it. That attempt may be retried again, and the next 409 says when.
+      const now = Date.now();
+      const due = (await jobRunAt(trx, deliveryJobKey(inFlight.id))) ?? now;
+      throw conflict('This event is still being sent to this webhook; resend it once that delivery is delivered or failed', Math.ceil((Math.max(0, due - now) + DELIVERY_TIMEOUT_MS) / 1000));
+    }
     const [resentId] = await queueDeliveries(trx, userId, { eventId: original.eventId, eventType: original.eventType, body: original.body, test: original.test === 1, createdAt: Date.now() }, [webhookId]);
     return toDelivery(await scoped.selectFrom('webhookDeliveries').select(deliveryColumns).where('id', '=', resentId!).executeTakeFirstOrThrow());
   });

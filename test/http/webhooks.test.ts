@@ -729,6 +729,31 @@ describe('resending', () => {
     expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await deliveries(owner, webhook.id)).toHaveLength(10);
   });
+
+  it('tells a resend refused while a copy is pending when to try again: when that copy\'s next attempt has had its time', async () => {
+    const quiet = await startTestServer(fastRetries);
+    servers.push(quiet);
+    await quiet.jobs.stop();
+    const owner = await signUp(quiet.baseUrl);
+    const { webhook } = await createHook(owner);
+    const emitted = await quiet.ctx.db.transaction().execute((trx) => emitFileReady(trx, owner.userId, sampleFile(44)));
+    const pendingId = emitted.deliveryIds[0]!;
+    const resend = () => owner.post(`/api/webhooks/${webhook.id}/deliveries/${pendingId}/resend`);
+
+    // Due now: its attempt ends within the 10 seconds a receiver has to answer.
+    const due = await resend();
+    expect([due.status, due.headers.get('retry-after')]).toEqual([409, '10']);
+
+    // Its next attempt an hour away (a receiver that failed a few times): the wait follows it.
+    const job = await quiet.ctx.db.selectFrom('jobs').select(['id', 'payload']).where('type', '=', WEBHOOK_DELIVERY_JOB).execute();
+    const own = job.filter((j) => JSON.parse(j.payload).deliveryId === pendingId);
+    expect(own).toHaveLength(1);
+    await quiet.ctx.db.updateTable('jobs').set({ runAt: Date.now() + 3600_000 }).where('id', '=', own[0]!.id).execute();
+    const later = await resend();
+    expect(later.status).toBe(409);
+    expect(Number(later.headers.get('retry-after'))).toBeGreaterThanOrEqual(3605);
+    expect(Number(later.headers.get('retry-after'))).toBeLessThanOrEqual(3610);
+  });
 });
 
 describe('rotating the signing secret', () => {
