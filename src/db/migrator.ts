@@ -51,6 +51,7 @@ import * as folderShareExpiry from './migrations/0047-folder-share-expiry.ts';
 import * as folderShareSubfolders from './migrations/0048-folder-share-subfolders.ts';
 import * as totpUsedSteps from './migrations/0049-totp-used-steps.ts';
 import * as completionClaims from './migrations/0050-completion-claims.ts';
+import * as ocrScanIndex from './migrations/0051-ocr-scan-index.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -104,6 +105,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0048-folder-share-subfolders': folderShareSubfolders,
   '0049-totp-used-steps': totpUsedSteps,
   '0050-completion-claims': completionClaims,
+  '0051-ocr-scan-index': ocrScanIndex,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

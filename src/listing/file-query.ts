@@ -336,8 +336,8 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
     } else if (access === 'rowwise') {
       query = query.where((eb) => eb.or([contains('files.searchName'), contains('files.searchOcr')]));
     } else {
-      // Too short for a trigram: the name is matched in the listing index; OCR text in a partial
-      // index of the files that have some, read once per statement.
+      // Too short for a trigram: the name is matched in the listing index; OCR text in the rows of
+      // the files that have some, read once per statement (migration 0051-ocr-scan-index).
       const byOcr = forAccount(db, userId).selectFrom('files').select('files.id').where('files.searchOcr', 'is not', null).where(contains('files.searchOcr'));
       query = query.where((eb) => eb.or([contains('files.searchName'), eb('files.id', 'in', byOcr)]));
     }

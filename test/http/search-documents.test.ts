@@ -11,6 +11,7 @@ import { migrate } from '../../src/db/migrator.ts';
 import { createToken } from '../../src/tokens/named-tokens.ts';
 import { filteredFiles, orderedBy } from '../../src/listing/file-query.ts';
 import { parseListQuery } from '../../src/listing/parameters.ts';
+import { foldForSearch } from '../../src/shared/search-text.ts';
 
 // Migration 0020-search-documents numbers the files that exist when it runs (SQLite), as migration
 // 0025-search-names copies their names (PostgreSQL); searches, their totals and their timelines then
@@ -124,6 +125,71 @@ describe('migration 0021-search-sort-keys', () => {
       }
     } finally {
       await handle.close();
+    }
+  });
+});
+
+// Migration 0051-ocr-scan-index: SQLite's index of the recognised text goes (the trigram index serves
+// every term of three characters or more); one- and two-letter searches read the text from the rows,
+// and find exactly what they found before.
+describe('migration 0051-ocr-scan-index', () => {
+  it('drops the index of the recognised text on SQLite, and short searches still find files by their text', async () => {
+    const databaseUrl = await freshDatabaseUrl();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-ocr-scan-'));
+    const handle = openDatabase({ databaseUrl: databaseUrl ?? null, dataDir });
+    const owners = ['scanowner1', 'scanowner2'];
+    const base = Date.UTC(2024, 0, 1);
+    const files = Array.from({ length: 40 }, (_, i) =>
+      fileRow(owners[i % 2]!, `scanfile${String(i).padStart(3, '0')}`, {
+        name: i % 4 === 0 ? `Ät-${i}.png` : `plain-${i}.png`,
+        mimeType: 'image/png',
+        ocrText: i % 3 === 0 ? `Receipt ZÜ ${i}` : i % 3 === 1 ? 'nothing to see' : null,
+        createdAt: base + i * 86_400_000,
+      }),
+    );
+    const indexes = async () =>
+      handle.dialect === 'sqlite' ? (await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'files'`.execute(handle.db)).rows.map((r) => r.name) : [];
+    let token = '';
+    try {
+      await migrate(handle.db, '0050-completion-claims');
+      if (handle.dialect === 'sqlite') expect(await indexes()).toContain('files_userId_searchOcr_id');
+      const now = Date.now();
+      for (const id of owners) {
+        await handle.db
+          .insertInto('users')
+          .values({ id, email: `${id}@example.test`, name: id, passwordHash: 'x', urlId: `${id}url`, emailVerified: 1, quotaBytes: null, uploadToken: null, uploadTokenHash: null, defaultProfileId: null, uploadDefaults: null, createdAt: now, updatedAt: now })
+          .execute();
+      }
+      await handle.db.insertInto('files').values(files).execute();
+      for (const f of files) {
+        fs.mkdirSync(path.join(dataDir, 'files', 'test'), { recursive: true });
+        fs.writeFileSync(path.join(dataDir, 'files', f.storageKey), '');
+      }
+      expect(await migrate(handle.db)).toEqual(['0051-ocr-scan-index']);
+      expect(await indexes()).not.toContain('files_userId_searchOcr_id');
+      token = (await createToken(handle.db, handle.dialect, owners[0]!, { name: 'reader', scopes: ['files:read'] })).secret;
+    } finally {
+      await handle.close();
+    }
+
+    const server = await startTestServer({}, { databaseUrl, dataDir });
+    try {
+      const client = new Client(server.baseUrl);
+      const fold = (text: string | null | undefined) => foldForSearch(text ?? '');
+      // Terms of one and two letters, in the name, in the text or in both, and one in neither.
+      for (const term of ['zu', 'Z', 'at', 'to', 'qx']) {
+        const mine = files.filter((f) => f.userId === owners[0] && (fold(f.name).includes(fold(term)) || fold(f.ocrText).includes(fold(term))));
+        const listed = await client.get(`/api/files?search=${encodeURIComponent(term)}&limit=100&sortBy=oldest`, { token });
+        expect(listed.status, listed.text).toBe(200);
+        expect([term, listed.body.pagination.total]).toEqual([term, mine.length]);
+        expect(listed.body.data.map((f: { id: string }) => f.id)).toEqual(mine.map((f) => f.id));
+        const timeline = await client.get(`/api/files/timeline?search=${encodeURIComponent(term)}&groupBy=year`, { token });
+        expect([term, timeline.body.data.total]).toEqual([term, mine.length]);
+      }
+      // The terms that find files by their text alone do find some.
+      expect(files.some((f) => f.userId === owners[0] && !fold(f.name).includes('zu') && fold(f.ocrText).includes('zu'))).toBe(true);
+    } finally {
+      await server.close();
     }
   });
 });
