@@ -167,6 +167,14 @@ describe('migration 0051-ocr-scan-index', () => {
       }
       expect(await migrate(handle.db)).toEqual(['0051-ocr-scan-index']);
       expect(await indexes()).not.toContain('files_userId_searchOcr_id');
+      if (handle.dialect === 'sqlite') {
+        // The text is read from the rows in upload order (the upload-order index), not through the
+        // (account, name) index, whose order sends each row's read anywhere in the table.
+        const { filters } = parseListQuery({ search: 'zu' });
+        const query = orderedBy(filteredFiles(handle.db, 'sqlite', owners[0]!, filters, 'walk').select('files.id'), 'newest').limit(24).compile();
+        const plan = await handle.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]));
+        expect(plan.rows.map((r) => r.detail)).toContain('SEARCH files USING INDEX files_userId_createdAt_listing (userId=? AND createdAt>?)');
+      }
       token = (await createToken(handle.db, handle.dialect, owners[0]!, { name: 'reader', scopes: ['files:read'] })).secret;
     } finally {
       await handle.close();

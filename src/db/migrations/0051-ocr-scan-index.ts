@@ -8,8 +8,8 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
  * this index, or from the files' rows (docs/decisions.md, "Search index"). Measured with the
  * benchmark's million files, 600,000 of them with text: the index took 561 MB of a 4.5 GB database
  * (each entry repeats a file's whole text), and seeding 200,000 files took 56.6–62.0 s without it
- * against 66.5–73.6 s with it; reading the text of a two-letter search from the rows instead took
- * 1.0–1.45 s against 0.64–0.95 s, of a search that takes 3–5 s.
+ * against 66.5–73.6 s with it; one- and two-letter searches read the text from the rows, in upload
+ * order (src/listing/file-query.ts), in about the time they took (docs/decisions.md).
  *
  * PostgreSQL never had it (its trigram indexes serve every term).
  */
