@@ -1,17 +1,33 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CompiledQuery, sql } from 'kysely';
+import { CompiledQuery, sql, type Insertable } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { fileRow } from '../support/file-rows.ts';
 import { freshDatabaseUrl, startTestServer } from '../support/server.ts';
 import { Client } from '../support/client.ts';
-import { openDatabase } from '../../src/db/database.ts';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
+import type { FilesTable } from '../../src/db/schema.ts';
 import { migrate } from '../../src/db/migrator.ts';
 import { createToken } from '../../src/tokens/named-tokens.ts';
 import { filteredFiles, orderedBy } from '../../src/listing/file-query.ts';
 import { parseListQuery } from '../../src/listing/parameters.ts';
 import { foldForSearch } from '../../src/shared/search-text.ts';
+
+/** Accounts `owners` and their `files`, written straight into the database, with empty stand-ins for the bytes. */
+async function insertAccountsAndFiles(handle: DatabaseHandle, dataDir: string, owners: string[], files: Insertable<FilesTable>[]): Promise<void> {
+  const now = Date.now();
+  for (const id of owners) {
+    await handle.db
+      .insertInto('users')
+      .values({ id, email: `${id}@example.test`, name: id, passwordHash: 'x', urlId: `${id}url`, emailVerified: 1, quotaBytes: null, uploadToken: null, uploadTokenHash: null, defaultProfileId: null, uploadDefaults: null, createdAt: now, updatedAt: now })
+      .execute();
+  }
+  await handle.db.insertInto('files').values(files).execute();
+  // The bytes' stand-ins: a server refuses a DATA_DIR that holds none of the database's files.
+  fs.mkdirSync(path.join(dataDir, 'files', 'test'), { recursive: true });
+  for (const f of files) fs.writeFileSync(path.join(dataDir, 'files', f.storageKey), '');
+}
 
 // Migration 0020-search-documents numbers the files that exist when it runs (SQLite), as migration
 // 0025-search-names copies their names (PostgreSQL); searches, their totals and their timelines then
@@ -33,19 +49,7 @@ describe('migration 0020-search-documents', () => {
     let token = '';
     try {
       await migrate(handle.db, '0019-upload-counts');
-      const now = Date.now();
-      for (const id of owners) {
-        await handle.db
-          .insertInto('users')
-          .values({ id, email: `${id}@example.test`, name: id, passwordHash: 'x', urlId: `${id}url`, emailVerified: 1, quotaBytes: null, uploadToken: null, uploadTokenHash: null, defaultProfileId: null, uploadDefaults: null, createdAt: now, updatedAt: now })
-          .execute();
-      }
-      await handle.db.insertInto('files').values(files).execute();
-      // The bytes' stand-ins: a server refuses a DATA_DIR that holds none of the database's files.
-      for (const f of files) {
-        fs.mkdirSync(path.join(dataDir, 'files', 'test'), { recursive: true });
-        fs.writeFileSync(path.join(dataDir, 'files', f.storageKey), '');
-      }
+      await insertAccountsAndFiles(handle, dataDir, owners, files);
       await migrate(handle.db);
       token = (await createToken(handle.db, handle.dialect, owners[0]!, { name: 'reader', scopes: ['files:read'] })).secret;
       if (handle.dialect === 'sqlite') {
@@ -153,18 +157,7 @@ describe('migration 0051-ocr-scan-index', () => {
     try {
       await migrate(handle.db, '0050-completion-claims');
       if (handle.dialect === 'sqlite') expect(await indexes()).toContain('files_userId_searchOcr_id');
-      const now = Date.now();
-      for (const id of owners) {
-        await handle.db
-          .insertInto('users')
-          .values({ id, email: `${id}@example.test`, name: id, passwordHash: 'x', urlId: `${id}url`, emailVerified: 1, quotaBytes: null, uploadToken: null, uploadTokenHash: null, defaultProfileId: null, uploadDefaults: null, createdAt: now, updatedAt: now })
-          .execute();
-      }
-      await handle.db.insertInto('files').values(files).execute();
-      for (const f of files) {
-        fs.mkdirSync(path.join(dataDir, 'files', 'test'), { recursive: true });
-        fs.writeFileSync(path.join(dataDir, 'files', f.storageKey), '');
-      }
+      await insertAccountsAndFiles(handle, dataDir, owners, files);
       expect(await migrate(handle.db)).toEqual(['0051-ocr-scan-index']);
       expect(await indexes()).not.toContain('files_userId_searchOcr_id');
       if (handle.dialect === 'sqlite') {

@@ -125,6 +125,14 @@ async function createMember(on: TestServer = server, by: Client = admin): Promis
 }
 
 /** Creates a webhook pointing at a fresh receiver path scripted with `answers`. */
+/** A server of the test's own whose jobs run only when the test runs them (`runDueJobs`). */
+async function quietServer(): Promise<TestServer> {
+  const quiet = await startTestServer(fastRetries);
+  servers.push(quiet);
+  await quiet.jobs.stop();
+  return quiet;
+}
+
 async function createHook(client: Client, answers?: Parameters<Receiver['expect']>[2], name = 'receiver') {
   const path = `/hook/${++pathCounter}`;
   const response = await client.post('/api/webhooks', { name, url: receiver.url + path });
@@ -591,9 +599,7 @@ describe('a process with another key', () => {
 
 describe('disabling', () => {
   it('stops deliveries a webhook has not sent yet; a test event is still sent', async () => {
-    const quiet = await startTestServer(fastRetries);
-    servers.push(quiet);
-    await quiet.jobs.stop();
+    const quiet = await quietServer();
     // What start-up scheduled (the audit prune) first, so that only the deliveries are counted below.
     await quiet.jobs.runDueJobs();
     const owner = await signUp(quiet.baseUrl);
@@ -613,9 +619,7 @@ describe('disabling', () => {
   });
 
   it('keeps what the last attempt met for a delivery sent once before the webhook was disabled', async () => {
-    const quiet = await startTestServer(fastRetries);
-    servers.push(quiet);
-    await quiet.jobs.stop();
+    const quiet = await quietServer();
     await quiet.jobs.runDueJobs();
     const owner = await signUp(quiet.baseUrl);
     const { path, webhook } = await createHook(owner, [500]);
@@ -666,9 +670,7 @@ describe('resending', () => {
   });
 
   it('sends one copy of an event at a time: resends at once, or while a copy is pending, get a 409', async () => {
-    const quiet = await startTestServer(fastRetries);
-    servers.push(quiet);
-    await quiet.jobs.stop();
+    const quiet = await quietServer();
     const owner = await signUp(quiet.baseUrl);
     const { webhook } = await createHook(owner);
     const emitted = await quiet.ctx.db.transaction().execute((trx) => emitFileReady(trx, owner.userId, sampleFile(43)));
@@ -689,9 +691,7 @@ describe('resending', () => {
   });
 
   it('refuses a pending delivery, a disabled webhook, another webhook\'s or account\'s delivery, and too many at once', async () => {
-    const quiet = await startTestServer(fastRetries);
-    servers.push(quiet);
-    await quiet.jobs.stop();
+    const quiet = await quietServer();
     const owner = await signUp(quiet.baseUrl);
     const { webhook } = await createHook(owner);
     const other = await createHook(owner);
@@ -731,9 +731,7 @@ describe('resending', () => {
   });
 
   it('tells a resend refused while a copy is pending when to try again: when that copy\'s next attempt has had its time', async () => {
-    const quiet = await startTestServer(fastRetries);
-    servers.push(quiet);
-    await quiet.jobs.stop();
+    const quiet = await quietServer();
     const owner = await signUp(quiet.baseUrl);
     const { webhook } = await createHook(owner);
     const emitted = await quiet.ctx.db.transaction().execute((trx) => emitFileReady(trx, owner.userId, sampleFile(44)));
