@@ -1118,13 +1118,17 @@ describe('the web app at its edges', () => {
     expect(problems).toEqual([]);
   });
   test('a failed webhook delivery is sent again from its log, with its webhook-id, and the keyboard stays on its button', async () => {
-    // A receiver misconfigured at first (404: final), then mended.
+    // A receiver misconfigured at first (404: final), then mended; it holds its answer to the resent
+    // copy until the test lets it go, so that the copy is still on its way when Resend is pressed again.
     const hits: Array<{ id: string; body: string; signatures?: string[] }> = [];
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
     const receiver = http.createServer((request, response) => {
       let body = '';
       request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-      request.on('end', () => {
+      request.on('end', async () => {
         hits.push({ id: String(request.headers['webhook-id']), body, ...(hits.length >= 2 ? { signatures: String(request.headers['webhook-signature']).split(' ') } : {}) });
+        if (hits.length === 2) await held;
         response.writeHead(hits.length === 1 ? 404 : 200).end();
       });
     });
@@ -1154,6 +1158,10 @@ describe('the web app at its edges', () => {
       // The failed row keeps its button, below the new delivery, and the keyboard is still on it.
       await expect.poll(() => hasFocus(rows.nth(1).getByRole('button', { name: /^Resend/ }))).toBe(true);
       await expect.poll(() => hits.length).toBe(2);
+      // Pressed again while that copy is on its way: refused, and the app says when to try again.
+      await page.keyboard.press('Enter');
+      await page.getByText('This event is still being sent to this webhook; resend it once that delivery is delivered or failed (try again in 10 seconds)').waitFor();
+      letGo();
       expect(hits[1]).toEqual(hits[0]);
       await page.getByRole('button', { name: 'Refresh' }).click();
       await expect.poll(async () => (await rows.allTextContents()).map((text) => /delivered|failed|pending/.exec(text)?.[0])).toEqual(['delivered', 'failed']);

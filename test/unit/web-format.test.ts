@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withHiddenPassword } from '../../web/src/format.ts';
+import { formatWait, withHiddenPassword } from '../../web/src/format.ts';
 
 describe("the web app's display of a webhook receiver", () => {
   it('hides the password of the URL, wherever the userinfo ends', () => {
@@ -13,5 +13,24 @@ describe("the web app's display of a webhook receiver", () => {
     for (const url of ['https://hooks.example.test/hoard', 'https://relay@hooks.example.test/', 'https://relay:@hooks.example.test/', 'https://hooks.example.test:8443/a@b', 'https://hooks.example.test/?to=a:b@c', 'https://hooks.example.test#a:b@c']) {
       expect(withHiddenPassword(url), url).toBe(url);
     }
+  });
+});
+
+describe("the web app's words for a wait the server asks for", () => {
+  // A 409 that passes shows it after the server's message (web/src/api.ts, describeFailure; the
+  // delivery log's Resend in test/browser/web-app-edges.test.ts).
+  it('says seconds, minutes or hours, never less than the wait', () => {
+    expect([0, 1, 10, 89, 90, 600, 5399, 5400, 3610, 36_000].map(formatWait)).toEqual([
+      '1 second',
+      '1 second',
+      '10 seconds',
+      '89 seconds',
+      '2 minutes',
+      '10 minutes',
+      '90 minutes',
+      '2 hours',
+      '61 minutes',
+      '10 hours',
+    ]);
   });
 });

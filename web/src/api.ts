@@ -3,9 +3,11 @@
  * adds the Origin header to state-changing requests itself, which the server requires (contract §2).
  */
 
+import { formatWait } from './format.ts';
+
 export class ApiError extends Error {
   readonly status: number;
-  /** Seconds, from a Retry-After header (429). */
+  /** Seconds, from a Retry-After header (429, 503, and 409s that pass). */
   readonly retryAfter: number | null;
   constructor(status: number, message: string, retryAfter: number | null = null) {
     super(message);
@@ -34,6 +36,8 @@ export function describeFailure(status: number, body: unknown, retryAfter: numbe
     const seconds = retryAfter ?? 60;
     return `${message || 'Too many requests'}: wait ${seconds} ${seconds === 1 ? 'second' : 'seconds'} and try again`;
   }
+  // A conflict that passes (the server says when): a resend while a copy of the event is on its way.
+  if (status === 409 && retryAfter !== null) return `${message || 'This conflicts with work still under way'} (try again in ${formatWait(retryAfter)})`;
   if (status === 403 && !message) return 'You do not have permission to do this';
   if (status >= 500) return message || 'The server could not complete the operation';
   return message || `Request failed (HTTP ${status})`;

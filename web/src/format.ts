@@ -76,6 +76,16 @@ export function pluralize(count: number, one: string, many = `${one}s`): string 
 }
 
 /**
+ * A wait the server gave in seconds (`Retry-After`), as a person reads it: seconds up to a minute
+ * and a half, then minutes up to an hour and a half, then hours; never shorter than the wait.
+ */
+export function formatWait(seconds: number): string {
+  if (seconds < 90) return pluralize(Math.max(1, Math.ceil(seconds)), 'second');
+  if (seconds < 90 * 60) return pluralize(Math.ceil(seconds / 60), 'minute');
+  return pluralize(Math.ceil(seconds / 3600), 'hour');
+}
+
+/**
  * A webhook receiver's URL as the app shows it: a password in it (Basic credentials the receiver
  * asks for) hidden like any other secret on screen; the API keeps and returns the URL as given.
  */
