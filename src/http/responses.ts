@@ -241,7 +241,7 @@ const retryAfter = { description: 'Seconds to wait before trying again', schema:
 const sharedAnswers: Record<string, DocumentedResponse> = {
   '4XX': {
     description:
-      'A client mistake, said in `error` for a person to read: 400 an invalid request, 401 the one generic `Unauthorized` (missing, unknown, expired or revoked credentials, a missing scope), 403 a permission the account lacks, 404 nothing of yours by that ID, 409 a conflict with the current state (with `Retry-After` when it passes by itself: a chunk part or a completion still under way in another request, after which the upload goes on), 413 over a size limit or the quota, 429 too many requests (with `Retry-After`)',
+      'A client mistake, said in `error` for a person to read: 400 an invalid request, 401 the one generic `Unauthorized` (missing, unknown, expired or revoked credentials, a missing scope), 403 a permission the account lacks, 404 nothing of yours by that ID, 409 a conflict with the current state (with `Retry-After` when it passes by itself: a chunk part or a completion still under way in another request, after which the upload goes on; a webhook resend while a copy of the event is on its way), 413 over a size limit or the quota, 429 too many requests (with `Retry-After`)',
     headers: { 'Retry-After': { ...retryAfter, description: 'With a 429, or a 409 that passes by itself: seconds to wait before trying again' } },
   },
   '5XX': {
