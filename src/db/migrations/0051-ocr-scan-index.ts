@@ -6,10 +6,10 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
  * files; since the trigram index (migration 0016-search-index) serves every term of three characters
  * or more, it served only one- and two-letter searches, which read all the text either way: from
  * this index, or from the files' rows (docs/decisions.md, "Search index"). Measured with the
- * benchmark's million files, 600,000 of them with text: the index took 561 MB of a 4.5 GB database
+ * benchmark's million files, 600,000 of them with text: the index took 561 MiB of a 4.43 GiB database
  * (each entry repeats a file's whole text), and seeding 200,000 files took 56.6–62.0 s without it
  * against 66.5–73.6 s with it; one- and two-letter searches read the text from the rows, in upload
- * order (src/listing/file-query.ts), in about the time they took (docs/decisions.md).
+ * order (src/listing/file-query.ts), and took less time than before (docs/decisions.md).
  *
  * PostgreSQL never had it (its trigram indexes serve every term).
  */
