@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Client, signUp, uniqueEmail } from '../support/client.ts';
 import { createToken, uploadFile } from '../support/uploads.ts';
-import { emitFileReady, WEBHOOK_DELIVERY_JOB, type FileReadyFile } from '../../src/webhooks/outbox.ts';
+import { deliveryJobKey, emitFileReady, WEBHOOK_DELIVERY_JOB, type FileReadyFile } from '../../src/webhooks/outbox.ts';
 import { fileReadyEventSchema } from '../../src/api/webhooks.ts';
 
 /**
@@ -124,7 +124,6 @@ async function createMember(on: TestServer = server, by: Client = admin): Promis
   return client;
 }
 
-/** Creates a webhook pointing at a fresh receiver path scripted with `answers`. */
 /** A server of the test's own whose jobs run only when the test runs them (`runDueJobs`). */
 async function quietServer(): Promise<TestServer> {
   const quiet = await startTestServer(fastRetries);
@@ -133,6 +132,7 @@ async function quietServer(): Promise<TestServer> {
   return quiet;
 }
 
+/** Creates a webhook pointing at a fresh receiver path scripted with `answers`. */
 async function createHook(client: Client, answers?: Parameters<Receiver['expect']>[2], name = 'receiver') {
   const path = `/hook/${++pathCounter}`;
   const response = await client.post('/api/webhooks', { name, url: receiver.url + path });
@@ -743,10 +743,8 @@ describe('resending', () => {
     expect([due.status, due.headers.get('retry-after')]).toEqual([409, '10']);
 
     // Its next attempt an hour away (a receiver that failed a few times): the wait follows it.
-    const job = await quiet.ctx.db.selectFrom('jobs').select(['id', 'payload']).where('type', '=', WEBHOOK_DELIVERY_JOB).execute();
-    const own = job.filter((j) => JSON.parse(j.payload).deliveryId === pendingId);
-    expect(own).toHaveLength(1);
-    await quiet.ctx.db.updateTable('jobs').set({ runAt: Date.now() + 3600_000 }).where('id', '=', own[0]!.id).execute();
+    const moved = await quiet.ctx.db.updateTable('jobs').set({ runAt: Date.now() + 3600_000 }).where('dedupeKey', '=', deliveryJobKey(pendingId)).where('type', '=', WEBHOOK_DELIVERY_JOB).executeTakeFirst();
+    expect(Number(moved.numUpdatedRows)).toBe(1);
     const later = await resend();
     expect(later.status).toBe(409);
     expect(Number(later.headers.get('retry-after'))).toBeGreaterThanOrEqual(3605);
