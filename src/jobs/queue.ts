@@ -11,13 +11,12 @@
  *   addJobIfAbsent(executor: Executor, job: NewJob & { dedupeKey: string }): Promise<void>
  *                                        // adds the job unless its key exists (that job is left as is)
  *   cancelJob(executor: Executor, dedupeKey: string): Promise<boolean>  // true when one was deleted
+ *   jobRunAt(executor: Executor, dedupeKey: string): Promise<number | null>
+ *                                        // when the job with this key is due; null when there is none
  *   cancelUnclaimedJobs(executor: Executor, dedupeKeys: readonly string[]): Promise<number>
  *                                        // deletes those no runner holds; how many it deleted
  *   postponeUnclaimedJobs(executor: Executor, dedupeKeys: readonly string[], runAt: number,
  *                         payload?: unknown): Promise<void>   // moves those no runner holds; adds none
- *
- *   jobRunAt(executor: Executor, dedupeKey: string): Promise<number | null>
- *                                        // when the job with this key is due; null when there is none
  *
  *   The two "unclaimed" forms are for a caller that must know whether the job has begun: a job a
  *   runner holds (its lease set, even if lapsed) or one already gone is left as it is, and a claim
