@@ -251,9 +251,12 @@ async function seedAccount(db: Db, dialect: Dialect, userId: string, count: numb
           createdAt,
           updatedAt: createdAt,
         });
-        // The upload time beside the tag, as the application writes it (migration 0030-tag-upload-times).
+        // The upload time and the file's columns beside the tag, as the application writes them
+        // (migrations 0030-tag-upload-times, 0052-tag-combinations).
         if (tagIds.length && random() < 0.3) {
-          fileTags.push({ fileId: id, tagId: tagIds[Math.floor(random() * tagIds.length)]!, excluded: 0, createdAt });
+          const row = rows[rows.length - 1]!;
+          const facets = { mimeType, visibility: row.visibility, password: row.passwordHash === null ? 0 : 1, folderId: row.folderId ?? '' };
+          fileTags.push({ fileId: id, tagId: tagIds[Math.floor(random() * tagIds.length)]!, excluded: 0, createdAt, ...facets });
           rows[rows.length - 1]!.tagged = 1;
         }
       }

@@ -61,15 +61,22 @@ const categories: Category[] = [
   },
   {
     // The issue's "combined filters may count through their index, within the targets": Hoard counts
-    // them per combination (migration 0028-filter-combinations).
+    // them per combination (migrations 0028-filter-combinations, 0052-tag-combinations).
     id: 'combinedFilter',
-    label: 'combined filters with their exact total (type, visibility, folder)',
+    label: 'combined filters with their exact total (type, visibility, folder, tag)',
     target: 25,
     growth: true,
-    urls: ({ folder }) =>
-      ['types=image/png&visibility=private', 'types=image/png,image/jpeg&visibility=public', `folder=${folder}&visibility=public`, `folder=${folder}&types=image/png`, 'folder=unfiled&visibility=private', 'visibility=private,hasPassword'].map(
-        (f) => `/api/files?limit=24&${f}`,
-      ),
+    urls: ({ folder, tag }) =>
+      [
+        'types=image/png&visibility=private',
+        'types=image/png,image/jpeg&visibility=public',
+        `folder=${folder}&visibility=public`,
+        `folder=${folder}&types=image/png`,
+        'folder=unfiled&visibility=private',
+        'visibility=private,hasPassword',
+        `tag=${tag}&visibility=public`,
+        `folder=${folder}&tag=${tag}`,
+      ].map((f) => `/api/files?limit=24&${f}`),
   },
   { id: 'timeline', label: 'timeline by month, week, year in UTC, Kolkata, New York', target: 25, growth: true, urls: () => timelines.map((t) => `/api/files/timeline?${t}`) },
   { id: 'timelineSearch', label: 'timeline with a search', target: 50, growth: true, urls: () => ['holiday', 'f4242', 'zzqx'].map((term) => `/api/files/timeline?groupBy=month&search=${term}`) },

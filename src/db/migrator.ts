@@ -52,6 +52,7 @@ import * as folderShareSubfolders from './migrations/0048-folder-share-subfolder
 import * as totpUsedSteps from './migrations/0049-totp-used-steps.ts';
 import * as completionClaims from './migrations/0050-completion-claims.ts';
 import * as ocrScanIndex from './migrations/0051-ocr-scan-index.ts';
+import * as tagCombinations from './migrations/0052-tag-combinations.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -106,6 +107,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0049-totp-used-steps': totpUsedSteps,
   '0050-completion-claims': completionClaims,
   '0051-ocr-scan-index': ocrScanIndex,
+  '0052-tag-combinations': tagCombinations,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

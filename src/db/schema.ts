@@ -354,6 +354,17 @@ export interface FileCombinationsTable {
   files: number | string;
 }
 
+/** The same per tag, for the tags that count (not excluded) (migration 0052-tag-combinations). */
+export interface TagCombinationsTable {
+  userId: string;
+  tagId: string;
+  mimeType: string;
+  visibility: 'PUBLIC' | 'PRIVATE';
+  password: number;
+  folderId: string;
+  files: number | string;
+}
+
 /**
  * SQLite only: the code of each MIME type ('t'), folder ('f') and tag ('g') that a facet of the
  * trigram index names (migration 0034-search-facets).
@@ -401,6 +412,14 @@ export interface FileTagsTable {
   excluded: Generated<number>;
   /** The file's upload time, kept by the database (migration 0030-tag-upload-times). */
   createdAt: Generated<number | string | null>;
+  /**
+   * The file's MIME type, visibility, password (1 when it has one) and folder ('' for none), kept by
+   * the database for the counts per tag and combination (migration 0052-tag-combinations).
+   */
+  mimeType: Generated<string | null>;
+  visibility: Generated<'PUBLIC' | 'PRIVATE' | null>;
+  password: Generated<number | null>;
+  folderId: Generated<string | null>;
 }
 
 export type ChunkSessionState = 'open' | 'completing' | 'completed';
@@ -463,6 +482,7 @@ export interface Database {
   fileTags: FileTagsTable;
   fileCounts: FileCountsTable;
   fileCombinations: FileCombinationsTable;
+  tagCombinations: TagCombinationsTable;
   searchFacetValues: SearchFacetValuesTable;
   uploadCounts: UploadCountsTable;
   fileNames: FileNamesTable;

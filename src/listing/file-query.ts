@@ -475,28 +475,27 @@ export function beyond(query: FilesQuery, sortBy: SortBy, side: 'before' | 'afte
  * - several of `types`, `visibility`, `folder` and `tag=untagged`, the gallery's images with any of
  *   the others, and overlapping visibility values: the counts per combination of those columns and
  *   the file's tagged mark (migrations 0028-filter-combinations, 0032-untagged-combinations), in
- *   which each file counts once.
- * A tag with any other filter, a search, dates or a list of IDs are counted over the files.
+ *   which each file counts once;
+ * - a tag with any of `types`, `visibility`, `folder` or the gallery's images: the tag's counts per
+ *   combination (migration 0052-tag-combinations).
+ * A search, dates or a list of IDs are counted over the files.
  */
 type CountedFilter =
   | { dimension: 'type' | 'visibility' | 'folder' | 'tag' | 'tagged'; values: string[] | 'images' }
-  | { dimension: 'combination'; types: string[] | 'images' | null; visibility: VisibilityFilter[] | null; folderId: string | null; untagged: boolean };
+  | { dimension: 'combination'; tagId: string | null; types: string[] | 'images' | null; visibility: VisibilityFilter[] | null; folderId: string | null; untagged: boolean };
 
 function countedFilter(filters: FileFilters): CountedFilter | null {
   const { ids, search, from, until, imagesOnly, types, visibility, folder, tag } = filters;
   if (ids !== null || search !== null || from !== null || until !== null) return null;
   const untagged = tag?.kind === 'untagged';
-  if (tag?.kind === 'tag') {
-    if (types !== null || visibility !== null || folder !== null || imagesOnly) return null;
-    return { dimension: 'tag', values: [tag.id] };
-  }
+  const tagId = tag?.kind === 'tag' ? tag.id : null;
   const typeValues = imagesOnly ? (types ? [...new Set(types)].filter(isImageType) : 'images') : types && [...new Set(types)];
   const visibilityValues = visibility && [...new Set(visibility)];
   const overlapping = visibilityValues !== null && visibilityValues.includes('private') && visibilityValues.includes('hasPassword');
   const folderId = folder && (folder.kind === 'unfiled' ? '' : folder.id);
   const given = [typeValues, visibilityValues, folderId].filter((f) => f !== null).length;
-  if (given === 0) return untagged ? { dimension: 'tagged', values: [''] } : null;
-  if (given > 1 || overlapping || untagged) return { dimension: 'combination', types: typeValues, visibility: visibilityValues, folderId, untagged };
+  if (given === 0) return tagId !== null ? { dimension: 'tag', values: [tagId] } : untagged ? { dimension: 'tagged', values: [''] } : null;
+  if (given > 1 || overlapping || untagged || tagId !== null) return { dimension: 'combination', tagId, types: typeValues, visibility: visibilityValues, folderId, untagged };
   if (typeValues) return { dimension: 'type', values: typeValues };
   if (visibilityValues) return { dimension: 'visibility', values: visibilityValues };
   return { dimension: 'folder', values: [folderId!] };
@@ -510,22 +509,27 @@ export async function countedTotal(db: Executor, userId: string, filters: FileFi
   const counted = countedFilter(filters);
   if (!counted) return null;
   if (counted.dimension === 'combination') {
-    const { types, visibility, folderId, untagged } = counted;
+    const { tagId, types, visibility, folderId, untagged } = counted;
     if (types?.length === 0 || visibility?.length === 0) return 0;
+    // A tag's counts (migration 0052-tag-combinations) have the same columns as the account's, but
+    // the tagged mark: every file they count has the tag.
+    const table = tagId === null ? 'fileCombinations' : 'tagCombinations';
+    const column = (name: 'mimeType' | 'visibility' | 'password' | 'folderId' | 'tagged' | 'tagId' | 'files') => sql.ref<string | number>(`${table}.${name}`);
     const row = await forAccount(db, userId)
-      .selectFrom('fileCombinations')
-      .select((eb) => eb.fn.sum<number | string | null>('fileCombinations.files').as('n'))
-      .$if(types !== null, (query) => (types === 'images' ? query.where(imageType(sql.ref('fileCombinations.mimeType'))) : query.where('fileCombinations.mimeType', 'in', types as string[])))
-      .$if(folderId !== null, (query) => query.where('fileCombinations.folderId', '=', folderId!))
-      .$if(untagged, (query) => query.where('fileCombinations.tagged', '=', 0))
+      .selectFrom(table)
+      .select(sql<number | string | null>`sum(${column('files')})`.as('n'))
+      .$if(tagId !== null, (query) => query.where(column('tagId'), '=', tagId!))
+      .$if(types !== null, (query) => (types === 'images' ? query.where(imageType(column('mimeType'))) : query.where(column('mimeType'), 'in', types as string[])))
+      .$if(folderId !== null, (query) => query.where(column('folderId'), '=', folderId!))
+      .$if(untagged, (query) => query.where(column('tagged'), '=', 0))
       .$if(visibility !== null, (query) =>
         query.where((eb) =>
           eb.or(
             visibility!.map((v) =>
               visibilityCondition(v, {
-                public: () => eb.and([eb('fileCombinations.visibility', '=', 'PUBLIC'), eb('fileCombinations.password', '=', 0)]),
-                private: () => eb('fileCombinations.visibility', '=', 'PRIVATE'),
-                hasPassword: () => eb('fileCombinations.password', '=', 1),
+                public: () => eb.and([eb(column('visibility'), '=', 'PUBLIC'), eb(column('password'), '=', 0)]),
+                private: () => eb(column('visibility'), '=', 'PRIVATE'),
+                hasPassword: () => eb(column('password'), '=', 1),
               }),
             ),
           ),
@@ -553,9 +557,10 @@ export async function countedTotal(db: Executor, userId: string, filters: FileFi
  * those 500,000 files to check each against the matches (470 ms for a term matching nothing, 655 ms
  * for 85,000 matches). The search drives unless the other filter, counted by the database
  * (countedTotal), selects fewer than half as many files as the search matches, or a list of IDs is
- * given. Several other filters, or overlapping visibility values, let the search drive: only one of
- * their indexes could drive, reading every file it selects and checking the others on each row, so
- * their count together (migration 0028-filter-combinations) says little about that read's cost.
+ * given. Several other filters (a tag with another among them), or overlapping visibility values,
+ * let the search drive: only one of their indexes could drive, reading every file it selects and
+ * checking the others on each row, so their count together (migrations 0028-filter-combinations,
+ * 0052-tag-combinations) says little about that read's cost.
  */
 async function searchDrives(db: Executor, userId: string, filters: FileFilters): Promise<boolean> {
   if (filters.ids !== null) return false;

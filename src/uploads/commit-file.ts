@@ -193,7 +193,10 @@ async function insertFile(
   const tagIds = upload.options.tagIds.length
     ? (await account.selectFrom('tags').select('id').where('id', 'in', upload.options.tagIds).execute()).map((t) => t.id)
     : [];
-  if (tagIds.length) await trx.insertInto('fileTags').values(tagIds.map((tagId) => ({ fileId: file.id, tagId, createdAt: now }))).execute();
+  // Each tag row with its file's upload time and columns, as the database would fill them
+  // (migrations 0030-tag-upload-times, 0052-tag-combinations); SQLite would write each row again.
+  const beside = { createdAt: now, mimeType: file.mimeType, visibility: file.visibility, password: file.passwordHash === null ? 0 : 1, folderId: file.folderId ?? '' };
+  if (tagIds.length) await trx.insertInto('fileTags').values(tagIds.map((tagId) => ({ fileId: file.id, tagId, ...beside }))).execute();
 
   if (file.expiresAt !== null) await scheduleExpiry(trx, file.id, file.expiresAt);
   // Thumbnail and text recognition (contract §10): committed with the file, done in the background.

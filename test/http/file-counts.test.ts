@@ -37,9 +37,11 @@ async function kept(userId: string): Promise<Counts> {
   // The files marked as tagged (migration 0031-tagged-files), as one entry.
   const marked = await server.ctx.db.selectFrom('files').select('id').where('userId', '=', userId).where('tagged', '=', 1).execute();
   const combinations = await server.ctx.db.selectFrom('fileCombinations').select(['mimeType', 'visibility', 'password', 'folderId', 'tagged', 'files']).where('userId', '=', userId).execute();
+  const tagCombinations = await server.ctx.db.selectFrom('tagCombinations').select(['tagId', 'mimeType', 'visibility', 'password', 'folderId', 'files']).where('userId', '=', userId).execute();
   return Object.fromEntries([
     ...rows.map((r) => [`${r.dimension}/${r.value}`, Number(r.files)]),
     ...combinations.map((r) => [`combination/${r.mimeType}|${r.visibility}|${Number(r.password)}|${r.folderId}|${Number(r.tagged)}`, Number(r.files)]),
+    ...tagCombinations.map((r) => [`tagCombination/${r.tagId}|${r.mimeType}|${r.visibility}|${Number(r.password)}|${r.folderId}`, Number(r.files)]),
     [`marked/${marked.map((r) => r.id).sort().join(' ')}`, 1],
   ]);
 }
@@ -79,7 +81,7 @@ async function counted(userId: string): Promise<Counts> {
   const tagged = await db
     .selectFrom('fileTags')
     .innerJoin('files', 'files.id', 'fileTags.fileId')
-    .select(['fileTags.tagId', 'fileTags.fileId'])
+    .select(['fileTags.tagId', 'fileTags.fileId', 'files.mimeType', 'files.visibility', 'files.passwordHash', 'files.folderId'])
     .where('files.userId', '=', userId)
     .where('fileTags.excluded', '=', 0)
     .execute();
@@ -94,7 +96,10 @@ async function counted(userId: string): Promise<Counts> {
     if (f.passwordHash !== null) add('visibility/hasPassword');
     add(`combination/${f.mimeType}|${f.visibility}|${f.passwordHash === null ? 0 : 1}|${f.folderId ?? ''}|${taggedFiles.has(f.id) ? 1 : 0}`);
   }
-  for (const t of tagged) add(`tag/${t.tagId}`);
+  for (const t of tagged) {
+    add(`tag/${t.tagId}`);
+    add(`tagCombination/${t.tagId}|${t.mimeType}|${t.visibility}|${t.passwordHash === null ? 0 : 1}|${t.folderId ?? ''}`);
+  }
   for (let i = taggedFiles.size; i > 0; i--) add('tagged/');
   add(`marked/${[...taggedFiles].sort().join(' ')}`);
   return out;
@@ -223,15 +228,24 @@ async function searchesAgree(owner: Client & { userId: string }, label: string, 
 
 /**
  * Listings with several of `types`, `visibility`, `folder` and `tag=untagged` (counted per
- * combination, migrations 0028-filter-combinations and 0032-untagged-combinations), and with
- * overlapping visibility values: every page and the total, through HTTP, against the slow reference.
+ * combination, migrations 0028-filter-combinations and 0032-untagged-combinations), with overlapping
+ * visibility values, and a tag with the others (migration 0052-tag-combinations): every page and the
+ * total, through HTTP, against the slow reference.
  */
-async function filtersAgree(owner: Client & { userId: string }, label: string, folders: string[]) {
+async function filtersAgree(owner: Client & { userId: string }, label: string, folders: string[], tags: string[]) {
   const files = await server.ctx.db.selectFrom('files').select(['id', 'searchName', 'createdAt', 'size', 'folderId', 'mimeType', 'visibility', 'passwordHash']).where('userId', '=', owner.userId).execute();
-  const tagged = new Set((await server.ctx.db.selectFrom('fileTags').select('fileId').where('excluded', '=', 0).where('fileId', 'in', files.length ? files.map((f) => f.id) : ['']).execute()).map((t) => t.fileId));
-  const rows = files.map((f) => ({ ...f, untagged: !tagged.has(f.id) }));
+  const tagRows = await server.ctx.db.selectFrom('fileTags').select(['fileId', 'tagId']).where('excluded', '=', 0).where('fileId', 'in', files.length ? files.map((f) => f.id) : ['']).execute();
+  const rows = files.map((f) => ({ ...f, tags: new Set(tagRows.filter((t) => t.fileId === f.id).map((t) => t.tagId)) })).map((f) => ({ ...f, untagged: f.tags.size === 0 }));
   type Row = (typeof rows)[number];
   const folder = folders[0];
+  // A tag with other filters, counted per tag and combination (migration 0052-tag-combinations).
+  const withTags = tags.slice(0, 2).flatMap((tag): Array<[string, (r: Row) => boolean]> => [
+    [`tag=${tag}&visibility=public`, (r) => r.tags.has(tag) && r.visibility === 'PUBLIC' && r.passwordHash === null],
+    [`tag=${tag}&visibility=private,hasPassword`, (r) => r.tags.has(tag) && (r.visibility === 'PRIVATE' || r.passwordHash !== null)],
+    [`tag=${tag}&types=image/png,text/plain`, (r) => r.tags.has(tag) && ['image/png', 'text/plain'].includes(r.mimeType)],
+    [`tag=${tag}&folder=unfiled`, (r) => r.tags.has(tag) && r.folderId === null],
+    ...(folder ? [[`tag=${tag}&folder=${folder}&types=image/png,application/json&visibility=private`, (r: Row) => r.tags.has(tag) && r.folderId === folder && ['image/png', 'application/json'].includes(r.mimeType) && r.visibility === 'PRIVATE'] as [string, (r: Row) => boolean]] : []),
+  ]);
   const filters: Array<[string, (r: Row) => boolean]> = [
     ['types=image/png&visibility=private', (r) => r.mimeType === 'image/png' && r.visibility === 'PRIVATE'],
     ['types=text/plain,application/pdf&visibility=public,hasPassword', (r) => ['text/plain', 'application/pdf'].includes(r.mimeType) && ((r.visibility === 'PUBLIC' && r.passwordHash === null) || r.passwordHash !== null)],
@@ -242,6 +256,7 @@ async function filtersAgree(owner: Client & { userId: string }, label: string, f
     ['tag=untagged&types=image/png,text/plain', (r) => r.untagged && ['image/png', 'text/plain'].includes(r.mimeType)],
     ['tag=untagged&visibility=private,hasPassword', (r) => r.untagged && (r.visibility === 'PRIVATE' || r.passwordHash !== null)],
     ['tag=untagged&folder=unfiled&visibility=public', (r) => r.untagged && r.folderId === null && r.visibility === 'PUBLIC' && r.passwordHash === null],
+    ...withTags,
   ];
   await checkAll(
     filters.flatMap(([filter, keep]) =>
@@ -260,7 +275,13 @@ async function runSequence(seed: number, steps: number, owner: Client & { userId
   for (let step = 0; step < steps; step++) {
     const action = r.next();
     if (action < 0.3 || files.length === 0) {
-      const response = await uploadFile(owner, `file-${seed}-${++n}.bin`, `contents ${n}`, { type: r.pick(types) });
+      // Some uploads carry tags, a visibility or a password (each tag row written with its file's
+      // columns by the upload, migration 0052-tag-combinations).
+      const fields: Record<string, string> = {};
+      if (tags.length && r.chance(0.3)) fields.tagIds = JSON.stringify(tags.filter(() => r.chance(0.5)));
+      if (r.chance(0.3)) fields.visibility = r.chance(0.5) ? 'PUBLIC' : 'PRIVATE';
+      if (r.chance(0.15)) fields.password = 'an upload password';
+      const response = await uploadFile(owner, `file-${seed}-${++n}.bin`, `contents ${n}`, { type: r.pick(types), fields });
       expect(response.status, response.text).toBe(200);
       files.push(idOf(response));
     } else if (action < 0.38) {
@@ -311,12 +332,12 @@ async function runSequence(seed: number, steps: number, owner: Client & { userId
     if (step % 5 === 4) expect(await kept(owner.userId), `seed ${seed}, step ${step}`).toEqual(await counted(owner.userId));
     if (step % 10 === 9) {
       await searchesAgree(owner, `seed ${seed}, step ${step}`, undefined, folders, tags);
-      await filtersAgree(owner, `seed ${seed}, step ${step}`, folders);
+      await filtersAgree(owner, `seed ${seed}, step ${step}`, folders, tags);
     }
   }
   expect(await kept(owner.userId)).toEqual(await counted(owner.userId));
   await searchesAgree(owner, `seed ${seed}, at the end`, undefined, folders, tags);
-  await filtersAgree(owner, `seed ${seed}, at the end`, folders);
+  await filtersAgree(owner, `seed ${seed}, at the end`, folders, tags);
 }
 
 describe('a search alone', () => {
@@ -470,6 +491,16 @@ describe('counts per filter value', () => {
       const times = await db.selectFrom('fileTags').innerJoin('files', 'files.id', 'fileTags.fileId').select(['fileTags.createdAt as tagged', 'files.createdAt as uploaded']).where('files.userId', 'in', [owner.userId, other.userId]).execute();
       expect(times.length, what).toBeGreaterThan(0);
       for (const row of times) expect(Number(row.tagged), what).toBe(Number(row.uploaded));
+      // And its file's type, visibility, password and folder (migration 0052-tag-combinations).
+      const facets = await db
+        .selectFrom('fileTags')
+        .innerJoin('files', 'files.id', 'fileTags.fileId')
+        .select(['fileTags.mimeType', 'fileTags.visibility', 'fileTags.password', 'fileTags.folderId', 'files.mimeType as fileType', 'files.visibility as fileVisibility', 'files.passwordHash', 'files.folderId as fileFolder'])
+        .where('files.userId', 'in', [owner.userId, other.userId])
+        .execute();
+      for (const row of facets) {
+        expect([row.mimeType, row.visibility, Number(row.password), row.folderId], what).toEqual([row.fileType, row.fileVisibility, row.passwordHash === null ? 0 : 1, row.fileFolder ?? '']);
+      }
     };
     await db
       .insertInto('fileTags')
@@ -492,6 +523,19 @@ describe('counts per filter value', () => {
     await agree('after rows moved to another file and tag');
     await db.updateTable('files').set({ createdAt: Date.UTC(2020, 1, 2) }).where('id', 'in', [id(5), id(8)]).execute();
     await agree('after upload times changed by hand');
+    // A tagged file's type, visibility, password and folder, changed by hand, reach its tag rows
+    // (migration 0052-tag-combinations), as does a folder's deletion through the foreign key; a row
+    // moved to a file with other columns takes that file's.
+    const folder = (await owner.post('/api/folders', { name: 'by hand' })).body.data.folder.id as string;
+    await db.updateTable('files').set({ visibility: 'PRIVATE', passwordHash: 'x' }).where('id', 'in', [id(0), id(2), id(5)]).execute();
+    await db.updateTable('files').set({ mimeType: 'image/webp', folderId: folder }).where('id', 'in', [id(2), id(6), id(8)]).execute();
+    await agree('after tagged files changed by hand');
+    await db.updateTable('fileTags').set({ fileId: id(10) }).where('fileId', '=', id(6)).execute();
+    await db.updateTable('fileTags').set({ fileId: id(6) }).where('fileId', '=', id(7)).execute();
+    await agree('after rows moved to files of other columns');
+    await db.deleteFrom('folders').where('id', '=', folder).execute();
+    await db.updateTable('files').set({ passwordHash: null }).where('id', '=', id(2)).execute();
+    await agree('after a folder deleted and a password taken off');
     await db.insertInto('fileTags').values({ fileId: id(9), tagId: b, excluded: 0 }).execute();
     await db.insertInto('fileTags').values({ fileId: id(9), tagId: a, excluded: 0 }).execute();
     await db.deleteFrom('fileTags').where('fileId', '=', id(9)).where('tagId', '=', b).execute();
@@ -503,6 +547,42 @@ describe('counts per filter value', () => {
     await db.deleteFrom('fileTags').where('tagId', 'in', [a, b]).execute();
     await agree('after every tag taken off');
     expect(Object.keys(await kept(owner.userId)).some((key) => key.startsWith('tagged/'))).toBe(false);
+  });
+
+  it('count each tag per combination of the files uploaded with it', async () => {
+    // An upload writes each tag row with its file's type, visibility, password and folder
+    // (migration 0052-tag-combinations); the totals of a tag with another filter are read from them.
+    const owner = await signUp(server.baseUrl);
+    const tag = async (name: string) => (await owner.post('/api/tags', { name })).body.data.tag.id as string;
+    const [a, b] = [await tag('a'), await tag('b')];
+    const folder = (await owner.post('/api/folders', { name: 'uploads' })).body.data.folder.id as string;
+    const uploads: Array<{ type: string; fields: Record<string, string>; query?: string }> = [
+      { type: 'image/png', fields: { tagIds: JSON.stringify([a]), visibility: 'PRIVATE' } },
+      { type: 'image/png', fields: { tagIds: JSON.stringify([a, b]), visibility: 'PUBLIC', password: 'an upload password' } },
+      { type: 'text/plain', fields: { tagIds: JSON.stringify([b]), visibility: 'PRIVATE', password: 'an upload password' }, query: `folderId=${folder}` },
+      { type: 'application/pdf', fields: { tagIds: JSON.stringify([a]), visibility: 'PUBLIC' }, query: `folderId=${folder}` },
+      { type: 'image/png', fields: { visibility: 'PRIVATE' } },
+    ];
+    for (const [i, upload] of uploads.entries()) {
+      const response = await uploadFile(owner, `upload-${i}.bin`, `contents ${i}`, { type: upload.type, fields: upload.fields, ...(upload.query ? { query: upload.query } : {}) });
+      expect(response.status, response.text).toBe(200);
+    }
+    expect(await kept(owner.userId)).toEqual(await counted(owner.userId));
+    const totals = {
+      [`tag=${a}&visibility=private`]: 1,
+      [`tag=${a}&visibility=public`]: 1,
+      [`tag=${a}&visibility=hasPassword`]: 1,
+      [`tag=${b}&visibility=private,hasPassword`]: 2,
+      [`tag=${a}&folder=${folder}`]: 1,
+      [`tag=${b}&folder=unfiled&types=image/png`]: 1,
+      [`tag=${a}&types=image/png`]: 2,
+      [`tag=${b}&folder=${folder}&visibility=public`]: 0,
+    };
+    for (const [query, total] of Object.entries(totals)) {
+      const response = await owner.get(`/api/files?${query}`);
+      expect(response.status, response.text).toBe(200);
+      expect([query, response.body.pagination.total, response.body.data.length]).toEqual([query, total, total]);
+    }
   });
 
   it('give the totals of single-filter listings and the list of types', async () => {
@@ -676,7 +756,7 @@ describe('the gallery of many images', () => {
   });
 });
 
-describe('migrations 0018-file-counts, 0023-tagged-count, 0028-filter-combinations, 0030-tag-upload-times, 0031-tagged-files, 0032-untagged-combinations and 0034-search-facets', () => {
+describe('migrations 0018-file-counts, 0023-tagged-count, 0028-filter-combinations, 0030-tag-upload-times, 0031-tagged-files, 0032-untagged-combinations, 0034-search-facets and 0052-tag-combinations', () => {
   it('counts the files that exist when it runs', async () => {
     const databaseUrl = await freshDatabaseUrl();
     const handle = openDatabase({ databaseUrl: databaseUrl ?? null, dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-counts-')) });
@@ -728,6 +808,18 @@ describe('migrations 0018-file-counts, 0023-tagged-count, 0028-filter-combinatio
         expected[key] = (expected[key] ?? 0) + 1;
       });
       expect(Object.fromEntries(combinations.map((r) => [`${r.mimeType}|${r.visibility}|${r.password}|${r.folderId}|${r.tagged}`, Number(r.files)]))).toEqual(expected);
+      // Each tag that counts, per combination of its files (migration 0052-tag-combinations): the
+      // first tag on the files not a multiple of 3, the second on the odd ones.
+      const tagCombinations = await db.selectFrom('tagCombinations').select(['tagId', 'mimeType', 'visibility', 'password', 'folderId', 'files']).where('userId', '=', 'countsowner').execute();
+      const expectedTags: Record<string, number> = {};
+      files.forEach((f, i) => {
+        for (const tag of [...(i % 3 !== 0 ? ['countstag1'] : []), ...(i % 2 === 1 ? ['countstag2'] : [])]) {
+          const key = `${tag}|${f.mimeType}|${f.visibility}|${f.passwordHash ? 1 : 0}|${f.folderId ?? ''}`;
+          expectedTags[key] = (expectedTags[key] ?? 0) + 1;
+        }
+      });
+      expect(Object.keys(expectedTags).length).toBeGreaterThan(10);
+      expect(Object.fromEntries(tagCombinations.map((r) => [`${r.tagId}|${r.mimeType}|${r.visibility}|${r.password}|${r.folderId}`, Number(r.files)]))).toEqual(expectedTags);
       const times = await db.selectFrom('fileTags').select(['fileId', 'createdAt']).where('fileId', 'like', 'countsfile%').execute();
       expect(times).toHaveLength(60);
       // The files with a tag that counts are marked (migration 0031-tagged-files).
