@@ -53,6 +53,7 @@ import * as totpUsedSteps from './migrations/0049-totp-used-steps.ts';
 import * as completionClaims from './migrations/0050-completion-claims.ts';
 import * as ocrScanIndex from './migrations/0051-ocr-scan-index.ts';
 import * as tagCombinations from './migrations/0052-tag-combinations.ts';
+import * as batchedFileChanges from './migrations/0053-batched-file-changes.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -108,6 +109,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0050-completion-claims': completionClaims,
   '0051-ocr-scan-index': ocrScanIndex,
   '0052-tag-combinations': tagCombinations,
+  '0053-batched-file-changes': batchedFileChanges,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */
