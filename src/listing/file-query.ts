@@ -1,9 +1,9 @@
-import { sql, type Expression, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { Dialect } from '../db/database.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { notFound } from '../errors.ts';
-import type { FileFilters, SortBy, VisibilityFilter } from './parameters.ts';
+import { NO_FILTERS, type FileFilters, type SortBy, type VisibilityFilter } from './parameters.ts';
 
 /**
  * The account's files narrowed by a filter set: every listing, count, gallery and timeline query
@@ -303,17 +303,25 @@ export type Access =
    */
   | 'search'
   /** As 'walk' (the sort's index drives), with the other filters' indexes hidden as for 'search', the dates' excepted. */
-  | 'walk-search';
+  | 'walk-search'
+  /**
+   * A tag with a type, a visibility or a folder: as 'matches', with the tag's list narrowed by the
+   * tag rows' copy of their file's columns (migration 0052-tag-combinations); on SQLite it drives,
+   * the other filters' indexes hidden (tagDrives says when).
+   */
+  | 'tag';
 
 export function filteredFiles(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, access: Access = 'walk'): FilesQuery {
   const bySearchIndex = dialect === 'sqlite' && searchesThroughIndex(dialect, filters) && access !== 'rowwise';
   const byOwnIndex = bySearchIndex || (dialect === 'sqlite' && (filters.tag?.kind === 'tag' || filters.folder?.kind === 'folder'));
-  let query = forAccount(db, userId, { notByOwnerIndex: byOwnIndex && (access === 'matches' || access === 'search') }).selectFrom('files');
+  const byTag = access === 'tag' && filters.tag?.kind === 'tag';
+  let query = forAccount(db, userId, { notByOwnerIndex: byOwnIndex && (access === 'matches' || access === 'search' || byTag) }).selectFrom('files');
   // SQLite's unary `+` keeps a column's value and hides it from index selection. A walk keeps the
-  // dates in sight: they bound the walk of the upload-order index itself.
-  const hide = bySearchIndex && (access === 'search' || access === 'walk-search');
+  // dates in sight: they bound the walk of the upload-order index itself. The tag's list is read
+  // through the IDs.
+  const hide = (bySearchIndex && (access === 'search' || access === 'walk-search')) || (byTag && dialect === 'sqlite');
   const col = <C extends 'files.id' | 'files.createdAt' | 'files.mimeType' | 'files.visibility' | 'files.passwordHash' | 'files.folderId'>(column: C) =>
-    (hide && !(column === 'files.createdAt' && access === 'walk-search') ? sql`+${sql.ref(column)}` : column) as C;
+    (hide && !(column === 'files.createdAt' && access === 'walk-search') && !(column === 'files.id' && byTag) ? sql`+${sql.ref(column)}` : column) as C;
   if (filters.ids) query = query.where('files.id', 'in', filters.ids);
   if (filters.from !== null) query = query.where(col('files.createdAt'), '>=', filters.from);
   if (filters.until !== null) query = query.where(col('files.createdAt'), '<=', filters.until);
@@ -379,8 +387,17 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
     );
   } else if (tag?.kind === 'tag') {
     // The tag is the account's (assertOwnedSelection), so its files are too. A short list of IDs
-    // from the (tagId, excluded, fileId) index.
-    const tagged = db.selectFrom('fileTags').select('fileTags.fileId').where('fileTags.tagId', '=', tag.id).where('fileTags.excluded', '=', 0);
+    // from the (tagId, excluded, fileId) index; when it drives ('tag'), only the IDs of the files
+    // the other filters select, by the tag rows' copy of the files' columns.
+    const copied = folder && (folder.kind === 'unfiled' ? '' : folder.id);
+    const tagged = db
+      .selectFrom('fileTags')
+      .select('fileTags.fileId')
+      .where('fileTags.tagId', '=', tag.id)
+      .where('fileTags.excluded', '=', 0)
+      .$if(byTag && filters.types !== null, (q) => q.where('fileTags.mimeType', 'in', filters.types!))
+      .$if(byTag && filters.visibility !== null, (q) => q.where((eb) => copiedVisibility(eb, (name) => sql.ref(`fileTags.${name}`), filters.visibility!)))
+      .$if(byTag && copied !== null, (q) => q.where('fileTags.folderId', '=', copied!));
     query = query.where(col('files.id'), 'in', tagged);
   } else if (tag?.kind === 'untagged') {
     if (dialect === 'postgres' && filters.types === null && filters.visibility === null && folder === null) {
@@ -408,6 +425,23 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
  */
 function visibilityCondition<T>(value: VisibilityFilter, conditions: Record<VisibilityFilter, () => T>): T {
   return conditions[value]();
+}
+
+/**
+ * The visibility values over the copies of a file's columns that the counts per combination and the
+ * tag rows hold (migrations 0028-filter-combinations, 0052-tag-combinations): its visibility, and
+ * `password`, 1 when it has one.
+ */
+function copiedVisibility(eb: ExpressionBuilder<any, any>, column: (name: 'visibility' | 'password') => RawBuilder<unknown>, values: VisibilityFilter[]) {
+  return eb.or(
+    values.map((v) =>
+      visibilityCondition(v, {
+        public: () => eb.and([eb(column('visibility'), '=', 'PUBLIC'), eb(column('password'), '=', 0)]),
+        private: () => eb(column('visibility'), '=', 'PRIVATE'),
+        hasPassword: () => eb(column('password'), '=', 1),
+      }),
+    ),
+  );
 }
 
 /** The gallery's images: a MIME type beginning with `image/`, in SQL and here. */
@@ -522,19 +556,7 @@ export async function countedTotal(db: Executor, userId: string, filters: FileFi
       .$if(types !== null, (query) => (types === 'images' ? query.where(imageType(column('mimeType'))) : query.where(column('mimeType'), 'in', types as string[])))
       .$if(folderId !== null, (query) => query.where(column('folderId'), '=', folderId!))
       .$if(untagged, (query) => query.where(column('tagged'), '=', 0))
-      .$if(visibility !== null, (query) =>
-        query.where((eb) =>
-          eb.or(
-            visibility!.map((v) =>
-              visibilityCondition(v, {
-                public: () => eb.and([eb(column('visibility'), '=', 'PUBLIC'), eb(column('password'), '=', 0)]),
-                private: () => eb(column('visibility'), '=', 'PRIVATE'),
-                hasPassword: () => eb(column('password'), '=', 1),
-              }),
-            ),
-          ),
-        ),
-      )
+      .$if(visibility !== null, (query) => query.where((eb) => copiedVisibility(eb, column, visibility!)))
       .executeTakeFirst();
     return Number(row?.n ?? 0);
   }
@@ -585,6 +607,24 @@ async function searchDrives(db: Executor, userId: string, filters: FileFilters):
 export async function searchAccess(db: Executor, dialect: Dialect, userId: string, filters: FileFilters): Promise<'search' | 'matches' | null> {
   if (dialect !== 'sqlite' || !searchesThroughIndex(dialect, filters)) return null;
   return (await searchDrives(db, userId, filters)) ? 'search' : 'matches';
+}
+
+/**
+ * A tag with a type, a visibility or a folder (no search): whether a read of the whole selection
+ * should narrow the tag's list by the other filters ('tag'). Without statistics SQLite takes the
+ * other filter's index whatever its size: among 100,000 files a tag with the unfiled private files
+ * read the 50,000 unfiled ones to find 423. There the tag drives when it holds no more files than
+ * the other filters select, both counted by the database (countedTotal). PostgreSQL, which plans
+ * with statistics, gets the narrowed list and chooses: its estimate of the tag's list then follows
+ * the selection, and it reads the selected files by ID instead of every file of a folder.
+ */
+export async function tagDrives(db: Executor, dialect: Dialect, userId: string, filters: FileFilters): Promise<boolean> {
+  const { tag, types, visibility, folder } = filters;
+  if (tag?.kind !== 'tag' || filters.search !== null || filters.ids !== null) return false;
+  if (types === null && visibility === null && folder === null) return false;
+  if (dialect === 'postgres') return true;
+  const [tagged, others] = await Promise.all([countedTotal(db, userId, { ...NO_FILTERS, tag }), countedTotal(db, userId, { ...filters, tag: null, from: null, until: null, imagesOnly: false })]);
+  return tagged !== null && others !== null && tagged <= others;
 }
 
 /** The account's file count, maintained by triggers (migration 0006-listing): no COUNT needed. */

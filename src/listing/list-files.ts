@@ -7,7 +7,7 @@ import { notFound } from '../errors.ts';
 import { fileRecord } from '../files/file-views.ts';
 import type { FileRecord, FileTag, Pagination } from '../api/files.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
-import { accountFileCount, assertOwnedSelection, beginsWith, beyond, countedTotal, countOf, countSearchByIndex, filteredFiles, isDateSort, orderedBy, searchAccess, searchesThroughIndex, searchOnly, sortOrder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
+import { accountFileCount, assertOwnedSelection, beginsWith, beyond, countedTotal, countOf, countSearchByIndex, filteredFiles, isDateSort, orderedBy, searchAccess, searchesThroughIndex, searchOnly, sortOrder, tagDrives, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { readsApart, refreshStatisticsIfStale, withSearchHints } from './planner.ts';
 
@@ -172,8 +172,9 @@ function comparatorFor(sortBy: SortBy): (a: { id: string; key: unknown }, b: { i
 }
 
 /** A selection's IDs in sort order, when it has at most SMALL_SELECTION files; otherwise null. */
-async function smallSelection(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy, access: Access = 'matches'): Promise<string[] | null> {
+async function smallSelection(db: Executor, dialect: Dialect, userId: string, filters: FileFilters, sortBy: SortBy, given: Access = 'matches'): Promise<string[] | null> {
   const column: SortColumn = sortOrder[sortBy].column;
+  const access = given === 'matches' && (await tagDrives(db, dialect, userId, filters)) ? 'tag' : given;
   const most = searchesThroughIndex(dialect, filters) ? SEARCH_SELECTION : SMALL_SELECTION;
   const rows = await filteredFiles(db, dialect, userId, filters, access)
     .select(['files.id', `files.${column}`])

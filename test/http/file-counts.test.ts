@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { fileRow } from '../support/file-rows.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabaseUrl, startTestServer, type TestServer } from '../support/server.ts';
@@ -12,6 +12,8 @@ import { uploadFile } from '../support/uploads.ts';
 import { foldForSearch } from '../../src/shared/search-text.ts';
 import { seededRandom } from '../support/random.ts';
 import { bucketOf } from '../../src/listing/calendar.ts';
+import { filteredFiles, tagDrives } from '../../src/listing/file-query.ts';
+import { parseListQuery } from '../../src/listing/parameters.ts';
 
 // The counts per filter value (migration 0018-file-counts), and search totals, pages and timelines
 // (the trigram index, migrations 0016 and 0020), against the plain queries they stand for, after
@@ -656,6 +658,49 @@ describe('counts per filter value', () => {
     await server.ctx.db.deleteFrom('fileTags').where('tagId', '=', tag).execute();
     expect(await total('tag=untagged')).toBe(1500);
     expect((await owner.get('/api/files/types')).body.data.types).toEqual(['image/png', 'text/plain']);
+  });
+});
+
+describe('a tag with another filter, read whole', () => {
+  // SQLite reads a small selection whole through the tag's list, narrowed by the tag rows' copy of
+  // their files' columns (migration 0052-tag-combinations), when the tag holds no more files than
+  // the other filters select (tagDrives); otherwise through the other filter's index, as before.
+  // PostgreSQL always gets the narrowed list, and plans with its statistics.
+  it('is read through the smaller of the tag and the other filter, with the same files either way', async () => {
+    const owner = await signUp(server.baseUrl);
+    const db = server.ctx.db;
+    const tag = async (name: string) => (await owner.post('/api/tags', { name })).body.data.tag.id as string;
+    const [few, all] = [await tag('few'), await tag('all')];
+    const rows = Array.from({ length: 60 }, (_, i) =>
+      fileRow(owner.userId, `tagdrives${owner.userId.slice(0, 6)}${String(i).padStart(3, '0')}`, {
+        mimeType: i < 3 ? 'image/gif' : 'text/plain',
+        visibility: i % 2 ? 'PRIVATE' : 'PUBLIC',
+        createdAt: Date.UTC(2024, 0, 1) + i * 60_000,
+      }),
+    );
+    await db.insertInto('files').values(rows).execute();
+    await db.insertInto('fileTags').values([...rows.map((row) => ({ fileId: row.id, tagId: all })), ...rows.filter((_, i) => i % 6 === 1).map((row) => ({ fileId: row.id, tagId: few }))]).execute();
+    const sqlite = server.ctx.dialect === 'sqlite';
+    const cases = [
+      // 10 files against the 30 private unfiled ones: the tag drives.
+      { query: `tag=${few}&folder=unfiled&visibility=private`, drives: true, ids: rows.filter((_, i) => i % 6 === 1).map((r) => r.id) },
+      // 60 files against the 3 GIFs: the type's index drives.
+      { query: `tag=${all}&types=image/gif`, drives: !sqlite, ids: rows.slice(0, 3).map((r) => r.id) },
+    ];
+    for (const { query, drives, ids } of cases) {
+      const { filters } = parseListQuery(Object.fromEntries(new URLSearchParams(query)));
+      expect(await tagDrives(db, server.ctx.dialect, owner.userId, filters), query).toBe(drives);
+      const response = await owner.get(`/api/files?${query}&sortBy=oldest`);
+      expect(response.status, response.text).toBe(200);
+      expect(response.body.data.map((f: { id: string }) => f.id), query).toEqual(ids);
+      expect(response.body.pagination.total, query).toBe(ids.length);
+      if (drives && sqlite) {
+        // The files are read by ID from the tag's narrowed list, not by walking the unfiled ones.
+        const compiled = filteredFiles(db, 'sqlite', owner.userId, filters, 'tag').select('files.id').compile();
+        const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]));
+        expect(plan.rows.map((r) => r.detail), query).toContain('SEARCH files USING INDEX sqlite_autoindex_files_1 (id=?)');
+      }
+    }
   });
 });
 
