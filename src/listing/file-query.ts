@@ -389,7 +389,7 @@ export function filteredFiles(db: Executor, dialect: Dialect, userId: string, fi
     // The tag is the account's (assertOwnedSelection), so its files are too. A short list of IDs
     // from the (tagId, excluded, fileId) index; when it drives ('tag'), only the IDs of the files
     // the other filters select, by the tag rows' copy of the files' columns.
-    const copied = folder && (folder.kind === 'unfiled' ? '' : folder.id);
+    const copied = copiedFolder(folder);
     const tagged = db
       .selectFrom('fileTags')
       .select('fileTags.fileId')
@@ -442,6 +442,11 @@ function copiedVisibility(eb: ExpressionBuilder<any, any>, column: (name: 'visib
       }),
     ),
   );
+}
+
+/** A folder filter as those copies hold the folder: its ID, or '' for the unfiled files. */
+function copiedFolder(folder: FileFilters['folder']): string | null {
+  return folder && (folder.kind === 'unfiled' ? '' : folder.id);
 }
 
 /** The gallery's images: a MIME type beginning with `image/`, in SQL and here. */
@@ -526,7 +531,7 @@ function countedFilter(filters: FileFilters): CountedFilter | null {
   const typeValues = imagesOnly ? (types ? [...new Set(types)].filter(isImageType) : 'images') : types && [...new Set(types)];
   const visibilityValues = visibility && [...new Set(visibility)];
   const overlapping = visibilityValues !== null && visibilityValues.includes('private') && visibilityValues.includes('hasPassword');
-  const folderId = folder && (folder.kind === 'unfiled' ? '' : folder.id);
+  const folderId = copiedFolder(folder);
   const given = [typeValues, visibilityValues, folderId].filter((f) => f !== null).length;
   if (given === 0) return tagId !== null ? { dimension: 'tag', values: [tagId] } : untagged ? { dimension: 'tagged', values: [''] } : null;
   if (given > 1 || overlapping || untagged || tagId !== null) return { dimension: 'combination', tagId, types: typeValues, visibility: visibilityValues, folderId, untagged };
