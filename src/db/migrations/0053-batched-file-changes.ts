@@ -31,7 +31,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     await sql.raw(`drop function ${fn}()`).execute(db);
   }
 
-  /** `summed` rows (key…, delta) added to `table`: increments may create rows, decrements change existing ones, a row at zero goes. */
+  /** Adds the deltas (key…, delta), summed by key, to `table`: increments may create rows, decrements change existing ones, a row at zero goes. */
   const apply = (table: string, keyColumns: string[], deltaRows: string) => {
     const key = keyColumns.map(q).join(', ');
     const summed = (sign: '>' | '<') => `select ${key}, sum(delta) as delta from (${deltaRows}) d group by ${key} having sum(delta) ${sign} 0`;
