@@ -30,9 +30,10 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   for (const column of ['mimeType', 'visibility', 'folderId'] as const) await db.schema.alterTable('fileTags').addColumn(column, 'text').execute();
   await db.schema.alterTable('fileTags').addColumn('password', 'integer').execute();
-  /** The four columns of file `file`, as a row value of `mimeType, visibility, password, folderId`. */
-  const facetsOf = (file: string) =>
-    `(select f.${q('mimeType')}, f.visibility, case when f.${q('passwordHash')} is null then 0 else 1 end, coalesce(f.${q('folderId')}, '') from files f where f.id = ${file})`;
+  /** A file row `r`'s four columns as its tag rows hold them: `mimeType, visibility, password, folderId`. */
+  const copyOf = (r: string) => `${r}.${q('mimeType')}, ${r}.visibility, case when ${r}.${q('passwordHash')} is null then 0 else 1 end, coalesce(${r}.${q('folderId')}, '')`;
+  /** The four columns of file `file`, as a row value. */
+  const facetsOf = (file: string) => `(select ${copyOf('f')} from files f where f.id = ${file})`;
   const facetColumns = `(${q('mimeType')}, visibility, password, ${q('folderId')})`;
   // The filling changes nothing a count or a listing shows; PostgreSQL's statement-level triggers on
   // tag rows would each compare the whole statement's old and new rows (migration 0030 measured it).
@@ -91,7 +92,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   const fileChanged = `old.${q('mimeType')} is distinct from new.${q('mimeType')} or old.${q('folderId')} is distinct from new.${q('folderId')}
     or old.visibility is distinct from new.visibility or (old.${q('passwordHash')} is null) <> (new.${q('passwordHash')} is null)`;
   const fileColumns = `${q('mimeType')}, ${q('folderId')}, visibility, ${q('passwordHash')}`;
-  const newFacets = `(new.${q('mimeType')}, new.visibility, case when new.${q('passwordHash')} is null then 0 else 1 end, coalesce(new.${q('folderId')}, ''))`;
+  const newFacets = `(${copyOf('new')})`;
 
   if (postgres) {
     // A tag row without its file's columns, or moved to another file, takes them before it is written.
@@ -99,7 +100,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       .raw(
         `create function hoard_file_tags_facets() returns trigger language plpgsql as $$
          begin
-           select f.${q('mimeType')}, f.visibility, case when f.${q('passwordHash')} is null then 0 else 1 end, coalesce(f.${q('folderId')}, '')
+           select ${copyOf('f')}
              into new.${q('mimeType')}, new.visibility, new.password, new.${q('folderId')} from files f where f.id = new.${q('fileId')};
            return new;
          end $$`,

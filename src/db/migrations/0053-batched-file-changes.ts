@@ -63,13 +63,12 @@ export async function up(db: Kysely<any>): Promise<void> {
        ${folder('r')} as ${q('folderId')}, r.tagged as tagged, ${delta} as delta from ${source} r`;
   const both = (deltas: (source: string, delta: number) => string) => `${deltas('new_rows', 1)} union all ${deltas('old_rows', -1)}`;
 
-  const changed = `o.${q('mimeType')} is distinct from n.${q('mimeType')} or o.${q('folderId')} is distinct from n.${q('folderId')}
-    or o.visibility is distinct from n.visibility or (o.${q('passwordHash')} is null) <> (n.${q('passwordHash')} is null)
-    or o.${q('userId')} is distinct from n.${q('userId')} or o.tagged <> n.tagged`;
   // The tag rows' copy (migration 0052-tag-combinations), written only for files whose columns
   // changed: the update of tag rows runs their statement-level triggers once.
   const tagColumnsChanged = `o.${q('mimeType')} is distinct from n.${q('mimeType')} or o.${q('folderId')} is distinct from n.${q('folderId')}
     or o.visibility is distinct from n.visibility or (o.${q('passwordHash')} is null) <> (n.${q('passwordHash')} is null)`;
+  // The counts also follow a file's account and its tagged mark.
+  const changed = `${tagColumnsChanged} or o.${q('userId')} is distinct from n.${q('userId')} or o.tagged <> n.tagged`;
 
   await sql
     .raw(
