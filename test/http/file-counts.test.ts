@@ -523,6 +523,25 @@ describe('counts per filter value', () => {
     await db.updateTable('fileTags').set({ fileId: id(8) }).where('fileId', '=', id(4)).execute();
     await db.updateTable('fileTags').set({ tagId: a }).where('fileId', '=', id(5)).execute();
     await agree('after rows moved to another file and tag');
+    // Statements of several rows whose sums per file PostgreSQL counts by (migration
+    // 0054-linear-tag-changes): a file's counting tag swapped for another in one statement (no
+    // change), and two files exchanging rows, one losing its only counting tag as the other gains one.
+    await db.insertInto('fileTags').values([{ fileId: id(11), tagId: a, excluded: 1 }, { fileId: id(11), tagId: b, excluded: 0 }, { fileId: id(10), tagId: c, excluded: 1 }]).execute();
+    await db.updateTable('fileTags').set({ excluded: sql<number>`1 - excluded` }).where('fileId', '=', id(11)).execute();
+    await agree("after a file's counting tag swapped for another in one statement");
+    await db
+      .updateTable('fileTags')
+      .set({ fileId: sql<string>`case when ${sql.ref('fileId')} = ${id(11)} then ${id(10)} else ${id(11)} end` })
+      .where((eb) => eb.or([eb.and([eb('fileId', '=', id(11)), eb('tagId', '=', a)]), eb.and([eb('fileId', '=', id(10)), eb('tagId', '=', c)])]))
+      .execute();
+    await agree('after two files exchanged rows in one statement');
+    await db
+      .insertInto('fileTags')
+      .values([id(0), id(1), id(9)].map((fileId) => ({ fileId, tagId: c, excluded: fileId === id(9) ? 1 : 0 })))
+      .execute();
+    await db.deleteFrom('fileTags').where('tagId', '=', c).where('fileId', 'in', [id(0), id(1)]).execute();
+    await db.deleteFrom('fileTags').where('fileId', 'in', [id(10), id(11)]).execute();
+    await agree('after a tag put on files with and without tags, and taken off again');
     await db.updateTable('files').set({ createdAt: Date.UTC(2020, 1, 2) }).where('id', 'in', [id(5), id(8)]).execute();
     await agree('after upload times changed by hand');
     // A tagged file's type, visibility, password and folder, changed by hand, reach its tag rows
