@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatWait, withHiddenPassword } from '../../web/src/format.ts';
+import { describeFailure } from '../../web/src/api.ts';
 
 describe("the web app's display of a webhook receiver", () => {
   it('hides the password of the URL, wherever the userinfo ends', () => {
@@ -32,5 +33,24 @@ describe("the web app's words for a wait the server asks for", () => {
       '61 minutes',
       '10 hours',
     ]);
+  });
+});
+
+describe("the web app's words for a failed request", () => {
+  const stillArriving =
+    'Part 2 is still arriving in an earlier request; send it again once that request is answered (a request cut off frees the part within 30 seconds)';
+
+  it('gives the wait of a conflict that passes once, where the server already says when', () => {
+    // The server's words for a part still arriving name the wait themselves (src/chunks/chunked-upload.ts).
+    expect(describeFailure(409, { error: stillArriving }, 30)).toBe(stillArriving);
+    expect(describeFailure(429, { error: 'Too many sign-in attempts; try again in 15 minutes' }, 900)).toBe('Too many sign-in attempts; try again in 15 minutes');
+  });
+
+  it('adds the wait where the server does not say when', () => {
+    expect(describeFailure(409, { error: 'A part of this upload is still arriving; complete the upload once every part has been answered' }, 90)).toBe(
+      'A part of this upload is still arriving; complete the upload once every part has been answered (try again in 2 minutes)',
+    );
+    expect(describeFailure(409, {}, 5)).toBe('This conflicts with work still under way (try again in 5 seconds)');
+    expect(describeFailure(429, { error: 'Too many uploads started' }, 20)).toBe('Too many uploads started: wait 20 seconds and try again');
   });
 });

@@ -30,14 +30,17 @@ export interface RawResponse {
 export function describeFailure(status: number, body: unknown, retryAfter: number | null): string {
   const message = body && typeof body === 'object' && 'error' in body && typeof (body as { error: unknown }).error === 'string' ? (body as { error: string }).error : '';
   if (status === 413) return `Too large: ${message || 'the file is over the size limit or your storage quota'}`;
+  // Where the server's own words already say when ("…; try again in 15 minutes", "…frees the part
+  // within 30 seconds"), the wait is not said a second time.
+  const saysWhen = /\b(?:try again in|within) \d/.test(message);
   if (status === 429) {
-    // The server's own words already say when ("…; try again in 15 minutes").
-    if (/try again in \d/.test(message)) return message;
+    if (saysWhen) return message;
     const seconds = retryAfter ?? 60;
     return `${message || 'Too many requests'}: wait ${seconds} ${seconds === 1 ? 'second' : 'seconds'} and try again`;
   }
-  // A conflict that passes (the server says when): a resend while a copy of the event is on its way.
-  if (status === 409 && retryAfter !== null) return `${message || 'This conflicts with work still under way'} (try again in ${formatWait(retryAfter)})`;
+  // A conflict that passes (the server says when): a resend while a copy of the event is on its way,
+  // a part still arriving in an earlier request.
+  if (status === 409 && retryAfter !== null) return saysWhen ? message : `${message || 'This conflicts with work still under way'} (try again in ${formatWait(retryAfter)})`;
   if (status === 403 && !message) return 'You do not have permission to do this';
   if (status >= 500) return message || 'The server could not complete the operation';
   return message || `Request failed (HTTP ${status})`;
