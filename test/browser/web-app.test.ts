@@ -404,7 +404,7 @@ describe('the web app in Chromium', () => {
         : route.continue(),
     );
     await page.getByTestId('file-input').setInputFiles({ name: 'later.txt', mimeType: 'text/plain', buffer: Buffer.from('later') });
-    await failed('later.txt').getByText('Too many requests: wait 600 seconds and try again').waitFor();
+    await failed('later.txt').getByText('Too many requests: wait 10 minutes and try again').waitFor();
     await shot('12-upload-errors');
     // "Clear finished" takes the uploaded files away, and the failures no retry can mend (the size
     // limit's 413); it keeps those that may pass later, with their Retry.

@@ -52,5 +52,8 @@ describe("the web app's words for a failed request", () => {
     );
     expect(describeFailure(409, {}, 5)).toBe('This conflicts with work still under way (try again in 5 seconds)');
     expect(describeFailure(429, { error: 'Too many uploads started' }, 20)).toBe('Too many uploads started: wait 20 seconds and try again');
+    // In the words a person counts in (formatWait), and 60 seconds when the server gives no time.
+    expect(describeFailure(429, { error: 'Too many uploads started' }, 600)).toBe('Too many uploads started: wait 10 minutes and try again');
+    expect(describeFailure(429, {}, null)).toBe('Too many requests: wait 60 seconds and try again');
   });
 });

@@ -35,8 +35,7 @@ export function describeFailure(status: number, body: unknown, retryAfter: numbe
   const saysWhen = /\b(?:try again in|within) \d/.test(message);
   if (status === 429) {
     if (saysWhen) return message;
-    const seconds = retryAfter ?? 60;
-    return `${message || 'Too many requests'}: wait ${seconds} ${seconds === 1 ? 'second' : 'seconds'} and try again`;
+    return `${message || 'Too many requests'}: wait ${formatWait(retryAfter ?? 60)} and try again`;
   }
   // A conflict that passes (the server says when): a resend while a copy of the event is on its way,
   // a part still arriving in an earlier request.
