@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatWait, withHiddenPassword } from '../../web/src/format.ts';
-import { describeFailure } from '../../web/src/api.ts';
+import { describeFailure, formatWait, withHiddenPassword } from '../../web/src/format.ts';
 
 describe("the web app's display of a webhook receiver", () => {
   it('hides the password of the URL, wherever the userinfo ends', () => {

@@ -100,3 +100,22 @@ export function withHiddenPassword(url: string): string {
   if (at < 0 || colon < 0 || colon > at || colon === at - 1) return url;
   return `${scheme[0]}${authority.slice(0, colon + 1)}••••${rest.slice(at)}`;
 }
+
+/** A readable message for an error response, with what to do for the common statuses. */
+export function describeFailure(status: number, body: unknown, retryAfter: number | null): string {
+  const message = body && typeof body === 'object' && 'error' in body && typeof (body as { error: unknown }).error === 'string' ? (body as { error: string }).error : '';
+  if (status === 413) return `Too large: ${message || 'the file is over the size limit or your storage quota'}`;
+  // Where the server's own words already say when ("…; try again in 15 minutes", "…frees the part
+  // within 30 seconds"), the wait is not said a second time.
+  const saysWhen = /\b(?:try again in|within) \d/.test(message);
+  if (status === 429) {
+    if (saysWhen) return message;
+    return `${message || 'Too many requests'}: wait ${formatWait(retryAfter ?? 60)} and try again`;
+  }
+  // A conflict that passes (the server says when): a resend while a copy of the event is on its way,
+  // a part still arriving in an earlier request.
+  if (status === 409 && retryAfter !== null) return saysWhen ? message : `${message || 'This conflicts with work still under way'} (try again in ${formatWait(retryAfter)})`;
+  if (status === 403 && !message) return 'You do not have permission to do this';
+  if (status >= 500) return message || 'The server could not complete the operation';
+  return message || `Request failed (HTTP ${status})`;
+}

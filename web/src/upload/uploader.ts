@@ -1,4 +1,5 @@
-import { api, ApiError, describeFailure, retryAfterOf } from '../api.ts';
+import { api, ApiError, retryAfterOf } from '../api.ts';
+import { describeFailure } from '../format.ts';
 import type { ProfileOptions, UploadLinks } from '@api';
 
 /**
