@@ -12,6 +12,7 @@ import { uploadAllowance } from '../uploads/allowance.ts';
 import { planUpload, resolveOptions } from '../uploads/upload-plan.ts';
 import { commitStored, storeBytes } from '../uploads/store-upload.ts';
 import { DamagedEntryError, entryDataProblem, entryDataProblems, NotAnArchiveError, walkEntries, type ArchiveEntry, type TarSpecial } from './reader.ts';
+import { sizeInWords } from '../shared/sizes.ts';
 
 /** The archive being extracted was deleted meanwhile (see `deletedMeanwhile` in extractArchive). */
 class ArchiveDeleted extends Error {}
@@ -71,7 +72,7 @@ const reasons = {
   archiveDeleted: 'the archive was deleted while it was extracted: extraction stopped here',
   quota: 'over your storage quota',
   outOfSpace: 'the server is out of storage space',
-  tooLarge: (limit: number) => `larger than the maximum upload size of ${limit} bytes`,
+  tooLarge: (limit: number) => `larger than the maximum upload size of ${sizeInWords(limit)}`,
 };
 
 /** Why an entry's bytes could not be stored, or null when the failure is not the entry's. */

@@ -7,6 +7,7 @@ import { formBodyLimitOf } from './form-body.ts';
 import { isDatabaseFull, isDatabaseUnavailable } from '../db/database.ts';
 import { isForeignKeyViolation } from '../db/unique-violation.ts';
 import { isStorageFull, isStorageMisconfigured, isStorageUnavailable } from '../storage/storage.ts';
+import { sizeInWords } from '../shared/sizes.ts';
 
 // Not `import … from 'node:http'`: importing it as an ES module reads every export, including the
 // lazy WebSocket ones, which load Node's fetch implementation (undici) with it, about 2 MiB of
@@ -72,8 +73,6 @@ export function unknownFields(keys: readonly string[]): string {
   const named = keys.length > NAMED_FIELDS ? `${quoted} and ${keys.length - NAMED_FIELDS} more` : quoted;
   return `${keys.length === 1 ? 'unknown field' : 'unknown fields'} ${named}`;
 }
-
-const sizeInWords = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
 
 /** Names the field and says what is wrong with it, e.g. `body.email: must be an email address`. */
 function describeValidation(error: FastifyError, bodyTypes: readonly string[]): string {

@@ -23,6 +23,7 @@ import { mapConcurrently } from '../shared/concurrency.ts';
 import { readBufferBytes, StoreThread, type StoreResult } from './store-thread.ts';
 import { planUpload, resolveOptions, type UploadPlan } from '../uploads/upload-plan.ts';
 import { checkDirectory, measureTree, walkTree, type TreeFile } from './walk-tree.ts';
+import { sizeInWords } from '../shared/sizes.ts';
 
 /**
  * Importing a directory tree into an account (docs/decisions.md, "Importing a library";
@@ -104,7 +105,7 @@ const MAX_PATH_BYTES = 2048;
 
 const reasons = {
   pathTooLong: `its path in the tree is longer than ${MAX_PATH_BYTES} bytes, more than an import can remember`,
-  tooLarge: (limit: number) => `larger than the maximum upload size of ${limit} bytes`,
+  tooLarge: (limit: number) => `larger than the maximum upload size of ${sizeInWords(limit)}`,
   unreadable: (code: string) => `it cannot be read (${code})`,
 };
 
@@ -396,8 +397,8 @@ export async function runImport(
         if (quotaLeft !== null && file.size > quotaLeft) {
           // Room held by unfinished chunked uploads is named, as the API's 413 names it: the
           // account's usage does not show it.
-          const held = allowance.reserved > 0 ? `; ${allowance.reserved} more are held by unfinished chunked uploads` : '';
-          stop(file, `${file.size} bytes, ${quotaLeft} bytes left${held}`);
+          const held = allowance.reserved > 0 ? `; ${sizeInWords(allowance.reserved)} more are held by unfinished chunked uploads` : '';
+          stop(file, `${sizeInWords(file.size)}, ${sizeInWords(quotaLeft)} left${held}`);
           break;
         }
         if (quotaLeft !== null) quotaLeft -= file.size;

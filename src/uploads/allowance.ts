@@ -5,6 +5,7 @@ import { readSettings } from '../settings/instance-settings.ts';
 import { accountGone, tooLarge } from '../errors.ts';
 import { effectiveQuotaBytes } from '../shared/quota.ts';
 import { reservedBytes } from './reservations.ts';
+import { sizeInWords } from '../shared/sizes.ts';
 
 export interface Allowance {
   /** The instance's per-file limit. */
@@ -40,7 +41,7 @@ export function overLimit(allowance: Allowance) {
   if (allowance.quotaRemaining !== null && allowance.quotaRemaining < allowance.sizeLimit) {
     return quotaExceeded(allowance.quotaRemaining, allowance.reserved);
   }
-  return tooLarge(`The file exceeds the maximum upload size of ${allowance.sizeLimit} bytes`);
+  return tooLarge(`The file exceeds the maximum upload size of ${sizeInWords(allowance.sizeLimit)}`);
 }
 
 /**
@@ -49,6 +50,6 @@ export function overLimit(allowance: Allowance) {
  * "Quota reservations").
  */
 export function quotaExceeded(left: number, reserved: number) {
-  const held = reserved > 0 ? `; ${reserved} more are held by your unfinished chunked uploads until they complete, are cancelled or lapse after an hour without activity` : '';
-  return tooLarge(`The upload exceeds your storage quota (${left} bytes left${held})`);
+  const held = reserved > 0 ? `; ${sizeInWords(reserved)} more are held by your unfinished chunked uploads until they complete, are cancelled or lapse after an hour without activity` : '';
+  return tooLarge(`The upload exceeds your storage quota (${sizeInWords(left)} left${held})`);
 }

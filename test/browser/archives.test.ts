@@ -192,7 +192,7 @@ describe('archives in the web app', () => {
     expect(await created.getByRole('link', { name: 'readme.md' }).getAttribute('href')).toMatch(new RegExp(`^${server.baseUrl}/[a-z0-9]+/readme\\.md$`));
     const skipped = summary.getByRole('list', { name: 'Skipped entries' }).getByRole('listitem');
     await expect(skipped.count()).resolves.toBe(1);
-    await expect(skipped.textContent()).resolves.toBe(`big.bin${'larger than the maximum upload size of 102400 bytes'}`);
+    await expect(skipped.textContent()).resolves.toBe(`big.bin${'larger than the maximum upload size of 100 KiB'}`);
     await shot('archives-04-extracted');
     expect((await owner.patch('/api/settings', { maxUploadSizeBytes: 1024 ** 3 })).status).toBe(200);
 

@@ -284,7 +284,7 @@ describe.each(providers)('archive extraction on %s storage', (provider) => {
       const { names, skipped } = await extracted(user, archiveId);
       expect(names).toEqual(['small.txt', 'medium.txt']);
       expect(skipped).toEqual([
-        { path: 'big.txt', reason: 'larger than the maximum upload size of 4000 bytes' },
+        { path: 'big.txt', reason: 'larger than the maximum upload size of 3.9 KiB (4000 bytes)' },
         { path: 'last.txt', reason: 'over your storage quota' },
       ]);
     } finally {

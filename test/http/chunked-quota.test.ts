@@ -41,12 +41,12 @@ describe.each(storageKinds)('chunked uploads against the quota and the declared 
     for (const refused of answers.filter((a) => a.status !== 200)) {
       expect(refused.status, refused.text).toBe(413);
       // The room is held, not used: the message says where it went, as the account's usage does not show it.
-      expect(refused.body.error).toBe(`The upload exceeds your storage quota (0 bytes left; ${MiB} more are held by your unfinished chunked uploads until they complete, are cancelled or lapse after an hour without activity)`);
+      expect(refused.body.error).toBe(`The upload exceeds your storage quota (0 bytes left; 1 MiB more are held by your unfinished chunked uploads until they complete, are cancelled or lapse after an hour without activity)`);
     }
     const uploadId = opened[0]!.body.data.uploadId as string;
     const single = await uploadFile(who.session, 'one.txt', 'x');
     expect(single.status).toBe(413);
-    expect(single.body.error).toMatch(/quota \(0 bytes left; 1048576 more are held by your unfinished chunked uploads/);
+    expect(single.body.error).toMatch(/quota \(0 bytes left; 1 MiB more are held by your unfinished chunked uploads/);
 
     // Completion replaces the reservation with the real charge.
     const data = randomBytes(MiB);

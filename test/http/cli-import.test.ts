@@ -260,7 +260,7 @@ describe('npm run cli -- import', { timeout: 120_000 }, () => {
     expect(held.status, held.text).toBe(200);
     const heldRun = await cli('import', tree, '--email', user.email);
     expect(heldRun.status).toBe(1);
-    expect(heldRun.stderr.trim().split('\n').at(-1)).toMatch(/ is reached at c\.bin \(1000 bytes, 200 bytes left; 300 more are held by unfinished chunked uploads\): the import stopped/);
+    expect(heldRun.stderr.trim().split('\n').at(-1)).toMatch(/ is reached at c\.bin \(1000 bytes, 200 bytes left; 300 bytes more are held by unfinished chunked uploads\): the import stopped/);
 
     expect((await owner.patch(`/api/users/${user.userId}`, { quotaBytes: 10_000 })).status).toBe(200);
     const resumed = await cli('import', tree, '--email', user.email);
@@ -279,7 +279,7 @@ describe('npm run cli -- import', { timeout: 120_000 }, () => {
       expect(run.status).toBe(1);
       expect(summaryCount(run.stdout, 'imported')).toBe(1);
       expect(summaryCount(run.stdout, 'failed')).toBe(1);
-      expect(run.stdout).toContain('  failed big.bin: larger than the maximum upload size of 1500 bytes');
+      expect(run.stdout).toContain('  failed big.bin: larger than the maximum upload size of 1.4 KiB (1500 bytes)');
       expect(run.stderr.trim().split('\n').at(-1)).toBe('hoard: Not everything could be imported: 1 failed (listed above), the rest was imported');
     } finally {
       await owner.patch('/api/settings', { maxUploadSizeBytes: 1073741824 });

@@ -196,7 +196,7 @@ describe('request deadlines', () => {
     // Answered with only the preamble sent: nothing of the 2 GiB went to a temporary file first.
     const response = await connection.nextResponse();
     expect(response.status).toBe(413);
-    expect(response.json).toEqual({ error: 'The file exceeds the maximum upload size of 1073741824 bytes' });
+    expect(response.json).toEqual({ error: 'The file exceeds the maximum upload size of 1 GiB' });
     connection.destroy();
   });
 

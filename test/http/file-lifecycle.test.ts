@@ -642,7 +642,7 @@ describe.each(providers)('file lifecycle on %s storage', (provider) => {
 
         const over = await uploadFile(member, 'over.bin', bytes(MiB + 1), { type: 'application/octet-stream' });
         expect(over.status).toBe(413);
-        expect(over.body).toEqual({ error: `The file exceeds the maximum upload size of ${MiB} bytes` });
+        expect(over.body).toEqual({ error: `The file exceeds the maximum upload size of 1 MiB` });
 
         const huge = await rawStreamUntilAnswered(server.baseUrl, token, 20 * MiB);
         expect(huge.status).toBe(413);
