@@ -23,6 +23,7 @@ import { findOwnedProfile } from '../organisation/profiles.ts';
 import type { FileRow } from '../files/file-access.ts';
 import { chunkLimits, UPLOAD_ID_PATTERN } from '../shared/chunk-limits.ts';
 import { scheduleSessionStorageAbort, scheduleSessionSweep } from './chunk-session-jobs.ts';
+import { sizeInWords } from '../shared/sizes.ts';
 
 export type ChunkSession = Selectable<ChunkSessionsTable>;
 
@@ -79,7 +80,7 @@ export async function startChunkedUpload(ctx: AppContext, principal: Principal, 
         // Its own sessions must end first: when the least recently active one would expire.
         const freed = Number(open.oldest) + chunkLimits.inactivityMs - now;
         throw rateLimited(
-          `Your unfinished chunked uploads hold ${accountHeld} bytes; one account may hold at most ${share} bytes of unfinished uploads at once (a single upload of any allowed size always may). Complete some first, or wait: an unfinished upload expires after an hour without activity`,
+          `Your unfinished chunked uploads hold ${sizeInWords(accountHeld)}; one account may hold at most ${sizeInWords(share)} of unfinished uploads at once (a single upload of any allowed size always may). Complete some first, or wait: an unfinished upload expires after an hour without activity`,
           Math.max(1, Math.ceil(freed / 1000)),
         );
       }

@@ -328,7 +328,7 @@ export async function runImport(
         release(item, 0);
         // The commit's own quota check (src/uploads/commit-file.ts) refused it.
         if (error instanceof AppError && error.kind === 'too_large') {
-          stop(item.file, `${item.file.size} bytes; ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`);
+          stop(item.file, `${sizeInWords(item.file.size)}; ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`);
           continue;
         }
         await Promise.all(batch.slice(i + 1).map((rest) => discardStored(ctx, rest.stored)));

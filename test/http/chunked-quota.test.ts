@@ -158,7 +158,7 @@ describe.each(storageKinds)('chunked uploads against the quota and the declared 
     expect(first.status, first.text).toBe(200);
     const second = await start(greedy, 12 * MiB);
     expect(second.status).toBe(429);
-    expect(second.body.error).toMatch(/^Your unfinished chunked uploads hold 12582912 bytes; one account may hold at most 16777216 bytes/);
+    expect(second.body.error).toMatch(/^Your unfinished chunked uploads hold 12 MiB; one account may hold at most 16 MiB of unfinished uploads/);
     // When its own oldest session would expire: an hour from its last activity.
     expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(3500);
     expect((await start(greedy, 4 * MiB)).status).toBe(200);
