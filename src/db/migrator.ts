@@ -55,6 +55,7 @@ import * as ocrScanIndex from './migrations/0051-ocr-scan-index.ts';
 import * as tagCombinations from './migrations/0052-tag-combinations.ts';
 import * as batchedFileChanges from './migrations/0053-batched-file-changes.ts';
 import * as linearTagChanges from './migrations/0054-linear-tag-changes.ts';
+import * as tagFolderIndex from './migrations/0055-tag-folder-index.ts';
 
 // Listed explicitly rather than read from the directory: the order is part of the schema's history.
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -112,6 +113,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0052-tag-combinations': tagCombinations,
   '0053-batched-file-changes': batchedFileChanges,
   '0054-linear-tag-changes': linearTagChanges,
+  '0055-tag-folder-index': tagFolderIndex,
 };
 
 /** Applies every migration not yet applied; with `upTo`, only those up to that one (for tests of a migration). */

@@ -445,6 +445,24 @@ function copiedVisibility(eb: ExpressionBuilder<any, any>, column: (name: 'visib
 }
 
 /** A folder filter as those copies hold the folder: its ID, or '' for the unfiled files. */
+/**
+ * A tag with a folder (or the unfiled files) and nothing else but dates: the tag rows that select
+ * its files, one range of the (tag, excluded, folder, upload time) index (migration
+ * 0055-tag-folder-index), which also holds them in upload order. The tag is the account's
+ * (assertOwnedSelection), so its rows are the account's files. Null for any other filters.
+ */
+export function tagInFolder(db: Executor, filters: FileFilters) {
+  const { tag, folder, from, until } = filters;
+  if (tag?.kind !== 'tag' || folder === null || filters.types !== null || filters.visibility !== null || filters.search !== null || filters.ids !== null || filters.imagesOnly) return null;
+  return db
+    .selectFrom('fileTags')
+    .where('fileTags.tagId', '=', tag.id)
+    .where('fileTags.excluded', '=', 0)
+    .where('fileTags.folderId', '=', copiedFolder(folder)!)
+    .$if(from !== null, (q) => q.where('fileTags.createdAt', '>=', from!))
+    .$if(until !== null, (q) => q.where('fileTags.createdAt', '<=', until!));
+}
+
 function copiedFolder(folder: FileFilters['folder']): string | null {
   return folder && (folder.kind === 'unfiled' ? '' : folder.id);
 }
@@ -628,6 +646,9 @@ export async function tagDrives(db: Executor, dialect: Dialect, userId: string, 
   if (tag?.kind !== 'tag' || filters.search !== null || filters.ids !== null) return false;
   if (types === null && visibility === null && folder === null) return false;
   if (dialect === 'postgres') return true;
+  // With a folder the list is one range of the (tag, excluded, folder) index (migration
+  // 0055-tag-folder-index): exactly the tag's files in the folder, whatever the tag's size.
+  if (folder !== null) return true;
   const [tagged, others] = await Promise.all([countedTotal(db, userId, { ...NO_FILTERS, tag }), countedTotal(db, userId, { ...filters, tag: null, from: null, until: null, imagesOnly: false })]);
   return tagged !== null && others !== null && tagged <= others;
 }

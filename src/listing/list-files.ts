@@ -7,7 +7,7 @@ import { notFound } from '../errors.ts';
 import { fileRecord } from '../files/file-views.ts';
 import type { FileRecord, FileTag, Pagination } from '../api/files.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
-import { accountFileCount, assertOwnedSelection, beginsWith, beyond, countedTotal, countOf, countSearchByIndex, filteredFiles, isDateSort, orderedBy, searchAccess, searchesThroughIndex, searchOnly, sortOrder, tagDrives, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
+import { accountFileCount, assertOwnedSelection, beginsWith, beyond, countedTotal, countOf, countSearchByIndex, filteredFiles, isDateSort, orderedBy, searchAccess, searchesThroughIndex, searchOnly, sortOrder, tagDrives, tagInFolder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { readsApart, refreshStatisticsIfStale, withSearchHints } from './planner.ts';
 
@@ -22,6 +22,13 @@ export interface FileListing {
  * Selective filters (a search, a tag, a list of IDs) thus scan the account's index once, not twice.
  */
 const SMALL_SELECTION = 1000;
+
+/**
+ * How many files a walk of a sort's order passes in the time one file is read by its ID and sorted
+ * (measured on a million files, a folder with a tag of about 1,500: on SQLite 0.7 µs a file walked
+ * and 4.5 µs a file read by ID; on PostgreSQL 0.85 and 13 µs).
+ */
+const BY_ID_PER_WALKED: Record<Dialect, number> = { sqlite: 6, postgres: 15 };
 /**
  * A search that an index answers (SQLite's trigram table, PostgreSQL's trigram indexes) is read
  * whole up to this many matches: each statement that counts or pages it repeats the index lookups and
@@ -416,10 +423,30 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
   }
   // A single filter's total is kept by the database; a larger selection then needs only its page.
   const counted = await countedTotal(db, userId, filters);
+  const pageRows = (access: Access) => orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset, access)), dialect), sortBy).execute();
   if (counted !== null && offset >= counted) return { data: [], pagination: pagination(counted) };
+  // A tag with a folder by upload time: the page is a range of the tag rows' index, whatever the
+  // selection's size; with dates, so is the count.
+  const inFolder = isDateSort(sortBy) ? tagInFolder(db, filters) : null;
+  if (inFolder) {
+    const { direction } = sortOrder[sortBy];
+    const total = counted ?? Number((await inFolder.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+    const rows = offset >= total ? [] : await inFolder.select('fileTags.fileId').orderBy('fileTags.createdAt', direction).orderBy('fileTags.fileId', direction).limit(limit).offset(offset).execute();
+    return { data: await recordsByIds(db, dialect, owner, rows.map((row) => row.fileId)), pagination: pagination(total) };
+  }
   if (!searchesThroughIndex(dialect, filters) && (counted === null || counted <= SMALL_SELECTION)) {
     const small = await smallSelection(db, dialect, userId, filters, sortBy);
     if (small) return { data: await recordsByIds(db, dialect, owner, small.slice(offset, offset + limit)), pagination: pagination(small.length) };
+  }
+  // A tag with a folder in another order, more files than are read whole: the page from the tag's
+  // files in the folder (one range of the tag rows' index), each read by its ID for its sort key,
+  // where that costs less than the walk of the sort's order, which passes about (offset + limit) ×
+  // files ÷ total files. A file read by its ID costs about as much as BY_ID_PER_WALKED files walked.
+  // A million files, a folder with a tag of about 1,500 files, page 30 by name: 81 → 12 ms on
+  // SQLite, 198 → 20 ms on PostgreSQL.
+  if (counted !== null && filters.tag?.kind === 'tag' && filters.folder !== null && filters.search === null && filters.ids === null) {
+    const files = await accountFileCount(db, userId);
+    if (counted * counted * BY_ID_PER_WALKED[dialect] <= (offset + limit) * files) return { data: await toRecords(db, dialect, owner, await pageRows('tag')), pagination: pagination(counted) };
   }
   // A tag of many files (SQLite): its first pages from a walk of the sort's order that looks each
   // file's tag up (about 2 µs a file), not from the tag's whole list, which SQLite otherwise reads
@@ -435,7 +462,6 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
   // counted by looking each match up by rowid, cheaper than walking the account's index (100,000
   // files, 8,277 matches: 10 against 17 ms).
   const countTotal = async () => counted ?? countOf(filteredFiles(db, dialect, userId, filters, searchesThroughIndex(dialect, filters) ? matchAccess : 'walk'));
-  const pageRows = (access: Access) => orderedBy(recordColumns(db.selectFrom('files').where('files.id', 'in', pageIds(db, dialect, userId, filters, sortBy, limit, offset, access)), dialect), sortBy).execute();
   if (matchAccess !== 'search' && !searchesThroughIndex(dialect, filters)) {
     // PostgreSQL runs the two statements side by side, on two connections.
     const [total, rows] = await Promise.all([countTotal(), pageRows('walk')]);

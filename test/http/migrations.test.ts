@@ -291,7 +291,7 @@ describe('an upgrade stopped part-way', () => {
       expect(tables).not.toContain('failedMigration');
       // 0034 and 0035, pending before the failing one, were rolled back with it: applied again they succeed.
       expect(tables).not.toContain('searchFacetValues');
-      expect(await migrate(handle.db)).toEqual(['0034-search-facets', '0035-earlier-versions', '0036-search-refold', '0037-search-spaces', '0038-ticket-password', '0039-search-accents', '0040-webhook-secret-rotation', '0041-session-confirmed', '0042-account-suspension', '0043-invite-notes', '0044-admin-actions', '0045-account-notices', '0046-folder-shares', '0047-folder-share-expiry', '0048-folder-share-subfolders', '0049-totp-used-steps', '0050-completion-claims', '0051-ocr-scan-index', '0052-tag-combinations', '0053-batched-file-changes', '0054-linear-tag-changes']);
+      expect(await migrate(handle.db)).toEqual(['0034-search-facets', '0035-earlier-versions', '0036-search-refold', '0037-search-spaces', '0038-ticket-password', '0039-search-accents', '0040-webhook-secret-rotation', '0041-session-confirmed', '0042-account-suspension', '0043-invite-notes', '0044-admin-actions', '0045-account-notices', '0046-folder-shares', '0047-folder-share-expiry', '0048-folder-share-subfolders', '0049-totp-used-steps', '0050-completion-claims', '0051-ocr-scan-index', '0052-tag-combinations', '0053-batched-file-changes', '0054-linear-tag-changes', '0055-tag-folder-index']);
     } finally {
       await handle.close();
     }

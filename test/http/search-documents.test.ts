@@ -158,7 +158,7 @@ describe('migration 0051-ocr-scan-index', () => {
       await migrate(handle.db, '0050-completion-claims');
       if (handle.dialect === 'sqlite') expect(await indexes()).toContain('files_userId_searchOcr_id');
       await insertAccountsAndFiles(handle, dataDir, owners, files);
-      expect(await migrate(handle.db)).toEqual(['0051-ocr-scan-index', '0052-tag-combinations', '0053-batched-file-changes', '0054-linear-tag-changes']);
+      expect(await migrate(handle.db)).toEqual(['0051-ocr-scan-index', '0052-tag-combinations', '0053-batched-file-changes', '0054-linear-tag-changes', '0055-tag-folder-index']);
       expect(await indexes()).not.toContain('files_userId_searchOcr_id');
       if (handle.dialect === 'sqlite') {
         // The text is read from the rows in upload order (the upload-order index), not through the
