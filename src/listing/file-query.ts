@@ -445,6 +445,10 @@ function copiedVisibility(eb: ExpressionBuilder<any, any>, column: (name: 'visib
 }
 
 /** A folder filter as those copies hold the folder: its ID, or '' for the unfiled files. */
+function copiedFolder(folder: FileFilters['folder']): string | null {
+  return folder && (folder.kind === 'unfiled' ? '' : folder.id);
+}
+
 /**
  * A tag with a folder (or the unfiled files) and nothing else but dates: the tag rows that select
  * its files, one range of the (tag, excluded, folder, upload time) index (migration
@@ -461,10 +465,6 @@ export function tagInFolder(db: Executor, filters: FileFilters) {
     .where('fileTags.folderId', '=', copiedFolder(folder)!)
     .$if(from !== null, (q) => q.where('fileTags.createdAt', '>=', from!))
     .$if(until !== null, (q) => q.where('fileTags.createdAt', '<=', until!));
-}
-
-function copiedFolder(folder: FileFilters['folder']): string | null {
-  return folder && (folder.kind === 'unfiled' ? '' : folder.id);
 }
 
 /** The gallery's images: a MIME type beginning with `image/`, in SQL and here. */
