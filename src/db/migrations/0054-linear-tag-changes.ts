@@ -72,7 +72,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   // A change of files' columns, as migration 0053-batched-file-changes keeps it. Only its two tests
   // of what changed are new; the rest restates it (a migration carries what it needs).
-  const apply0053 = (table: string, keyColumns: string[], deltaRows: string) => {
+  const applyDeltas = (table: string, keyColumns: string[], deltaRows: string) => {
     const key = keyColumns.map(q).join(', ');
     const summed = (sign: '>' | '<') => `select ${key}, sum(delta) as delta from (${deltaRows}) d group by ${key} having sum(delta) ${sign} 0`;
     return `
@@ -115,8 +115,8 @@ export async function up(db: Kysely<any>): Promise<void> {
            return null;
          end if;
          perform 1 from users where id in (select ${q('userId')} from old_rows union select ${q('userId')} from new_rows) order by id for update;
-         ${apply0053('fileCounts', ['userId', 'dimension', 'value'], both(countDeltas))}
-         ${apply0053('fileCombinations', ['userId', 'mimeType', 'visibility', 'password', 'folderId', 'tagged'], both(combinationDeltas))}
+         ${applyDeltas('fileCounts', ['userId', 'dimension', 'value'], both(countDeltas))}
+         ${applyDeltas('fileCombinations', ['userId', 'mimeType', 'visibility', 'password', 'folderId', 'tagged'], both(combinationDeltas))}
          -- Counted, not merely found: looking for a first match, PostgreSQL may read the tag rows
          -- whole. Without a tag row to write, the update and its triggers are left out.
          if (select count(*) from ${q('fileTags')} ft where ft.${q('fileId')} in (select id from (${changedIn(copied)}) c)) > 0 then
