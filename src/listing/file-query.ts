@@ -445,7 +445,7 @@ function copiedVisibility(eb: ExpressionBuilder<any, any>, column: (name: 'visib
 }
 
 /** A folder filter as those copies hold the folder: its ID, or '' for the unfiled files. */
-function copiedFolder(folder: FileFilters['folder']): string | null {
+export function copiedFolder(folder: FileFilters['folder']): string | null {
   return folder && (folder.kind === 'unfiled' ? '' : folder.id);
 }
 

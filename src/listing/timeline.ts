@@ -3,7 +3,7 @@ import { dialectOf, type Db, type Dialect } from '../db/database.ts';
 import { integerRows } from '../db/integer-rows.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { bucketOf, bucketsBetween, type CalendarBucket, type GroupBy } from './calendar.ts';
-import { accountFileCount, assertOwnedSelection, countDocuments, countedTotal, documentsInUploadOrder, filteredFiles, firstDocumentFrom, isDateSort, searchAccess, searchDocuments, searchesDocuments, searchesNamesApart, searchMatchTimes, type Access } from './file-query.ts';
+import { accountFileCount, assertOwnedSelection, copiedFolder, countDocuments, countedTotal, documentsInUploadOrder, filteredFiles, firstDocumentFrom, isDateSort, searchAccess, searchDocuments, searchesDocuments, searchesNamesApart, searchMatchTimes, type Access } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type TimelineQuery } from './parameters.ts';
 import type { Timeline } from '../api/files.ts';
 import { discourageScans, readsApart, refreshStatisticsIfStale } from './planner.ts';
@@ -72,7 +72,7 @@ async function countedTimeline(trx: Executor, dialect: Dialect, userId: string, 
     counted = oldest ? [{ key: 'all', from: Number(oldest.createdAt), to: snapshot + 1, count }] : [];
   } else if (!isDateSort(query.sortBy)) {
     // One undated bucket: from the oldest selected upload to just after the snapshot.
-    const access = tagAlone(filters) === null ? await readOnce(trx, dialect, userId, filters, dated) : null;
+    const access = tagByItsRows(filters) === null ? await readOnce(trx, dialect, userId, filters, dated) : null;
     const row = await trx
       .selectFrom(selectedTimes(trx, dialect, userId, filters, access ?? 'walk'))
       .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('m.t').as('first')])
@@ -100,7 +100,7 @@ type Counted = CalendarBucket & { count: number };
  * names (searchMatchTimes), any other selection from the files' rows, read as `access` says.
  */
 function selectedTimes(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, access: Access = 'walk') {
-  const tagId = tagAlone(filters);
+  const tagId = tagByItsRows(filters);
   const times: SelectQueryBuilder<any, any, { t: number | string }> =
     tagId !== null
       ? tagTimes(trx, tagId, filters)
@@ -209,22 +209,25 @@ async function untaggedCounts(trx: Executor, dialect: Dialect, userId: string, f
   );
 }
 
-/** The tag's ID when a tag is the only filter besides dates, or null. */
-function tagAlone(filters: FileFilters): string | null {
-  return filters.tag?.kind === 'tag' && isUnfiltered({ ...filters, tag: null, from: null, until: null }) ? filters.tag.id : null;
+/** The tag whose rows alone select the files: a tag with nothing else but dates and a folder (or the unfiled files); else null. */
+function tagByItsRows(filters: FileFilters): string | null {
+  return filters.tag?.kind === 'tag' && isUnfiltered({ ...filters, tag: null, folder: null, from: null, until: null }) ? filters.tag.id : null;
 }
 
 /**
  * The upload times of a tag's files within the dates, from the tag's rows alone (migration
- * 0030-tag-upload-times): one range of the (tagId, excluded, createdAt) index. The tag is the
- * account's (assertOwnedSelection), so its files are too.
+ * 0030-tag-upload-times): one range of the (tagId, excluded, createdAt) index, or with a folder of
+ * the (tagId, excluded, folderId, createdAt) one (migration 0055-tag-folder-index; the rows carry
+ * their file's folder). The tag is the account's (assertOwnedSelection), so its files are too.
  */
 function tagTimes(trx: Executor, tagId: string, filters: FileFilters) {
+  const folderId = copiedFolder(filters.folder);
   return trx
     .selectFrom('fileTags')
     .select('fileTags.createdAt as t')
     .where('fileTags.tagId', '=', tagId)
     .where('fileTags.excluded', '=', 0)
+    .$if(folderId !== null, (query) => query.where('fileTags.folderId', '=', folderId!))
     .$if(filters.from !== null, (query) => query.where('fileTags.createdAt', '>=', filters.from!))
     .$if(filters.until !== null, (query) => query.where('fileTags.createdAt', '<=', filters.until!)) as SelectQueryBuilder<any, any, { t: number | string }>;
 }
@@ -273,7 +276,7 @@ async function readOnce(trx: Executor, dialect: Dialect, userId: string, filters
 /** Nonempty calendar buckets of the selected files, oldest first. */
 async function calendarCounts(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, dated: boolean, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
   if (searchesDocuments(dialect, filters) && (await documentsInUploadOrder(trx, userId))) return documentCounts(trx, userId, filters, groupBy, timeZone);
-  const tagId = tagAlone(filters);
+  const tagId = tagByItsRows(filters);
   if (tagId !== null) return tagCounts(trx, dialect, tagId, filters, groupBy, timeZone);
   if (untaggedAlone(filters)) return untaggedCounts(trx, dialect, userId, filters, groupBy, timeZone);
   // SQLite, any other search through the trigram index, or a small tag: the selection is

@@ -1257,6 +1257,9 @@ describe('the timeline of a tag or a folder', () => {
       [{ tag: smallTag!, types: 'image/png' }, (f) => f.tags.includes(smallTag!) && f.mimeType === 'image/png'],
       [{ folder: smallFolder!, visibility: 'private' }, (f) => f.folderId === smallFolder && f.visibility === 'PRIVATE'],
       [{ tag: smallTag!, folder: largeFolder! }, (f) => f.tags.includes(smallTag!) && f.folderId === largeFolder],
+      // A tag with a folder: ranges of the tag rows' (tag, excluded, folder, upload time) index (migration 0055-tag-folder-index).
+      [{ tag: largeTag!, folder: smallFolder! }, (f) => f.tags.includes(largeTag!) && f.folderId === smallFolder],
+      [{ tag: largeTag!, folder: 'unfiled', dateFrom: new Date(from).toISOString() }, (f) => f.tags.includes(largeTag!) && f.folderId === null && f.createdAt >= from],
       [{ tag: smallTag!, dateFrom: new Date(from).toISOString(), dateTo: new Date(to).toISOString() }, (f) => f.tags.includes(smallTag!) && f.createdAt >= from && f.createdAt <= to],
       [{ folder: smallFolder!, dateFrom: new Date(from).toISOString() }, (f) => f.folderId === smallFolder && f.createdAt >= from],
       [{ tag: largeTag!, dateTo: new Date(to).toISOString() }, (f) => f.tags.includes(largeTag!) && f.createdAt <= to],
