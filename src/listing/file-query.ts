@@ -445,24 +445,35 @@ function copiedVisibility(eb: ExpressionBuilder<any, any>, column: (name: 'visib
 }
 
 /** A folder filter as those copies hold the folder: its ID, or '' for the unfiled files. */
-export function copiedFolder(folder: FileFilters['folder']): string | null {
+function copiedFolder(folder: FileFilters['folder']): string | null {
   return folder && (folder.kind === 'unfiled' ? '' : folder.id);
 }
 
+/** The tag whose rows alone select the files (tagRows): a tag with nothing else but dates and a folder (or the unfiled files); else null. */
+export function tagOfItsRows(filters: FileFilters): string | null {
+  const { tag } = filters;
+  if (tag?.kind !== 'tag' || filters.types !== null || filters.visibility !== null || filters.search !== null || filters.ids !== null || filters.imagesOnly) return null;
+  return tag.id;
+}
+
 /**
- * A tag with a folder (or the unfiled files) and nothing else but dates: the tag rows that select
- * its files, one range of the (tag, excluded, folder, upload time) index (migration
- * 0055-tag-folder-index), which also holds them in upload order. The tag is the account's
- * (assertOwnedSelection), so its rows are the account's files. Null for any other filters.
+ * The tag rows that select a tag's files when the filters are the tag and nothing else but dates and
+ * a folder (or the unfiled files); null for any other filters. They are one range of an index that
+ * holds them in upload order: (tagId, excluded, createdAt) for the tag alone (migration
+ * 0030-tag-upload-times), (tagId, excluded, folderId, createdAt) with a folder (migration
+ * 0055-tag-folder-index; each row carries its file's folder). The tag is the account's
+ * (assertOwnedSelection), so its rows are the account's files.
  */
-export function tagInFolder(db: Executor, filters: FileFilters) {
-  const { tag, folder, from, until } = filters;
-  if (tag?.kind !== 'tag' || folder === null || filters.types !== null || filters.visibility !== null || filters.search !== null || filters.ids !== null || filters.imagesOnly) return null;
+export function tagRows(db: Executor, filters: FileFilters) {
+  const tagId = tagOfItsRows(filters);
+  if (tagId === null) return null;
+  const { folder, from, until } = filters;
+  const folderId = copiedFolder(folder);
   return db
     .selectFrom('fileTags')
-    .where('fileTags.tagId', '=', tag.id)
+    .where('fileTags.tagId', '=', tagId)
     .where('fileTags.excluded', '=', 0)
-    .where('fileTags.folderId', '=', copiedFolder(folder)!)
+    .$if(folderId !== null, (q) => q.where('fileTags.folderId', '=', folderId!))
     .$if(from !== null, (q) => q.where('fileTags.createdAt', '>=', from!))
     .$if(until !== null, (q) => q.where('fileTags.createdAt', '<=', until!));
 }

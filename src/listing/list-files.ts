@@ -7,7 +7,7 @@ import { notFound } from '../errors.ts';
 import { fileRecord } from '../files/file-views.ts';
 import type { FileRecord, FileTag, Pagination } from '../api/files.ts';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
-import { accountFileCount, assertOwnedSelection, beginsWith, beyond, countedTotal, countOf, countSearchByIndex, filteredFiles, isDateSort, orderedBy, searchAccess, searchesThroughIndex, searchOnly, sortOrder, tagDrives, tagInFolder, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
+import { accountFileCount, assertOwnedSelection, beginsWith, beyond, countedTotal, countOf, countSearchByIndex, filteredFiles, isDateSort, orderedBy, searchAccess, searchesThroughIndex, searchOnly, sortOrder, tagDrives, tagRows, type Access, type FilesQuery, type SortColumn } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type ListQuery, type SortBy } from './parameters.ts';
 import { readsApart, refreshStatisticsIfStale, withSearchHints } from './planner.ts';
 
@@ -427,7 +427,7 @@ async function filesPage(db: Executor, dialect: Dialect, userId: string, owner: 
   if (counted !== null && offset >= counted) return { data: [], pagination: pagination(counted) };
   // A tag with a folder by upload time: the page is a range of the tag rows' index, whatever the
   // selection's size; with dates, so is the count.
-  const inFolder = isDateSort(sortBy) ? tagInFolder(db, filters) : null;
+  const inFolder = isDateSort(sortBy) && filters.folder !== null ? tagRows(db, filters) : null;
   if (inFolder) {
     const { direction } = sortOrder[sortBy];
     const total = counted ?? Number((await inFolder.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);

@@ -3,7 +3,7 @@ import { dialectOf, type Db, type Dialect } from '../db/database.ts';
 import { integerRows } from '../db/integer-rows.ts';
 import { forAccount, type Executor } from '../db/account-scope.ts';
 import { bucketOf, bucketsBetween, type CalendarBucket, type GroupBy } from './calendar.ts';
-import { accountFileCount, assertOwnedSelection, copiedFolder, countDocuments, countedTotal, documentsInUploadOrder, filteredFiles, firstDocumentFrom, isDateSort, searchAccess, searchDocuments, searchesDocuments, searchesNamesApart, searchMatchTimes, type Access } from './file-query.ts';
+import { accountFileCount, assertOwnedSelection, countDocuments, countedTotal, documentsInUploadOrder, filteredFiles, firstDocumentFrom, isDateSort, searchAccess, searchDocuments, searchesDocuments, searchesNamesApart, searchMatchTimes, tagOfItsRows, tagRows, type Access } from './file-query.ts';
 import { isUnfiltered, NO_FILTERS, type FileFilters, type TimelineQuery } from './parameters.ts';
 import type { Timeline } from '../api/files.ts';
 import { discourageScans, readsApart, refreshStatisticsIfStale } from './planner.ts';
@@ -72,7 +72,7 @@ async function countedTimeline(trx: Executor, dialect: Dialect, userId: string, 
     counted = oldest ? [{ key: 'all', from: Number(oldest.createdAt), to: snapshot + 1, count }] : [];
   } else if (!isDateSort(query.sortBy)) {
     // One undated bucket: from the oldest selected upload to just after the snapshot.
-    const access = tagByItsRows(filters) === null ? await readOnce(trx, dialect, userId, filters, dated) : null;
+    const access = tagOfItsRows(filters) === null ? await readOnce(trx, dialect, userId, filters, dated) : null;
     const row = await trx
       .selectFrom(selectedTimes(trx, dialect, userId, filters, access ?? 'walk'))
       .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('m.t').as('first')])
@@ -100,10 +100,9 @@ type Counted = CalendarBucket & { count: number };
  * names (searchMatchTimes), any other selection from the files' rows, read as `access` says.
  */
 function selectedTimes(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, access: Access = 'walk') {
-  const tagId = tagByItsRows(filters);
   const times: SelectQueryBuilder<any, any, { t: number | string }> =
-    tagId !== null
-      ? tagTimes(trx, tagId, filters)
+    tagOfItsRows(filters) !== null
+      ? tagTimes(trx, filters)
       : searchesNamesApart(dialect, filters)
         ? searchMatchTimes(trx, userId, filters)
         : filteredFiles(trx, dialect, userId, filters, access).select('files.createdAt as t');
@@ -209,27 +208,9 @@ async function untaggedCounts(trx: Executor, dialect: Dialect, userId: string, f
   );
 }
 
-/** The tag whose rows alone select the files: a tag with nothing else but dates and a folder (or the unfiled files); else null. */
-function tagByItsRows(filters: FileFilters): string | null {
-  return filters.tag?.kind === 'tag' && isUnfiltered({ ...filters, tag: null, folder: null, from: null, until: null }) ? filters.tag.id : null;
-}
-
-/**
- * The upload times of a tag's files within the dates, from the tag's rows alone (migration
- * 0030-tag-upload-times): one range of the (tagId, excluded, createdAt) index, or with a folder of
- * the (tagId, excluded, folderId, createdAt) one (migration 0055-tag-folder-index; the rows carry
- * their file's folder). The tag is the account's (assertOwnedSelection), so its files are too.
- */
-function tagTimes(trx: Executor, tagId: string, filters: FileFilters) {
-  const folderId = copiedFolder(filters.folder);
-  return trx
-    .selectFrom('fileTags')
-    .select('fileTags.createdAt as t')
-    .where('fileTags.tagId', '=', tagId)
-    .where('fileTags.excluded', '=', 0)
-    .$if(folderId !== null, (query) => query.where('fileTags.folderId', '=', folderId!))
-    .$if(filters.from !== null, (query) => query.where('fileTags.createdAt', '>=', filters.from!))
-    .$if(filters.until !== null, (query) => query.where('fileTags.createdAt', '<=', filters.until!)) as SelectQueryBuilder<any, any, { t: number | string }>;
+/** The upload times of a tag's files (with a folder, those in it) within the dates, from its rows alone (tagRows). */
+function tagTimes(trx: Executor, filters: FileFilters) {
+  return tagRows(trx, filters)!.select('fileTags.createdAt as t') as SelectQueryBuilder<any, any, { t: number | string }>;
 }
 
 /**
@@ -238,9 +219,9 @@ function tagTimes(trx: Executor, tagId: string, filters: FileFilters) {
  * small tag's files were each looked up (2.5 µs a file) and a large one's buckets walked the
  * account's upload order: a tag of 30,000 among a million files took 62–74 ms by month on SQLite.
  */
-async function tagCounts(trx: Executor, dialect: Dialect, tagId: string, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
-  const range = await firstAndLast(trx, (end) => tagTimes(trx, tagId, filters).clearSelect().select((e) => e.fn[end]('fileTags.createdAt').as('t')));
-  const perBucket = tagTimes(trx, tagId, { ...filters, from: null, until: null })
+async function tagCounts(trx: Executor, dialect: Dialect, filters: FileFilters, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
+  const range = await firstAndLast(trx, (end) => tagTimes(trx, filters).clearSelect().select((e) => e.fn[end]('fileTags.createdAt').as('t')));
+  const perBucket = tagTimes(trx, { ...filters, from: null, until: null })
     .clearSelect()
     .select((eb) => eb.fn.countAll().as('n'))
     .where('fileTags.createdAt', '>=', sql.ref<number>('b.lo'))
@@ -250,7 +231,7 @@ async function tagCounts(trx: Executor, dialect: Dialect, tagId: string, filters
     range,
     groupBy,
     timeZone,
-    async () => (await tagTimes(trx, tagId, filters).orderBy('t').execute()).map((row) => Number(row.t)),
+    async () => (await tagTimes(trx, filters).orderBy('t').execute()).map((row) => Number(row.t)),
     (buckets) => countPerBucket(trx, dialect, buckets, lowest, highest, perBucket),
   );
 }
@@ -276,8 +257,7 @@ async function readOnce(trx: Executor, dialect: Dialect, userId: string, filters
 /** Nonempty calendar buckets of the selected files, oldest first. */
 async function calendarCounts(trx: Executor, dialect: Dialect, userId: string, filters: FileFilters, dated: boolean, groupBy: GroupBy, timeZone: string): Promise<Counted[]> {
   if (searchesDocuments(dialect, filters) && (await documentsInUploadOrder(trx, userId))) return documentCounts(trx, userId, filters, groupBy, timeZone);
-  const tagId = tagByItsRows(filters);
-  if (tagId !== null) return tagCounts(trx, dialect, tagId, filters, groupBy, timeZone);
+  if (tagOfItsRows(filters) !== null) return tagCounts(trx, dialect, filters, groupBy, timeZone);
   if (untaggedAlone(filters)) return untaggedCounts(trx, dialect, userId, filters, groupBy, timeZone);
   // SQLite, any other search through the trigram index, or a small tag: the selection is
   // read once (readOnce) and bucketed here. The ranges below let SQLite walk the whole account for the
