@@ -26,7 +26,7 @@ import type { PostgresCluster } from '../test/support/postgres.ts';
 import { startBenchPostgres } from './lib/postgres-settings.ts';
 import { benchDir, freePort, MemoryWatch, memoryOf, startChild, type ChildServer } from './lib/child.ts';
 import { createPostgresDatabase, SEARCH_TERM, startHoard, startHoardProcess, type HoardInstance } from './lib/hoard.ts';
-import { getJson, latency, requestRate } from './lib/load.ts';
+import { ensureWrk, getJson, latency, requestRate } from './lib/load.ts';
 import { figure, textTable, writeReports, type Figure, type Results } from './lib/report.ts';
 import { GiB, MiB, smallFileUploads, timedChunkedUpload, timedMultipartUpload } from './lib/uploads.ts';
 import { archivesSection } from './lib/archives.ts';
@@ -395,13 +395,15 @@ function machine() {
     filesystem: fsType,
     node: process.version,
     sqlite: sqliteVersion,
+    // Checked (and installed when missing) before anything is seeded, so a missing tool stops the run at once.
+    wrk: ensureWrk(),
   };
 }
 
 const startLoad = { vitestProcesses: vitestProcesses(), loadAverage: os.loadavg().map((l) => round(l)) };
 if (startLoad.vitestProcesses > 0) log(`WARNING: ${startLoad.vitestProcesses} vitest processes are running: these figures are taken under load`);
 const machineInfo = machine();
-log(`machine: ${machineInfo.cpu}, ${machineInfo.cores} cores, ${machineInfo.memoryGiB} GiB, ${machineInfo.kernel}, ${machineInfo.filesystem}, Node ${machineInfo.node}; work dir ${workDir}`);
+log(`machine: ${machineInfo.cpu}, ${machineInfo.cores} cores, ${machineInfo.memoryGiB} GiB, ${machineInfo.kernel}, ${machineInfo.filesystem}, Node ${machineInfo.node}, wrk ${machineInfo.wrk}; work dir ${workDir}`);
 
 let failed: unknown = null;
 try {

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import autocannon from 'autocannon';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { cpuSecondsOf } from './child.ts';
 import { median, round } from './stats.ts';
 
@@ -14,30 +14,117 @@ export interface RateResult {
   seconds: number;
   /** CPU time the server process used per successful request (user + system), when its pid was given. */
   serverCpuMicrosPerRequest: number | null;
+  /** CPU time the load generator used per successful request, so a run shows what the load itself took from the two cores. */
+  loadCpuMicrosPerRequest: number;
+}
+
+/** The load generator (docs/benchmarks.md, "Method"): `wrk`, a C program, installed with apt when missing and run as root. */
+export const LOAD_TOOL = 'wrk';
+
+let wrkChecked: string | null = null;
+
+/** The installed wrk's version; installs Debian's `wrk` when it is missing and this runs as root. */
+export function ensureWrk(): string {
+  if (wrkChecked) return wrkChecked;
+  const found = () => spawnSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' }).stdout.trim();
+  if (!found()) {
+    if (process.getuid?.() !== 0) throw new Error('wrk is not installed and installing it needs root: apt-get install wrk');
+    execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
+    execFileSync('apt-get', ['install', '-y', '-qq', 'wrk'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    if (!found()) throw new Error('wrk was installed but is not on the PATH');
+  }
+  // `wrk -v` prints its version and usage, and exits with status 1.
+  const out = spawnSync('wrk', ['-v'], { encoding: 'utf8' });
+  const first = (out.stdout + out.stderr).split('\n')[0]!;
+  wrkChecked = /^wrk (\S+)/.exec(first)?.[1] ?? first.trim();
+  return wrkChecked;
 }
 
 /**
  * Requests per second at `connections` concurrent keep-alive connections for `seconds` (after a short
  * warm-up run that is not counted): successful responses divided by the run's duration.
+ *
+ * The load comes from wrk, one thread, in a process of its own: on two cores the load generator
+ * competes with the server for CPU, and wrk spends a fraction of what a JavaScript client does per
+ * request (docs/benchmarks.md, "Method").
  */
 export async function requestRate(url: string, options: { connections: number; seconds: number; warmupSeconds: number; headers?: Record<string, string>; serverPid?: number }): Promise<RateResult> {
-  const common = { url, connections: options.connections, headers: options.headers ?? {}, timeout: 30 };
-  if (options.warmupSeconds > 0) await autocannon({ ...common, duration: options.warmupSeconds });
+  ensureWrk();
+  const headers = Object.entries(options.headers ?? {}).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
+  const run = (seconds: number) => runWrk(['-t1', `-c${options.connections}`, `-d${seconds}s`, '--timeout', '30s', '--latency', ...headers, url]);
+  if (options.warmupSeconds > 0) await run(options.warmupSeconds);
   const cpuBefore = options.serverPid ? cpuSecondsOf(options.serverPid) : NaN;
-  const result = await autocannon({ ...common, duration: options.seconds });
+  const { output, cpuSeconds: loadCpu } = await run(options.seconds);
   const cpu = options.serverPid ? cpuSecondsOf(options.serverPid) - cpuBefore : NaN;
-  const ok = result['2xx'];
-  if (ok === 0) throw new Error(`${url}: no successful response (${result.non2xx} non-2xx, ${result.errors} errors)`);
+  const result = parseWrk(output);
+  const ok = result.requests - result.non2xx;
+  if (ok <= 0) throw new Error(`${url}: no successful response (${result.non2xx} non-2xx, ${result.errors} errors)\n${output}`);
   return {
-    requestsPerSecond: ok / result.duration,
+    requestsPerSecond: ok / result.seconds,
     requests: ok,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    maxMs: result.latency.max,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    maxMs: result.maxMs,
     non2xx: result.non2xx,
     errors: result.errors,
-    seconds: result.duration,
+    seconds: result.seconds,
     serverCpuMicrosPerRequest: Number.isFinite(cpu) ? Math.round((cpu / ok) * 1e6) : null,
+    loadCpuMicrosPerRequest: Math.round((loadCpu / ok) * 1e6),
+  };
+}
+
+function runWrk(args: string[]): Promise<{ output: string; cpuSeconds: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    let cpuSeconds = 0;
+    // Sampled while it runs: once it has exited, /proc no longer has it.
+    const sample = setInterval(() => {
+      const now = child.pid ? cpuSecondsOf(child.pid) : NaN;
+      if (Number.isFinite(now)) cpuSeconds = now;
+    }, 100);
+    child.on('error', (error) => {
+      clearInterval(sample);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearInterval(sample);
+      if (code !== 0) reject(new Error(`wrk ${args.join(' ')} exited with ${code}:\n${output}`));
+      else resolve({ output, cpuSeconds });
+    });
+  });
+}
+
+const TIME_UNITS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+function milliseconds(text: string): number {
+  const match = /^([\d.]+)(us|ms|s|m|h)$/.exec(text);
+  if (!match) throw new Error(`wrk: unreadable time ${text}`);
+  return Number(match[1]) * TIME_UNITS[match[2]!]!;
+}
+
+/** The figures of one wrk run with `--latency`, read from its text report. */
+export function parseWrk(output: string): { requests: number; seconds: number; non2xx: number; errors: number; p50Ms: number; p99Ms: number; maxMs: number } {
+  const total = /(\d+) requests in ([\d.]+(?:us|ms|s|m|h)),/.exec(output);
+  const latencyLine = /^\s*Latency\s+(\S+)\s+(\S+)\s+(\S+)/m.exec(output);
+  const percentile = (p: string) => {
+    const match = new RegExp(`^\\s*${p}%\\s+(\\S+)`, 'm').exec(output);
+    if (!match) throw new Error(`wrk: no ${p}th percentile in\n${output}`);
+    return milliseconds(match[1]!);
+  };
+  if (!total || !latencyLine) throw new Error(`wrk: unreadable report\n${output}`);
+  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(output);
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output);
+  return {
+    requests: Number(total[1]),
+    seconds: milliseconds(total[2]!) / 1000,
+    non2xx: non2xx ? Number(non2xx[1]) : 0,
+    errors: socket ? socket.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0,
+    p50Ms: percentile('50'),
+    p99Ms: percentile('99'),
+    maxMs: milliseconds(latencyLine[3]!),
   };
 }
 

@@ -90,7 +90,7 @@ export function replaceBetweenMarkers(file: string, content: string, fallback: (
 export interface Results {
   generatedAt: string;
   totalSeconds: number;
-  machine: { cpu: string; cores: number; memoryGiB: number; kernel: string; filesystem: string; node: string; sqlite: string; postgres?: unknown };
+  machine: { cpu: string; cores: number; memoryGiB: number; kernel: string; filesystem: string; node: string; sqlite: string; postgres?: unknown; wrk?: string };
   load: { atStart: { vitestProcesses: number; loadAverage: number[] }; atEnd: { vitestProcesses: number; loadAverage: number[] }; underLoad: boolean };
   settings: Record<string, unknown>;
   figures: Figure[];
@@ -104,7 +104,7 @@ export function writeReports(root: string, results: Results): void {
   const passed = results.figures.filter((f) => f.pass === true).length;
   const targeted = results.figures.filter((f) => f.pass !== null).length;
   const summary = [
-    `Measured ${results.generatedAt.slice(0, 16).replace('T', ' ')} UTC by \`npm run bench\` (${results.totalSeconds.toFixed(0)} s) on ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB RAM, ${m.kernel}, ${m.filesystem}; Node ${m.node}, SQLite ${m.sqlite}${m.postgres ? `, PostgreSQL ${String(m.postgres)}` : ''}.` +
+    `Measured ${results.generatedAt.slice(0, 16).replace('T', ' ')} UTC by \`npm run bench\` (${results.totalSeconds.toFixed(0)} s) on ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB RAM, ${m.kernel}, ${m.filesystem}; Node ${m.node}, SQLite ${m.sqlite}${m.postgres ? `, PostgreSQL ${String(m.postgres)}` : ''}${m.wrk ? `; load from wrk ${m.wrk}` : ''}.` +
       (results.load.underLoad
         ? ` **Taken under load**: other test runs were active on the machine (${start.vitestProcesses} vitest processes at the start, load average ${start.loadAverage.join(' / ')}).`
         : ` No test runs were active (load average at the start ${start.loadAverage.join(' / ')}).`),
