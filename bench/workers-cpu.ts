@@ -17,24 +17,24 @@ import { parseArgs } from 'node:util';
 import type { PostgresCluster } from '../test/support/postgres.ts';
 import { startBenchPostgres } from './lib/postgres-settings.ts';
 import { createPostgresDatabase, startHoard, startHoardProcess } from './lib/hoard.ts';
+import { cpuSecondsOf } from './lib/child.ts';
 import { requestRate } from './lib/load.ts';
 
 const { values } = parseArgs({ options: { db: { type: 'string', default: 'postgres' }, files: { type: 'string', default: '100000' }, rounds: { type: 'string', default: '2' }, seconds: { type: 'string', default: '10' } } });
-const dialect = values.db === 'sqlite' ? 'sqlite' : 'postgres';
-const CLOCK_TICKS = 100;
+if (values.db !== 'sqlite' && values.db !== 'postgres') throw new Error(`--db: sqlite or postgres, not ${values.db}`);
+const dialect = values.db;
 
-/** CPU seconds (user and system, with reaped children) of every process whose command line matches. */
+/** CPU seconds of every process whose command line matches (PostgreSQL's backends and Hoard's workers live through a run). */
 function cpuOf(matches: (commandLine: string) => boolean): number {
   let seconds = 0;
   for (const pid of fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    let commandLine: string;
     try {
-      if (!matches(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' '))) continue;
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      seconds += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS;
+      commandLine = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
     } catch {
-      // The process ended between the listing and the read.
+      continue; // It ended between the listing and the read.
     }
+    if (matches(commandLine)) seconds += cpuSecondsOf(Number(pid)) || 0;
   }
   return seconds;
 }

@@ -18,9 +18,6 @@ export interface RateResult {
   loadCpuMicrosPerRequest: number;
 }
 
-/** The load generator (docs/benchmarks.md, "Method"): `wrk`, a C program, installed with apt when missing and run as root. */
-export const LOAD_TOOL = 'wrk';
-
 let wrkChecked: string | null = null;
 
 /** The installed wrk's version; installs Debian's `wrk` when it is missing and this runs as root. */
@@ -80,7 +77,7 @@ function runWrk(args: string[]): Promise<{ output: string; cpuSeconds: number }>
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     let cpuSeconds = 0;
-    // Sampled while it runs: once it has exited, /proc no longer has it.
+    // Sampled while it runs (once it has exited, /proc no longer has it): all but its last 100 ms.
     const sample = setInterval(() => {
       const now = child.pid ? cpuSecondsOf(child.pid) : NaN;
       if (Number.isFinite(now)) cpuSeconds = now;
