@@ -1,8 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import type { TestProject } from 'vitest/node';
 import { ensureWebBuild } from '../../scripts/web-build.ts';
 import '../support/browser.ts';
+import { aptInstall } from '../support/apt.ts';
 
 const candidates = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
 
@@ -23,9 +24,7 @@ export default function setup(project: TestProject) {
   let chromium = findChromium();
   if (!chromium && process.getuid?.() === 0 && process.platform === 'linux') {
     console.log('Installing Debian chromium for the browser tests…');
-    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-    execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
-    execFileSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'inherit', env });
+    aptInstall('chromium', 'Chromium');
     chromium = findChromium();
   }
   if (!chromium) throw new Error('No Chromium found for the browser tests: apt-get install chromium, or set CHROMIUM_PATH');

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { randomLowerAlnum } from '../../src/db/ids.ts';
+import { aptInstall } from './apt.ts';
 
 /**
  * A throwaway PostgreSQL cluster made with the machine's own initdb/pg_ctl. PostgreSQL refuses to
@@ -30,9 +31,7 @@ function findBinDir(): string | null {
 function ensureInstalled(): string {
   let binDir = findBinDir();
   if (binDir) return binDir;
-  if (process.getuid?.() !== 0) throw new Error('PostgreSQL is not installed and installing it needs root: apt-get install postgresql');
-  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
-  execFileSync('apt-get', ['install', '-y', '-qq', 'postgresql'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  aptInstall('postgresql', 'PostgreSQL');
   binDir = findBinDir();
   if (!binDir) throw new Error('PostgreSQL was installed but initdb was not found');
   return binDir;
