@@ -38,7 +38,8 @@ function cpuOf(matches: (commandLine: string) => boolean): number {
   }
   return seconds;
 }
-const isPostgres = (commandLine: string) => commandLine.startsWith('postgres');
+// The postmaster runs as …/bin/postgres; its children retitle themselves "postgres: …".
+const isPostgres = (commandLine: string) => /^(\S*\/)?postgres:? /.test(commandLine);
 const isHoard = (commandLine: string) => commandLine.includes('src/main.ts');
 
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hoard-workers-cpu-'));

@@ -96,13 +96,27 @@ export function memoryOf(pid: number): { rss: number; hwm: number } | null {
 
 /** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
 export function cpuSecondsOf(pid: number): number {
+  const fields = statFields(pid);
+  return fields ? (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS : NaN;
+}
+
+/**
+ * CPU seconds (user + system) of this process's children that have ended and been waited for: a
+ * tool run to completion, read before and after it, when no other child ends meanwhile.
+ */
+export function endedChildrenCpuSeconds(): number {
+  const fields = statFields('self')!;
+  return (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS;
+}
+
+/** The fields of /proc/<pid>/stat after the command name, or null when the process is gone. */
+function statFields(pid: number | 'self'): string[] | null {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may contain spaces) start after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
-    return NaN;
+    return null;
   }
 }
 const CLOCK_TICKS = 100;

@@ -1,6 +1,7 @@
 import http from 'node:http';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { cpuSecondsOf } from './child.ts';
+import { spawn, spawnSync } from 'node:child_process';
+import { aptInstall } from '../../test/support/apt.ts';
+import { cpuSecondsOf, endedChildrenCpuSeconds } from './child.ts';
 import { median, round } from './stats.ts';
 
 export interface RateResult {
@@ -18,23 +19,21 @@ export interface RateResult {
   loadCpuMicrosPerRequest: number;
 }
 
-let wrkChecked: string | null = null;
+let wrkVersion: string | null = null;
 
 /** The installed wrk's version; installs Debian's `wrk` when it is missing and this runs as root. */
 export function ensureWrk(): string {
-  if (wrkChecked) return wrkChecked;
+  if (wrkVersion) return wrkVersion;
   const found = () => spawnSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' }).stdout.trim();
   if (!found()) {
-    if (process.getuid?.() !== 0) throw new Error('wrk is not installed and installing it needs root: apt-get install wrk');
-    execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
-    execFileSync('apt-get', ['install', '-y', '-qq', 'wrk'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    aptInstall('wrk', 'wrk');
     if (!found()) throw new Error('wrk was installed but is not on the PATH');
   }
   // `wrk -v` prints its version and usage, and exits with status 1.
   const out = spawnSync('wrk', ['-v'], { encoding: 'utf8' });
   const first = (out.stdout + out.stderr).split('\n')[0]!;
-  wrkChecked = /^wrk (\S+)/.exec(first)?.[1] ?? first.trim();
-  return wrkChecked;
+  wrkVersion = /^wrk (\S+)/.exec(first)?.[1] ?? first.trim();
+  return wrkVersion;
 }
 
 /**
@@ -70,26 +69,18 @@ export async function requestRate(url: string, options: { connections: number; s
   };
 }
 
+/** One wrk run: its text report, and the CPU it used (read once it has ended and been waited for). */
 function runWrk(args: string[]): Promise<{ output: string; cpuSeconds: number }> {
+  const cpuBefore = endedChildrenCpuSeconds();
   return new Promise((resolve, reject) => {
     const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    let cpuSeconds = 0;
-    // Sampled while it runs (once it has exited, /proc no longer has it): all but its last 100 ms.
-    const sample = setInterval(() => {
-      const now = child.pid ? cpuSecondsOf(child.pid) : NaN;
-      if (Number.isFinite(now)) cpuSeconds = now;
-    }, 100);
-    child.on('error', (error) => {
-      clearInterval(sample);
-      reject(error);
-    });
+    child.on('error', reject);
     child.on('close', (code) => {
-      clearInterval(sample);
       if (code !== 0) reject(new Error(`wrk ${args.join(' ')} exited with ${code}:\n${output}`));
-      else resolve({ output, cpuSeconds });
+      else resolve({ output, cpuSeconds: endedChildrenCpuSeconds() - cpuBefore });
     });
   });
 }
